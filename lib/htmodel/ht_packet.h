@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * HyperTransport 3.1 (non-coherent) packet codec.
+ *
+ * Bit-exact encode/decode of every non-coherent HT packet in
+ * docs/ht-model.md (which follows ../shared/reference/hypertransport.md).
+ * Sans-I/O: no allocation, no clock, no DPDK.
+ *
+ * Byte order on the wire ("link order"): each dword little-endian; the
+ * 0x3E address-extension prefix first if present, then the control packet,
+ * then the data dwords.
+ */
+#ifndef HT_PACKET_H
+#define HT_PACKET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HT_MAX_DATA      64u              /* bytes of data in one data packet */
+#define HT_MAX_PKT_LEN   (4u + 8u + 4u + HT_MAX_DATA) /* prefix+ctl+mask+data */
+#define HT_ADDR_MAX_40   ((1ull << 40) - 1)
+
+/* Packet kinds (what Cmd[5:0] decodes to). Values are stable. */
+enum ht_kind {
+	HT_K_NOP = 0,
+	HT_K_FLUSH,
+	HT_K_WRSIZED,     /* posted or non-posted, byte or dword */
+	HT_K_RDSIZED,     /* byte or dword */
+	HT_K_RDRESPONSE,
+	HT_K_TGTDONE,
+	HT_K_EXTFC,       /* Extended Flow Control: decoded, never generated */
+	HT_K_BROADCAST,
+	HT_K_FENCE,
+	HT_K_ATOMIC,      /* Count 1: fetch-add, Count 3: compare-swap */
+	HT_K_SYNC,
+	HT_K__COUNT
+};
+
+/* Virtual channels. HT_VC_NONE for info packets (NOP, Sync, ExtFC). */
+enum ht_vc { HT_VC_P = 0, HT_VC_NP = 1, HT_VC_R = 2, HT_VC_COUNT = 3, HT_VC_NONE = -1 };
+
+/* Command codes (Cmd[5:0]); sized commands are built from modifier bits. */
+#define HT_CMD_NOP        0x00
+#define HT_CMD_FLUSH      0x02
+#define HT_CMD_WR_NP      0x08  /* 001 d i c: +4 dword, +2 isoc, +1 coherent */
+#define HT_CMD_RD         0x10  /* 01 r d i c: +8 ResponsePassPW */
+#define HT_CMD_WR_P       0x28  /* 101 d i c */
+#define HT_CMD_RDRESP     0x30
+#define HT_CMD_TGTDONE    0x33
+#define HT_CMD_EXTFC      0x37
+#define HT_CMD_BROADCAST  0x3A
+#define HT_CMD_FENCE      0x3C
+#define HT_CMD_ATOMIC     0x3D
+#define HT_CMD_ADDREXT    0x3E
+#define HT_CMD_SYNC       0x3F
+
+/* Response error encoding (Error0, Error1). */
+enum ht_rsp_err {
+	HT_RSP_OK = 0,            /* E0=0 E1=0 */
+	HT_RSP_DATA_ERROR = 1,    /* E0=0 E1=1 */
+	HT_RSP_TARGET_ABORT = 2,  /* E0=1 E1=0 */
+	HT_RSP_MASTER_ABORT = 3,  /* E0=1 E1=1 */
+};
+
+/* Atomic operations, selected by Count. */
+#define HT_ATOMIC_FETCHADD_COUNT 1u
+#define HT_ATOMIC_CAS_COUNT      3u
+
+/*
+ * A decoded HT packet. Only the fields that belong to `kind` are meaningful;
+ * the others are zero after ht_decode(). ht_encode() requires fields that do
+ * not belong to the kind to be zero (it rejects them) so that encode/decode
+ * is a bijection.
+ */
+struct ht_pkt {
+	uint8_t  cmd;        /* Cmd[5:0] of the control packet (never 0x3E) */
+	uint8_t  kind;       /* enum ht_kind, derived from cmd by ht_decode/ht_pkt_set_cmd */
+
+	/* requests and responses */
+	uint8_t  unitid;     /* 5 bits */
+	uint8_t  srctag;     /* 5 bits: NP requests and responses */
+	uint8_t  seqid;      /* 4 bits: requests */
+	uint8_t  passpw;     /* 1 bit */
+	uint8_t  count;      /* 4 bits: the raw Count field (byte RdSized: the mask) */
+	uint8_t  compat;     /* sized requests, Atomic, Broadcast */
+	uint8_t  isoc;       /* Cmd[1] of sized requests; bit 21 of Flush/Fence; bit 7 of responses */
+	uint8_t  coherent;   /* Cmd[0] of sized requests */
+	uint8_t  dword;      /* Cmd[2] of sized requests: 1 dword, 0 byte */
+	uint8_t  posted;     /* WrSized: Cmd[5] */
+	uint8_t  responsepasspw; /* RdSized: Cmd[3] */
+	uint8_t  chain;      /* posted WrSized bit 19 */
+	uint8_t  dataerror;  /* posted WrSized bit 20 */
+	uint8_t  bridge;     /* responses bit 14 */
+	uint8_t  error0;     /* responses bit 21 */
+	uint8_t  error1;     /* responses bit 29 */
+	uint8_t  rquid;      /* responses bits 31:30 */
+	uint8_t  rspvcset;   /* responses bits 28:26 */
+	uint8_t  addrext;    /* 1: the 0x3E prefix precedes the request */
+	uint64_t addr;       /* full byte address (Addr[1:0] always 0) */
+	uint32_t mask;       /* byte RdSized: Mask[3:0] (== count); byte WrSized: the mask dword */
+
+	/* NOP */
+	uint8_t  postcmd, postdata, resp, respdata, npcmd, npdata; /* 0..3 each */
+	uint8_t  discon, diag;
+	uint8_t  ack;        /* RxNextPktToAck (NOP and ExtFC) */
+
+	/* Extended Flow Control (decode only) */
+	uint8_t  extfc_long; /* bit 6: 8-byte form */
+	uint8_t  vcset, vcsetrsv;
+	uint8_t  vcsetfree[4];
+
+	/* data packet: for byte WrSized, the data dwords after the mask dword */
+	uint16_t data_len;   /* bytes, multiple of 4 */
+	uint8_t  data[HT_MAX_DATA];
+};
+
+/* Decoder/encoder errors (negative return values). */
+enum ht_err {
+	HT_OK = 0,
+	HT_E_TRUNCATED = -1,     /* buffer shorter than the packet Cmd/Count announce */
+	HT_E_RESERVED_CMD = -2,  /* reserved command code */
+	HT_E_RESERVED_BIT = -3,  /* a reserved bit is set */
+	HT_E_BAD_COUNT = -4,     /* Count illegal for this command (atomic, byte write) */
+	HT_E_BAD_MASK = -5,      /* byte write crosses its 32-byte window / mask problem */
+	HT_E_BAD_PREFIX = -6,    /* 0x3E prefix with extension type != 00, or not before a request */
+	HT_E_BAD_ADDR = -7,      /* address not representable / misaligned / crosses 64 B */
+	HT_E_BAD_FIELD = -8,     /* a field out of range or not belonging to the kind (encode) */
+	HT_E_NOSPACE = -9,       /* encode: output buffer too small */
+	HT_E_BAD_SYNC = -10,     /* Cmd 0x3F but the dword is not all ones */
+	HT_E_TRAILING = -11,     /* (tools) bytes left after the packet */
+};
+
+const char *ht_strerror(int err);
+const char *ht_kind_name(enum ht_kind k);      /* "NOP", "WrSized", ... */
+const char *ht_pkt_name(const struct ht_pkt *p); /* same as ht_kind_name(p->kind) */
+enum ht_vc  ht_pkt_vc(const struct ht_pkt *p);
+const char *ht_vc_name(enum ht_vc vc);          /* "P", "NP", "R" or NULL */
+
+/* Classify a Cmd[5:0] value: returns the kind or HT_E_RESERVED_CMD. */
+int ht_cmd_kind(uint8_t cmd);
+
+/*
+ * Lengths. ht_pkt_ctl_len: prefix + control bytes (the part with CTL=1).
+ * ht_pkt_len: the whole packet in bytes (control + data, incl. byte-write mask).
+ */
+size_t ht_pkt_ctl_len(const struct ht_pkt *p);
+size_t ht_pkt_len(const struct ht_pkt *p);
+
+/*
+ * Length of the packet starting at buf[0..len) from its Cmd and Count alone
+ * (following a 0x3E prefix if present). Returns the length in bytes, or a
+ * negative enum ht_err (HT_E_TRUNCATED when fewer than 4 bytes, or when the
+ * prefix or control dword itself is cut off). Used to split a stream of
+ * back-to-back packets.
+ */
+int ht_peek_len(const uint8_t *buf, size_t len);
+
+/* Decode exactly one packet from buf[0..len); returns the bytes consumed or a
+ * negative enum ht_err. Never reads past buf+len. */
+int ht_decode(const uint8_t *buf, size_t len, struct ht_pkt *out);
+
+/* Encode p into buf[0..cap); returns the bytes written or a negative enum
+ * ht_err. Validates every field (range, belonging to the kind). */
+int ht_encode(const struct ht_pkt *p, uint8_t *buf, size_t cap);
+
+/* Set p->cmd and p->kind from the modifier fields (posted, dword, isoc,
+ * coherent, responsepasspw) for sized commands, or from the kind alone. */
+int ht_pkt_set_cmd(struct ht_pkt *p, enum ht_kind k);
+
+/* Response error helpers */
+enum ht_rsp_err ht_pkt_rsp_err(const struct ht_pkt *p);
+void ht_pkt_set_rsp_err(struct ht_pkt *p, enum ht_rsp_err e);
+const char *ht_rsp_err_name(enum ht_rsp_err e); /* "ok", "data error", "target abort", "master abort" */
+
+#endif
