@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe: the HyperTransport Ethernet Adapter (HTEA) as a sans-I/O library.
+ *
+ * One `struct htoe` is the bridge of one node. It never performs I/O and
+ * never reads a clock: the caller feeds it
+ *   - HT packets from the node's local HT side   (htoe_local_input)
+ *   - Ethernet frames from the network            (htoe_frame_input)
+ *   - the time                                    (every call takes `now`, ns)
+ * and pulls out
+ *   - frames to transmit, written straight into a caller buffer
+ *                                                  (htoe_frame_output)
+ *   - HT packets for the local HT side            (htoe_local_output)
+ *   - the next time it must be called again       (htoe_next_deadline)
+ *
+ * Local HT side routing rule for the driver (app, simulator, tests):
+ *   - every request from the local requester      -> htoe_local_input()
+ *   - a response from the local memory target whose UnitID is one of the
+ *     bridge's (cfg.unitid_base .. +n_unitids-1)   -> htoe_local_input()
+ *   - every other response from the local target  -> the local requester
+ *   - htoe_local_output(): requests               -> the local memory target
+ *                          responses              -> the local requester
+ * Requests whose global address maps to the local node are translated and
+ * looped back through htoe_local_output() with their tags unchanged;
+ * unmapped addresses are answered with a master-abort response.
+ *
+ * Not thread-safe: one struct htoe per lcore/thread.
+ */
+#ifndef HTOE_H
+#define HTOE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "htmodel/ht_packet.h"
+#include "htoe/htoe_map.h"
+#include "htoe/htoe_wire.h"
+
+#define HTOE_MAX_PEERS 64
+
+struct htoe_peer_cfg {
+	uint16_t node;
+	uint8_t  mac[6];
+	bool     mac_set;   /* false: computed from the node id (htoe_map_node_mac) */
+	uint8_t  pcp;       /* 802.1Q priority of this VL's frames */
+};
+
+struct htoe_config {
+	uint16_t node_id;
+	uint8_t  mac[6];
+	uint16_t mtu;               /* HToE header + payload; default 1500, max 9000 */
+	bool     vlan;              /* send 802.1Q-tagged frames */
+	uint16_t vid;
+	uint8_t  epoch;             /* initial VL epoch (e.g. a boot counter) */
+
+	/* local HT side: the bridge's own tag space for remote requests */
+	uint8_t  unitid_base;       /* default 8 */
+	uint8_t  n_unitids;         /* default 1 (32 tags); >1 = UnitID clumping */
+
+	/* receive pool (buffers per VC per class) and its sharing policy */
+	uint16_t rx_bufs[HT_VC_COUNT][2]; /* [vc][0 cmd, 1 data] */
+	uint16_t reserve;           /* guaranteed buffers per VL per class */
+	uint16_t max_per_vl;        /* cap per VL per class */
+
+	uint16_t txq_pkts;          /* HT packets queued per VL per VC (incl. unacked) */
+	uint16_t window;            /* max unacknowledged frames per VL */
+	uint16_t ack_every;         /* standalone ack after this many frames */
+	uint32_t retry_limit;       /* consecutive timeouts before a VL reset */
+
+	uint64_t flush_ns;          /* latency bound for a partly filled frame */
+	uint64_t ack_delay_ns;
+	uint64_t rto_init_ns, rto_max_ns;
+	uint64_t np_timeout_ns;     /* a remote NP request older than this is poisoned */
+	uint64_t stall_timeout_ns;  /* a VL refusing local input this long is reset */
+
+	const struct htoe_map *map; /* owned by the caller; must outlive the bridge */
+	unsigned n_peers;
+	struct htoe_peer_cfg peers[HTOE_MAX_PEERS];
+};
+
+/* Fill `cfg` with the defaults documented in docs/config.md. */
+void htoe_config_defaults(struct htoe_config *cfg);
+
+/* Create a bridge; on error returns NULL with a message in err. */
+struct htoe *htoe_new(const struct htoe_config *cfg, char *err, size_t errlen);
+void htoe_free(struct htoe *b);
+
+/* Return codes of htoe_local_input (besides negative errno-style errors). */
+enum {
+	HTOE_TAKEN = 0,      /* queued for a VL, looped back, or answered locally */
+};
+
+/*
+ * An HT packet (one, in link order) from the local HT side.
+ *  0           taken
+ *  -EAGAIN     backpressure: this packet's VL (or the pending-request table)
+ *              is full. Keep the packet and offer it again later; other VLs
+ *              are not affected. A VL that stays full longer than
+ *              stall_timeout_ns is reset, after which its packets are taken
+ *              (NP: answered with an error response; posted: refused).
+ *  -EINVAL     malformed or not forwardable (counted)
+ */
+int htoe_local_input(struct htoe *b, const uint8_t *pkt, size_t len, uint64_t now);
+
+/* Can a packet of `vc` for global address `gaddr` be taken right now?
+ * Lets a requester hold back only the traffic of a starved VL. */
+bool htoe_local_ready(const struct htoe *b, uint64_t gaddr, enum ht_vc vc);
+
+/* Next HT packet for the local HT side: returns its length, 0 if none. */
+int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now);
+
+/* An Ethernet frame (FCS stripped). Returns 0, or a negative enum htoe_drop
+ * reason (the frame was dropped and counted). */
+int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t now);
+
+#define HTOE_TX_FLUSH 1u  /* local input is idle: do not hold partial frames */
+
+/* Next frame to transmit, written into buf[0..cap) (cap >= mtu + 18).
+ * Returns its length, 0 if nothing is due. Call until it returns 0. */
+int htoe_frame_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
+		      unsigned flags);
+
+/* Run timers (retransmission, acks, request timeouts, stalls). */
+void htoe_handle_expiry(struct htoe *b, uint64_t now);
+
+/* Earliest time at which htoe_handle_expiry/htoe_frame_output has work that
+ * does not depend on new input; UINT64_MAX if none. */
+uint64_t htoe_next_deadline(const struct htoe *b);
+
+/* Reset the VL to `node` (warm or cold). Outstanding NP requests of that VL
+ * are poisoned; other VLs are untouched. */
+int htoe_vl_reset(struct htoe *b, uint16_t node, bool cold, uint64_t now);
+
+/* Counters */
+struct htoe_vl_stats {
+	uint64_t tx_frames, rx_frames, tx_pkts[HT_VC_COUNT], rx_pkts[HT_VC_COUNT];
+	uint64_t tx_bytes, rx_bytes;
+	uint64_t retransmits, naks_sent, naks_rcvd, timeouts, acks_sent;
+	uint64_t credit_starved_ns;
+	uint64_t resets, poisoned, posted_refused, posted_lost_reset;
+	uint64_t late_responses;
+	uint64_t drops[HTOE_DROP__COUNT];
+};
+
+struct htoe_stats {
+	uint64_t local_in, local_out, local_loopback, master_aborts;
+	uint64_t backpressure;        /* -EAGAIN returns */
+	uint64_t tag_full;            /* pending table full events */
+	uint64_t drops[HTOE_DROP__COUNT]; /* frames not attributable to a VL */
+};
+
+const struct htoe_stats *htoe_get_stats(const struct htoe *b);
+/* Per-VL counters; NULL if there is no VL to that node. */
+const struct htoe_vl_stats *htoe_get_vl_stats(const struct htoe *b, uint16_t node);
+unsigned htoe_n_vls(const struct htoe *b);
+uint16_t htoe_vl_node(const struct htoe *b, unsigned idx);
+uint8_t htoe_vl_epoch(const struct htoe *b, uint16_t node);
+
+/* Outstanding work: HT packets queued or in flight on all VLs, pending
+ * remote requests, outstanding local NP requests. 0 when quiescent. */
+unsigned htoe_busy(const struct htoe *b);
+
+/* Invariant checks used by tests and the simulator (credits conserved,
+ * queue accounting); returns 0 or a negative value with a message. */
+int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen);
+
+#endif
