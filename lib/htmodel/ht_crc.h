@@ -23,7 +23,9 @@ enum ht_crc_verdict { HT_CRC_GOOD = 0, HT_CRC_STOMPED = 1, HT_CRC_BAD = 2 };
 enum ht_crc_verdict ht_crc_check(const uint8_t *pkt, size_t len, size_t ctl_len, uint32_t rx);
 
 /* Convenience for a whole encoded packet: the control length is derived from
- * its Cmd (ht_peek-style); returns -1 if the bytes are not a valid packet. */
+ * its Cmd (ht_peek-style). Returns 0 and sets *tx_crc to ~crc, or a negative
+ * enum ht_err (never 0) if the bytes are not exactly one valid packet
+ * (HT_E_TRAILING if bytes follow it). */
 int ht_crc_of_packet(const uint8_t *pkt, size_t len, uint32_t *tx_crc);
 
 #endif

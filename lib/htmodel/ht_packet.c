@@ -1,1 +1,727 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: BSD-3-Clause
+ * HyperTransport 3.1 (non-coherent) packet codec. See docs/ht-model.md.
+ *
+ * One table per packet layout lists its fields in display order, each with
+ * the bit segments it occupies. The same table drives encode, decode, the
+ * reserved-bit check, the "field belongs to this kind" check and the field
+ * lists htoe-ht prints. No I/O, no allocation.
+ */
+#include "htmodel/ht_packet.h"
+
+#include <string.h>
+
+/* ---- field descriptors (struct member of each field id) ---- */
+
+struct fld_desc {
+	const char *name;
+	unsigned short off;
+	unsigned char size;
+};
+
+#define FD(n, m) { n, (unsigned short)offsetof(struct ht_pkt, m), \
+	(unsigned char)sizeof(((struct ht_pkt *)0)->m) }
+
+static const struct fld_desc fld_desc[HT_F__COUNT] = {
+	[HT_F_SEQID] = FD("seqid", seqid),
+	[HT_F_UNITID] = FD("unitid", unitid),
+	[HT_F_PASSPW] = FD("passpw", passpw),
+	[HT_F_SRCTAG] = FD("srctag", srctag),
+	[HT_F_POSTED] = FD("posted", posted),
+	[HT_F_DWORD] = FD("dword", dword),
+	[HT_F_ISOC] = FD("isoc", isoc),
+	[HT_F_COHERENT] = FD("coherent", coherent),
+	[HT_F_COMPAT] = FD("compat", compat),
+	[HT_F_RESPONSEPASSPW] = FD("responsepasspw", responsepasspw),
+	[HT_F_CHAIN] = FD("chain", chain),
+	[HT_F_DATAERROR] = FD("dataerror", dataerror),
+	[HT_F_BRIDGE] = FD("bridge", bridge),
+	[HT_F_ERROR0] = FD("error0", error0),
+	[HT_F_ERROR1] = FD("error1", error1),
+	[HT_F_RQUID] = FD("rquid", rquid),
+	[HT_F_RSPVCSET] = FD("rspvcset", rspvcset),
+	[HT_F_COUNT] = FD("count", count),
+	[HT_F_MASK] = FD("mask", mask),
+	[HT_F_ADDR] = FD("addr", addr),
+	[HT_F_ADDREXT] = FD("addrext", addrext),
+	[HT_F_POSTCMD] = FD("postcmd", postcmd),
+	[HT_F_POSTDATA] = FD("postdata", postdata),
+	[HT_F_RESP] = FD("resp", resp),
+	[HT_F_RESPDATA] = FD("respdata", respdata),
+	[HT_F_NPCMD] = FD("npcmd", npcmd),
+	[HT_F_NPDATA] = FD("npdata", npdata),
+	[HT_F_DISCON] = FD("discon", discon),
+	[HT_F_DIAG] = FD("diag", diag),
+	[HT_F_ACK] = FD("ack", ack),
+	[HT_F_LONG] = FD("long", extfc_long),
+	[HT_F_VCSET] = FD("vcset", vcset),
+	[HT_F_VCSETRSV] = FD("vcsetrsv", vcsetrsv),
+	[HT_F_VCSETFREE0] = FD("vcsetfree0", vcsetfree[0]),
+	[HT_F_VCSETFREE1] = FD("vcsetfree1", vcsetfree[1]),
+	[HT_F_VCSETFREE2] = FD("vcsetfree2", vcsetfree[2]),
+	[HT_F_VCSETFREE3] = FD("vcsetfree3", vcsetfree[3]),
+};
+
+const char *ht_field_name(enum ht_field_id f)
+{
+	return (unsigned)f < HT_F__COUNT ? fld_desc[f].name : NULL;
+}
+
+int ht_field_by_name(const char *name)
+{
+	for (int f = 0; f < HT_F__COUNT; f++)
+		if (!strcmp(fld_desc[f].name, name))
+			return f;
+	return -1;
+}
+
+uint64_t ht_pkt_get(const struct ht_pkt *p, enum ht_field_id f)
+{
+	const unsigned char *m = (const unsigned char *)p;
+	uint8_t u8;
+	uint32_t u32;
+	uint64_t u64;
+
+	if ((unsigned)f >= HT_F__COUNT)
+		return 0;
+	m += fld_desc[f].off;
+	switch (fld_desc[f].size) {
+	case 1: memcpy(&u8, m, 1); return u8;
+	case 4: memcpy(&u32, m, 4); return u32;
+	default: memcpy(&u64, m, 8); return u64;
+	}
+}
+
+int ht_pkt_set(struct ht_pkt *p, enum ht_field_id f, uint64_t v)
+{
+	unsigned char *m = (unsigned char *)p;
+	uint8_t u8 = (uint8_t)v;
+	uint32_t u32 = (uint32_t)v;
+
+	if ((unsigned)f >= HT_F__COUNT)
+		return HT_E_BAD_FIELD;
+	m += fld_desc[f].off;
+	switch (fld_desc[f].size) {
+	case 1:
+		if (v > UINT8_MAX)
+			return HT_E_BAD_FIELD;
+		memcpy(m, &u8, 1);
+		break;
+	case 4:
+		if (v > UINT32_MAX)
+			return HT_E_BAD_FIELD;
+		memcpy(m, &u32, 4);
+		break;
+	default:
+		memcpy(m, &v, 8);
+		break;
+	}
+	return HT_OK;
+}
+
+/* ---- layouts ---- */
+
+/*
+ * Bit positions in a 96-bit container: bits 63:0 are the control packet
+ * (dword 0, then dword 1), bits 95:64 the 0x3E prefix dword. A segment puts
+ * value bits [shift+width-1:shift] at container bits [pos+width-1:pos];
+ * segments never straddle a dword.
+ */
+#define PFX(b) (64 + (b))
+
+struct seg {
+	uint8_t pos, width, shift;
+};
+
+/* A field of a layout. nseg == 0: the field is not stored in control bits
+ * (addrext, the byte-write mask, ExtFC free counts absent from the short
+ * form) and vmask is the set of value bits it may have. */
+struct fdef {
+	uint8_t id;
+	uint8_t nseg;
+	struct seg seg[3];
+	uint32_t vmask;
+};
+
+#define F1(id, pos, w)   { id, 1, { { pos, w, 0 } }, 0 }
+#define VIRT(id, vmask)  { id, 0, { { 0, 0, 0 } }, vmask }
+
+/* §3 requests */
+#define F_SEQID     { HT_F_SEQID, 2, { { 6, 2, 2 }, { 13, 2, 0 } }, 0 }
+#define F_UNITID    F1(HT_F_UNITID, 8, 5)
+#define F_PASSPW    F1(HT_F_PASSPW, 15, 1)
+#define F_SRCTAG    F1(HT_F_SRCTAG, 16, 5)
+#define F_CHAIN     F1(HT_F_CHAIN, 19, 1)
+#define F_DATAERROR F1(HT_F_DATAERROR, 20, 1)
+#define F_COMPAT    F1(HT_F_COMPAT, 21, 1)
+#define F_ISOC21    F1(HT_F_ISOC, 21, 1)
+#define F_COUNT     F1(HT_F_COUNT, 22, 4)
+#define F_ADDR      { HT_F_ADDR, 3, { { 26, 6, 2 }, { 32, 32, 8 }, { PFX(8), 24, 40 } }, 0 }
+#define F_ADDREXT   VIRT(HT_F_ADDREXT, 1)
+/* §2 modifier bits of the sized commands, Cmd[5:0] = bits 5:0 */
+#define F_POSTED    F1(HT_F_POSTED, 5, 1)
+#define F_RPP       F1(HT_F_RESPONSEPASSPW, 3, 1)
+#define F_DWORD     F1(HT_F_DWORD, 2, 1)
+#define F_ISOCCMD   F1(HT_F_ISOC, 1, 1)
+#define F_COHERENT  F1(HT_F_COHERENT, 0, 1)
+#define F_SIZED     F_POSTED, F_DWORD, F_ISOCCMD, F_COHERENT, F_COMPAT
+#define F_REQ       F_SEQID, F_UNITID, F_PASSPW
+
+static const struct fdef f_rd_dw[] = { F_REQ, F_SRCTAG, F_SIZED, F_RPP, F_COUNT,
+				       F_ADDR, F_ADDREXT };
+static const struct fdef f_rd_b[] = { F_REQ, F_SRCTAG, F_SIZED, F_RPP, F_COUNT,
+				      VIRT(HT_F_MASK, 0xf), F_ADDR, F_ADDREXT };
+static const struct fdef f_wrnp_dw[] = { F_REQ, F_SRCTAG, F_SIZED, F_COUNT,
+					 F_ADDR, F_ADDREXT };
+static const struct fdef f_wrnp_b[] = { F_REQ, F_SRCTAG, F_SIZED, F_COUNT,
+					VIRT(HT_F_MASK, 0xffffffffu), F_ADDR, F_ADDREXT };
+static const struct fdef f_wrp_dw[] = { F_REQ, F_SIZED, F_CHAIN, F_DATAERROR, F_COUNT,
+					F_ADDR, F_ADDREXT };
+static const struct fdef f_wrp_b[] = { F_REQ, F_SIZED, F_CHAIN, F_DATAERROR, F_COUNT,
+				       VIRT(HT_F_MASK, 0xffffffffu), F_ADDR, F_ADDREXT };
+static const struct fdef f_flush[] = { F_REQ, F_SRCTAG, F_ISOC21 };
+static const struct fdef f_fence[] = { F_REQ, F_ISOC21 };
+static const struct fdef f_bcast[] = { F_REQ, F_COMPAT, F_ADDR, F_ADDREXT };
+static const struct fdef f_atomic[] = { F_REQ, F_SRCTAG, F_COMPAT, F_COUNT, F_ADDR,
+					F_ADDREXT };
+/* §5 responses */
+static const struct fdef f_resp[] = {
+	F1(HT_F_UNITID, 8, 5), F1(HT_F_SRCTAG, 16, 5), F1(HT_F_PASSPW, 15, 1),
+	F1(HT_F_ISOC, 7, 1), F1(HT_F_BRIDGE, 14, 1), F1(HT_F_ERROR0, 21, 1),
+	F1(HT_F_ERROR1, 29, 1), F1(HT_F_RQUID, 30, 2), F1(HT_F_RSPVCSET, 26, 3),
+	F1(HT_F_COUNT, 22, 4),
+};
+/* §10.1 NOP */
+static const struct fdef f_nop[] = {
+	F1(HT_F_POSTCMD, 8, 2), F1(HT_F_POSTDATA, 10, 2), F1(HT_F_RESP, 12, 2),
+	F1(HT_F_RESPDATA, 14, 2), F1(HT_F_NPCMD, 16, 2), F1(HT_F_NPDATA, 18, 2),
+	F1(HT_F_ISOC, 21, 1), F1(HT_F_DISCON, 6, 1), F1(HT_F_DIAG, 22, 1),
+	F1(HT_F_ACK, 24, 8),
+};
+/* §10.2 Extended Flow Control, 4-byte and 8-byte forms */
+#define F_EXTFC_HEAD F1(HT_F_LONG, 6, 1), F1(HT_F_VCSET, 8, 3), F1(HT_F_VCSETRSV, 12, 4), \
+	F1(HT_F_VCSETFREE0, 16, 8)
+static const struct fdef f_extfc_s[] = {
+	F_EXTFC_HEAD, VIRT(HT_F_VCSETFREE1, 0), VIRT(HT_F_VCSETFREE2, 0),
+	VIRT(HT_F_VCSETFREE3, 0), F1(HT_F_ACK, 24, 8),
+};
+static const struct fdef f_extfc_l[] = {
+	F_EXTFC_HEAD, F1(HT_F_VCSETFREE1, 24, 8), F1(HT_F_VCSETFREE2, 32, 8),
+	F1(HT_F_VCSETFREE3, 40, 8), F1(HT_F_ACK, 56, 8),
+};
+
+enum data_rule {
+	D_NONE,     /* no data packet */
+	D_COUNT,    /* Count+1 data dwords */
+	D_BYTEWR,   /* mask dword + Count data dwords */
+};
+
+struct layout {
+	const struct fdef *f;
+	uint8_t nf;
+	uint8_t ctl_len;  /* control bytes without the prefix */
+	uint8_t data;     /* enum data_rule */
+	bool addr;        /* carries an address, may take the 0x3E prefix */
+};
+
+#define LAY(arr, ctl, data, addr) { arr, sizeof(arr) / sizeof((arr)[0]), ctl, data, addr }
+
+static const struct layout lay_rd_dw = LAY(f_rd_dw, 8, D_NONE, true);
+static const struct layout lay_rd_b = LAY(f_rd_b, 8, D_NONE, true);
+static const struct layout lay_wrnp_dw = LAY(f_wrnp_dw, 8, D_COUNT, true);
+static const struct layout lay_wrnp_b = LAY(f_wrnp_b, 8, D_BYTEWR, true);
+static const struct layout lay_wrp_dw = LAY(f_wrp_dw, 8, D_COUNT, true);
+static const struct layout lay_wrp_b = LAY(f_wrp_b, 8, D_BYTEWR, true);
+static const struct layout lay_flush = LAY(f_flush, 4, D_NONE, false);
+static const struct layout lay_fence = LAY(f_fence, 4, D_NONE, false);
+static const struct layout lay_bcast = LAY(f_bcast, 8, D_NONE, true);
+static const struct layout lay_atomic = LAY(f_atomic, 8, D_COUNT, true);
+static const struct layout lay_rdresp = LAY(f_resp, 4, D_COUNT, false);
+static const struct layout lay_tgtdone = LAY(f_resp, 4, D_NONE, false);
+static const struct layout lay_nop = LAY(f_nop, 4, D_NONE, false);
+static const struct layout lay_extfc_s = LAY(f_extfc_s, 4, D_NONE, false);
+static const struct layout lay_extfc_l = LAY(f_extfc_l, 8, D_NONE, false);
+static const struct layout lay_sync = { NULL, 0, 4, D_NONE, false };
+
+#define CMD_POSTED 0x20u
+#define CMD_RPP    0x08u
+#define CMD_DWORD  0x04u
+#define CMD_ISOC   0x02u
+#define CMD_COH    0x01u
+#define EXTFC_LONG_BIT 6
+
+/* The layout for a classified command; extfc_long picks the ExtFC form. */
+static const struct layout *layout_of(uint8_t cmd, int kind, unsigned extfc_long)
+{
+	bool dw = cmd & CMD_DWORD;
+
+	switch (kind) {
+	case HT_K_NOP: return &lay_nop;
+	case HT_K_FLUSH: return &lay_flush;
+	case HT_K_WRSIZED:
+		if (cmd & CMD_POSTED)
+			return dw ? &lay_wrp_dw : &lay_wrp_b;
+		return dw ? &lay_wrnp_dw : &lay_wrnp_b;
+	case HT_K_RDSIZED: return dw ? &lay_rd_dw : &lay_rd_b;
+	case HT_K_RDRESPONSE: return &lay_rdresp;
+	case HT_K_TGTDONE: return &lay_tgtdone;
+	case HT_K_EXTFC: return extfc_long ? &lay_extfc_l : &lay_extfc_s;
+	case HT_K_BROADCAST: return &lay_bcast;
+	case HT_K_FENCE: return &lay_fence;
+	case HT_K_ATOMIC: return &lay_atomic;
+	default: return &lay_sync;
+	}
+}
+
+static uint64_t width_mask(unsigned w)
+{
+	return w >= 64 ? ~0ull : (1ull << w) - 1;
+}
+
+/* Value bits a field may take in this layout (0: does not belong). */
+static uint64_t allowed_bits(const struct fdef *f)
+{
+	uint64_t m = f->nseg ? 0 : f->vmask;
+
+	for (unsigned s = 0; s < f->nseg; s++)
+		m |= width_mask(f->seg[s].width) << f->seg[s].shift;
+	return m;
+}
+
+/* Container bits occupied by fields. */
+static void used_bits(const struct layout *L, uint32_t u[3])
+{
+	u[0] = u[1] = u[2] = 0;
+	for (unsigned i = 0; i < L->nf; i++)
+		for (unsigned s = 0; s < L->f[i].nseg; s++) {
+			const struct seg *g = &L->f[i].seg[s];
+			u[g->pos / 32] |= (uint32_t)(width_mask(g->width) << (g->pos % 32));
+		}
+}
+
+static void pack(const struct layout *L, const struct ht_pkt *p, uint32_t w[3])
+{
+	for (unsigned i = 0; i < L->nf; i++) {
+		uint64_t v = ht_pkt_get(p, L->f[i].id);
+
+		for (unsigned s = 0; s < L->f[i].nseg; s++) {
+			const struct seg *g = &L->f[i].seg[s];
+			uint64_t bits = (v >> g->shift) & width_mask(g->width);
+
+			w[g->pos / 32] |= (uint32_t)(bits << (g->pos % 32));
+		}
+	}
+}
+
+static void unpack(const struct layout *L, const uint32_t w[3], struct ht_pkt *p)
+{
+	for (unsigned i = 0; i < L->nf; i++) {
+		uint64_t v = 0;
+
+		if (!L->f[i].nseg)
+			continue;
+		for (unsigned s = 0; s < L->f[i].nseg; s++) {
+			const struct seg *g = &L->f[i].seg[s];
+			uint64_t bits = (w[g->pos / 32] >> (g->pos % 32)) & width_mask(g->width);
+
+			v |= bits << g->shift;
+		}
+		(void)ht_pkt_set(p, L->f[i].id, v); /* fits: widths match the members */
+	}
+}
+
+/* Bytes of the data packet announced by Count (incl. a byte write's mask). */
+static size_t data_bytes(const struct layout *L, unsigned count)
+{
+	return L->data == D_NONE ? 0 : 4u * (count + 1u);
+}
+
+/* ---- names and classification ---- */
+
+static const char *const kind_names[HT_K__COUNT] = {
+	[HT_K_NOP] = "NOP", [HT_K_FLUSH] = "Flush", [HT_K_WRSIZED] = "WrSized",
+	[HT_K_RDSIZED] = "RdSized", [HT_K_RDRESPONSE] = "RdResponse",
+	[HT_K_TGTDONE] = "TgtDone", [HT_K_EXTFC] = "ExtFC",
+	[HT_K_BROADCAST] = "Broadcast", [HT_K_FENCE] = "Fence",
+	[HT_K_ATOMIC] = "Atomic", [HT_K_SYNC] = "Sync",
+};
+
+const char *ht_kind_name(enum ht_kind k)
+{
+	return (unsigned)k < HT_K__COUNT ? kind_names[k] : NULL;
+}
+
+const char *ht_pkt_name(const struct ht_pkt *p)
+{
+	return ht_kind_name((enum ht_kind)p->kind);
+}
+
+const char *ht_strerror(int err)
+{
+	switch (err) {
+	case HT_OK: return "ok";
+	case HT_E_TRUNCATED: return "truncated packet";
+	case HT_E_RESERVED_CMD: return "reserved command";
+	case HT_E_RESERVED_BIT: return "reserved bit set";
+	case HT_E_BAD_COUNT: return "illegal count";
+	case HT_E_BAD_MASK: return "bad byte-write mask";
+	case HT_E_BAD_PREFIX: return "bad address-extension prefix";
+	case HT_E_BAD_ADDR: return "bad address";
+	case HT_E_BAD_FIELD: return "field out of range or not in this packet";
+	case HT_E_NOSPACE: return "output buffer too small";
+	case HT_E_BAD_SYNC: return "bad sync packet";
+	case HT_E_TRAILING: return "trailing bytes after the packet";
+	case HT_E_BAD_INPUT: return "malformed input";
+	default: return "unknown error";
+	}
+}
+
+int ht_cmd_kind(uint8_t cmd)
+{
+	switch (cmd) {
+	case HT_CMD_NOP: return HT_K_NOP;
+	case HT_CMD_SYNC: return HT_K_SYNC;
+	case HT_CMD_RDRESP: return HT_K_RDRESPONSE;
+	case HT_CMD_TGTDONE: return HT_K_TGTDONE;
+	default: break;
+	}
+	if (cmd > 0x3f)
+		return HT_E_BAD_FIELD;
+	if ((cmd & 0x18) == 0x08)
+		return HT_K_WRSIZED;     /* x01xxx */
+	if ((cmd & 0x30) == 0x10)
+		return HT_K_RDSIZED;     /* 01xxxx */
+	switch (cmd) {
+	case HT_CMD_FLUSH: return HT_K_FLUSH;
+	case HT_CMD_EXTFC: return HT_K_EXTFC;
+	case HT_CMD_BROADCAST: return HT_K_BROADCAST;
+	case HT_CMD_FENCE: return HT_K_FENCE;
+	case HT_CMD_ATOMIC: return HT_K_ATOMIC;
+	case HT_CMD_ADDREXT: return HT_E_BAD_PREFIX;
+	default: return HT_E_RESERVED_CMD;
+	}
+}
+
+enum ht_vc ht_pkt_vc(const struct ht_pkt *p)
+{
+	switch (p->kind) {
+	case HT_K_WRSIZED: return (p->cmd & CMD_POSTED) ? HT_VC_P : HT_VC_NP;
+	case HT_K_BROADCAST:
+	case HT_K_FENCE: return HT_VC_P;
+	case HT_K_FLUSH:
+	case HT_K_RDSIZED:
+	case HT_K_ATOMIC: return HT_VC_NP;
+	case HT_K_RDRESPONSE:
+	case HT_K_TGTDONE: return HT_VC_R;
+	default: return HT_VC_NONE;
+	}
+}
+
+const char *ht_vc_name(enum ht_vc vc)
+{
+	switch (vc) {
+	case HT_VC_P: return "P";
+	case HT_VC_NP: return "NP";
+	case HT_VC_R: return "R";
+	default: return NULL;
+	}
+}
+
+const char *ht_atomic_op_name(const struct ht_pkt *p)
+{
+	if (p->kind != HT_K_ATOMIC)
+		return NULL;
+	if (p->count == HT_ATOMIC_FETCHADD_COUNT)
+		return "fetchadd";
+	if (p->count == HT_ATOMIC_CAS_COUNT)
+		return "cas";
+	return NULL;
+}
+
+enum ht_rsp_err ht_pkt_rsp_err(const struct ht_pkt *p)
+{
+	return (enum ht_rsp_err)((p->error0 ? 2 : 0) | (p->error1 ? 1 : 0));
+}
+
+void ht_pkt_set_rsp_err(struct ht_pkt *p, enum ht_rsp_err e)
+{
+	p->error0 = (e & 2) ? 1 : 0;
+	p->error1 = (e & 1) ? 1 : 0;
+}
+
+const char *ht_rsp_err_name(enum ht_rsp_err e)
+{
+	static const char *const n[] = { "ok", "data error", "target abort", "master abort" };
+
+	return (unsigned)e < 4 ? n[e] : NULL;
+}
+
+int ht_pkt_set_cmd(struct ht_pkt *p, enum ht_kind k)
+{
+	static const uint8_t fixed[HT_K__COUNT] = {
+		[HT_K_NOP] = HT_CMD_NOP, [HT_K_FLUSH] = HT_CMD_FLUSH,
+		[HT_K_WRSIZED] = HT_CMD_WR_NP, [HT_K_RDSIZED] = HT_CMD_RD,
+		[HT_K_RDRESPONSE] = HT_CMD_RDRESP, [HT_K_TGTDONE] = HT_CMD_TGTDONE,
+		[HT_K_EXTFC] = HT_CMD_EXTFC, [HT_K_BROADCAST] = HT_CMD_BROADCAST,
+		[HT_K_FENCE] = HT_CMD_FENCE, [HT_K_ATOMIC] = HT_CMD_ATOMIC,
+		[HT_K_SYNC] = HT_CMD_SYNC,
+	};
+	uint8_t cmd;
+
+	if ((unsigned)k >= HT_K__COUNT)
+		return HT_E_BAD_FIELD;
+	cmd = fixed[k];
+	if (k == HT_K_WRSIZED || k == HT_K_RDSIZED) {
+		uint8_t mod = k == HT_K_WRSIZED ? p->posted : p->responsepasspw;
+
+		if ((mod | p->dword | p->isoc | p->coherent) > 1)
+			return HT_E_BAD_FIELD;
+		if (k == HT_K_WRSIZED)
+			cmd = mod ? HT_CMD_WR_P : HT_CMD_WR_NP;
+		else
+			cmd |= mod ? CMD_RPP : 0;
+		cmd |= (uint8_t)((p->dword ? CMD_DWORD : 0) | (p->isoc ? CMD_ISOC : 0) |
+				 (p->coherent ? CMD_COH : 0));
+	}
+	p->cmd = cmd;
+	p->kind = (uint8_t)k;
+	return HT_OK;
+}
+
+/* ---- lengths ---- */
+
+static const struct layout *pkt_layout(const struct ht_pkt *p)
+{
+	int k = ht_cmd_kind(p->cmd);
+
+	return k < 0 ? NULL : layout_of(p->cmd, k, p->extfc_long & 1);
+}
+
+static bool needs_prefix(const struct layout *L, const struct ht_pkt *p)
+{
+	return L->addr && (p->addrext || p->addr > HT_ADDR_MAX_40);
+}
+
+size_t ht_pkt_ctl_len(const struct ht_pkt *p)
+{
+	const struct layout *L = pkt_layout(p);
+
+	return L ? (needs_prefix(L, p) ? 4u : 0u) + L->ctl_len : 0;
+}
+
+size_t ht_pkt_len(const struct ht_pkt *p)
+{
+	const struct layout *L = pkt_layout(p);
+
+	return L ? ht_pkt_ctl_len(p) + data_bytes(L, p->count & 0xf) : 0;
+}
+
+int ht_pkt_fields(const struct ht_pkt *p, uint8_t ids[HT_F__COUNT])
+{
+	const struct layout *L = pkt_layout(p);
+
+	if (!L)
+		return ht_cmd_kind(p->cmd);
+	for (unsigned i = 0; i < L->nf; i++)
+		ids[i] = L->f[i].id;
+	return L->nf;
+}
+
+/* ---- framing, shared by ht_peek_len and ht_decode ---- */
+
+static uint32_t rd32(const uint8_t *b)
+{
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+	       (uint32_t)b[3] << 24;
+}
+
+static void wr32(uint8_t *b, uint32_t v)
+{
+	b[0] = (uint8_t)v;
+	b[1] = (uint8_t)(v >> 8);
+	b[2] = (uint8_t)(v >> 16);
+	b[3] = (uint8_t)(v >> 24);
+}
+
+struct frame {
+	size_t pfx;               /* 0 or 4 */
+	uint32_t d0;              /* control dword 0 */
+	uint8_t cmd;
+	int kind;
+	const struct layout *L;
+	size_t total;
+};
+
+static int frame(const uint8_t *buf, size_t len, struct frame *f)
+{
+	if (len < 4)
+		return HT_E_TRUNCATED;
+	f->pfx = 0;
+	f->d0 = rd32(buf);
+	if ((f->d0 & 0x3f) == HT_CMD_ADDREXT) {
+		if (f->d0 & 0xc0)
+			return HT_E_BAD_PREFIX;
+		if (len < 8)
+			return HT_E_TRUNCATED;
+		f->pfx = 4;
+		f->d0 = rd32(buf + 4);
+	}
+	f->cmd = f->d0 & 0x3f;
+	f->kind = ht_cmd_kind(f->cmd);
+	if (f->pfx && (f->kind < 0 || !layout_of(f->cmd, f->kind, 0)->addr))
+		return HT_E_BAD_PREFIX;
+	if (f->kind < 0)
+		return f->kind;
+	f->L = layout_of(f->cmd, f->kind, (f->d0 >> EXTFC_LONG_BIT) & 1);
+	f->total = f->pfx + f->L->ctl_len + data_bytes(f->L, (f->d0 >> 22) & 0xf);
+	return HT_OK;
+}
+
+int ht_peek_len(const uint8_t *buf, size_t len)
+{
+	struct frame f;
+	int r = frame(buf, len, &f);
+
+	return r < 0 ? r : (int)f.total;
+}
+
+/* ---- semantic rules shared by encode and decode (decisions 2 and 3) ---- */
+
+static int check_rules(const struct ht_pkt *p, const struct layout *L)
+{
+	unsigned first;
+
+	switch (p->kind) {
+	case HT_K_ATOMIC:
+		if (p->count != HT_ATOMIC_FETCHADD_COUNT && p->count != HT_ATOMIC_CAS_COUNT)
+			return HT_E_BAD_COUNT;
+		if (p->addr & 4)
+			return HT_E_BAD_ADDR;
+		return HT_OK;
+	case HT_K_TGTDONE:
+		return p->count ? HT_E_BAD_COUNT : HT_OK;
+	case HT_K_RDSIZED:
+	case HT_K_WRSIZED:
+		break;
+	default:
+		return HT_OK;
+	}
+	if (p->dword)
+		return ((p->addr & 63) >> 2) + p->count > 15 ? HT_E_BAD_ADDR : HT_OK;
+	if (L->data != D_BYTEWR)
+		return p->mask == p->count ? HT_OK : HT_E_BAD_FIELD;   /* byte RdSized */
+	if (p->count == 0 || p->count > 8)
+		return HT_E_BAD_COUNT;
+	first = (p->addr >> 2) & 7;
+	if (first + p->count > 8)
+		return HT_E_BAD_MASK;
+	/* nibbles first..first+count-1 of the window may be set */
+	if (p->mask & ~(uint32_t)(width_mask(4 * p->count) << (4 * first)))
+		return HT_E_BAD_MASK;
+	return HT_OK;
+}
+
+/* ---- decode ---- */
+
+int ht_decode(const uint8_t *buf, size_t len, struct ht_pkt *out)
+{
+	struct frame f;
+	uint32_t w[3] = { 0, 0, 0 }, u[3];
+	const uint8_t *d;
+	size_t n;
+	int r = frame(buf, len, &f);
+
+	if (r < 0)
+		return r;
+	if (len < f.total)
+		return HT_E_TRUNCATED;
+	if (f.kind == HT_K_SYNC && f.d0 != 0xffffffffu)
+		return HT_E_BAD_SYNC;
+	memset(out, 0, sizeof(*out));
+	out->cmd = f.cmd;
+	out->kind = (uint8_t)f.kind;
+	if (f.kind == HT_K_SYNC)
+		return (int)f.total;
+
+	w[0] = f.d0;
+	if (f.L->ctl_len == 8)
+		w[1] = rd32(buf + f.pfx + 4);
+	if (f.pfx)
+		w[2] = rd32(buf);
+	used_bits(f.L, u);
+	u[0] |= 0x3f; /* Cmd */
+	if ((w[0] & ~u[0]) || (w[1] & ~u[1]))
+		return HT_E_RESERVED_BIT;
+	unpack(f.L, w, out);
+	out->addrext = f.pfx ? 1 : 0;
+
+	d = buf + f.pfx + f.L->ctl_len;
+	n = f.total - f.pfx - f.L->ctl_len;
+	if (f.L->data == D_BYTEWR) {
+		out->mask = rd32(d);
+		d += 4;
+		n -= 4;
+	} else if (f.kind == HT_K_RDSIZED && !out->dword) {
+		out->mask = out->count;
+	}
+	memcpy(out->data, d, n);
+	out->data_len = (uint16_t)n;
+
+	r = check_rules(out, f.L);
+	return r < 0 ? r : (int)f.total;
+}
+
+/* ---- encode ---- */
+
+int ht_encode(const struct ht_pkt *p, uint8_t *buf, size_t cap)
+{
+	uint64_t allowed[HT_F__COUNT] = { 0 };
+	uint32_t w[3] = { 0, 0, 0 }, u[3];
+	const struct layout *L;
+	size_t pfx, ctl, dbytes, total;
+	int k = ht_cmd_kind(p->cmd), r;
+
+	if (k < 0)
+		return k == HT_E_RESERVED_CMD ? k : HT_E_BAD_FIELD;
+	if (k != p->kind)
+		return HT_E_BAD_FIELD;
+	L = pkt_layout(p);
+	if (L->addr && (p->addr & 3))
+		return HT_E_BAD_ADDR;
+	for (unsigned i = 0; i < L->nf; i++)
+		allowed[L->f[i].id] = allowed_bits(&L->f[i]);
+	for (int f = 0; f < HT_F__COUNT; f++)
+		if (ht_pkt_get(p, (enum ht_field_id)f) & ~allowed[f])
+			return HT_E_BAD_FIELD;
+	used_bits(L, u);
+	w[0] = p->cmd & ~u[0];  /* the Cmd bits that are not modifier fields */
+	pack(L, p, w);
+	if ((w[0] & 0x3f) != p->cmd)
+		return HT_E_BAD_FIELD; /* modifier fields disagree with cmd */
+	if (k == HT_K_SYNC)
+		w[0] = 0xffffffffu;
+
+	r = check_rules(p, L);
+	if (r < 0)
+		return r;
+	dbytes = data_bytes(L, p->count);
+	if (p->data_len != dbytes - (L->data == D_BYTEWR ? 4 : 0))
+		return HT_E_BAD_FIELD;
+	for (size_t i = p->data_len; i < HT_MAX_DATA; i++)
+		if (p->data[i])
+			return HT_E_BAD_FIELD;
+
+	pfx = needs_prefix(L, p) ? 4 : 0;
+	ctl = pfx + L->ctl_len;
+	total = ctl + dbytes;
+	if (cap < total)
+		return HT_E_NOSPACE;
+	if (pfx)
+		wr32(buf, HT_CMD_ADDREXT | w[2]);
+	wr32(buf + pfx, w[0]);
+	if (L->ctl_len == 8)
+		wr32(buf + pfx + 4, w[1]);
+	if (L->data == D_BYTEWR)
+		wr32(buf + ctl, p->mask);
+	memcpy(buf + total - p->data_len, p->data, p->data_len);
+	return (int)total;
+}

@@ -128,6 +128,7 @@ enum ht_err {
 	HT_E_NOSPACE = -9,       /* encode: output buffer too small */
 	HT_E_BAD_SYNC = -10,     /* Cmd 0x3F but the dword is not all ones */
 	HT_E_TRAILING = -11,     /* (tools) bytes left after the packet */
+	HT_E_BAD_INPUT = -12,    /* (tools) malformed input line: bad hex or JSON */
 };
 
 const char *ht_strerror(int err);
@@ -136,12 +137,16 @@ const char *ht_pkt_name(const struct ht_pkt *p); /* same as ht_kind_name(p->kind
 enum ht_vc  ht_pkt_vc(const struct ht_pkt *p);
 const char *ht_vc_name(enum ht_vc vc);          /* "P", "NP", "R" or NULL */
 
-/* Classify a Cmd[5:0] value: returns the kind or HT_E_RESERVED_CMD. */
+/* Classify a Cmd[5:0] value: returns the kind, HT_E_RESERVED_CMD for a
+ * reserved code, HT_E_BAD_PREFIX for 0x3E (a prefix, not a packet kind) and
+ * HT_E_BAD_FIELD for values above 0x3F. */
 int ht_cmd_kind(uint8_t cmd);
 
 /*
  * Lengths. ht_pkt_ctl_len: prefix + control bytes (the part with CTL=1).
  * ht_pkt_len: the whole packet in bytes (control + data, incl. byte-write mask).
+ * Both are computed from cmd, Count, addr/addrext (prefix) and extfc_long;
+ * 0 if cmd is not a packet kind.
  */
 size_t ht_pkt_ctl_len(const struct ht_pkt *p);
 size_t ht_pkt_len(const struct ht_pkt *p);
@@ -150,8 +155,8 @@ size_t ht_pkt_len(const struct ht_pkt *p);
  * Length of the packet starting at buf[0..len) from its Cmd and Count alone
  * (following a 0x3E prefix if present). Returns the length in bytes, or a
  * negative enum ht_err (HT_E_TRUNCATED when fewer than 4 bytes, or when the
- * prefix or control dword itself is cut off). Used to split a stream of
- * back-to-back packets.
+ * prefix or control dword itself is cut off; HT_E_RESERVED_CMD;
+ * HT_E_BAD_PREFIX). Used to split a stream of back-to-back packets.
  */
 int ht_peek_len(const uint8_t *buf, size_t len);
 
@@ -160,7 +165,9 @@ int ht_peek_len(const uint8_t *buf, size_t len);
 int ht_decode(const uint8_t *buf, size_t len, struct ht_pkt *out);
 
 /* Encode p into buf[0..cap); returns the bytes written or a negative enum
- * ht_err. Validates every field (range, belonging to the kind). */
+ * ht_err. Validates every field (range, belonging to the kind) with the same
+ * rules as ht_decode(); data[] bytes past data_len must be zero. The 0x3E
+ * prefix is emitted iff addrext is 1 or addr > HT_ADDR_MAX_40. */
 int ht_encode(const struct ht_pkt *p, uint8_t *buf, size_t cap);
 
 /* Set p->cmd and p->kind from the modifier fields (posted, dword, isoc,
@@ -171,5 +178,41 @@ int ht_pkt_set_cmd(struct ht_pkt *p, enum ht_kind k);
 enum ht_rsp_err ht_pkt_rsp_err(const struct ht_pkt *p);
 void ht_pkt_set_rsp_err(struct ht_pkt *p, enum ht_rsp_err e);
 const char *ht_rsp_err_name(enum ht_rsp_err e); /* "ok", "data error", "target abort", "master abort" */
+
+/*
+ * Field access by name, driven by the codec's own per-kind bit tables, so
+ * that tools (htoe-ht, tests) print and parse exactly the fields that belong
+ * to a packet without a second copy of the layout.
+ */
+enum ht_field_id {
+	HT_F_SEQID, HT_F_UNITID, HT_F_PASSPW, HT_F_SRCTAG,
+	HT_F_POSTED, HT_F_DWORD, HT_F_ISOC, HT_F_COHERENT, HT_F_COMPAT,
+	HT_F_RESPONSEPASSPW, HT_F_CHAIN, HT_F_DATAERROR,
+	HT_F_BRIDGE, HT_F_ERROR0, HT_F_ERROR1, HT_F_RQUID, HT_F_RSPVCSET,
+	HT_F_COUNT, HT_F_MASK, HT_F_ADDR, HT_F_ADDREXT,
+	HT_F_POSTCMD, HT_F_POSTDATA, HT_F_RESP, HT_F_RESPDATA, HT_F_NPCMD,
+	HT_F_NPDATA, HT_F_DISCON, HT_F_DIAG, HT_F_ACK,
+	HT_F_LONG, HT_F_VCSET, HT_F_VCSETRSV,
+	HT_F_VCSETFREE0, HT_F_VCSETFREE1, HT_F_VCSETFREE2, HT_F_VCSETFREE3,
+	HT_F__COUNT
+};
+
+/* Lower-case name as used by htoe-ht ("seqid", "long" for extfc_long,
+ * "vcsetfree0".."vcsetfree3"); NULL if out of range. */
+const char *ht_field_name(enum ht_field_id f);
+/* The id for a name, or -1. */
+int ht_field_by_name(const char *name);
+uint64_t ht_pkt_get(const struct ht_pkt *p, enum ht_field_id f); /* 0 for a bad id */
+/* HT_E_BAD_FIELD for a bad id or if v does not fit the struct member. */
+int ht_pkt_set(struct ht_pkt *p, enum ht_field_id f, uint64_t v);
+/*
+ * The fields that belong to p's packet layout, in display order, chosen by
+ * p->cmd (and p->extfc_long for ExtFC). Writes up to HT_F__COUNT ids and
+ * returns how many, or a negative enum ht_err for an invalid cmd.
+ */
+int ht_pkt_fields(const struct ht_pkt *p, uint8_t ids[HT_F__COUNT]);
+
+/* Atomic: "fetchadd" (Count 1), "cas" (Count 3), else NULL. */
+const char *ht_atomic_op_name(const struct ht_pkt *p);
 
 #endif

@@ -1,1 +1,403 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: BSD-3-Clause
+ * HT requester: ops -> request packets, SrcTag allocation, outstanding table,
+ * responses -> completions. See ht_requester.h.
+ */
+#include "ht_requester.h"
+
+#include <errno.h>
+#include <string.h>
+
+static const char *const op_names[HT_OP__COUNT] = {
+	[HT_OP_READ] = "rd", [HT_OP_WRITE_P] = "wrp", [HT_OP_WRITE_NP] = "wrn",
+	[HT_OP_FLUSH] = "flush", [HT_OP_FENCE] = "fence",
+	[HT_OP_FETCH_ADD] = "fadd", [HT_OP_CAS] = "cas",
+};
+
+const char *ht_op_name(enum ht_op_type t)
+{
+	return (unsigned)t < HT_OP__COUNT ? op_names[t] : "?";
+}
+
+bool ht_op_nonposted(enum ht_op_type t)
+{
+	return t != HT_OP_WRITE_P && t != HT_OP_FENCE && (unsigned)t < HT_OP__COUNT;
+}
+
+enum ht_vc ht_op_vc(const struct ht_op *op)
+{
+	if ((unsigned)op->type >= HT_OP__COUNT)
+		return HT_VC_NONE;
+	return ht_op_nonposted((enum ht_op_type)op->type) ? HT_VC_NP : HT_VC_P;
+}
+
+/* Dword form: 4-aligned, multiple of 4, 4..64 bytes, not crossing 64 B. */
+static bool is_dword_access(uint64_t addr, uint32_t len)
+{
+	return len >= 4 && len <= HT_MAX_DATA && !(len & 3) && !(addr & 3) &&
+	       (addr & 63) + len <= 64;
+}
+
+/* Byte read: 1..4 bytes inside one dword. */
+static bool is_byte_read(uint64_t addr, uint32_t len)
+{
+	return len >= 1 && len <= 4 && (addr & 3) + len <= 4;
+}
+
+/* Byte write: 1..32 bytes inside one naturally aligned 32-byte window. */
+static bool is_byte_write(uint64_t addr, uint32_t len)
+{
+	return len >= 1 && len <= 32 && (addr & 31) + len <= 32;
+}
+
+static bool addr_end_ok(uint64_t addr, uint32_t len)
+{
+	return len == 0 || addr + (len - 1) >= addr; /* no wrap past 2^64 */
+}
+
+int ht_op_check(const struct ht_op *op)
+{
+	if (!op)
+		return -EINVAL;
+	switch (op->type) {
+	case HT_OP_READ:
+		if (!addr_end_ok(op->addr, op->len))
+			return -EINVAL;
+		return is_dword_access(op->addr, op->len) || is_byte_read(op->addr, op->len) ? 0 : -EINVAL;
+	case HT_OP_WRITE_P:
+	case HT_OP_WRITE_NP:
+		if (!addr_end_ok(op->addr, op->len))
+			return -EINVAL;
+		return is_dword_access(op->addr, op->len) || is_byte_write(op->addr, op->len) ? 0 : -EINVAL;
+	case HT_OP_FETCH_ADD:
+	case HT_OP_CAS:
+		return op->addr & 7 ? -EINVAL : 0;
+	case HT_OP_FLUSH:
+	case HT_OP_FENCE:
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int ht_op_split(enum ht_op_type type, uint64_t addr, uint32_t len, const uint8_t *data,
+		uint64_t cookie, struct ht_op *out, unsigned max)
+{
+	bool rd = type == HT_OP_READ;
+	if (!rd && type != HT_OP_WRITE_P && type != HT_OP_WRITE_NP)
+		return -EINVAL;
+	if (!len || !addr_end_ok(addr, len) || (!rd && !data) || (max && !out))
+		return -EINVAL;
+	unsigned n = 0;
+	uint32_t done = 0;
+	while (done < len) {
+		uint64_t a = addr + done;
+		uint32_t rem = len - done, chunk;
+		if (!(a & 3) && rem >= 4) {
+			chunk = rem & ~3u;
+			if (chunk > 64 - (uint32_t)(a & 63))
+				chunk = 64 - (uint32_t)(a & 63);
+		} else if (rd) {
+			chunk = 4 - (uint32_t)(a & 3);
+			if (chunk > rem)
+				chunk = rem;
+		} else {
+			/* byte write up to the end of the 32-byte window */
+			chunk = 32 - (uint32_t)(a & 31);
+			if (chunk > rem)
+				chunk = rem;
+		}
+		if (n >= max)
+			return -ENOSPC;
+		struct ht_op *o = &out[n++];
+		memset(o, 0, sizeof(*o));
+		o->type = (uint8_t)type;
+		o->addr = a;
+		o->len = chunk;
+		o->cookie = cookie;
+		if (!rd)
+			memcpy(o->data, data + done, chunk);
+		done += chunk;
+	}
+	return (int)n;
+}
+
+uint64_t ht_completion_u64(const struct ht_completion *c)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | c->data[i];
+	return v;
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+int ht_req_init(struct ht_requester *r, const struct ht_req_cfg *cfg)
+{
+	if (!r || !cfg || !cfg->n_unitids || cfg->n_unitids > HT_REQ_MAX_UNITIDS)
+		return -EINVAL;
+	for (unsigned i = 0; i < cfg->n_unitids; i++) {
+		if (cfg->unitids[i] > 31)
+			return -EINVAL;
+		for (unsigned j = 0; j < i; j++)
+			if (cfg->unitids[j] == cfg->unitids[i])
+				return -EINVAL;
+	}
+	memset(r, 0, sizeof(*r));
+	r->cfg = *cfg;
+	return 0;
+}
+
+/* Allocate (unit index, tag); false when all are in use. Round-robin over
+ * UnitIDs, and within a UnitID from the tag after the last one handed out, so
+ * tags are not reused immediately (helps catch stale responses). */
+static bool alloc_tag(struct ht_requester *r, unsigned *ui, unsigned *tag)
+{
+	unsigned nu = r->cfg.n_unitids;
+	for (unsigned k = 0; k < nu; k++) {
+		unsigned u = (r->next_unit + k) % nu;
+		if (r->inuse[u] == UINT32_MAX)
+			continue;
+		for (unsigned t = 0; t < HT_REQ_TAGS; t++) {
+			unsigned tg = (r->next_tag[u] + t) % HT_REQ_TAGS;
+			if (!(r->inuse[u] & (1u << tg))) {
+				r->inuse[u] |= 1u << tg;
+				r->next_tag[u] = (uint8_t)((tg + 1) % HT_REQ_TAGS);
+				r->next_unit = (u + 1) % nu;
+				*ui = u;
+				*tag = tg;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static int unit_index(const struct ht_requester *r, uint8_t unitid)
+{
+	for (unsigned i = 0; i < r->cfg.n_unitids; i++)
+		if (r->cfg.unitids[i] == unitid)
+			return (int)i;
+	return -1;
+}
+
+/* Fill the sized-request fields common to reads and writes. */
+static void sized_common(struct ht_pkt *p, uint64_t addr)
+{
+	p->coherent = 1;
+	p->addr = addr;
+	p->addrext = addr > HT_ADDR_MAX_40 ? 1 : 0;
+}
+
+static int build(const struct ht_op *op, struct ht_pkt *p, struct ht_req_entry *e)
+{
+	memset(p, 0, sizeof(*p));
+	memset(e, 0, sizeof(*e));
+	e->cookie = op->cookie;
+	e->addr = op->addr;
+	e->type = op->type;
+	p->passpw = op->passpw ? 1 : 0;
+	enum ht_kind k;
+
+	switch (op->type) {
+	case HT_OP_READ:
+		k = HT_K_RDSIZED;
+		e->len = (uint8_t)op->len;
+		p->responsepasspw = op->rsp_passpw ? 1 : 0;
+		if (is_dword_access(op->addr, op->len)) {
+			sized_common(p, op->addr);
+			p->dword = 1;
+			p->count = (uint8_t)(op->len / 4 - 1);
+			e->dword = 1;
+			e->count = p->count;
+		} else {
+			uint32_t off = (uint32_t)(op->addr & 3);
+			sized_common(p, op->addr & ~3ull);
+			p->dword = 0;
+			p->mask = ((1u << op->len) - 1) << off;
+			p->count = (uint8_t)p->mask; /* byte RdSized: Count carries Mask[3:0] */
+			e->dword = 0;
+			e->count = 0;
+		}
+		break;
+	case HT_OP_WRITE_P:
+	case HT_OP_WRITE_NP:
+		k = HT_K_WRSIZED;
+		p->posted = op->type == HT_OP_WRITE_P;
+		if (is_dword_access(op->addr, op->len)) {
+			sized_common(p, op->addr);
+			p->dword = 1;
+			p->count = (uint8_t)(op->len / 4 - 1);
+			p->data_len = (uint16_t)op->len;
+			memcpy(p->data, op->data, op->len);
+		} else {
+			uint64_t a0 = op->addr & ~3ull;
+			uint32_t first = (uint32_t)(op->addr & 3);
+			uint32_t ndw = (first + op->len + 3) / 4;
+			sized_common(p, a0);
+			p->dword = 0;
+			p->count = (uint8_t)ndw; /* mask dword + ndw data dwords, minus 1 */
+			p->data_len = (uint16_t)(4 * ndw);
+			uint32_t mask = 0;
+			for (uint32_t i = 0; i < op->len; i++) {
+				uint64_t b = op->addr + i;
+				mask |= 1u << (b & 31); /* nibble = dword of the window, bit = byte */
+				p->data[first + i] = op->data[i];
+			}
+			p->mask = mask;
+		}
+		break;
+	case HT_OP_FLUSH:
+		k = HT_K_FLUSH;
+		break;
+	case HT_OP_FENCE:
+		k = HT_K_FENCE;
+		break;
+	case HT_OP_FETCH_ADD:
+		k = HT_K_ATOMIC;
+		p->addr = op->addr;
+		p->addrext = op->addr > HT_ADDR_MAX_40 ? 1 : 0;
+		p->count = HT_ATOMIC_FETCHADD_COUNT;
+		p->data_len = 8;
+		put_le64(p->data, op->operand[0]);
+		e->count = 1;
+		break;
+	case HT_OP_CAS:
+		k = HT_K_ATOMIC;
+		p->addr = op->addr;
+		p->addrext = op->addr > HT_ADDR_MAX_40 ? 1 : 0;
+		p->count = HT_ATOMIC_CAS_COUNT;
+		p->data_len = 16;
+		put_le64(p->data, op->operand[0]);     /* compare */
+		put_le64(p->data + 8, op->operand[1]); /* swap (input) */
+		e->count = 1;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (ht_pkt_set_cmd(p, k) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+int ht_req_issue(struct ht_requester *r, const struct ht_op *op, struct ht_pkt *out)
+{
+	if (!r || !op || !out)
+		return -EINVAL;
+	if (ht_op_check(op) < 0) {
+		r->st.invalid++;
+		return -EINVAL;
+	}
+	struct ht_req_entry e;
+	if (build(op, out, &e) < 0) {
+		r->st.invalid++;
+		return -EINVAL;
+	}
+	if (!ht_op_nonposted((enum ht_op_type)op->type)) {
+		out->unitid = r->cfg.unitids[0];
+		r->st.issued[op->type]++;
+		return 0;
+	}
+	unsigned ui, tag;
+	if (!alloc_tag(r, &ui, &tag)) {
+		r->st.no_tag++;
+		return -EAGAIN;
+	}
+	out->unitid = r->cfg.unitids[ui];
+	out->srctag = (uint8_t)tag;
+	r->tab[ui][tag] = e;
+	r->outstanding++;
+	r->st.issued[op->type]++;
+	return 0;
+}
+
+static bool pkt_is_np_request(const struct ht_pkt *p)
+{
+	return ht_pkt_vc(p) == HT_VC_NP;
+}
+
+int ht_req_unissue(struct ht_requester *r, const struct ht_pkt *req)
+{
+	if (!r || !req || !pkt_is_np_request(req))
+		return -ENOENT;
+	int ui = unit_index(r, req->unitid);
+	if (ui < 0 || req->srctag >= HT_REQ_TAGS || !(r->inuse[ui] & (1u << req->srctag)))
+		return -ENOENT;
+	struct ht_req_entry *e = &r->tab[ui][req->srctag];
+	if (r->st.issued[e->type])
+		r->st.issued[e->type]--;
+	r->inuse[ui] &= ~(1u << req->srctag);
+	r->outstanding--;
+	r->st.unissued++;
+	return 0;
+}
+
+int ht_req_rx(struct ht_requester *r, const struct ht_pkt *rsp, struct ht_completion *out)
+{
+	if (!r || !rsp || !out)
+		return -EINVAL;
+	if (rsp->kind != HT_K_RDRESPONSE && rsp->kind != HT_K_TGTDONE) {
+		r->st.not_response++;
+		return -EINVAL;
+	}
+	int ui = unit_index(r, rsp->unitid);
+	if (ui < 0 || rsp->srctag >= HT_REQ_TAGS || !(r->inuse[ui] & (1u << rsp->srctag))) {
+		r->st.unexpected++;
+		return -ENOENT;
+	}
+	const struct ht_req_entry *e = &r->tab[ui][rsp->srctag];
+	memset(out, 0, sizeof(*out));
+	out->cookie = e->cookie;
+	out->addr = e->addr;
+	out->type = e->type;
+	out->unitid = rsp->unitid;
+	out->srctag = rsp->srctag;
+	out->status = (uint8_t)ht_pkt_rsp_err(rsp);
+
+	bool want_data = e->type == HT_OP_READ || e->type == HT_OP_FETCH_ADD || e->type == HT_OP_CAS;
+	bool ok_shape;
+	if (want_data)
+		ok_shape = rsp->kind == HT_K_RDRESPONSE && rsp->count == e->count &&
+			   rsp->data_len == 4u * (e->count + 1u);
+	else
+		ok_shape = rsp->kind == HT_K_TGTDONE;
+
+	if (!ok_shape) {
+		r->st.malformed++;
+		if (out->status == HT_RSP_OK)
+			out->status = HT_RSP_DATA_ERROR;
+	} else if (want_data) {
+		if (e->type == HT_OP_READ) {
+			uint32_t off = e->dword ? 0 : (uint32_t)(e->addr & 3);
+			out->len = e->len;
+			memcpy(out->data, rsp->data + off, e->len);
+		} else {
+			out->len = 8;
+			memcpy(out->data, rsp->data, 8);
+		}
+	}
+
+	r->inuse[ui] &= ~(1u << rsp->srctag);
+	r->outstanding--;
+	r->st.completed[e->type]++;
+	r->st.status[out->status & 3]++;
+	return 1;
+}
+
+unsigned ht_req_outstanding(const struct ht_requester *r)
+{
+	return r->outstanding;
+}
+
+unsigned ht_req_free_tags(const struct ht_requester *r)
+{
+	return r->cfg.n_unitids * HT_REQ_TAGS - r->outstanding;
+}
+
+const struct ht_req_stats *ht_req_stats(const struct ht_requester *r)
+{
+	return &r->st;
+}

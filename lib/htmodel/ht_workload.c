@@ -1,1 +1,313 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Seeded HT workload with a shadow memory. See ht_workload.h.
+ */
+#include "ht_workload.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define COOKIE_POSTED 0xFFFFu
+
+static const unsigned default_weight[HT_OP__COUNT] = {
+	[HT_OP_READ] = 35, [HT_OP_WRITE_P] = 25, [HT_OP_WRITE_NP] = 10,
+	[HT_OP_FETCH_ADD] = 10, [HT_OP_CAS] = 10, [HT_OP_FLUSH] = 5, [HT_OP_FENCE] = 5,
+};
+
+void ht_wl_cfg_default(struct ht_wl_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	memcpy(cfg->weight, default_weight, sizeof(default_weight));
+	cfg->byte_pct = 30;
+	cfg->max_inflight = HT_WL_MAX_INFLIGHT;
+	cfg->sweep = true;
+}
+
+void ht_wl_fill(uint64_t seed, uint8_t *buf, size_t len)
+{
+	struct ht_rand r;
+	ht_rand_seed(&r, seed ^ 0x5EEDF111ull);
+	size_t i = 0;
+	while (i < len) {
+		uint64_t v = ht_rand_u64(&r);
+		for (int b = 0; b < 8 && i < len; b++, i++)
+			buf[i] = (uint8_t)(v >> (8 * b));
+	}
+}
+
+static uint64_t get_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+int ht_wl_init(struct ht_workload *w, const struct ht_wl_cfg *cfg)
+{
+	if (!w || !cfg || !cfg->shadow || !cfg->busy || !cfg->size || (cfg->size & 63) ||
+	    (cfg->base & 63) || cfg->base + (cfg->size - 1) < cfg->base || cfg->byte_pct > 100 ||
+	    cfg->max_inflight > HT_WL_MAX_INFLIGHT)
+		return -EINVAL;
+	memset(w, 0, sizeof(*w));
+	w->cfg = *cfg;
+	bool any = false;
+	for (unsigned i = 0; i < HT_OP__COUNT; i++)
+		any |= cfg->weight[i] != 0;
+	if (!any)
+		memcpy(w->cfg.weight, default_weight, sizeof(default_weight));
+	if (!w->cfg.max_inflight)
+		w->cfg.max_inflight = HT_WL_MAX_INFLIGHT;
+	ht_rand_seed(&w->rng, cfg->seed);
+	memset(cfg->busy, 0, cfg->size / 64);
+	/* pop order 0, 1, 2, ... */
+	for (unsigned i = 0; i < HT_WL_MAX_INFLIGHT; i++)
+		w->free_list[i] = (uint16_t)(HT_WL_MAX_INFLIGHT - 1 - i);
+	w->free_top = HT_WL_MAX_INFLIGHT;
+	return 0;
+}
+
+static uint64_t nblocks(const struct ht_workload *w)
+{
+	return w->cfg.size / 64;
+}
+
+static bool has_block(uint8_t type)
+{
+	return type != HT_OP_FLUSH && type != HT_OP_FENCE;
+}
+
+static uint64_t block_of(const struct ht_workload *w, uint64_t addr)
+{
+	return (addr - w->cfg.base) / 64;
+}
+
+static uint8_t *shadow_at(const struct ht_workload *w, uint64_t addr)
+{
+	return w->cfg.shadow + (addr - w->cfg.base);
+}
+
+/* A random legal op inside one 64-byte block. */
+static void gen_random(struct ht_workload *w, struct ht_op *op)
+{
+	struct ht_rand *r = &w->rng;
+	memset(op, 0, sizeof(*op));
+	int t = ht_rand_pick(r, w->cfg.weight, HT_OP__COUNT);
+	op->type = (uint8_t)(t < 0 ? HT_OP_READ : t);
+	uint64_t blk = w->cfg.base + 64 * ht_rand_below(r, nblocks(w));
+	bool byte = ht_rand_pct(r, w->cfg.byte_pct);
+	uint32_t off, len;
+
+	switch (op->type) {
+	case HT_OP_READ:
+		if (byte) {
+			off = (uint32_t)ht_rand_below(r, 64);
+			len = (uint32_t)ht_rand_range(r, 1, 4 - (off & 3));
+		} else {
+			uint32_t k = (uint32_t)ht_rand_range(r, 1, 16);
+			off = 4 * (uint32_t)ht_rand_below(r, 16 - k + 1);
+			len = 4 * k;
+		}
+		op->addr = blk + off;
+		op->len = len;
+		break;
+	case HT_OP_WRITE_P:
+	case HT_OP_WRITE_NP:
+		if (byte) {
+			off = (uint32_t)ht_rand_below(r, 64);
+			uint32_t maxlen = 32 - (off & 31);
+			if (ht_rand_pct(r, 50) && maxlen > 4)
+				maxlen = 4;
+			len = (uint32_t)ht_rand_range(r, 1, maxlen);
+		} else {
+			uint32_t k = (uint32_t)ht_rand_range(r, 1, 16);
+			off = 4 * (uint32_t)ht_rand_below(r, 16 - k + 1);
+			len = 4 * k;
+		}
+		op->addr = blk + off;
+		op->len = len;
+		for (uint32_t i = 0; i < len; i += 8) {
+			uint64_t v = ht_rand_u64(r);
+			for (uint32_t b = 0; b < 8 && i + b < len; b++)
+				op->data[i + b] = (uint8_t)(v >> (8 * b));
+		}
+		break;
+	case HT_OP_FETCH_ADD:
+		op->addr = blk + 8 * ht_rand_below(r, 8);
+		/* small addends half of the time, to exercise carries both ways */
+		op->operand[0] = ht_rand_pct(r, 50) ? ht_rand_below(r, 1000) : ht_rand_u64(r);
+		break;
+	case HT_OP_CAS:
+		op->addr = blk + 8 * ht_rand_below(r, 8);
+		/* compare with the current value half of the time so swaps happen */
+		op->operand[0] = ht_rand_pct(r, 50) ? get_le64(shadow_at(w, op->addr)) : ht_rand_u64(r);
+		op->operand[1] = ht_rand_u64(r);
+		break;
+	default: /* flush, fence */
+		break;
+	}
+}
+
+int ht_wl_peek(struct ht_workload *w, struct ht_op *op)
+{
+	if (!w || !op)
+		return -EINVAL;
+	if (!w->have_pending) {
+		if (w->generated < w->cfg.n_ops) {
+			gen_random(w, &w->pending);
+			w->generated++;
+			w->pending_sweep = false;
+		} else if (w->cfg.sweep && w->sweep_next < nblocks(w)) {
+			memset(&w->pending, 0, sizeof(w->pending));
+			w->pending.type = HT_OP_READ;
+			w->pending.addr = w->cfg.base + 64 * w->sweep_next++;
+			w->pending.len = 64;
+			w->pending_sweep = true;
+		} else {
+			return -ENODATA;
+		}
+		w->have_pending = true;
+	}
+	struct ht_op *p = &w->pending;
+	bool np = ht_op_nonposted((enum ht_op_type)p->type);
+	if (np && (w->inflight >= w->cfg.max_inflight || !w->free_top))
+		return 0;
+	if (has_block(p->type) && w->cfg.busy[block_of(w, p->addr)]) {
+		w->st.blocked++;
+		return 0;
+	}
+	uint64_t slot = np ? w->free_list[w->free_top - 1] : COOKIE_POSTED;
+	p->cookie = (w->seq << 16) | slot;
+	*op = *p;
+	return 1;
+}
+
+uint64_t ht_wl_commit(struct ht_workload *w)
+{
+	if (!w->have_pending)
+		return UINT64_MAX;
+	struct ht_op *p = &w->pending;
+	uint64_t seq = w->seq++;
+	if (ht_op_nonposted((enum ht_op_type)p->type)) {
+		uint16_t s = w->free_list[--w->free_top];
+		struct ht_wl_slot *sl = &w->slot[s];
+		sl->seq = seq;
+		sl->addr = p->addr;
+		sl->len = p->len;
+		sl->type = p->type;
+		sl->operand[0] = p->operand[0];
+		sl->operand[1] = p->operand[1];
+		sl->sweep = w->pending_sweep;
+		sl->used = 1;
+		if (p->type == HT_OP_WRITE_NP)
+			memcpy(sl->data, p->data, p->len);
+		if (has_block(p->type))
+			w->cfg.busy[block_of(w, p->addr)] = 1;
+		w->inflight++;
+	} else if (p->type == HT_OP_WRITE_P) {
+		/* HT ordering makes every later PassPW=0 read see this write */
+		memcpy(shadow_at(w, p->addr), p->data, p->len);
+	}
+	w->st.issued[p->type]++;
+	w->st.issued_total++;
+	if (w->pending_sweep)
+		w->st.sweep_issued++;
+	w->have_pending = false;
+	return seq;
+}
+
+int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct ht_wl_result *res)
+{
+	if (!w || !c)
+		return -EINVAL;
+	uint64_t s = c->cookie & 0xFFFF, seq = c->cookie >> 16;
+	if (s >= HT_WL_MAX_INFLIGHT || !w->slot[s].used || w->slot[s].seq != seq ||
+	    w->slot[s].type != c->type) {
+		w->st.unexpected++;
+		return -ENOENT;
+	}
+	struct ht_wl_slot *sl = &w->slot[s];
+	bool ok = c->status == HT_RSP_OK, match = true, swapped = false;
+	if (!ok) {
+		w->st.errors++;
+	} else {
+		uint8_t *m = sl->type == HT_OP_FLUSH ? NULL : shadow_at(w, sl->addr);
+		switch (sl->type) {
+		case HT_OP_READ:
+			match = c->len == sl->len && !memcmp(c->data, m, sl->len);
+			break;
+		case HT_OP_WRITE_NP:
+			memcpy(m, sl->data, sl->len);
+			break;
+		case HT_OP_FETCH_ADD: {
+			uint64_t old = ht_completion_u64(c);
+			match = c->len == 8 && old == get_le64(m);
+			/* follow the target (resync after a mismatch) */
+			put_le64(m, old + sl->operand[0]);
+			break;
+		}
+		case HT_OP_CAS: {
+			uint64_t old = ht_completion_u64(c);
+			match = c->len == 8 && old == get_le64(m);
+			if (old == sl->operand[0]) {
+				put_le64(m, sl->operand[1]);
+				swapped = true;
+				w->st.cas_swapped++;
+			}
+			break;
+		}
+		default: /* flush: nothing to compare */
+			break;
+		}
+		if (match)
+			w->st.verified++;
+		else
+			w->st.mismatches++;
+	}
+	if (res) {
+		res->seq = sl->seq;
+		res->addr = sl->addr;
+		res->len = sl->type == HT_OP_FETCH_ADD || sl->type == HT_OP_CAS ? 8 : sl->len;
+		res->type = sl->type;
+		res->status = c->status;
+		res->verified = ok && match;
+		res->sweep = sl->sweep;
+		res->cas_swapped = swapped;
+	}
+	if (has_block(sl->type))
+		w->cfg.busy[block_of(w, sl->addr)] = 0;
+	sl->used = 0;
+	w->free_list[w->free_top++] = (uint16_t)s;
+	w->inflight--;
+	w->st.completed++;
+	return ok && match ? 0 : 1;
+}
+
+bool ht_wl_done(const struct ht_workload *w)
+{
+	return !w->have_pending && w->generated >= w->cfg.n_ops &&
+	       (!w->cfg.sweep || w->sweep_next >= nblocks(w)) && !w->inflight;
+}
+
+unsigned ht_wl_inflight(const struct ht_workload *w)
+{
+	return w->inflight;
+}
+
+uint64_t ht_wl_check_image(const struct ht_workload *w, const uint8_t *mem)
+{
+	uint64_t diff = 0;
+	for (uint64_t i = 0; i < w->cfg.size; i++)
+		diff += w->cfg.shadow[i] != mem[i];
+	return diff;
+}
+
+const struct ht_wl_stats *ht_wl_stats(const struct ht_workload *w)
+{
+	return &w->st;
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Seeded HT workload generator with a shadow copy of memory.
+ *
+ * Produces struct ht_op (reads, posted and non-posted writes, fetch-add,
+ * compare-swap, flush, fence) inside a window [base, base+size), and checks
+ * every completion against the shadow. Independent of the link: it produces
+ * ops and consumes completions, so it can drive a local target or, later,
+ * remote memory through the HToE bridge.
+ *
+ * Correct under out-of-order completion:
+ *  - no op is issued on a 64-byte block that has a non-posted op in flight
+ *    (every generated op stays inside one 64-byte block);
+ *  - posted writes update the shadow at issue: HT ordering (NP/R with
+ *    PassPW=0 do not pass earlier posted writes) makes later reads see them;
+ *  - NP writes and atomics update the shadow at completion (their block is
+ *    reserved meanwhile), and only when the completion status is ok.
+ *
+ * Issue protocol (deterministic whatever the backpressure):
+ *   ht_wl_peek(w, &op)   -> 1: op is the next op (the same op until committed)
+ *   ... try to issue it (requester + link) ...
+ *   ht_wl_commit(w)      -> only if it was issued
+ *   ht_wl_complete(w, &completion, &result) for every completion
+ *
+ * Optional final read-back sweep: after the random ops, 64-byte reads of the
+ * whole window verify the posted writes too.
+ */
+#ifndef HT_WORKLOAD_H
+#define HT_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ht_rand.h"
+#include "ht_requester.h"
+
+#define HT_WL_MAX_INFLIGHT 256u
+
+struct ht_wl_cfg {
+	uint64_t seed;
+	uint64_t base;        /* window start, 64-byte aligned */
+	uint64_t size;        /* window bytes, multiple of 64, > 0 */
+	uint64_t n_ops;       /* random ops to generate (sweep reads come on top) */
+	uint8_t *shadow;      /* size bytes, caller-initialised to the target's content */
+	uint8_t *busy;        /* size/64 bytes of scratch (block reservation counts) */
+	unsigned weight[HT_OP__COUNT]; /* mix; all zero = defaults */
+	unsigned byte_pct;    /* % of reads/writes using the byte forms, 0..100 */
+	unsigned max_inflight;/* 1..HT_WL_MAX_INFLIGHT non-posted ops in flight (0 = max) */
+	bool     sweep;       /* read back the whole window at the end */
+};
+
+/* Defaults: mix rd 35, wrp 25, wrn 10, fadd 10, cas 10, flush 5, fence 5;
+ * byte_pct 30; max_inflight HT_WL_MAX_INFLIGHT; sweep on. The caller then
+ * sets seed, base, size, n_ops, shadow and busy. */
+void ht_wl_cfg_default(struct ht_wl_cfg *cfg);
+
+struct ht_wl_stats {
+	uint64_t issued[HT_OP__COUNT];
+	uint64_t issued_total;
+	uint64_t sweep_issued;    /* read-back reads (also counted in issued[rd]) */
+	uint64_t completed;       /* completions consumed (non-posted ops) */
+	uint64_t verified;        /* completions whose data/status matched the shadow */
+	uint64_t mismatches;      /* read data or atomic old value differed */
+	uint64_t errors;          /* completion status not ok */
+	uint64_t unexpected;      /* completion with an unknown cookie */
+	uint64_t cas_swapped;
+	uint64_t blocked;         /* peek found the op's block reserved */
+};
+
+/* Result of one completion (for printing). */
+struct ht_wl_result {
+	uint64_t seq;        /* op number, from 0 in issue order */
+	uint64_t addr;
+	uint32_t len;
+	uint8_t  type;       /* enum ht_op_type */
+	uint8_t  status;     /* enum ht_rsp_err */
+	bool     verified;
+	bool     sweep;
+	bool     cas_swapped;
+};
+
+struct ht_wl_slot {
+	uint64_t seq;
+	uint64_t addr;
+	uint64_t operand[2];
+	uint32_t len;
+	uint8_t  type;
+	uint8_t  used;
+	uint8_t  sweep;
+	uint8_t  data[HT_MAX_DATA]; /* NP write data */
+};
+
+struct ht_workload {
+	struct ht_wl_cfg cfg;
+	struct ht_rand rng;
+	uint64_t generated;      /* random ops generated (incl. the pending one) */
+	uint64_t sweep_next;     /* next sweep block */
+	uint64_t seq;            /* ops committed */
+	bool     have_pending;
+	bool     pending_sweep;
+	struct ht_op pending;
+	unsigned inflight;
+	uint16_t free_top;
+	uint16_t free_list[HT_WL_MAX_INFLIGHT];
+	struct ht_wl_slot slot[HT_WL_MAX_INFLIGHT];
+	struct ht_wl_stats st;
+};
+
+/* 0, or -EINVAL for a bad config. */
+int ht_wl_init(struct ht_workload *w, const struct ht_wl_cfg *cfg);
+
+/* Fill buf with a deterministic pattern from seed (use it for both the
+ * target memory and the shadow). */
+void ht_wl_fill(uint64_t seed, uint8_t *buf, size_t len);
+
+/*
+ * The next op to issue, in *op (its cookie identifies it to ht_wl_complete).
+ * Returns 1 (the same op until ht_wl_commit), 0 when it cannot be issued now
+ * (its block or the in-flight table is busy: deliver completions first), or
+ * -ENODATA when every op has been generated and committed.
+ */
+int ht_wl_peek(struct ht_workload *w, struct ht_op *op);
+
+/* The op from the last successful ht_wl_peek was issued. Returns its seq. */
+uint64_t ht_wl_commit(struct ht_workload *w);
+
+/*
+ * Consume a completion: verify it against the shadow and release its block.
+ * Returns 0 verified, 1 mismatch or error status (counted), -ENOENT for an
+ * unknown cookie. *res (optional) describes the op.
+ */
+int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct ht_wl_result *res);
+
+/* Every op generated, committed and completed. */
+bool ht_wl_done(const struct ht_workload *w);
+unsigned ht_wl_inflight(const struct ht_workload *w);
+/* Bytes where mem (size bytes, the window) differs from the shadow. */
+uint64_t ht_wl_check_image(const struct ht_workload *w, const uint8_t *mem);
+const struct ht_wl_stats *ht_wl_stats(const struct ht_workload *w);
+
+#endif
