@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe_credit: VL credits and the receive pool. See htoe_credit.h.
+ */
+#include "htoe/htoe_credit.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* serial a - b on 16 bits */
+static inline int32_t sdiff(uint16_t a, uint16_t b)
+{
+	return (int32_t)(int16_t)(uint16_t)(a - b);
+}
+
+static inline bool vc_ok(enum ht_vc vc)
+{
+	return vc == HT_VC_P || vc == HT_VC_NP || vc == HT_VC_R;
+}
+
+/* ---- sender ------------------------------------------------------------- */
+
+void htoe_credit_tx_init(struct htoe_credit_tx *tx)
+{
+	memset(tx, 0, sizeof(*tx));
+}
+
+void htoe_credit_tx_reset(struct htoe_credit_tx *tx)
+{
+	memset(tx->limit, 0, sizeof(tx->limit));
+	memset(tx->consumed, 0, sizeof(tx->consumed));
+	for (int v = 0; v < HT_VC_COUNT; v++)
+		tx->blocked[v] = false;
+}
+
+uint16_t htoe_credit_tx_avail(const struct htoe_credit_tx *tx, enum ht_vc vc,
+			      bool data)
+{
+	if (!vc_ok(vc))
+		return 0;
+	int32_t a = sdiff(tx->limit[vc][data], tx->consumed[vc][data]);
+	return a > 0 ? (uint16_t)a : 0;
+}
+
+bool htoe_credit_tx_can_send(const struct htoe_credit_tx *tx, enum ht_vc vc,
+			     bool has_data)
+{
+	if (!vc_ok(vc))
+		return false;
+	if (htoe_credit_tx_avail(tx, vc, false) == 0)
+		return false;
+	return !has_data || htoe_credit_tx_avail(tx, vc, true) > 0;
+}
+
+int htoe_credit_tx_take(struct htoe_credit_tx *tx, enum ht_vc vc, bool has_data)
+{
+	if (!vc_ok(vc))
+		return -EINVAL;
+	if (!htoe_credit_tx_can_send(tx, vc, has_data))
+		return -EAGAIN;
+	tx->consumed[vc][0]++;
+	if (has_data)
+		tx->consumed[vc][1]++;
+	return 0;
+}
+
+static void close_interval(struct htoe_credit_tx *tx, int v, uint64_t now)
+{
+	if (!tx->blocked[v])
+		return;
+	if (now > tx->blocked_since[v])
+		tx->starved_ns[v] += now - tx->blocked_since[v];
+	tx->blocked[v] = false;
+}
+
+unsigned htoe_credit_tx_update(struct htoe_credit_tx *tx,
+			       const uint16_t credit[HTOE_CREDIT_NCLASS],
+			       uint64_t now)
+{
+	unsigned mask = 0;
+
+	for (int v = 0; v < HT_VC_COUNT; v++) {
+		for (int d = 0; d < 2; d++) {
+			uint16_t nl = credit[2 * v + d];
+			int32_t df = sdiff(nl, tx->limit[v][d]);
+			if (df > 0) {
+				tx->limit[v][d] = nl;
+				mask |= 1u << (2 * v + d);
+				tx->updates++;
+			} else if (df < 0) {
+				tx->stale_updates++;
+			}
+		}
+	}
+	for (int v = 0; v < HT_VC_COUNT; v++)
+		if (tx->blocked[v] &&
+		    htoe_credit_tx_can_send(tx, (enum ht_vc)v, tx->blocked_data[v]))
+			close_interval(tx, v, now);
+	return mask;
+}
+
+void htoe_credit_tx_blocked(struct htoe_credit_tx *tx, enum ht_vc vc,
+			    bool has_data, uint64_t now)
+{
+	if (!vc_ok(vc))
+		return;
+	tx->blocked_data[vc] = has_data;
+	if (tx->blocked[vc])
+		return;
+	tx->blocked[vc] = true;
+	tx->blocked_since[vc] = now;
+	tx->starved_events[vc]++;
+}
+
+void htoe_credit_tx_unblocked(struct htoe_credit_tx *tx, enum ht_vc vc,
+			      uint64_t now)
+{
+	if (vc_ok(vc))
+		close_interval(tx, (int)vc, now);
+}
+
+uint64_t htoe_credit_tx_starved_ns(const struct htoe_credit_tx *tx,
+				   enum ht_vc vc, uint64_t now)
+{
+	if (!vc_ok(vc))
+		return 0;
+	uint64_t t = tx->starved_ns[vc];
+	if (tx->blocked[vc] && now > tx->blocked_since[vc])
+		t += now - tx->blocked_since[vc];
+	return t;
+}
+
+/* ---- pool --------------------------------------------------------------- */
+
+int htoe_rxpool_init(struct htoe_rxpool *p, const uint16_t total[HT_VC_COUNT][2],
+		     uint16_t reserve, uint16_t max_per_vl, uint16_t n_vls)
+{
+	if (!p || !total || reserve == 0 || max_per_vl < reserve || n_vls == 0)
+		return -EINVAL;
+	for (int v = 0; v < HT_VC_COUNT; v++)
+		for (int d = 0; d < 2; d++)
+			if (total[v][d] > HTOE_CREDIT_POOL_MAX ||
+			    (uint32_t)total[v][d] < (uint32_t)n_vls * reserve)
+				return -EINVAL;
+	memset(p, 0, sizeof(*p));
+	memcpy(p->total, total, sizeof(p->total));
+	p->reserve = reserve;
+	p->max_per_vl = max_per_vl;
+	p->n_vls = n_vls;
+	for (int v = 0; v < HT_VC_COUNT; v++)
+		for (int d = 0; d < 2; d++)
+			p->shared[v][d] = total[v][d] - (uint32_t)n_vls * reserve;
+	return 0;
+}
+
+uint32_t htoe_rxpool_free(const struct htoe_rxpool *p, enum ht_vc vc, bool data)
+{
+	if (!vc_ok(vc))
+		return 0;
+	return p->total[vc][data] - p->committed[vc][data];
+}
+
+/* ---- receiver ----------------------------------------------------------- */
+
+static inline uint32_t outstanding(const struct htoe_credit_rx *rx, int v, int d)
+{
+	return (uint16_t)(rx->granted[v][d] - rx->released[v][d]);
+}
+
+static inline uint32_t excess_of(uint32_t o, uint32_t reserve)
+{
+	return o > reserve ? o - reserve : 0;
+}
+
+int htoe_credit_rx_init(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
+{
+	if (p->n_attached >= p->n_vls)
+		return -ENOSPC;
+	memset(rx, 0, sizeof(*rx));
+	p->n_attached++;
+	return 0;
+}
+
+int htoe_credit_rx_receive(struct htoe_credit_rx *rx, enum ht_vc vc, bool has_data)
+{
+	if (!vc_ok(vc))
+		return -EINVAL;
+	if (sdiff(rx->granted[vc][0], rx->received[vc][0]) <= 0 ||
+	    (has_data && sdiff(rx->granted[vc][1], rx->received[vc][1]) <= 0)) {
+		rx->overruns++;
+		return -ENOSPC;
+	}
+	rx->received[vc][0]++;
+	rx->active[vc][0] = true;
+	if (has_data) {
+		rx->received[vc][1]++;
+		rx->active[vc][1] = true;
+	}
+	return 0;
+}
+
+static void release_one(struct htoe_rxpool *p, struct htoe_credit_rx *rx, int v, int d)
+{
+	uint32_t o = outstanding(rx, v, d);
+
+	if (o > p->reserve)
+		p->excess[v][d]--;
+	p->committed[v][d]--;
+	rx->released[v][d]++;
+}
+
+int htoe_credit_rx_release(struct htoe_rxpool *p, struct htoe_credit_rx *rx,
+			   enum ht_vc vc, bool has_data)
+{
+	if (!vc_ok(vc))
+		return -EINVAL;
+	if (sdiff(rx->received[vc][0], rx->released[vc][0]) <= 0 ||
+	    (has_data && sdiff(rx->received[vc][1], rx->released[vc][1]) <= 0))
+		return -EINVAL;
+	release_one(p, rx, vc, 0);
+	if (has_data)
+		release_one(p, rx, vc, 1);
+	return 0;
+}
+
+bool htoe_credit_rx_regrant(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
+{
+	bool changed = false;
+	const uint32_t R = p->reserve, M = p->max_per_vl;
+
+	for (int v = 0; v < HT_VC_COUNT; v++) {
+		for (int d = 0; d < 2; d++) {
+			uint32_t o = outstanding(rx, v, d);
+			uint32_t e = excess_of(o, R);
+			uint32_t target = R;
+
+			if (rx->active[v][d] && M > R) {
+				uint32_t room = p->shared[v][d] - p->excess[v][d];
+				uint32_t te = e + room;
+				if (te > M - R)
+					te = M - R;
+				target = R + te;
+			}
+			if (target <= o)
+				continue;
+			uint32_t inc = target - o;
+			rx->granted[v][d] = (uint16_t)(rx->granted[v][d] + inc);
+			p->committed[v][d] += inc;
+			p->excess[v][d] += excess_of(target, R) - e;
+			if (p->committed[v][d] > p->committed_hwm[v][d])
+				p->committed_hwm[v][d] = p->committed[v][d];
+			changed = true;
+		}
+	}
+	if (changed)
+		rx->regrants++;
+	return changed;
+}
+
+void htoe_credit_rx_limits(const struct htoe_credit_rx *rx,
+			   uint16_t credit[HTOE_CREDIT_NCLASS])
+{
+	for (int v = 0; v < HT_VC_COUNT; v++)
+		for (int d = 0; d < 2; d++)
+			credit[2 * v + d] = rx->granted[v][d];
+}
+
+uint16_t htoe_credit_rx_unused(const struct htoe_credit_rx *rx, enum ht_vc vc, bool data)
+{
+	if (!vc_ok(vc))
+		return 0;
+	return (uint16_t)(rx->granted[vc][data] - rx->received[vc][data]);
+}
+
+uint16_t htoe_credit_rx_held(const struct htoe_credit_rx *rx, enum ht_vc vc, bool data)
+{
+	if (!vc_ok(vc))
+		return 0;
+	return (uint16_t)(rx->received[vc][data] - rx->released[vc][data]);
+}
+
+int htoe_credit_rx_reset(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
+{
+	for (int v = 0; v < HT_VC_COUNT; v++)
+		for (int d = 0; d < 2; d++)
+			if (rx->received[v][d] != rx->released[v][d])
+				return -EBUSY;
+	for (int v = 0; v < HT_VC_COUNT; v++) {
+		for (int d = 0; d < 2; d++) {
+			uint32_t o = outstanding(rx, v, d);
+			p->committed[v][d] -= o;
+			p->excess[v][d] -= excess_of(o, p->reserve);
+			rx->granted[v][d] = 0;
+			rx->received[v][d] = 0;
+			rx->released[v][d] = 0;
+			rx->active[v][d] = false;
+		}
+	}
+	return 0;
+}
+
+/* ---- invariants --------------------------------------------------------- */
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static const char *const cls_name[HT_VC_COUNT][2] = {
+	{ "P cmd", "P data" }, { "NP cmd", "NP data" }, { "R cmd", "R data" },
+};
+
+int htoe_credit_check(const struct htoe_rxpool *p, const struct htoe_credit_rx *first,
+		      size_t n, size_t stride, char *err, size_t errlen)
+{
+	uint32_t sum_o[HT_VC_COUNT][2] = { { 0 } }, sum_e[HT_VC_COUNT][2] = { { 0 } };
+	const uint32_t R = p->reserve;
+	const uint32_t cap = p->max_per_vl > R ? p->max_per_vl : R;
+
+	if (n != p->n_attached)
+		return fail(err, errlen, "credit: %zu VLs given, %u attached",
+			    n, p->n_attached);
+	for (size_t i = 0; i < n; i++) {
+		const struct htoe_credit_rx *rx = (const struct htoe_credit_rx *)
+			(const void *)((const char *)first + i * stride);
+		for (int v = 0; v < HT_VC_COUNT; v++) {
+			for (int d = 0; d < 2; d++) {
+				int32_t held = sdiff(rx->received[v][d], rx->released[v][d]);
+				int32_t unused = sdiff(rx->granted[v][d], rx->received[v][d]);
+				if (held < 0)
+					return fail(err, errlen,
+						    "credit: VL %zu %s released %u > received %u",
+						    i, cls_name[v][d], rx->released[v][d],
+						    rx->received[v][d]);
+				if (unused < 0)
+					return fail(err, errlen,
+						    "credit: VL %zu %s received %u > granted %u",
+						    i, cls_name[v][d], rx->received[v][d],
+						    rx->granted[v][d]);
+				uint32_t o = (uint32_t)(held + unused);
+				if (o > cap)
+					return fail(err, errlen,
+						    "credit: VL %zu %s outstanding %u > cap %u",
+						    i, cls_name[v][d], o, cap);
+				sum_o[v][d] += o;
+				sum_e[v][d] += excess_of(o, R);
+			}
+		}
+	}
+	for (int v = 0; v < HT_VC_COUNT; v++) {
+		for (int d = 0; d < 2; d++) {
+			if (sum_o[v][d] != p->committed[v][d])
+				return fail(err, errlen,
+					    "credit: %s sum outstanding %u != committed %u",
+					    cls_name[v][d], sum_o[v][d], p->committed[v][d]);
+			if (sum_e[v][d] != p->excess[v][d])
+				return fail(err, errlen,
+					    "credit: %s sum excess %u != pool excess %u",
+					    cls_name[v][d], sum_e[v][d], p->excess[v][d]);
+			if (p->excess[v][d] > p->shared[v][d])
+				return fail(err, errlen,
+					    "credit: %s excess %u > shared %u",
+					    cls_name[v][d], p->excess[v][d], p->shared[v][d]);
+			if (p->committed[v][d] > p->total[v][d])
+				return fail(err, errlen,
+					    "credit: %s committed %u > total %u",
+					    cls_name[v][d], p->committed[v][d], p->total[v][d]);
+		}
+	}
+	return 0;
+}
+
+int htoe_credit_check_pair(const struct htoe_credit_tx *tx,
+			   const struct htoe_credit_rx *rx, char *err, size_t errlen)
+{
+	for (int v = 0; v < HT_VC_COUNT; v++) {
+		for (int d = 0; d < 2; d++) {
+			if (sdiff(tx->limit[v][d], tx->consumed[v][d]) < 0)
+				return fail(err, errlen, "credit pair: %s consumed %u > limit %u",
+					    cls_name[v][d], tx->consumed[v][d], tx->limit[v][d]);
+			if (sdiff(rx->granted[v][d], tx->limit[v][d]) < 0)
+				return fail(err, errlen, "credit pair: %s limit %u > granted %u",
+					    cls_name[v][d], tx->limit[v][d], rx->granted[v][d]);
+			if (sdiff(tx->consumed[v][d], rx->received[v][d]) < 0)
+				return fail(err, errlen, "credit pair: %s received %u > consumed %u",
+					    cls_name[v][d], rx->received[v][d], tx->consumed[v][d]);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe_credit: end-to-end credits of the virtual links (VLs) and the
+ * receive-buffer pool of a bridge. Sans-I/O: no clock, no allocation.
+ *
+ * Classes. Six buffer classes: VC (P, NP, R) x (command, data). Every HT
+ * packet takes one command credit of its VC, plus one data credit of the
+ * same VC if it has a data packet (any size 4..64 bytes). Arrays are indexed
+ * [vc][d] (vc = enum ht_vc, d = 0 command / 1 data); the flat form used by
+ * the wire header (credit[6], class = 2*vc + d, enum htoe_credit_class) is
+ * the same memory order.
+ *
+ * Cumulative limits. For each class the receiver of a VL advertises, in
+ * every frame header it sends, `granted`: the total number of buffers it has
+ * ever granted to this sender on this VL, mod 2^16. The sender keeps
+ * `consumed`, the total it has used, and may send while consumed < limit
+ * (serial arithmetic). A lost or duplicated update is harmless because the
+ * next header repeats the total; a reordered (older) header is recognised
+ * because its limit is serially behind and is ignored. Grants can never be
+ * revoked. Because pool totals are capped at 32767 per class, limit -
+ * consumed stays within the serial range.
+ *
+ * Sender side: struct htoe_credit_tx, one per VL.
+ * Receiver side: struct htoe_rxpool, one per bridge (shared by all VLs), and
+ * struct htoe_credit_rx, one per VL, attached to the pool.
+ *
+ * ---- Receive-pool policy ------------------------------------------------
+ * Per class c, with T = total[c] buffers, R = reserve, M = max_per_vl and
+ * N = n_vls (the most VLs that can attach):
+ *
+ *   outstanding(v)  o_v = granted_v - released_v : buffers VL v can occupy
+ *                   (granted, not yet released: in flight, held by the
+ *                   sender as unused credit, or queued in the bridge)
+ *   excess(v)       e_v = max(0, o_v - R)
+ *   shared          S   = T - N*R
+ *
+ *  1. Reserve. Every VL can always be brought up to o_v = R: the first
+ *     regrant of a VL (and of a VL after a reset) grants R, and after
+ *     releases the VL is topped up to R again. init fails unless T >= N*R,
+ *     and R >= 1 so that every sender can always make progress (a new
+ *     sender can start without waiting for anybody).
+ *  2. Shared remainder. Beyond R, a VL takes buffers from the shared
+ *     remainder while it is free: regrant raises o_v to
+ *         min(M, R + e_v + (S - sum_u e_u))
+ *     i.e. up to the cap M, as far as the shared part has free buffers.
+ *     First come, first served.
+ *  3. Demand gate. Only a VL that has received at least one packet of the
+ *     class since init/reset ("active") gets shared buffers. A VL whose
+ *     sender never sends (a peer in the table but idle) therefore holds R
+ *     and never takes from the shared remainder.
+ *  4. Cap. Cumulative grants cannot be revoked, so a VL that goes idle
+ *     keeps its unused credits until it uses them. The cap M bounds what
+ *     an idle VL can sit on: at most M buffers per class per VL.
+ *     Choose M so that (VLs expected busy at once) * (M - R) <= S;
+ *     otherwise the busiest VLs take the shared part first and a newly busy
+ *     VL runs at its reserve until buffers are released.
+ *  5. No over-commitment. Credits are granted only for free buffers:
+ *         sum_v e_v <= S   and therefore   sum_v o_v <= N*R + S = T
+ *     at all times; htoe_credit_check() verifies this and the per-VL
+ *     ordering released <= received <= granted.
+ * Isolation: a VL that stops releasing (its local traffic is stuck) can
+ * occupy at most M buffers; every other VL keeps at least R.
+ *
+ * VL reset. The caller first releases (htoe_credit_rx_release) every buffer
+ * the VL still holds (packets dropped from its queues), then calls
+ * htoe_credit_rx_reset(): the unused grants return to the pool and the
+ * counters restart at zero; frames of the old epoch still in flight must be
+ * dropped by the caller without calling htoe_credit_rx_receive(). The peer
+ * resets its sender side with htoe_credit_tx_reset() (limits and consumed
+ * 0); it may send again when the first header of the new epoch arrives.
+ */
+#ifndef HTOE_CREDIT_H
+#define HTOE_CREDIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "htmodel/ht_packet.h"
+
+#define HTOE_CREDIT_NCLASS   6       /* 2 * HT_VC_COUNT, wire order */
+#define HTOE_CREDIT_POOL_MAX 32767u  /* max buffers per class in a pool */
+
+/* Flat class index as in the wire header: 2*vc + has_data. */
+static inline unsigned htoe_credit_class(enum ht_vc vc, bool data)
+{
+	return 2u * (unsigned)vc + (data ? 1u : 0u);
+}
+
+/* ---- sender side -------------------------------------------------------- */
+
+struct htoe_credit_tx {
+	uint16_t limit[HT_VC_COUNT][2];    /* last cumulative limit heard */
+	uint16_t consumed[HT_VC_COUNT][2]; /* total credits used */
+	/* starvation accounting per VC */
+	bool     blocked[HT_VC_COUNT];     /* an interval is open */
+	bool     blocked_data[HT_VC_COUNT];/* the blocked packet has data */
+	uint64_t blocked_since[HT_VC_COUNT];
+	uint64_t starved_ns[HT_VC_COUNT];  /* closed intervals, cumulative */
+	uint64_t starved_events[HT_VC_COUNT];
+	uint64_t updates;                  /* classes advanced by updates */
+	uint64_t stale_updates;            /* classes whose limit went backwards */
+};
+
+/* All limits and consumed counts 0 (nothing may be sent until the peer's
+ * first header arrives), counters 0. */
+void htoe_credit_tx_init(struct htoe_credit_tx *tx);
+
+/* VL reset: limits and consumed back to 0; an open starvation interval is
+ * dropped (not accounted); cumulative counters are kept. */
+void htoe_credit_tx_reset(struct htoe_credit_tx *tx);
+
+/* Credits available in one class: limit - consumed (0 if negative, which
+ * only a bogus peer can cause). vc must be HT_VC_P/NP/R. */
+uint16_t htoe_credit_tx_avail(const struct htoe_credit_tx *tx, enum ht_vc vc,
+			      bool data);
+
+/* Can a packet of vc (with a data packet if has_data) be sent: at least one
+ * command credit of vc and, if has_data, one data credit of vc. False for
+ * an invalid vc. */
+bool htoe_credit_tx_can_send(const struct htoe_credit_tx *tx, enum ht_vc vc,
+			     bool has_data);
+
+/*
+ * Take the credits of one packet, when it is first put in a frame
+ * (retransmissions never take again). Returns 0, -EAGAIN if a credit is
+ * missing (nothing is taken), -EINVAL for an invalid vc.
+ */
+int htoe_credit_tx_take(struct htoe_credit_tx *tx, enum ht_vc vc, bool has_data);
+
+/*
+ * The cumulative limits credit[6] (wire order) of a received header. For each
+ * class: a limit serially after the current one replaces it; an equal one
+ * changes nothing; one serially before it (an older frame overtaken by a
+ * newer one) is ignored and counted in stale_updates. If a VC was marked
+ * blocked and its packet can now be sent, its starvation interval ends at
+ * now. Returns the bit mask of the classes that advanced (bit = class).
+ */
+unsigned htoe_credit_tx_update(struct htoe_credit_tx *tx,
+			       const uint16_t credit[HTOE_CREDIT_NCLASS],
+			       uint64_t now);
+
+/*
+ * Starvation accounting. The caller has a packet of (vc, has_data) ready for
+ * this VL but htoe_credit_tx_can_send() is false: call _blocked(). The first
+ * call opens an interval at now (later calls while it is open change
+ * nothing, except that has_data is updated). The interval closes at the
+ * htoe_credit_tx_update() that makes the packet sendable, or at
+ * _unblocked() (the caller's queue emptied for another reason).
+ * _starved_ns() = closed intervals + the open one up to now.
+ */
+void htoe_credit_tx_blocked(struct htoe_credit_tx *tx, enum ht_vc vc,
+			    bool has_data, uint64_t now);
+void htoe_credit_tx_unblocked(struct htoe_credit_tx *tx, enum ht_vc vc,
+			      uint64_t now);
+uint64_t htoe_credit_tx_starved_ns(const struct htoe_credit_tx *tx,
+				   enum ht_vc vc, uint64_t now);
+
+/* ---- receive pool (one per bridge) ------------------------------------ */
+
+struct htoe_rxpool {
+	uint16_t total[HT_VC_COUNT][2];
+	uint16_t reserve;                   /* R, every class */
+	uint16_t max_per_vl;                /* M, every class */
+	uint16_t n_vls;                     /* N: VLs that may attach */
+	uint16_t n_attached;
+	uint32_t shared[HT_VC_COUNT][2];    /* S = total - N*R */
+	uint32_t committed[HT_VC_COUNT][2]; /* sum of o_v over attached VLs */
+	uint32_t excess[HT_VC_COUNT][2];    /* sum of e_v */
+	uint32_t committed_hwm[HT_VC_COUNT][2];
+};
+
+/*
+ * total[vc][d]: buffers of each class. reserve R >= 1, max_per_vl M >= R,
+ * n_vls N >= 1, total[c] <= 32767 and total[c] >= N*R for every class.
+ * Returns 0 or -EINVAL.
+ */
+int htoe_rxpool_init(struct htoe_rxpool *p, const uint16_t total[HT_VC_COUNT][2],
+		     uint16_t reserve, uint16_t max_per_vl, uint16_t n_vls);
+
+/* Free buffers of a class (total - committed). */
+uint32_t htoe_rxpool_free(const struct htoe_rxpool *p, enum ht_vc vc, bool data);
+
+/* ---- receiver side, one per VL ---------------------------------------- */
+
+struct htoe_credit_rx {
+	uint16_t granted[HT_VC_COUNT][2];   /* cumulative limit advertised */
+	uint16_t received[HT_VC_COUNT][2];  /* packets received (accepted) */
+	uint16_t released[HT_VC_COUNT][2];  /* buffers freed by the local side */
+	bool     active[HT_VC_COUNT][2];    /* received something since reset */
+	uint64_t overruns;                  /* received beyond granted */
+	uint64_t regrants;                  /* regrants that changed a limit */
+};
+
+/*
+ * Attach a VL to the pool: counters 0, nothing granted yet (call
+ * htoe_credit_rx_regrant() to grant the reserve and advertise it).
+ * Returns 0, or -ENOSPC if n_vls VLs are already attached.
+ */
+int htoe_credit_rx_init(struct htoe_rxpool *p, struct htoe_credit_rx *rx);
+
+/*
+ * An HT packet of (vc, has_data) arrived on this VL (in an accepted frame).
+ * Checks received < granted for the command class and, if has_data, for the
+ * data class. Returns 0 (counted as received: the packet now holds its
+ * buffers until htoe_credit_rx_release()), -ENOSPC for an overrun (nothing
+ * counted except rx->overruns: the caller drops the packet and counts
+ * HTOE_DROP_NO_CREDIT), -EINVAL for an invalid vc.
+ */
+int htoe_credit_rx_receive(struct htoe_credit_rx *rx, enum ht_vc vc, bool has_data);
+
+/*
+ * The buffers of one received packet of (vc, has_data) are free again (the
+ * local HT link consumed it, or it was dropped). Returns 0, or -EINVAL if
+ * that would release more than was received (caller bug; nothing changes).
+ */
+int htoe_credit_rx_release(struct htoe_rxpool *p, struct htoe_credit_rx *rx,
+			   enum ht_vc vc, bool has_data);
+
+/*
+ * Recompute the grant of every class of this VL by the pool policy (top up
+ * to the reserve; active classes up to the cap from the shared remainder).
+ * Returns true if any cumulative limit changed: the caller must advertise
+ * the new limits (piggybacked on the next frame, or in an ACK frame if no
+ * frame is going to the peer soon; see htoe_credit_rx_unused()).
+ */
+bool htoe_credit_rx_regrant(struct htoe_rxpool *p, struct htoe_credit_rx *rx);
+
+/* The cumulative limits to put in a header (wire order). */
+void htoe_credit_rx_limits(const struct htoe_credit_rx *rx,
+			   uint16_t credit[HTOE_CREDIT_NCLASS]);
+
+/* Granted but not yet received (credits the sender may still use), and
+ * received but not yet released (buffers held). A caller can use unused ==
+ * 0 after a regrant as "the sender is stalled: send the update now". */
+uint16_t htoe_credit_rx_unused(const struct htoe_credit_rx *rx, enum ht_vc vc, bool data);
+uint16_t htoe_credit_rx_held(const struct htoe_credit_rx *rx, enum ht_vc vc, bool data);
+
+/*
+ * VL reset of the receiver side. Precondition: nothing held (every received
+ * packet released); else -EBUSY and nothing changes. Returns the VL's unused
+ * grants to the pool, zeroes granted/received/released and the active
+ * flags. The VL stays attached; the next regrant grants the reserve again.
+ * Returns 0.
+ */
+int htoe_credit_rx_reset(struct htoe_rxpool *p, struct htoe_credit_rx *rx);
+
+/*
+ * Invariant check ("credits conserved") over the pool and all its attached
+ * VLs: the VL i is at (const char *)first + i * stride (stride =
+ * sizeof(struct htoe_credit_rx) for a plain array, or the size of a larger
+ * per-VL struct when first points at its htoe_credit_rx member). n must be
+ * the number of attached VLs. Checks, per class:
+ *   released <= received <= granted (serially) for every VL;
+ *   o_v <= max(R, M) for every VL;
+ *   sum o_v == pool committed, sum e_v == pool excess;
+ *   excess <= shared, committed <= total.
+ * Returns 0, or -EINVAL with a message in err (if err != NULL).
+ */
+int htoe_credit_check(const struct htoe_rxpool *p, const struct htoe_credit_rx *first,
+		      size_t n, size_t stride, char *err, size_t errlen);
+
+/*
+ * Check one direction of a VL end to end (sender tx, receiver rx, both in
+ * the same epoch): consumed <= limit, limit <= granted, received <=
+ * consumed, serially, for every class. Returns 0 or -EINVAL with a message.
+ */
+int htoe_credit_check_pair(const struct htoe_credit_tx *tx,
+			   const struct htoe_credit_rx *rx, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe_retry: Go-Back-N retry of one virtual link (VL), sans-I/O.
+ *
+ * One `struct htoe_retry` holds both directions of one VL:
+ *   - the TX side numbers the DATA frames we send and decides what must be
+ *     (re)transmitted;
+ *   - the RX side checks the sequence numbers of the DATA frames we receive
+ *     and decides when an ACK or a NAK is owed to the peer.
+ *
+ * Sequence numbers are 16 bits, one per DATA frame (all VCs of the VL share
+ * the space), starting at 0 and wrapping 65535 -> 0. They are compared with
+ * serial arithmetic (htoe_seq_lt / htoe_seq_diff), which is exact as long as
+ * the two numbers are less than 32768 apart; the window (<= 4096) keeps every
+ * number the protocol handles within that distance.
+ *
+ * Acks are cumulative and carry the NEXT expected sequence number: ack(a)
+ * acknowledges every frame with seq < a. Every frame (DATA, ACK, NAK) carries
+ * one; a NAK(a) additionally asks the sender to go back to a. ACK and NAK
+ * frames are not sequenced: only DATA frames go through htoe_retry_rx_frame().
+ *
+ * The module stores no frames. The caller keeps a copy of every frame with
+ * seq in [una, next_seq) (htoe_retry_tx_una() .. htoe_retry_tx_next_seq())
+ * and frees the oldest ones when htoe_retry_tx_ack()/_nak() report them
+ * acknowledged. A ring of `window` frame descriptors indexed by
+ * seq % window (window a power of two) or seq & mask is enough.
+ *
+ * Time is the caller's `now` in nanoseconds (monotonic, never decreasing).
+ * No I/O, no clock, no allocation.
+ *
+ * Typical driver loop for one VL:
+ *   on DATA frame (header CRC ok, right VL/epoch):
+ *       htoe_retry_tx_ack(r, hdr.ack, now);           // piggybacked ack
+ *       v = htoe_retry_rx_frame(r, hdr.seq, now);     // deliver iff ACCEPT
+ *   on ACK frame:  htoe_retry_tx_ack(r, hdr.ack, now);
+ *   on NAK frame:  htoe_retry_tx_nak(r, hdr.ack, now);
+ *   output:
+ *       while (htoe_retry_tx_retransmit_next(r, &seq)) resend frame seq
+ *                                   (refresh its ack field to rx_ack_value)
+ *       while (have new frame && htoe_retry_tx_can_send(r))
+ *           htoe_retry_tx_send(r, now, &seq); send it with seq
+ *       every frame sent carries ack = htoe_retry_rx_ack_value(r); after it,
+ *           htoe_retry_rx_ack_sent(r, now)
+ *       if (htoe_retry_rx_nak_due(r, now)) send NAK; htoe_retry_rx_nak_sent()
+ *       else if (htoe_retry_rx_ack_due(r, now)) send ACK; htoe_retry_rx_ack_sent()
+ *   timers: if (now >= htoe_retry_next_deadline(r))
+ *       htoe_retry_tx_timer(r, now) -> HTOE_RETRY_LIMIT: reset the VL.
+ */
+#ifndef HTOE_RETRY_H
+#define HTOE_RETRY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define HTOE_RETRY_WINDOW_MAX 4096u
+#define HTOE_RETRY_NEVER      UINT64_MAX   /* "no deadline" */
+
+/* ---- serial arithmetic on 16-bit sequence numbers ---------------------- */
+
+/* a - b as a signed distance in [-32768, 32767]. */
+static inline int32_t htoe_seq_diff(uint16_t a, uint16_t b)
+{
+	return (int32_t)(int16_t)(uint16_t)(a - b);
+}
+
+/* a is before b (serially). */
+static inline bool htoe_seq_lt(uint16_t a, uint16_t b)
+{
+	return htoe_seq_diff(a, b) < 0;
+}
+
+/* a is before or equal to b (serially). */
+static inline bool htoe_seq_le(uint16_t a, uint16_t b)
+{
+	return htoe_seq_diff(a, b) <= 0;
+}
+
+/* ---- configuration ------------------------------------------------------ */
+
+struct htoe_retry_cfg {
+	uint16_t window;        /* max unacknowledged DATA frames, 1..4096 */
+	uint16_t ack_every;     /* standalone ACK after this many accepted frames
+	                         * not yet acked (>= 1) */
+	uint32_t retry_limit;   /* consecutive timeouts without progress that are
+	                         * still retried; one more gives HTOE_RETRY_LIMIT */
+	uint64_t rto_init_ns;   /* first retransmission timeout (> 0); also the
+	                         * NAK re-arm interval of the RX side */
+	uint64_t rto_max_ns;    /* backoff cap (>= rto_init_ns) */
+	uint64_t ack_delay_ns;  /* standalone ACK at the latest this long after
+	                         * the first accepted frame not yet acked */
+};
+
+/* ---- counters (cumulative; htoe_retry_reset() keeps them) -------------- */
+
+struct htoe_retry_stats {
+	uint64_t frames_sent;     /* first transmissions (htoe_retry_tx_send) */
+	uint64_t retransmitted;   /* retransmissions handed out */
+	uint64_t gobacks;         /* go-backs started (NAK or timeout) */
+	uint64_t timeouts;        /* RTO expiries */
+	uint64_t naks_sent;
+	uint64_t naks_received;   /* valid NAKs (incl. those ignored as repeats) */
+	uint64_t naks_ignored;    /* NAKs for a go-back already in progress */
+	uint64_t acks_sent;       /* pending acks cleared by htoe_retry_rx_ack_sent()
+	                           * (piggybacked or standalone) */
+	uint64_t frames_accepted; /* RX: in-order frames */
+	uint64_t dups;            /* RX: seq before the expected one */
+	uint64_t out_of_order;    /* RX: seq after the expected one (gap) */
+	uint64_t invalid_acks;    /* ack/NAK beyond next_seq (ignored) */
+	uint64_t resets;          /* htoe_retry_reset() calls */
+};
+
+/* ---- state (fields are private: use the functions) ---------------------- */
+
+struct htoe_retry {
+	struct htoe_retry_cfg cfg;
+
+	/* TX */
+	uint16_t una;           /* oldest unacknowledged seq */
+	uint16_t next_seq;      /* seq of the next new frame */
+	uint16_t gb_next;       /* go-back: next seq to retransmit */
+	uint16_t gb_from;       /* go-back: where the current one started */
+	bool     gb_active;     /* a go-back is in progress (gb_next < next_seq) */
+	bool     failed;        /* retry limit reached; waiting for a reset */
+	uint32_t retries;       /* consecutive timeouts without progress */
+	uint64_t rto_ns;        /* current timeout (rto_init .. rto_max) */
+	uint64_t rto_deadline;  /* HTOE_RETRY_NEVER when not armed */
+
+	/* RX */
+	uint16_t expected;      /* next expected seq (the ack value) */
+	uint16_t unacked;       /* accepted frames since the last ack sent */
+	bool     ack_pending;
+	bool     nak_sent;      /* a NAK for `expected` was sent */
+	uint64_t ack_at;        /* ACK due at (HTOE_RETRY_NEVER: none) */
+	uint64_t nak_at;        /* NAK due at (HTOE_RETRY_NEVER: none) */
+	uint64_t nak_rearm_at;  /* earliest repeat of the NAK for `expected` */
+
+	struct htoe_retry_stats stats;
+};
+
+/*
+ * Initialize r with cfg (copied). Both sides start at seq 0, nothing
+ * outstanding, no timer armed, counters zero.
+ * Returns 0, or -EINVAL if cfg is out of range (window 0 or > 4096,
+ * ack_every 0, rto_init_ns 0, rto_max_ns < rto_init_ns).
+ */
+int htoe_retry_init(struct htoe_retry *r, const struct htoe_retry_cfg *cfg);
+
+/*
+ * VL reset: both sides back to seq 0 (TX: nothing outstanding, no go-back,
+ * RTO back to rto_init and disarmed, retries 0, not failed; RX: expected 0,
+ * no ACK/NAK owed). The configuration and the counters are kept (stats.resets
+ * is incremented). The caller drops its retransmission copies.
+ */
+void htoe_retry_reset(struct htoe_retry *r);
+
+/* ---- TX side ------------------------------------------------------------ */
+
+/* Oldest unacknowledged seq, and seq the next new frame will get. The
+ * frames the caller must keep are [una, next_seq). */
+uint16_t htoe_retry_tx_una(const struct htoe_retry *r);
+uint16_t htoe_retry_tx_next_seq(const struct htoe_retry *r);
+/* Number of unacknowledged frames (next_seq - una), 0..window. */
+uint16_t htoe_retry_tx_outstanding(const struct htoe_retry *r);
+/* A go-back is in progress (htoe_retry_tx_retransmit_peek() would return
+ * true). */
+bool htoe_retry_tx_in_goback(const struct htoe_retry *r);
+/* The retry limit was reached; the VL must be reset. */
+bool htoe_retry_tx_failed(const struct htoe_retry *r);
+/* Current retransmission timeout in ns (rto_init .. rto_max). */
+uint64_t htoe_retry_tx_rto(const struct htoe_retry *r);
+
+/*
+ * May a NEW frame be sent now? True iff the window has room
+ * (outstanding < window), no go-back is in progress (retransmissions go
+ * first: a new frame sent before them would only be discarded by the
+ * receiver as out of order) and the retry limit has not been reached.
+ */
+bool htoe_retry_tx_can_send(const struct htoe_retry *r);
+
+/*
+ * First transmission of a new frame: assigns it *seq = next_seq and advances
+ * next_seq. Arms the RTO (now + current RTO) if it is not armed, i.e. when
+ * this frame is the only outstanding one.
+ * Returns 0, or -EAGAIN if htoe_retry_tx_can_send() is false (nothing
+ * changes).
+ */
+int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq);
+
+/*
+ * A cumulative ack `ack` (the peer's next expected seq) arrived, piggybacked
+ * on any frame or in an ACK frame.
+ *  - una < ack <= next_seq: releases the frames [una, ack): returns their
+ *    number (> 0). On this progress the retry counter and the RTO return to
+ *    0 and rto_init; the RTO is re-armed at now + rto_init if frames remain,
+ *    disarmed otherwise. A go-back in progress skips the released frames
+ *    (and ends if none remain).
+ *  - ack == una, or ack before una (stale, reordered frame): returns 0,
+ *    nothing changes.
+ *  - ack after next_seq: invalid (the peer acknowledges frames never sent):
+ *    counted in stats.invalid_acks, nothing changes, returns -EINVAL.
+ * After a reset, until the peer has reset too, its acks are typically
+ * invalid; the VL epoch check should filter those frames first.
+ */
+int htoe_retry_tx_ack(struct htoe_retry *r, uint16_t ack, uint64_t now);
+
+/*
+ * A NAK(ack) arrived: the peer expects `ack` and has seen a later frame.
+ * It is first processed as htoe_retry_tx_ack(r, ack, now) (same return
+ * value). Then, if frames remain unacknowledged from `ack` on
+ * (ack == una after the release), a go-back from `ack` starts (every frame
+ * from ack to next_seq - 1 is retransmitted, in order) and the RTO is
+ * re-armed at now + RTO — unless a go-back from the same point `ack` is
+ * already in progress, in which case the NAK is ignored (NAK storm guard;
+ * stats.naks_ignored). A stale NAK (ack before una) starts nothing.
+ * Returns the number of frames released, or -EINVAL as for an invalid ack.
+ */
+int htoe_retry_tx_nak(struct htoe_retry *r, uint16_t ack, uint64_t now);
+
+/* Return values of htoe_retry_tx_timer(). */
+enum htoe_retry_timer {
+	HTOE_RETRY_IDLE = 0,   /* the RTO has not expired (or is not armed) */
+	HTOE_RETRY_GOBACK = 1, /* RTO expired: go-back from una started */
+	HTOE_RETRY_LIMIT = 2,  /* RTO expired retry_limit + 1 times in a row
+	                        * without progress: the caller resets the VL */
+};
+
+/*
+ * Run the TX timer. If the RTO is armed and now >= its deadline: counts a
+ * timeout, increments the retry counter; if it now exceeds retry_limit the
+ * side fails (timer disarmed, no go-back, htoe_retry_tx_can_send() false
+ * until htoe_retry_reset()) and HTOE_RETRY_LIMIT is returned. Otherwise the
+ * RTO doubles (capped at rto_max), a go-back from una starts and the timer
+ * is re-armed at now + the new RTO: HTOE_RETRY_GOBACK.
+ * So with no progress, successive timeouts come rto_init, 2*rto_init,
+ * 4*rto_init, ... (capped at rto_max) after each other.
+ * Returns HTOE_RETRY_IDLE when nothing expired. The RX side needs no timer
+ * call: its due times are checked by htoe_retry_rx_ack_due()/_nak_due().
+ */
+enum htoe_retry_timer htoe_retry_tx_timer(struct htoe_retry *r, uint64_t now);
+
+/*
+ * Go-back iterator. peek: if a go-back is in progress, *seq = the next frame
+ * to retransmit and returns true; false otherwise. next: the same, and
+ * consumes it (counts a retransmission; the go-back ends after the frame
+ * next_seq - 1). Use peek when the caller may fail to send the frame.
+ */
+bool htoe_retry_tx_retransmit_peek(const struct htoe_retry *r, uint16_t *seq);
+bool htoe_retry_tx_retransmit_next(struct htoe_retry *r, uint16_t *seq);
+
+/* ---- RX side ------------------------------------------------------------ */
+
+enum htoe_retry_verdict {
+	HTOE_RX_ACCEPT = 0,       /* seq == expected: deliver; expected++ */
+	HTOE_RX_DUP = 1,          /* seq before expected: discard; an ACK is
+	                           * owed at once so the sender learns */
+	HTOE_RX_OUT_OF_ORDER = 2, /* seq after expected: discard; a NAK is owed
+	                           * (once per gap, see below) */
+};
+
+/*
+ * Classify a received DATA frame with sequence number seq (after its CRC,
+ * VL and epoch were checked). Only ACCEPT frames may be delivered.
+ *  - ACCEPT: expected++; an ACK becomes pending: due after ack_every
+ *    accepted frames, or ack_delay_ns after the first of them, whichever is
+ *    first. Any NAK state for the old expected value is cleared.
+ *  - DUP: an ACK is due now.
+ *  - OUT_OF_ORDER: if no NAK was sent for the current expected value, a NAK
+ *    is due now; otherwise the NAK is repeated no earlier than rto_init
+ *    after the previous one (and only because out-of-order frames keep
+ *    arriving: one NAK per gap per rto_init at most).
+ */
+enum htoe_retry_verdict htoe_retry_rx_frame(struct htoe_retry *r, uint16_t seq,
+					    uint64_t now);
+
+/* The ack value to put in every frame sent to the peer: the next expected
+ * seq. */
+uint16_t htoe_retry_rx_ack_value(const struct htoe_retry *r);
+
+/* An ACK is owed and due at now (send a standalone ACK frame unless a DATA
+ * frame carrying the ack goes out now anyway). */
+bool htoe_retry_rx_ack_due(const struct htoe_retry *r, uint64_t now);
+
+/* An ACK is owed (due now or later). */
+bool htoe_retry_rx_ack_pending(const struct htoe_retry *r);
+
+/* A NAK frame (ack = htoe_retry_rx_ack_value()) is due at now. */
+bool htoe_retry_rx_nak_due(const struct htoe_retry *r, uint64_t now);
+
+/*
+ * A frame carrying ack = htoe_retry_rx_ack_value() was sent (a DATA frame,
+ * an ACK frame, or a retransmission with a refreshed ack): clears the
+ * pending ACK (counted in stats.acks_sent if one was pending). Calling it
+ * after every frame sent is correct and cheap.
+ */
+void htoe_retry_rx_ack_sent(struct htoe_retry *r, uint64_t now);
+
+/*
+ * A NAK frame was sent: the NAK is no longer due; it will not be repeated
+ * for the same expected value before now + rto_init. Since a NAK carries
+ * the ack, it also clears the pending ACK (like htoe_retry_rx_ack_sent()).
+ */
+void htoe_retry_rx_nak_sent(struct htoe_retry *r, uint64_t now);
+
+/* ---- deadlines ---------------------------------------------------------- */
+
+/*
+ * Earliest time at which a timer of this VL needs the caller: the RTO, the
+ * pending ACK's due time, the NAK due time (immediate or re-arm).
+ * HTOE_RETRY_NEVER (UINT64_MAX) if none. A value <= now means "due now".
+ */
+uint64_t htoe_retry_next_deadline(const struct htoe_retry *r);
+
+#endif

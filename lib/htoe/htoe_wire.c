@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * HToE wire format: see htoe_wire.h and docs/wire-format.md.
+ */
+#include "htoe/htoe_wire.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include <isa-l/crc.h>
+
+#include "htmodel/ht_packet.h"
+
+/* ------------------------------------------------------------------ names */
+
+static const char *const ftype_names[] = {
+	[HTOE_FT_DATA] = "DATA",
+	[HTOE_FT_ACK] = "ACK",
+	[HTOE_FT_NAK] = "NAK",
+	[HTOE_FT_RESET] = "RESET",
+	[HTOE_FT_RESET_ACK] = "RESET_ACK",
+	[HTOE_FT_CTRL] = "CTRL",
+};
+
+bool htoe_ftype_valid(unsigned ftype)
+{
+	return ftype >= HTOE_FT_MIN && ftype <= HTOE_FT_MAX;
+}
+
+const char *htoe_ftype_name(unsigned ftype)
+{
+	return htoe_ftype_valid(ftype) ? ftype_names[ftype] : "?";
+}
+
+bool htoe_ftype_has_payload(unsigned ftype)
+{
+	return ftype == HTOE_FT_DATA || ftype == HTOE_FT_CTRL;
+}
+
+static const char *const drop_names[HTOE_DROP__COUNT] = {
+	[HTOE_DROP_NONE] = "none",
+	[HTOE_DROP_RUNT] = "runt",
+	[HTOE_DROP_ETHERTYPE] = "ethertype",
+	[HTOE_DROP_VERSION] = "version",
+	[HTOE_DROP_TYPE] = "type",
+	[HTOE_DROP_RESERVED] = "reserved",
+	[HTOE_DROP_LENGTH] = "length",
+	[HTOE_DROP_CRC] = "crc",
+	[HTOE_DROP_HT_MALFORMED] = "ht_malformed",
+	[HTOE_DROP_COUNT] = "count",
+	[HTOE_DROP_VC] = "vc",
+	[HTOE_DROP_NOT_FOR_US] = "not_for_us",
+	[HTOE_DROP_UNKNOWN_PEER] = "unknown_peer",
+	[HTOE_DROP_EPOCH] = "epoch",
+	[HTOE_DROP_DUP] = "dup",
+	[HTOE_DROP_OUT_OF_ORDER] = "out_of_order",
+	[HTOE_DROP_NO_CREDIT] = "no_credit",
+};
+
+const char *htoe_drop_name(int reason)
+{
+	if (reason < 0)
+		reason = reason == INT_MIN ? HTOE_DROP__COUNT : -reason;
+	if (reason >= HTOE_DROP__COUNT || !drop_names[reason])
+		return "?";
+	return drop_names[reason];
+}
+
+/* ------------------------------------------------------------------ CRC32C */
+
+uint32_t htoe_crc32c_update(uint32_t crc, const void *buf, size_t len)
+{
+	/* ISA-L's crc32_iscsi() takes and returns the raw (reflected) shift
+	 * register: no initial or final inversion. The standard CRC32C is
+	 * ~crc32_iscsi(buf, len, 0xFFFFFFFF), so continuing a standard value
+	 * means feeding its complement back in. */
+	const unsigned char *p = buf;
+	uint32_t reg = ~crc;
+
+	while (len) {
+		int chunk = len > (size_t)INT_MAX ? INT_MAX : (int)len;
+
+		/* crc32_iscsi's prototype lacks const; it does not write. */
+		reg = crc32_iscsi((unsigned char *)(uintptr_t)p, chunk, reg);
+		p += chunk;
+		len -= (size_t)chunk;
+	}
+	return ~reg;
+}
+
+uint32_t htoe_crc32c(const void *buf, size_t len)
+{
+	return htoe_crc32c_update(0, buf, len);
+}
+
+/* CRC of a frame's HToE header (bytes 0..27) and payload. */
+static uint32_t frame_crc(const uint8_t *hdr, const uint8_t *payload, size_t plen)
+{
+	uint32_t crc = htoe_crc32c_update(0, hdr, HTOE_CRC_COVER_HDR);
+
+	return htoe_crc32c_update(crc, payload, plen);
+}
+
+/* ------------------------------------------------------------------ build */
+
+size_t htoe_l2_len(const struct htoe_hdr *h)
+{
+	return h->has_vlan ? HTOE_ETH_HLEN + HTOE_VLAN_HLEN : HTOE_ETH_HLEN;
+}
+
+int htoe_hdr_check(const struct htoe_hdr *h)
+{
+	if (!htoe_ftype_valid(h->ftype))
+		return -EINVAL;
+	if (h->has_vlan && (h->pcp > 7 || h->dei > 1 || h->vid > 0xFFF))
+		return -EINVAL;
+	if (h->vc > 2)
+		return -EINVAL;
+	if (h->ftype != HTOE_FT_DATA && (h->vc || h->npkts || h->seq))
+		return -EINVAL;
+	if (h->cold && h->ftype != HTOE_FT_RESET && h->ftype != HTOE_FT_RESET_ACK)
+		return -EINVAL;
+	if (h->payload_len && !htoe_ftype_has_payload(h->ftype))
+		return -EINVAL;
+	if (h->payload_len > HTOE_MAX_PAYLOAD(HTOE_MTU_MAX))
+		return -EINVAL;
+	return 0;
+}
+
+int htoe_hdr_write(const struct htoe_hdr *h, uint8_t *buf, size_t cap)
+{
+	size_t l2 = htoe_l2_len(h);
+	int rc = htoe_hdr_check(h);
+
+	if (rc)
+		return rc;
+	if (cap < l2 + HTOE_HDR_LEN)
+		return -ENOSPC;
+
+	memcpy(buf, h->dst, 6);
+	memcpy(buf + 6, h->src, 6);
+	if (h->has_vlan) {
+		htoe_put_be16(buf + 12, HTOE_TPID_8021Q);
+		htoe_put_be16(buf + 14, (uint16_t)((unsigned)h->pcp << 13 |
+						   (unsigned)h->dei << 12 | h->vid));
+	}
+	htoe_put_be16(buf + l2 - 2, HTOE_ETHERTYPE);
+
+	uint8_t *x = buf + l2;
+
+	x[HTOE_OFF_VER_TYPE] = (uint8_t)(HTOE_VERSION << 4 | h->ftype);
+	x[HTOE_OFF_FLAGS] = (uint8_t)(h->vc | (h->cold ? HTOE_FLAG_COLD : 0));
+	x[HTOE_OFF_NPKTS] = h->npkts;
+	x[HTOE_OFF_EPOCH] = h->epoch;
+	htoe_put_be16(x + HTOE_OFF_SRC_NODE, h->src_node);
+	htoe_put_be16(x + HTOE_OFF_DST_NODE, h->dst_node);
+	htoe_put_be16(x + HTOE_OFF_SEQ, h->seq);
+	htoe_put_be16(x + HTOE_OFF_ACK, h->ack);
+	for (unsigned i = 0; i < HTOE_CR__COUNT; i++)
+		htoe_put_be16(x + HTOE_OFF_CREDIT + 2 * i, h->credit[i]);
+	htoe_put_be16(x + HTOE_OFF_PLEN, h->payload_len);
+	htoe_put_be16(x + HTOE_OFF_RSVD, 0);
+	htoe_put_be32(x + HTOE_OFF_CRC, 0);
+	return (int)(l2 + HTOE_HDR_LEN);
+}
+
+/* Ethernet header length of a frame this layer built: 14 or 18, or -EINVAL
+ * if the frame is not (untagged or single-tagged) HToE. */
+static int frame_l2_len(const uint8_t *frame, size_t len)
+{
+	if (len < HTOE_ETH_HLEN + HTOE_HDR_LEN)
+		return -EINVAL;
+	uint16_t et = htoe_get_be16(frame + 12);
+
+	if (et == HTOE_ETHERTYPE)
+		return HTOE_ETH_HLEN;
+	if (et == HTOE_TPID_8021Q && len >= HTOE_L2_MAX + HTOE_HDR_LEN &&
+	    htoe_get_be16(frame + 16) == HTOE_ETHERTYPE)
+		return HTOE_L2_MAX;
+	return -EINVAL;
+}
+
+int htoe_frame_seal(uint8_t *frame, size_t cap, size_t l2_len, size_t payload_len)
+{
+	if (l2_len != HTOE_ETH_HLEN && l2_len != HTOE_L2_MAX)
+		return -EINVAL;
+	if (frame_l2_len(frame, cap) != (int)l2_len)
+		return -EINVAL;
+	if (payload_len > HTOE_MAX_PAYLOAD(HTOE_MTU_MAX))
+		return -EMSGSIZE;
+
+	uint8_t *x = frame + l2_len;
+
+	if (payload_len && !htoe_ftype_has_payload(x[HTOE_OFF_VER_TYPE] & 0x0F))
+		return -EINVAL;
+
+	size_t end = l2_len + HTOE_HDR_LEN + payload_len;
+	size_t flen = end < HTOE_MIN_FRAME ? HTOE_MIN_FRAME : end;
+
+	if (cap < flen)
+		return -ENOSPC;
+
+	htoe_put_be16(x + HTOE_OFF_PLEN, (uint16_t)payload_len);
+	htoe_put_be32(x + HTOE_OFF_CRC, frame_crc(x, x + HTOE_HDR_LEN, payload_len));
+	if (flen > end)
+		memset(frame + end, 0, flen - end);
+	return (int)flen;
+}
+
+int htoe_frame_set_npkts(uint8_t *frame, size_t len, unsigned npkts)
+{
+	int l2 = frame_l2_len(frame, len);
+
+	if (l2 < 0 || npkts > 255)
+		return -EINVAL;
+	frame[l2 + HTOE_OFF_NPKTS] = (uint8_t)npkts;
+	return 0;
+}
+
+/* The header of a sealed frame and its payload length, or NULL. */
+static uint8_t *sealed_hdr(uint8_t *frame, size_t len, size_t *plen)
+{
+	int l2 = frame_l2_len(frame, len);
+
+	if (l2 < 0)
+		return NULL;
+	uint8_t *x = frame + l2;
+
+	*plen = htoe_get_be16(x + HTOE_OFF_PLEN);
+	if ((size_t)l2 + HTOE_HDR_LEN + *plen > len)
+		return NULL;
+	return x;
+}
+
+int htoe_frame_reseal(uint8_t *frame, size_t len)
+{
+	size_t plen;
+	uint8_t *x = sealed_hdr(frame, len, &plen);
+
+	if (!x)
+		return -EINVAL;
+	htoe_put_be32(x + HTOE_OFF_CRC, frame_crc(x, x + HTOE_HDR_LEN, plen));
+	return 0;
+}
+
+int htoe_frame_refresh(uint8_t *frame, size_t len, uint16_t ack,
+		       const uint16_t credit[HTOE_CR__COUNT])
+{
+	size_t plen;
+	uint8_t *x = sealed_hdr(frame, len, &plen);
+
+	if (!x)
+		return -EINVAL;
+	htoe_put_be16(x + HTOE_OFF_ACK, ack);
+	if (credit)
+		for (unsigned i = 0; i < HTOE_CR__COUNT; i++)
+			htoe_put_be16(x + HTOE_OFF_CREDIT + 2 * i, credit[i]);
+	htoe_put_be32(x + HTOE_OFF_CRC, frame_crc(x, x + HTOE_HDR_LEN, plen));
+	return 0;
+}
+
+/* ------------------------------------------------------------------ parse */
+
+int htoe_payload_check(const uint8_t *p, size_t len, unsigned npkts, unsigned vc)
+{
+	size_t off = 0;
+	unsigned n = 0;
+
+	while (off < len) {
+		size_t rem = len - off;
+		int plen = ht_peek_len(p + off, rem);
+
+		if (plen == HT_E_TRUNCATED)
+			return -HTOE_DROP_LENGTH;
+		if (plen <= 0)
+			return -HTOE_DROP_HT_MALFORMED;
+		if ((size_t)plen > rem)
+			return -HTOE_DROP_LENGTH;
+
+		struct ht_pkt pkt;
+		int r = ht_decode(p + off, (size_t)plen, &pkt);
+
+		if (r != plen)
+			return -HTOE_DROP_HT_MALFORMED;
+		enum ht_vc pvc = ht_pkt_vc(&pkt);
+
+		if (pvc == HT_VC_NONE || (unsigned)pvc != vc)
+			return -HTOE_DROP_VC;
+		if (++n > npkts)
+			return -HTOE_DROP_COUNT;
+		off += (size_t)plen;
+	}
+	if (n != npkts)
+		return -HTOE_DROP_COUNT;
+	return 0;
+}
+
+void htoe_pkt_iter_init(struct htoe_pkt_iter *it, const uint8_t *payload, size_t len)
+{
+	it->p = payload;
+	it->len = len;
+	it->off = 0;
+	it->idx = 0;
+}
+
+int htoe_pkt_iter_next(struct htoe_pkt_iter *it, const uint8_t **pkt, size_t *pkt_len)
+{
+	if (it->off >= it->len)
+		return 0;
+	size_t rem = it->len - it->off;
+	int n = ht_peek_len(it->p + it->off, rem);
+
+	if (n == HT_E_TRUNCATED || (n > 0 && (size_t)n > rem))
+		return -HTOE_DROP_LENGTH;
+	if (n <= 0)
+		return -HTOE_DROP_HT_MALFORMED;
+	*pkt = it->p + it->off;
+	*pkt_len = (size_t)n;
+	it->off += (size_t)n;
+	it->idx++;
+	return 1;
+}
+
+int htoe_frame_parse(const uint8_t *frame, size_t len, unsigned mtu,
+		     struct htoe_hdr *h, const uint8_t **payload)
+{
+	if (mtu < HTOE_MTU_MIN)
+		mtu = HTOE_MTU_MIN;
+	if (mtu > HTOE_MTU_MAX)
+		mtu = HTOE_MTU_MAX;
+	memset(h, 0, sizeof(*h));
+
+	/* 1. Ethernet header */
+	if (len < HTOE_ETH_HLEN)
+		return -HTOE_DROP_RUNT;
+	memcpy(h->dst, frame, 6);
+	memcpy(h->src, frame + 6, 6);
+
+	size_t l2 = HTOE_ETH_HLEN;
+	uint16_t et = htoe_get_be16(frame + 12);
+
+	/* 2. EtherType, with at most one 802.1Q tag */
+	if (et == HTOE_TPID_8021Q) {
+		if (len < HTOE_L2_MAX)
+			return -HTOE_DROP_RUNT;
+		uint16_t tci = htoe_get_be16(frame + 14);
+
+		h->has_vlan = true;
+		h->pcp = (uint8_t)(tci >> 13);
+		h->dei = (uint8_t)(tci >> 12 & 1);
+		h->vid = tci & 0x0FFF;
+		l2 = HTOE_L2_MAX;
+		et = htoe_get_be16(frame + 16);
+	}
+	if (et != HTOE_ETHERTYPE)
+		return -HTOE_DROP_ETHERTYPE; /* incl. a second tag 8100/88A8 */
+
+	/* 3. room for the HToE header */
+	if (len < l2 + HTOE_HDR_LEN)
+		return -HTOE_DROP_RUNT;
+
+	const uint8_t *x = frame + l2;
+
+	/* 4, 5. version and type */
+	h->version = x[HTOE_OFF_VER_TYPE] >> 4;
+	h->ftype = x[HTOE_OFF_VER_TYPE] & 0x0F;
+	if (h->version != HTOE_VERSION)
+		return -HTOE_DROP_VERSION;
+	if (!htoe_ftype_valid(h->ftype))
+		return -HTOE_DROP_TYPE;
+
+	uint8_t flags = x[HTOE_OFF_FLAGS];
+
+	h->vc = flags & HTOE_FLAG_VC_MASK;
+	h->cold = (flags & HTOE_FLAG_COLD) != 0;
+	h->npkts = x[HTOE_OFF_NPKTS];
+	h->epoch = x[HTOE_OFF_EPOCH];
+	h->src_node = htoe_get_be16(x + HTOE_OFF_SRC_NODE);
+	h->dst_node = htoe_get_be16(x + HTOE_OFF_DST_NODE);
+	h->seq = htoe_get_be16(x + HTOE_OFF_SEQ);
+	h->ack = htoe_get_be16(x + HTOE_OFF_ACK);
+	for (unsigned i = 0; i < HTOE_CR__COUNT; i++)
+		h->credit[i] = htoe_get_be16(x + HTOE_OFF_CREDIT + 2 * i);
+	h->payload_len = htoe_get_be16(x + HTOE_OFF_PLEN);
+	h->crc = htoe_get_be32(x + HTOE_OFF_CRC);
+
+	/* 6. payload length against the MTU and the frame */
+	if (h->payload_len > HTOE_MAX_PAYLOAD(mtu))
+		return -HTOE_DROP_LENGTH;
+	if (l2 + HTOE_HDR_LEN + h->payload_len > len)
+		return -HTOE_DROP_LENGTH;
+
+	const uint8_t *pl = x + HTOE_HDR_LEN;
+
+	/* 7. CRC32C over header bytes 0..27 and the payload */
+	if (frame_crc(x, pl, h->payload_len) != h->crc)
+		return -HTOE_DROP_CRC;
+
+	/* 8. reserved bits and fields the type does not use */
+	if ((flags & HTOE_FLAG_RSVD_MASK) || htoe_get_be16(x + HTOE_OFF_RSVD))
+		return -HTOE_DROP_RESERVED;
+	if (h->vc == 3)
+		return -HTOE_DROP_RESERVED;
+	if (h->ftype != HTOE_FT_DATA && (h->vc || h->seq))
+		return -HTOE_DROP_RESERVED;
+	if (h->cold && h->ftype != HTOE_FT_RESET && h->ftype != HTOE_FT_RESET_ACK)
+		return -HTOE_DROP_RESERVED;
+
+	/* 9. payload length against the type */
+	if (h->payload_len && !htoe_ftype_has_payload(h->ftype))
+		return -HTOE_DROP_LENGTH;
+	if (h->ftype == HTOE_FT_DATA && h->payload_len == 0)
+		return -HTOE_DROP_LENGTH;
+
+	/* 10. packet count against the type */
+	if ((h->ftype == HTOE_FT_DATA) != (h->npkts != 0))
+		return -HTOE_DROP_COUNT;
+
+	/* 11. the HT packets of a DATA frame */
+	if (h->ftype == HTOE_FT_DATA) {
+		int rc = htoe_payload_check(pl, h->payload_len, h->npkts, h->vc);
+
+		if (rc)
+			return rc;
+	}
+	if (payload)
+		*payload = pl;
+	return 0;
+}

@@ -1,0 +1,710 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Unit tests of lib/htoe/htoe_credit: cumulative VL credits and the
+ * receive-pool policy.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "htmodel/ht_rand.h"
+#include "htoe/htoe_credit.h"
+
+static void set_all(uint16_t t[HT_VC_COUNT][2], uint16_t v)
+{
+	for (int i = 0; i < HT_VC_COUNT; i++)
+		t[i][0] = t[i][1] = v;
+}
+
+static void lim_all(uint16_t c[HTOE_CREDIT_NCLASS], uint16_t v)
+{
+	for (int i = 0; i < HTOE_CREDIT_NCLASS; i++)
+		c[i] = v;
+}
+
+#define CHECK_POOL(p, arr, n)                                                     \
+	do {                                                                      \
+		char err_[160] = "";                                              \
+		int rc_ = htoe_credit_check((p), (arr), (n), sizeof((arr)[0]), err_, \
+					    sizeof(err_));                        \
+		if (rc_ != 0)                                                     \
+			fail_msg("invariant: %s", err_);                          \
+	} while (0)
+
+/* ---- sender side ---------------------------------------------------------- */
+
+static void test_class_index(void **state)
+{
+	(void)state;
+	assert_int_equal(htoe_credit_class(HT_VC_P, false), 0);
+	assert_int_equal(htoe_credit_class(HT_VC_P, true), 1);
+	assert_int_equal(htoe_credit_class(HT_VC_NP, false), 2);
+	assert_int_equal(htoe_credit_class(HT_VC_NP, true), 3);
+	assert_int_equal(htoe_credit_class(HT_VC_R, false), 4);
+	assert_int_equal(htoe_credit_class(HT_VC_R, true), 5);
+	/* the flat wire order is the memory order of [vc][d] */
+	struct htoe_credit_rx rx;
+	memset(&rx, 0, sizeof(rx));
+	rx.granted[HT_VC_NP][1] = 77;
+	rx.granted[HT_VC_R][0] = 55;
+	uint16_t c[HTOE_CREDIT_NCLASS];
+	htoe_credit_rx_limits(&rx, c);
+	assert_int_equal(c[3], 77);
+	assert_int_equal(c[4], 55);
+	assert_int_equal(c[0], 0);
+}
+
+static void test_tx_take_limit(void **state)
+{
+	(void)state;
+	struct htoe_credit_tx tx;
+	uint16_t c[HTOE_CREDIT_NCLASS];
+
+	htoe_credit_tx_init(&tx);
+	for (int v = 0; v < HT_VC_COUNT; v++) {
+		assert_false(htoe_credit_tx_can_send(&tx, (enum ht_vc)v, false));
+		assert_int_equal(htoe_credit_tx_take(&tx, (enum ht_vc)v, false), -EAGAIN);
+	}
+	assert_int_equal(htoe_credit_tx_take(&tx, HT_VC_NONE, false), -EINVAL);
+	assert_false(htoe_credit_tx_can_send(&tx, HT_VC_NONE, false));
+
+	/* P: 2 command, 1 data */
+	lim_all(c, 0);
+	c[0] = 2;
+	c[1] = 1;
+	assert_int_equal(htoe_credit_tx_update(&tx, c, 0), 0x3);
+	assert_int_equal(htoe_credit_tx_avail(&tx, HT_VC_P, false), 2);
+	assert_int_equal(htoe_credit_tx_avail(&tx, HT_VC_P, true), 1);
+	assert_true(htoe_credit_tx_can_send(&tx, HT_VC_P, true));
+	assert_int_equal(htoe_credit_tx_take(&tx, HT_VC_P, true), 0);
+	/* one command credit left, no data credit: a packet with data waits,
+	 * one without data goes */
+	assert_false(htoe_credit_tx_can_send(&tx, HT_VC_P, true));
+	assert_int_equal(htoe_credit_tx_take(&tx, HT_VC_P, true), -EAGAIN);
+	assert_int_equal(htoe_credit_tx_avail(&tx, HT_VC_P, false), 1); /* not taken */
+	assert_int_equal(htoe_credit_tx_take(&tx, HT_VC_P, false), 0);
+	assert_int_equal(htoe_credit_tx_take(&tx, HT_VC_P, false), -EAGAIN);
+	/* the other VCs are independent */
+	assert_false(htoe_credit_tx_can_send(&tx, HT_VC_NP, false));
+	c[2] = 1;
+	assert_int_equal(htoe_credit_tx_update(&tx, c, 0), 1u << 2);
+	assert_int_equal(htoe_credit_tx_take(&tx, HT_VC_NP, false), 0);
+	assert_int_equal(tx.consumed[HT_VC_P][0], 2);
+	assert_int_equal(tx.consumed[HT_VC_P][1], 1);
+	assert_int_equal(tx.consumed[HT_VC_NP][0], 1);
+	assert_int_equal(tx.consumed[HT_VC_NP][1], 0);
+}
+
+static void test_tx_wrap(void **state)
+{
+	(void)state;
+	struct htoe_credit_tx tx;
+	uint16_t c[HTOE_CREDIT_NCLASS];
+
+	htoe_credit_tx_init(&tx);
+	/* walk the cumulative counters of R cmd up to the wrap, in steps of
+	 * 1000 as a receiver would grant them */
+	uint32_t granted = 0, consumed = 0;
+	lim_all(c, 0);
+	while (granted < 70000) {
+		granted += 1000;
+		c[4] = (uint16_t)granted;
+		assert_int_equal(htoe_credit_tx_update(&tx, c, 0), 1u << 4);
+		assert_int_equal(htoe_credit_tx_avail(&tx, HT_VC_R, false),
+				 (uint16_t)(granted - consumed));
+		while (htoe_credit_tx_take(&tx, HT_VC_R, false) == 0)
+			consumed++;
+		assert_int_equal(consumed, granted);
+	}
+	assert_int_equal(tx.limit[HT_VC_R][0], (uint16_t)70000);
+	assert_int_equal(tx.consumed[HT_VC_R][0], (uint16_t)70000);
+	/* across the wrap exactly: limit 65530 -> 10 is an advance of 16 */
+	htoe_credit_tx_init(&tx);
+	lim_all(c, 0);
+	/* a grant never moves by 32768 or more (pools are <= 32767) */
+	c[0] = 32768;
+	assert_int_equal(htoe_credit_tx_update(&tx, c, 0), 0);
+	assert_int_equal(tx.stale_updates, 1);
+	tx.stale_updates = 0;
+	const uint16_t steps[] = { 30000, 60000, 65530 };
+	for (int k = 0; k < 3; k++) {
+		c[0] = steps[k];
+		assert_int_equal(htoe_credit_tx_update(&tx, c, 0), 1);
+		while (htoe_credit_tx_avail(&tx, HT_VC_P, false) > (k == 2 ? 5 : 0))
+			assert_int_equal(htoe_credit_tx_take(&tx, HT_VC_P, false), 0);
+	}
+	assert_int_equal(tx.consumed[HT_VC_P][0], 65525);
+	assert_int_equal(htoe_credit_tx_avail(&tx, HT_VC_P, false), 5);
+	c[0] = 10;
+	assert_int_equal(htoe_credit_tx_update(&tx, c, 0), 1);
+	assert_int_equal(htoe_credit_tx_avail(&tx, HT_VC_P, false), 21);
+	assert_int_equal(tx.stale_updates, 0);
+}
+
+static void test_tx_stale_update(void **state)
+{
+	(void)state;
+	struct htoe_credit_tx tx;
+	uint16_t c[HTOE_CREDIT_NCLASS];
+
+	htoe_credit_tx_init(&tx);
+	lim_all(c, 10);
+	assert_int_equal(htoe_credit_tx_update(&tx, c, 0), 0x3F);
+	/* an older header (overtaken by the newer one): ignored */
+	lim_all(c, 8);
+	assert_int_equal(htoe_credit_tx_update(&tx, c, 0), 0);
+	assert_int_equal(tx.stale_updates, 6);
+	assert_int_equal(htoe_credit_tx_avail(&tx, HT_VC_NP, true), 10);
+	/* the same totals again (duplicate): nothing */
+	lim_all(c, 10);
+	assert_int_equal(htoe_credit_tx_update(&tx, c, 0), 0);
+	assert_int_equal(tx.stale_updates, 6);
+	/* mixed: some classes ahead, some behind */
+	c[0] = 12;
+	c[5] = 9;
+	assert_int_equal(htoe_credit_tx_update(&tx, c, 0), 1);
+	assert_int_equal(tx.limit[HT_VC_P][0], 12);
+	assert_int_equal(tx.limit[HT_VC_R][1], 10);
+	assert_int_equal(tx.stale_updates, 7);
+	/* stale across the wrap: 65535 is before 3 */
+	htoe_credit_tx_init(&tx);
+	lim_all(c, 3);
+	htoe_credit_tx_update(&tx, c, 0);
+	lim_all(c, 65535);
+	assert_int_equal(htoe_credit_tx_update(&tx, c, 0), 0);
+	assert_int_equal(tx.limit[HT_VC_P][0], 3);
+}
+
+static void test_tx_starvation(void **state)
+{
+	(void)state;
+	struct htoe_credit_tx tx;
+	uint16_t c[HTOE_CREDIT_NCLASS];
+
+	htoe_credit_tx_init(&tx);
+	lim_all(c, 0);
+	htoe_credit_tx_blocked(&tx, HT_VC_P, true, 100);
+	htoe_credit_tx_blocked(&tx, HT_VC_P, true, 150); /* same interval */
+	assert_int_equal(htoe_credit_tx_starved_ns(&tx, HT_VC_P, 200), 100);
+	/* a command credit alone does not unblock a packet with data */
+	c[0] = 1;
+	htoe_credit_tx_update(&tx, c, 250);
+	assert_int_equal(htoe_credit_tx_starved_ns(&tx, HT_VC_P, 300), 200);
+	c[1] = 1;
+	htoe_credit_tx_update(&tx, c, 350);
+	assert_int_equal(htoe_credit_tx_starved_ns(&tx, HT_VC_P, 1000), 250);
+	assert_int_equal(tx.starved_events[HT_VC_P], 1);
+	assert_int_equal(htoe_credit_tx_starved_ns(&tx, HT_VC_NP, 1000), 0);
+	/* explicit end */
+	htoe_credit_tx_blocked(&tx, HT_VC_NP, false, 1000);
+	htoe_credit_tx_unblocked(&tx, HT_VC_NP, 1400);
+	assert_int_equal(htoe_credit_tx_starved_ns(&tx, HT_VC_NP, 5000), 400);
+	/* reset drops an open interval, keeps the total */
+	htoe_credit_tx_blocked(&tx, HT_VC_NP, false, 6000);
+	htoe_credit_tx_reset(&tx);
+	assert_int_equal(htoe_credit_tx_starved_ns(&tx, HT_VC_NP, 9000), 400);
+	assert_int_equal(tx.limit[HT_VC_P][0], 0);
+	assert_int_equal(tx.consumed[HT_VC_P][0], 0);
+}
+
+/* ---- receiver side and pool ----------------------------------------------- */
+
+static void test_pool_init(void **state)
+{
+	(void)state;
+	struct htoe_rxpool p;
+	uint16_t t[HT_VC_COUNT][2];
+
+	set_all(t, 100);
+	assert_int_equal(htoe_rxpool_init(&p, t, 4, 20, 25), 0);  /* 25*4 = 100 */
+	assert_int_equal(htoe_rxpool_init(&p, t, 4, 20, 26), -EINVAL);
+	assert_int_equal(htoe_rxpool_init(&p, t, 0, 20, 2), -EINVAL);
+	assert_int_equal(htoe_rxpool_init(&p, t, 5, 4, 2), -EINVAL);
+	assert_int_equal(htoe_rxpool_init(&p, t, 4, 20, 0), -EINVAL);
+	t[HT_VC_NP][1] = 99; /* one class too small */
+	assert_int_equal(htoe_rxpool_init(&p, t, 4, 20, 25), -EINVAL);
+	set_all(t, 32768);
+	assert_int_equal(htoe_rxpool_init(&p, t, 4, 20, 2), -EINVAL);
+	set_all(t, 32767);
+	assert_int_equal(htoe_rxpool_init(&p, t, 4, 20, 2), 0);
+	assert_int_equal(htoe_rxpool_free(&p, HT_VC_R, true), 32767);
+
+	/* attach at most n_vls VLs */
+	set_all(t, 10);
+	assert_int_equal(htoe_rxpool_init(&p, t, 2, 4, 2), 0);
+	struct htoe_credit_rx rx[3];
+	assert_int_equal(htoe_credit_rx_init(&p, &rx[0]), 0);
+	assert_int_equal(htoe_credit_rx_init(&p, &rx[1]), 0);
+	assert_int_equal(htoe_credit_rx_init(&p, &rx[2]), -ENOSPC);
+}
+
+static void test_rx_overrun(void **state)
+{
+	(void)state;
+	struct htoe_rxpool p;
+	struct htoe_credit_rx rx[1];
+	uint16_t t[HT_VC_COUNT][2];
+
+	set_all(t, 16);
+	assert_int_equal(htoe_rxpool_init(&p, t, 3, 8, 1), 0);
+	assert_int_equal(htoe_credit_rx_init(&p, &rx[0]), 0);
+	/* nothing granted yet: any packet is an overrun */
+	assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_P, false), -ENOSPC);
+	assert_true(htoe_credit_rx_regrant(&p, &rx[0]));
+	assert_false(htoe_credit_rx_regrant(&p, &rx[0])); /* nothing new */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_P, false), 0);
+	assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_P, false), -ENOSPC);
+	assert_int_equal(rx[0].overruns, 2);
+	assert_int_equal(rx[0].received[HT_VC_P][0], 3);
+	/* P cmd is active (8 granted), P data is not (3): after 3 packets
+	 * with data, a 4th with data overruns the data class although
+	 * command credit is left; it is not counted at all */
+	assert_true(htoe_credit_rx_regrant(&p, &rx[0]));
+	assert_int_equal(rx[0].granted[HT_VC_P][0], 8);
+	assert_int_equal(rx[0].granted[HT_VC_P][1], 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_P, true), 0);
+	assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_P, true), -ENOSPC);
+	assert_int_equal(rx[0].overruns, 3);
+	assert_int_equal(rx[0].received[HT_VC_P][0], 6);
+	assert_int_equal(rx[0].received[HT_VC_P][1], 3);
+	assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_P, false), 0);
+	assert_int_equal(rx[0].received[HT_VC_P][0], 7);
+	/* command overrun with data credit available: nothing counted */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_R, i == 0), 0);
+	assert_int_equal(htoe_credit_rx_unused(&rx[0], HT_VC_R, false), 0);
+	assert_int_equal(htoe_credit_rx_unused(&rx[0], HT_VC_R, true), 2);
+	assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_NP, true), 0);
+	assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_NP, true), 0);
+	assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_NP, false), 0);
+	assert_int_equal(htoe_credit_rx_unused(&rx[0], HT_VC_NP, true), 1);
+	assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_NP, true), -ENOSPC);
+	assert_int_equal(rx[0].received[HT_VC_NP][1], 2);
+	assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_NONE, false), -EINVAL);
+	assert_int_equal(htoe_credit_rx_held(&rx[0], HT_VC_NP, false), 3);
+	/* release more than received is refused (R: one packet with data) */
+	assert_int_equal(htoe_credit_rx_release(&p, &rx[0], HT_VC_R, true), 0);
+	assert_int_equal(htoe_credit_rx_release(&p, &rx[0], HT_VC_R, true), -EINVAL);
+	assert_int_equal(htoe_credit_rx_held(&rx[0], HT_VC_R, false), 2);
+	CHECK_POOL(&p, rx, 1);
+}
+
+static void test_policy_reserve_many_vls(void **state)
+{
+	(void)state;
+	enum { N = 64, R = 4, M = 20, SHARED = 100 };
+	static struct htoe_credit_rx rx[N];
+	struct htoe_rxpool p;
+	uint16_t t[HT_VC_COUNT][2];
+
+	set_all(t, N * R + SHARED);
+	assert_int_equal(htoe_rxpool_init(&p, t, R, M, N), 0);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(htoe_credit_rx_init(&p, &rx[i]), 0);
+		assert_true(htoe_credit_rx_regrant(&p, &rx[i]));
+		/* inactive: exactly the reserve */
+		assert_int_equal(rx[i].granted[HT_VC_P][0], R);
+		assert_int_equal(rx[i].granted[HT_VC_R][1], R);
+		CHECK_POOL(&p, rx, (size_t)i + 1);
+	}
+	assert_int_equal(htoe_rxpool_free(&p, HT_VC_P, false), SHARED);
+
+	/* VLs become active one by one (one P cmd packet each) and regrant:
+	 * the first six take M - R = 16 each (96), the seventh the last 4,
+	 * the others keep their reserve */
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(htoe_credit_rx_receive(&rx[i], HT_VC_P, false), 0);
+		htoe_credit_rx_regrant(&p, &rx[i]);
+		uint16_t exp;
+		if (i < 6)
+			exp = M;
+		else if (i == 6)
+			exp = R + (SHARED - 6 * (M - R));
+		else
+			exp = R;
+		assert_int_equal(rx[i].granted[HT_VC_P][0], exp);
+		/* other classes untouched: still inactive */
+		assert_int_equal(rx[i].granted[HT_VC_P][1], R);
+		CHECK_POOL(&p, rx, N);
+	}
+	assert_int_equal(htoe_rxpool_free(&p, HT_VC_P, false), 0);
+	/* every VL can still use its reserve: the last VL gets R packets in */
+	for (int k = 1; k < R; k++)
+		assert_int_equal(htoe_credit_rx_receive(&rx[N - 1], HT_VC_P, false), 0);
+	assert_int_equal(htoe_credit_rx_receive(&rx[N - 1], HT_VC_P, false), -ENOSPC);
+
+	/* VL 0 releases its one buffer: its outstanding drops to M - 1 and
+	 * the freed shared buffer goes to whoever regrants first */
+	assert_int_equal(htoe_credit_rx_release(&p, &rx[0], HT_VC_P, false), 0);
+	CHECK_POOL(&p, rx, N);
+	assert_int_equal(htoe_rxpool_free(&p, HT_VC_P, false), 1);
+	assert_true(htoe_credit_rx_regrant(&p, &rx[10]));
+	assert_int_equal(rx[10].granted[HT_VC_P][0], R + 1);
+	assert_false(htoe_credit_rx_regrant(&p, &rx[0])); /* nothing left */
+	CHECK_POOL(&p, rx, N);
+
+	/* VL 63 releases all it held: topped up to the reserve only (the
+	 * shared part is exhausted) */
+	for (int k = 0; k < R; k++)
+		assert_int_equal(htoe_credit_rx_release(&p, &rx[N - 1], HT_VC_P, false), 0);
+	assert_true(htoe_credit_rx_regrant(&p, &rx[N - 1]));
+	assert_int_equal((uint16_t)(rx[N - 1].granted[HT_VC_P][0] - rx[N - 1].released[HT_VC_P][0]), R);
+	CHECK_POOL(&p, rx, N);
+}
+
+static void test_policy_cap(void **state)
+{
+	(void)state;
+	struct htoe_rxpool p;
+	struct htoe_credit_rx rx[2];
+	uint16_t t[HT_VC_COUNT][2];
+
+	set_all(t, 1000);
+	assert_int_equal(htoe_rxpool_init(&p, t, 8, 64, 2), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(htoe_credit_rx_init(&p, &rx[i]), 0);
+		htoe_credit_rx_regrant(&p, &rx[i]);
+	}
+	assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_NP, true), 0);
+	assert_true(htoe_credit_rx_regrant(&p, &rx[0]));
+	/* capped at max_per_vl although the pool has plenty */
+	assert_int_equal(rx[0].granted[HT_VC_NP][0], 64);
+	assert_int_equal(rx[0].granted[HT_VC_NP][1], 64);
+	assert_int_equal(rx[0].granted[HT_VC_P][0], 8);
+	assert_false(htoe_credit_rx_regrant(&p, &rx[0]));
+	/* the sender uses everything; nothing released: no more credit */
+	for (int i = 1; i < 64; i++)
+		assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_NP, true), 0);
+	assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_NP, true), -ENOSPC);
+	assert_false(htoe_credit_rx_regrant(&p, &rx[0]));
+	/* each release gives one credit back (cumulative limit +1) */
+	for (int i = 0; i < 10; i++) {
+		assert_int_equal(htoe_credit_rx_release(&p, &rx[0], HT_VC_NP, true), 0);
+		assert_true(htoe_credit_rx_regrant(&p, &rx[0]));
+		assert_int_equal(rx[0].granted[HT_VC_NP][0], 65 + i);
+		assert_int_equal(htoe_credit_rx_unused(&rx[0], HT_VC_NP, false), i + 1);
+	}
+	CHECK_POOL(&p, rx, 2);
+	assert_int_equal(p.committed[HT_VC_NP][0], 64 + 8);
+	assert_int_equal(p.committed_hwm[HT_VC_NP][0], 64 + 8);
+}
+
+static void test_policy_regrant_after_release(void **state)
+{
+	(void)state;
+	/* two VLs compete for a shared part of 10 */
+	struct htoe_rxpool p;
+	struct htoe_credit_rx rx[2];
+	uint16_t t[HT_VC_COUNT][2];
+
+	set_all(t, 2 * 2 + 10);
+	assert_int_equal(htoe_rxpool_init(&p, t, 2, 12, 2), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(htoe_credit_rx_init(&p, &rx[i]), 0);
+		htoe_credit_rx_regrant(&p, &rx[i]);
+	}
+	/* A becomes active, takes all 10 shared */
+	assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_P, false), 0);
+	htoe_credit_rx_regrant(&p, &rx[0]);
+	assert_int_equal(rx[0].granted[HT_VC_P][0], 12);
+	/* B becomes active: only its reserve */
+	assert_int_equal(htoe_credit_rx_receive(&rx[1], HT_VC_P, false), 0);
+	assert_false(htoe_credit_rx_regrant(&p, &rx[1]));
+	assert_int_equal(rx[1].granted[HT_VC_P][0], 2);
+	/* B releases its buffer: back to the reserve (limit 3) */
+	assert_int_equal(htoe_credit_rx_release(&p, &rx[1], HT_VC_P, false), 0);
+	assert_true(htoe_credit_rx_regrant(&p, &rx[1]));
+	assert_int_equal(rx[1].granted[HT_VC_P][0], 3);
+	CHECK_POOL(&p, rx, 2);
+	/* A uses 5 and releases them: they go to B if B regrants first */
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_P, false), 0);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(htoe_credit_rx_release(&p, &rx[0], HT_VC_P, false), 0);
+	assert_int_equal(htoe_rxpool_free(&p, HT_VC_P, false), 6);
+	assert_true(htoe_credit_rx_regrant(&p, &rx[1]));
+	assert_int_equal((uint16_t)(rx[1].granted[HT_VC_P][0] - rx[1].released[HT_VC_P][0]), 2 + 6);
+	assert_false(htoe_credit_rx_regrant(&p, &rx[0]));
+	assert_int_equal((uint16_t)(rx[0].granted[HT_VC_P][0] - rx[0].released[HT_VC_P][0]), 6);
+	assert_int_equal(htoe_rxpool_free(&p, HT_VC_P, false), 0);
+	CHECK_POOL(&p, rx, 2);
+	/* A uses and releases what it had: outstanding 1, excess 0; the
+	 * shared part has 10 - 6 (B's excess) = 4 free: A gets R + 4 */
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_P, false), 0);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(htoe_credit_rx_release(&p, &rx[0], HT_VC_P, false), 0);
+	assert_true(htoe_credit_rx_regrant(&p, &rx[0]));
+	assert_int_equal((uint16_t)(rx[0].granted[HT_VC_P][0] - rx[0].released[HT_VC_P][0]), 2 + 4);
+	assert_int_equal(p.excess[HT_VC_P][0], 10);
+	assert_int_equal(htoe_rxpool_free(&p, HT_VC_P, false), 0);
+	CHECK_POOL(&p, rx, 2);
+}
+
+static void test_rx_reset(void **state)
+{
+	(void)state;
+	struct htoe_rxpool p;
+	struct htoe_credit_rx rx[2];
+	uint16_t t[HT_VC_COUNT][2];
+
+	set_all(t, 40);
+	assert_int_equal(htoe_rxpool_init(&p, t, 4, 16, 2), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(htoe_credit_rx_init(&p, &rx[i]), 0);
+		htoe_credit_rx_regrant(&p, &rx[i]);
+	}
+	assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_R, true), 0);
+	assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_R, true), 0);
+	htoe_credit_rx_regrant(&p, &rx[0]);
+	assert_int_equal(p.committed[HT_VC_R][1], 16 + 4);
+	/* buffers still held: refused */
+	assert_int_equal(htoe_credit_rx_reset(&p, &rx[0]), -EBUSY);
+	assert_int_equal(htoe_credit_rx_release(&p, &rx[0], HT_VC_R, true), 0);
+	assert_int_equal(htoe_credit_rx_reset(&p, &rx[0]), -EBUSY);
+	assert_int_equal(htoe_credit_rx_release(&p, &rx[0], HT_VC_R, true), 0);
+	assert_int_equal(htoe_credit_rx_reset(&p, &rx[0]), 0);
+	/* everything returned, counters at zero, still attached */
+	assert_int_equal(p.committed[HT_VC_R][1], 4);
+	assert_int_equal(p.excess[HT_VC_R][1], 0);
+	assert_int_equal(rx[0].granted[HT_VC_R][1], 0);
+	assert_int_equal(rx[0].received[HT_VC_R][1], 0);
+	assert_false(rx[0].active[HT_VC_R][1]);
+	CHECK_POOL(&p, rx, 2);
+	assert_true(htoe_credit_rx_regrant(&p, &rx[0]));
+	assert_int_equal(rx[0].granted[HT_VC_R][1], 4);
+	assert_int_equal(p.n_attached, 2);
+	CHECK_POOL(&p, rx, 2);
+}
+
+static void test_check_detects(void **state)
+{
+	(void)state;
+	struct htoe_rxpool p;
+	struct htoe_credit_rx rx[2];
+	uint16_t t[HT_VC_COUNT][2];
+	char err[160];
+
+	set_all(t, 40);
+	assert_int_equal(htoe_rxpool_init(&p, t, 4, 16, 2), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(htoe_credit_rx_init(&p, &rx[i]), 0);
+		htoe_credit_rx_regrant(&p, &rx[i]);
+	}
+	CHECK_POOL(&p, rx, 2);
+	assert_int_equal(htoe_credit_check(&p, rx, 1, sizeof(rx[0]), err, sizeof(err)), -EINVAL);
+	/* a grant behind the pool's back */
+	rx[1].granted[HT_VC_P][0]++;
+	assert_int_equal(htoe_credit_check(&p, rx, 2, sizeof(rx[0]), err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "committed"));
+	rx[1].granted[HT_VC_P][0]--;
+	/* received beyond granted */
+	rx[0].received[HT_VC_NP][0] = 5;
+	assert_int_equal(htoe_credit_check(&p, rx, 2, sizeof(rx[0]), err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "granted"));
+	rx[0].received[HT_VC_NP][0] = 0;
+	/* over-committed pool */
+	p.committed[HT_VC_R][0] = 41;
+	assert_int_equal(htoe_credit_check(&p, rx, 2, sizeof(rx[0]), NULL, 0), -EINVAL);
+	p.committed[HT_VC_R][0] = 8;
+	CHECK_POOL(&p, rx, 2);
+
+	/* pair check */
+	struct htoe_credit_tx tx;
+	uint16_t c[HTOE_CREDIT_NCLASS];
+	htoe_credit_tx_init(&tx);
+	htoe_credit_rx_limits(&rx[0], c);
+	htoe_credit_tx_update(&tx, c, 0);
+	assert_int_equal(htoe_credit_check_pair(&tx, &rx[0], err, sizeof(err)), 0);
+	tx.limit[HT_VC_R][1]++;
+	assert_int_equal(htoe_credit_check_pair(&tx, &rx[0], err, sizeof(err)), -EINVAL);
+	tx.limit[HT_VC_R][1]--;
+	rx[0].received[HT_VC_P][0] = 1;
+	assert_int_equal(htoe_credit_check_pair(&tx, &rx[0], err, sizeof(err)), -EINVAL);
+}
+
+/* ---- randomized: senders and receivers of K VLs through one pool --------- */
+
+#define K 6
+#define INFLIGHT 512
+
+struct pkt {
+	uint8_t vc, data;
+};
+
+struct vlsim {
+	struct htoe_credit_tx tx;
+	/* packets on the wire, FIFO (the retry layer delivers in order) */
+	struct pkt fly[INFLIGHT];
+	unsigned fly_head, fly_n;
+	unsigned fly_cnt[HT_VC_COUNT][2]; /* in flight per class */
+	/* packets held in the receiving bridge */
+	struct pkt held[INFLIGHT];
+	unsigned held_n;
+	/* credit headers on the wire, possibly reordered: a small bag */
+	uint16_t hdr[8][HTOE_CREDIT_NCLASS];
+	unsigned hdr_n;
+	uint64_t sent;
+};
+
+static void check_all(const struct htoe_rxpool *p, const struct htoe_credit_rx *rx,
+		      const struct vlsim *vs)
+{
+	char err[200] = "";
+	if (htoe_credit_check(p, rx, K, sizeof(rx[0]), err, sizeof(err)) != 0)
+		fail_msg("pool: %s", err);
+	for (int i = 0; i < K; i++) {
+		if (htoe_credit_check_pair(&vs[i].tx, &rx[i], err, sizeof(err)) != 0)
+			fail_msg("VL %d: %s", i, err);
+		/* in flight = consumed - received; held = received - released */
+		unsigned held[HT_VC_COUNT][2] = { { 0 } };
+		for (unsigned k = 0; k < vs[i].held_n; k++) {
+			held[vs[i].held[k].vc][0]++;
+			held[vs[i].held[k].vc][1] += vs[i].held[k].data;
+		}
+		for (int v = 0; v < HT_VC_COUNT; v++) {
+			for (int d = 0; d < 2; d++) {
+				assert_int_equal((uint16_t)(vs[i].tx.consumed[v][d] - rx[i].received[v][d]),
+						 vs[i].fly_cnt[v][d]);
+				assert_int_equal(htoe_credit_rx_held(&rx[i], (enum ht_vc)v, d), held[v][d]);
+			}
+		}
+	}
+}
+
+static void test_randomized_pool(void **state)
+{
+	(void)state;
+	static struct vlsim vs[K];
+	static struct htoe_credit_rx rx[K];
+	struct htoe_rxpool p;
+	struct ht_rand rng;
+	uint16_t t[HT_VC_COUNT][2];
+	uint64_t total_sent = 0, resets = 0;
+
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		ht_rand_seed(&rng, seed);
+		memset(vs, 0, sizeof(vs));
+		/* some classes tight, some generous */
+		for (int v = 0; v < HT_VC_COUNT; v++) {
+			t[v][0] = (uint16_t)(K * 3 + ht_rand_below(&rng, 60));
+			t[v][1] = (uint16_t)(K * 3 + ht_rand_below(&rng, 30));
+		}
+		assert_int_equal(htoe_rxpool_init(&p, t, 3, (uint16_t)(3 + ht_rand_below(&rng, 20)), K), 0);
+		for (int i = 0; i < K; i++) {
+			htoe_credit_tx_init(&vs[i].tx);
+			assert_int_equal(htoe_credit_rx_init(&p, &rx[i]), 0);
+		}
+		for (int step = 0; step < 200000; step++) {
+			int i = (int)ht_rand_below(&rng, K);
+			struct vlsim *s = &vs[i];
+			unsigned op = (unsigned)ht_rand_below(&rng, 100);
+
+			if (op < 35) {
+				/* sender: one packet if credits allow */
+				struct pkt k = { (uint8_t)ht_rand_below(&rng, 3),
+						 (uint8_t)ht_rand_pct(&rng, 50) };
+				if (htoe_credit_tx_can_send(&s->tx, k.vc, k.data)) {
+					assert_int_equal(htoe_credit_tx_take(&s->tx, k.vc, k.data), 0);
+					assert_true(s->fly_n < INFLIGHT);
+					s->fly[(s->fly_head + s->fly_n++) % INFLIGHT] = k;
+					s->fly_cnt[k.vc][0]++;
+					s->fly_cnt[k.vc][1] += k.data;
+					s->sent++;
+				} else {
+					assert_int_equal(htoe_credit_tx_take(&s->tx, k.vc, k.data), -EAGAIN);
+				}
+			} else if (op < 60) {
+				/* receiver: the oldest packet in flight arrives */
+				if (s->fly_n) {
+					struct pkt k = s->fly[s->fly_head];
+					s->fly_head = (s->fly_head + 1) % INFLIGHT;
+					s->fly_n--;
+					s->fly_cnt[k.vc][0]--;
+					s->fly_cnt[k.vc][1] -= k.data;
+					/* never an overrun: the sender obeyed */
+					assert_int_equal(htoe_credit_rx_receive(&rx[i], k.vc, k.data), 0);
+					s->held[s->held_n++] = k;
+				}
+			} else if (op < 80) {
+				/* the local HT side consumes a held packet (any) */
+				if (s->held_n) {
+					unsigned j = (unsigned)ht_rand_below(&rng, s->held_n);
+					struct pkt k = s->held[j];
+					s->held[j] = s->held[--s->held_n];
+					assert_int_equal(htoe_credit_rx_release(&p, &rx[i], k.vc, k.data), 0);
+				}
+			} else if (op < 90) {
+				/* regrant and put the limits in a header on the wire */
+				htoe_credit_rx_regrant(&p, &rx[i]);
+				/* reserve guarantee: every class has >= R outstanding */
+				for (int v = 0; v < HT_VC_COUNT; v++)
+					for (int d = 0; d < 2; d++)
+						assert_true((uint16_t)(rx[i].granted[v][d] -
+								       rx[i].released[v][d]) >= 3);
+				if (s->hdr_n < 8)
+					htoe_credit_rx_limits(&rx[i], s->hdr[s->hdr_n++]);
+			} else if (op < 99) {
+				/* a header arrives: any of the bag (reordering);
+				 * sometimes duplicated, sometimes lost */
+				if (s->hdr_n) {
+					unsigned j = (unsigned)ht_rand_below(&rng, s->hdr_n);
+					if (!ht_rand_pct(&rng, 10))
+						htoe_credit_tx_update(&s->tx, s->hdr[j], (uint64_t)step);
+					if (!ht_rand_pct(&rng, 10))
+						memcpy(s->hdr[j], s->hdr[--s->hdr_n], sizeof(s->hdr[j]));
+				}
+			} else {
+				/* VL reset: in-flight frames of the old epoch are
+				 * dropped, held buffers released, both sides reset */
+				s->fly_n = 0;
+				memset(s->fly_cnt, 0, sizeof(s->fly_cnt));
+				s->hdr_n = 0;
+				while (s->held_n) {
+					struct pkt k = s->held[--s->held_n];
+					assert_int_equal(htoe_credit_rx_release(&p, &rx[i], k.vc, k.data), 0);
+				}
+				assert_int_equal(htoe_credit_rx_reset(&p, &rx[i]), 0);
+				htoe_credit_tx_reset(&s->tx);
+				resets++;
+			}
+			check_all(&p, rx, vs);
+		}
+		for (int i = 0; i < K; i++)
+			total_sent += vs[i].sent;
+	}
+	/* the run made real progress and saw stale headers */
+	assert_true(total_sent > 100000);
+	assert_true(resets > 10);
+	uint64_t stale = 0;
+	for (int i = 0; i < K; i++)
+		stale += vs[i].tx.stale_updates;
+	assert_true(stale > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_class_index),
+		cmocka_unit_test(test_tx_take_limit),
+		cmocka_unit_test(test_tx_wrap),
+		cmocka_unit_test(test_tx_stale_update),
+		cmocka_unit_test(test_tx_starvation),
+		cmocka_unit_test(test_pool_init),
+		cmocka_unit_test(test_rx_overrun),
+		cmocka_unit_test(test_policy_reserve_many_vls),
+		cmocka_unit_test(test_policy_cap),
+		cmocka_unit_test(test_policy_regrant_after_release),
+		cmocka_unit_test(test_rx_reset),
+		cmocka_unit_test(test_check_detects),
+		cmocka_unit_test(test_randomized_pool),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,883 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Unit tests of lib/htoe/htoe_retry: Go-Back-N per VL.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "htmodel/ht_rand.h"
+#include "htoe/htoe_retry.h"
+
+static struct htoe_retry_cfg cfg_default(void)
+{
+	struct htoe_retry_cfg c = {
+		.window = 64,
+		.ack_every = 4,
+		.retry_limit = 3,
+		.rto_init_ns = 1000,
+		.rto_max_ns = 5000,
+		.ack_delay_ns = 300,
+	};
+	return c;
+}
+
+static void init_r(struct htoe_retry *r, const struct htoe_retry_cfg *c)
+{
+	assert_int_equal(htoe_retry_init(r, c), 0);
+}
+
+static uint16_t send1(struct htoe_retry *r, uint64_t now)
+{
+	uint16_t s = 0xDEAD;
+	assert_int_equal(htoe_retry_tx_send(r, now, &s), 0);
+	return s;
+}
+
+/* ---- serial arithmetic --------------------------------------------------- */
+
+static void test_seq_arith(void **state)
+{
+	(void)state;
+	assert_true(htoe_seq_lt(0, 1));
+	assert_false(htoe_seq_lt(1, 0));
+	assert_false(htoe_seq_lt(5, 5));
+	assert_true(htoe_seq_le(5, 5));
+	assert_true(htoe_seq_lt(65535, 0));
+	assert_true(htoe_seq_lt(65000, 100));
+	assert_false(htoe_seq_lt(100, 65000));
+	assert_int_equal(htoe_seq_diff(0, 65535), 1);
+	assert_int_equal(htoe_seq_diff(65535, 0), -1);
+	assert_int_equal(htoe_seq_diff(3, 65533), 6);
+	assert_int_equal(htoe_seq_diff(100, 100), 0);
+	assert_int_equal(htoe_seq_diff(32767, 0), 32767);
+	assert_int_equal(htoe_seq_diff(32768, 0), -32768);
+}
+
+static void test_init_invalid(void **state)
+{
+	(void)state;
+	struct htoe_retry r;
+	struct htoe_retry_cfg c = cfg_default();
+
+	c.window = 0;
+	assert_int_equal(htoe_retry_init(&r, &c), -EINVAL);
+	c = cfg_default();
+	c.window = 4097;
+	assert_int_equal(htoe_retry_init(&r, &c), -EINVAL);
+	c = cfg_default();
+	c.window = 4096;
+	assert_int_equal(htoe_retry_init(&r, &c), 0);
+	c = cfg_default();
+	c.ack_every = 0;
+	assert_int_equal(htoe_retry_init(&r, &c), -EINVAL);
+	c = cfg_default();
+	c.rto_init_ns = 0;
+	assert_int_equal(htoe_retry_init(&r, &c), -EINVAL);
+	c = cfg_default();
+	c.rto_max_ns = 999;
+	assert_int_equal(htoe_retry_init(&r, &c), -EINVAL);
+	assert_int_equal(htoe_retry_init(NULL, &c), -EINVAL);
+}
+
+/* ---- in-order delivery ---------------------------------------------------- */
+
+static void test_in_order(void **state)
+{
+	(void)state;
+	struct htoe_retry a, b;
+	struct htoe_retry_cfg c = cfg_default();
+	init_r(&a, &c);
+	init_r(&b, &c);
+
+	assert_int_equal(htoe_retry_next_deadline(&a), HTOE_RETRY_NEVER);
+	for (int i = 0; i < 10; i++) {
+		uint16_t s = send1(&a, 100 + (uint64_t)i);
+		assert_int_equal(s, i);
+		assert_int_equal(htoe_retry_rx_frame(&b, s, 200 + (uint64_t)i), HTOE_RX_ACCEPT);
+	}
+	/* RTO armed by the first send only */
+	assert_int_equal(htoe_retry_next_deadline(&a), 100 + 1000);
+	assert_int_equal(htoe_retry_tx_outstanding(&a), 10);
+	assert_int_equal(htoe_retry_rx_ack_value(&b), 10);
+	assert_int_equal(htoe_retry_tx_ack(&a, htoe_retry_rx_ack_value(&b), 300), 10);
+	assert_int_equal(htoe_retry_tx_una(&a), 10);
+	assert_int_equal(htoe_retry_tx_outstanding(&a), 0);
+	assert_int_equal(htoe_retry_next_deadline(&a), HTOE_RETRY_NEVER);
+	assert_int_equal(a.stats.frames_sent, 10);
+	assert_int_equal(b.stats.frames_accepted, 10);
+	assert_int_equal(b.stats.dups + b.stats.out_of_order, 0);
+}
+
+/* ---- wrap-around ------------------------------------------------------------ */
+
+static void test_wraparound(void **state)
+{
+	(void)state;
+	struct htoe_retry a, b;
+	struct htoe_retry_cfg c = cfg_default();
+	c.window = 100;
+	init_r(&a, &c);
+	init_r(&b, &c);
+	uint64_t now = 0;
+	uint32_t total = 0;
+	const uint32_t N = 70000; /* > 65536: crosses 65535 -> 0 */
+	bool crossed = false;
+
+	while (total < N) {
+		/* fill the window, the receiver gets every frame */
+		while (htoe_retry_tx_can_send(&a) && total < N) {
+			uint16_t s = send1(&a, now);
+			assert_int_equal(s, (uint16_t)total);
+			if (s == 0 && total)
+				crossed = true;
+			assert_int_equal(htoe_retry_rx_frame(&b, s, now), HTOE_RX_ACCEPT);
+			total++;
+			now++;
+		}
+		assert_true(htoe_retry_tx_outstanding(&a) <= 100);
+		/* cumulative ack, sometimes partial */
+		uint16_t ack = htoe_retry_rx_ack_value(&b);
+		if (total % 3 == 0)
+			ack = (uint16_t)(ack - 7);
+		int n = htoe_retry_tx_ack(&a, ack, now);
+		assert_true(n >= 0);
+		assert_int_equal(htoe_retry_tx_una(&a), ack);
+		/* a duplicate of an old frame across the wrap is still a DUP */
+		assert_int_equal(htoe_retry_rx_frame(&b, (uint16_t)(htoe_retry_rx_ack_value(&b) - 50), now),
+				 HTOE_RX_DUP);
+		htoe_retry_rx_ack_sent(&b, now);
+	}
+	assert_true(crossed);
+	assert_int_equal(htoe_retry_tx_ack(&a, htoe_retry_rx_ack_value(&b), now) >= 0, 1);
+	assert_int_equal(htoe_retry_tx_outstanding(&a), 0);
+	assert_int_equal(htoe_retry_tx_next_seq(&a), (uint16_t)N);
+	assert_int_equal(b.stats.frames_accepted, N);
+	assert_int_equal(a.stats.invalid_acks, 0);
+	/* the next expected after the wrap is (N mod 65536): a frame with the
+	 * pre-wrap number 65535 is a duplicate, N mod 65536 + 1 is a gap */
+	assert_int_equal(htoe_retry_rx_frame(&b, 65535, now), HTOE_RX_DUP);
+	assert_int_equal(htoe_retry_rx_frame(&b, (uint16_t)(N + 1), now), HTOE_RX_OUT_OF_ORDER);
+}
+
+/* ---- RX verdicts -------------------------------------------------------------- */
+
+static void test_dup_ooo(void **state)
+{
+	(void)state;
+	struct htoe_retry b;
+	struct htoe_retry_cfg c = cfg_default();
+	init_r(&b, &c);
+
+	assert_int_equal(htoe_retry_rx_frame(&b, 0, 10), HTOE_RX_ACCEPT);
+	assert_int_equal(htoe_retry_rx_frame(&b, 1, 10), HTOE_RX_ACCEPT);
+	htoe_retry_rx_ack_sent(&b, 10);
+	assert_false(htoe_retry_rx_ack_pending(&b));
+
+	/* duplicate: immediate ack */
+	assert_int_equal(htoe_retry_rx_frame(&b, 0, 20), HTOE_RX_DUP);
+	assert_true(htoe_retry_rx_ack_due(&b, 20));
+	assert_int_equal(htoe_retry_next_deadline(&b), 20);
+	assert_false(htoe_retry_rx_nak_due(&b, 20));
+	htoe_retry_rx_ack_sent(&b, 20);
+	assert_false(htoe_retry_rx_ack_due(&b, 1000000));
+	assert_int_equal(htoe_retry_rx_frame(&b, 1, 21), HTOE_RX_DUP);
+	assert_int_equal(htoe_retry_rx_frame(&b, (uint16_t)(2 - 3000), 21), HTOE_RX_DUP);
+
+	/* out of order: NAK for the expected value 2, not delivered */
+	assert_int_equal(htoe_retry_rx_frame(&b, 3, 30), HTOE_RX_OUT_OF_ORDER);
+	assert_int_equal(htoe_retry_rx_ack_value(&b), 2);
+	assert_true(htoe_retry_rx_nak_due(&b, 30));
+	assert_int_equal(htoe_retry_rx_frame(&b, 100, 31), HTOE_RX_OUT_OF_ORDER);
+	assert_int_equal(b.stats.dups, 3);
+	assert_int_equal(b.stats.out_of_order, 2);
+	assert_int_equal(b.stats.frames_accepted, 2);
+	/* the missing one is accepted */
+	assert_int_equal(htoe_retry_rx_frame(&b, 2, 40), HTOE_RX_ACCEPT);
+	assert_false(htoe_retry_rx_nak_due(&b, 40));
+	assert_int_equal(htoe_retry_rx_frame(&b, 3, 41), HTOE_RX_ACCEPT);
+}
+
+static void test_nak_once_per_gap(void **state)
+{
+	(void)state;
+	struct htoe_retry b;
+	struct htoe_retry_cfg c = cfg_default(); /* rto_init 1000 */
+	init_r(&b, &c);
+
+	assert_int_equal(htoe_retry_rx_frame(&b, 0, 0), HTOE_RX_ACCEPT);
+	/* gap at 1 */
+	assert_int_equal(htoe_retry_rx_frame(&b, 2, 100), HTOE_RX_OUT_OF_ORDER);
+	assert_true(htoe_retry_rx_nak_due(&b, 100));
+	assert_int_equal(htoe_retry_next_deadline(&b), 100);
+	htoe_retry_rx_nak_sent(&b, 100);
+	assert_int_equal(b.stats.naks_sent, 1);
+	assert_false(htoe_retry_rx_ack_pending(&b)); /* the NAK carried the ack */
+	assert_false(htoe_retry_rx_nak_due(&b, 100));
+	assert_int_equal(htoe_retry_next_deadline(&b), HTOE_RETRY_NEVER);
+
+	/* more frames after the gap: no new NAK before 100 + rto_init */
+	for (uint16_t s = 3; s < 20; s++) {
+		assert_int_equal(htoe_retry_rx_frame(&b, s, 100 + s), HTOE_RX_OUT_OF_ORDER);
+		assert_false(htoe_retry_rx_nak_due(&b, 100 + s));
+	}
+	assert_false(htoe_retry_rx_nak_due(&b, 1099));
+	assert_int_equal(htoe_retry_next_deadline(&b), 1100);
+	assert_true(htoe_retry_rx_nak_due(&b, 1100));
+	htoe_retry_rx_nak_sent(&b, 1100);
+	assert_int_equal(b.stats.naks_sent, 2);
+	/* no further out-of-order frame: no NAK even much later */
+	assert_false(htoe_retry_rx_nak_due(&b, 5000));
+	assert_int_equal(htoe_retry_next_deadline(&b), HTOE_RETRY_NEVER);
+	/* an out-of-order frame after the re-arm time: NAK due at once */
+	assert_int_equal(htoe_retry_rx_frame(&b, 5, 6000), HTOE_RX_OUT_OF_ORDER);
+	assert_true(htoe_retry_rx_nak_due(&b, 6000));
+	htoe_retry_rx_nak_sent(&b, 6000);
+
+	/* the gap closes: expected advances; a new gap NAKs immediately */
+	assert_int_equal(htoe_retry_rx_frame(&b, 1, 6100), HTOE_RX_ACCEPT);
+	assert_int_equal(htoe_retry_rx_frame(&b, 2, 6101), HTOE_RX_ACCEPT);
+	assert_int_equal(htoe_retry_rx_frame(&b, 4, 6102), HTOE_RX_OUT_OF_ORDER);
+	assert_true(htoe_retry_rx_nak_due(&b, 6102));
+	assert_int_equal(htoe_retry_rx_ack_value(&b), 3);
+}
+
+static void test_ack_every_and_delay(void **state)
+{
+	(void)state;
+	struct htoe_retry b;
+	struct htoe_retry_cfg c = cfg_default(); /* ack_every 4, delay 300 */
+	init_r(&b, &c);
+
+	assert_false(htoe_retry_rx_ack_pending(&b));
+	assert_int_equal(htoe_retry_rx_frame(&b, 0, 1000), HTOE_RX_ACCEPT);
+	assert_true(htoe_retry_rx_ack_pending(&b));
+	assert_false(htoe_retry_rx_ack_due(&b, 1000));
+	assert_int_equal(htoe_retry_next_deadline(&b), 1300);
+	assert_int_equal(htoe_retry_rx_frame(&b, 1, 1010), HTOE_RX_ACCEPT);
+	assert_int_equal(htoe_retry_rx_frame(&b, 2, 1020), HTOE_RX_ACCEPT);
+	assert_false(htoe_retry_rx_ack_due(&b, 1020));
+	assert_int_equal(htoe_retry_next_deadline(&b), 1300); /* from the first */
+	assert_int_equal(htoe_retry_rx_frame(&b, 3, 1030), HTOE_RX_ACCEPT);
+	assert_true(htoe_retry_rx_ack_due(&b, 1030)); /* 4th frame */
+	assert_int_equal(htoe_retry_next_deadline(&b), 1030);
+	htoe_retry_rx_ack_sent(&b, 1030);
+	assert_false(htoe_retry_rx_ack_pending(&b));
+
+	/* delay path: one frame, due after ack_delay */
+	assert_int_equal(htoe_retry_rx_frame(&b, 4, 2000), HTOE_RX_ACCEPT);
+	assert_false(htoe_retry_rx_ack_due(&b, 2299));
+	assert_true(htoe_retry_rx_ack_due(&b, 2300));
+	/* a piggybacked ack (DATA frame) clears it */
+	htoe_retry_rx_ack_sent(&b, 2100);
+	assert_false(htoe_retry_rx_ack_due(&b, 2300));
+	assert_int_equal(htoe_retry_next_deadline(&b), HTOE_RETRY_NEVER);
+	assert_int_equal(b.stats.acks_sent, 2);
+
+	/* ack_every = 1: every frame due at once */
+	c.ack_every = 1;
+	init_r(&b, &c);
+	assert_int_equal(htoe_retry_rx_frame(&b, 0, 5), HTOE_RX_ACCEPT);
+	assert_true(htoe_retry_rx_ack_due(&b, 5));
+}
+
+/* ---- TX: acks ------------------------------------------------------------------ */
+
+static void test_partial_ack(void **state)
+{
+	(void)state;
+	struct htoe_retry a;
+	struct htoe_retry_cfg c = cfg_default();
+	init_r(&a, &c);
+
+	for (int i = 0; i < 8; i++)
+		send1(&a, 100);
+	assert_int_equal(htoe_retry_next_deadline(&a), 1100);
+	assert_int_equal(htoe_retry_tx_ack(&a, 3, 500), 3);
+	assert_int_equal(htoe_retry_tx_una(&a), 3);
+	assert_int_equal(htoe_retry_tx_outstanding(&a), 5);
+	assert_int_equal(htoe_retry_next_deadline(&a), 500 + 1000); /* re-armed */
+	assert_int_equal(htoe_retry_tx_ack(&a, 3, 600), 0);        /* no progress */
+	assert_int_equal(htoe_retry_next_deadline(&a), 1500);      /* not re-armed */
+	assert_int_equal(htoe_retry_tx_ack(&a, 1, 600), 0);        /* stale */
+	assert_int_equal(htoe_retry_tx_una(&a), 3);
+	assert_int_equal(htoe_retry_tx_ack(&a, 8, 700), 5);
+	assert_int_equal(htoe_retry_tx_outstanding(&a), 0);
+	assert_int_equal(htoe_retry_next_deadline(&a), HTOE_RETRY_NEVER);
+	assert_int_equal(a.stats.invalid_acks, 0);
+	/* the next send re-arms */
+	send1(&a, 800);
+	assert_int_equal(htoe_retry_next_deadline(&a), 1800);
+}
+
+static void test_invalid_ack(void **state)
+{
+	(void)state;
+	struct htoe_retry a;
+	struct htoe_retry_cfg c = cfg_default();
+	init_r(&a, &c);
+
+	for (int i = 0; i < 5; i++)
+		send1(&a, 0);
+	assert_int_equal(htoe_retry_tx_ack(&a, 6, 10), -EINVAL);
+	assert_int_equal(htoe_retry_tx_ack(&a, 1000, 10), -EINVAL);
+	assert_int_equal(htoe_retry_tx_nak(&a, 7, 10), -EINVAL);
+	assert_int_equal(a.stats.invalid_acks, 3);
+	assert_int_equal(a.stats.naks_received, 0);
+	assert_int_equal(htoe_retry_tx_una(&a), 0);
+	assert_int_equal(htoe_retry_tx_outstanding(&a), 5);
+	assert_false(htoe_retry_tx_in_goback(&a));
+	/* exactly next_seq is valid */
+	assert_int_equal(htoe_retry_tx_ack(&a, 5, 10), 5);
+	/* nothing outstanding: any ack > una is invalid */
+	assert_int_equal(htoe_retry_tx_ack(&a, 6, 10), -EINVAL);
+	assert_int_equal(a.stats.invalid_acks, 4);
+}
+
+static void test_window(void **state)
+{
+	(void)state;
+	struct htoe_retry a;
+	struct htoe_retry_cfg c = cfg_default();
+	c.window = 4;
+	init_r(&a, &c);
+	uint16_t s;
+
+	for (int i = 0; i < 4; i++)
+		send1(&a, 0);
+	assert_false(htoe_retry_tx_can_send(&a));
+	assert_int_equal(htoe_retry_tx_send(&a, 0, &s), -EAGAIN);
+	assert_int_equal(a.stats.frames_sent, 4);
+	assert_int_equal(htoe_retry_tx_ack(&a, 1, 0), 1);
+	assert_true(htoe_retry_tx_can_send(&a));
+	assert_int_equal(send1(&a, 0), 4);
+	assert_false(htoe_retry_tx_can_send(&a));
+}
+
+/* ---- TX: NAK and go-back ------------------------------------------------------- */
+
+static void test_nak_goback(void **state)
+{
+	(void)state;
+	struct htoe_retry a;
+	struct htoe_retry_cfg c = cfg_default();
+	init_r(&a, &c);
+	uint16_t s;
+
+	for (int i = 0; i < 10; i++)
+		send1(&a, 0);
+	assert_false(htoe_retry_tx_retransmit_peek(&a, &s));
+	/* NAK(4): frames 0..3 acked, go back to 4 */
+	assert_int_equal(htoe_retry_tx_nak(&a, 4, 100), 4);
+	assert_true(htoe_retry_tx_in_goback(&a));
+	assert_false(htoe_retry_tx_can_send(&a)); /* retransmissions first */
+	assert_int_equal(htoe_retry_next_deadline(&a), 1100);
+	assert_true(htoe_retry_tx_retransmit_peek(&a, &s));
+	assert_int_equal(s, 4);
+	assert_true(htoe_retry_tx_retransmit_peek(&a, &s)); /* peek does not advance */
+	assert_int_equal(s, 4);
+	assert_true(htoe_retry_tx_retransmit_next(&a, &s));
+	assert_int_equal(s, 4);
+	assert_true(htoe_retry_tx_retransmit_next(&a, &s));
+	assert_int_equal(s, 5);
+
+	/* the same NAK again while the go-back is in progress: ignored */
+	assert_int_equal(htoe_retry_tx_nak(&a, 4, 110), 0);
+	assert_int_equal(a.stats.naks_ignored, 1);
+	assert_true(htoe_retry_tx_retransmit_next(&a, &s));
+	assert_int_equal(s, 6); /* not restarted */
+
+	/* an ack during the go-back skips the released frames */
+	assert_int_equal(htoe_retry_tx_ack(&a, 8, 120), 4);
+	assert_true(htoe_retry_tx_retransmit_next(&a, &s));
+	assert_int_equal(s, 8);
+	assert_true(htoe_retry_tx_retransmit_next(&a, &s));
+	assert_int_equal(s, 9);
+	assert_false(htoe_retry_tx_retransmit_next(&a, &s));
+	assert_false(htoe_retry_tx_in_goback(&a));
+	assert_true(htoe_retry_tx_can_send(&a));
+	assert_int_equal(a.stats.retransmitted, 5);
+
+	/* NAK(8) after the go-back finished: a new go-back from 8 */
+	assert_int_equal(htoe_retry_tx_nak(&a, 8, 130), 0);
+	assert_true(htoe_retry_tx_retransmit_next(&a, &s));
+	assert_int_equal(s, 8);
+	/* a NAK from a later point restarts from there */
+	assert_int_equal(htoe_retry_tx_nak(&a, 9, 140), 1);
+	assert_true(htoe_retry_tx_retransmit_next(&a, &s));
+	assert_int_equal(s, 9);
+	assert_false(htoe_retry_tx_retransmit_next(&a, &s));
+	/* a stale NAK starts nothing */
+	assert_int_equal(htoe_retry_tx_nak(&a, 5, 150), 0);
+	assert_false(htoe_retry_tx_in_goback(&a));
+	/* a NAK acknowledging everything starts nothing */
+	assert_int_equal(htoe_retry_tx_nak(&a, 10, 160), 1);
+	assert_false(htoe_retry_tx_in_goback(&a));
+	assert_int_equal(a.stats.naks_received, 6);
+	assert_int_equal(a.stats.gobacks, 3);
+	assert_int_equal(htoe_retry_next_deadline(&a), HTOE_RETRY_NEVER);
+}
+
+/* ---- TX: RTO backoff and retry limit ---------------------------------------- */
+
+static void test_rto_backoff_limit(void **state)
+{
+	(void)state;
+	struct htoe_retry a;
+	struct htoe_retry_cfg c = cfg_default(); /* 1000 .. 5000, limit 3 */
+	init_r(&a, &c);
+	uint16_t s;
+
+	send1(&a, 0);
+	send1(&a, 0);
+	assert_int_equal(htoe_retry_tx_rto(&a), 1000);
+	assert_int_equal(htoe_retry_tx_timer(&a, 999), HTOE_RETRY_IDLE);
+	/* expected timeouts: 1000, +2000, +4000, then LIMIT at +5000 (cap) */
+	const uint64_t at[] = { 1000, 3000, 7000 };
+	const uint64_t rto_after[] = { 2000, 4000, 5000 };
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(htoe_retry_next_deadline(&a), at[k]);
+		assert_int_equal(htoe_retry_tx_timer(&a, at[k] - 1), HTOE_RETRY_IDLE);
+		assert_int_equal(htoe_retry_tx_timer(&a, at[k]), HTOE_RETRY_GOBACK);
+		assert_int_equal(htoe_retry_tx_rto(&a), rto_after[k]);
+		/* go back to the oldest unacknowledged */
+		assert_true(htoe_retry_tx_retransmit_next(&a, &s));
+		assert_int_equal(s, 0);
+		assert_true(htoe_retry_tx_retransmit_next(&a, &s));
+		assert_int_equal(s, 1);
+		assert_false(htoe_retry_tx_retransmit_next(&a, &s));
+	}
+	assert_int_equal(htoe_retry_next_deadline(&a), 12000);
+	assert_int_equal(htoe_retry_tx_timer(&a, 12000), HTOE_RETRY_LIMIT);
+	assert_true(htoe_retry_tx_failed(&a));
+	assert_false(htoe_retry_tx_can_send(&a));
+	assert_false(htoe_retry_tx_in_goback(&a));
+	assert_int_equal(htoe_retry_next_deadline(&a), HTOE_RETRY_NEVER);
+	assert_int_equal(htoe_retry_tx_timer(&a, 100000), HTOE_RETRY_IDLE);
+	assert_int_equal(a.stats.timeouts, 4);
+
+	/* reset: back to seq 0, rto_init, can send */
+	htoe_retry_reset(&a);
+	assert_false(htoe_retry_tx_failed(&a));
+	assert_true(htoe_retry_tx_can_send(&a));
+	assert_int_equal(htoe_retry_tx_rto(&a), 1000);
+	assert_int_equal(send1(&a, 20000), 0);
+	assert_int_equal(htoe_retry_next_deadline(&a), 21000);
+	assert_int_equal(a.stats.resets, 1);
+	assert_int_equal(a.stats.timeouts, 4); /* counters kept */
+}
+
+static void test_rto_progress_resets_backoff(void **state)
+{
+	(void)state;
+	struct htoe_retry a;
+	struct htoe_retry_cfg c = cfg_default();
+	c.retry_limit = 2;
+	init_r(&a, &c);
+	uint16_t s;
+
+	for (int i = 0; i < 4; i++)
+		send1(&a, 0);
+	assert_int_equal(htoe_retry_tx_timer(&a, 1000), HTOE_RETRY_GOBACK);
+	assert_int_equal(htoe_retry_tx_timer(&a, 3000), HTOE_RETRY_GOBACK);
+	assert_int_equal(htoe_retry_tx_rto(&a), 4000);
+	while (htoe_retry_tx_retransmit_next(&a, &s))
+		;
+	/* progress: retries and RTO back to the start */
+	assert_int_equal(htoe_retry_tx_ack(&a, 1, 3500), 1);
+	assert_int_equal(htoe_retry_tx_rto(&a), 1000);
+	assert_int_equal(htoe_retry_next_deadline(&a), 4500);
+	/* two more timeouts are allowed again (limit 2), the third is LIMIT */
+	assert_int_equal(htoe_retry_tx_timer(&a, 4500), HTOE_RETRY_GOBACK);
+	assert_int_equal(htoe_retry_tx_timer(&a, 6500), HTOE_RETRY_GOBACK);
+	assert_int_equal(htoe_retry_tx_timer(&a, 10500), HTOE_RETRY_LIMIT);
+}
+
+static void test_rto_cap_odd(void **state)
+{
+	(void)state;
+	struct htoe_retry a;
+	struct htoe_retry_cfg c = cfg_default();
+	c.rto_init_ns = 3;
+	c.rto_max_ns = 7;
+	c.retry_limit = 10;
+	init_r(&a, &c);
+	send1(&a, 0);
+	uint64_t now = 3;
+	const uint64_t seq[] = { 6, 7, 7, 7 };
+	for (int k = 0; k < 4; k++) {
+		assert_int_equal(htoe_retry_tx_timer(&a, now), HTOE_RETRY_GOBACK);
+		assert_int_equal(htoe_retry_tx_rto(&a), seq[k]);
+		now += seq[k];
+		assert_int_equal(htoe_retry_next_deadline(&a), now);
+	}
+}
+
+static void test_reset(void **state)
+{
+	(void)state;
+	struct htoe_retry a;
+	struct htoe_retry_cfg c = cfg_default();
+	init_r(&a, &c);
+
+	for (int i = 0; i < 7; i++)
+		send1(&a, 0);
+	assert_int_equal(htoe_retry_rx_frame(&a, 0, 0), HTOE_RX_ACCEPT);
+	assert_int_equal(htoe_retry_rx_frame(&a, 5, 0), HTOE_RX_OUT_OF_ORDER);
+	htoe_retry_tx_nak(&a, 2, 0);
+	htoe_retry_reset(&a);
+	assert_int_equal(htoe_retry_tx_una(&a), 0);
+	assert_int_equal(htoe_retry_tx_next_seq(&a), 0);
+	assert_false(htoe_retry_tx_in_goback(&a));
+	assert_int_equal(htoe_retry_rx_ack_value(&a), 0);
+	assert_false(htoe_retry_rx_ack_pending(&a));
+	assert_false(htoe_retry_rx_nak_due(&a, 1000000));
+	assert_int_equal(htoe_retry_next_deadline(&a), HTOE_RETRY_NEVER);
+	assert_int_equal(htoe_retry_rx_frame(&a, 0, 0), HTOE_RX_ACCEPT);
+}
+
+/* ---- randomized: two endpoints over a lossy, reordering, duplicating channel ---- */
+
+enum { F_DATA = 1, F_ACK = 2, F_NAK = 3 };
+
+struct wire_pkt {
+	uint64_t at;     /* arrival time */
+	uint64_t order;  /* tie-break: send order */
+	uint8_t  dst;
+	uint8_t  type;
+	uint16_t seq, ack;
+	uint32_t payload;
+};
+
+#define CHAN_MAX (1u << 16)
+
+struct chan {
+	struct wire_pkt h[CHAN_MAX]; /* min-heap on (at, order) */
+	uint32_t n;
+	uint64_t order;
+};
+
+static bool pkt_before(const struct wire_pkt *a, const struct wire_pkt *b)
+{
+	return a->at != b->at ? a->at < b->at : a->order < b->order;
+}
+
+static void chan_push(struct chan *c, struct wire_pkt p)
+{
+	assert_true(c->n < CHAN_MAX);
+	p.order = c->order++;
+	uint32_t i = c->n++;
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (!pkt_before(&p, &c->h[parent]))
+			break;
+		c->h[i] = c->h[parent];
+		i = parent;
+	}
+	c->h[i] = p;
+}
+
+static struct wire_pkt chan_pop(struct chan *c)
+{
+	struct wire_pkt top = c->h[0], last = c->h[--c->n];
+	uint32_t i = 0;
+	for (;;) {
+		uint32_t k = 2 * i + 1;
+		if (k >= c->n)
+			break;
+		if (k + 1 < c->n && pkt_before(&c->h[k + 1], &c->h[k]))
+			k++;
+		if (!pkt_before(&c->h[k], &last))
+			break;
+		c->h[i] = c->h[k];
+		i = k;
+	}
+	if (c->n)
+		c->h[i] = last;
+	return top;
+}
+
+struct lossy {
+	unsigned loss_pct, dup_pct, reorder_pct;
+	uint64_t base_ns, jitter_ns, reorder_ns, gap_ns;
+};
+
+struct endpoint {
+	struct htoe_retry r;
+	uint32_t ring[HTOE_RETRY_WINDOW_MAX]; /* payload by seq % 4096 */
+	uint32_t next_payload;  /* next new payload to send */
+	uint32_t total;         /* payloads to send */
+	uint32_t delivered;     /* payloads received in order */
+	uint64_t tx_free_at;    /* the link is busy until */
+};
+
+struct sim {
+	struct chan ch;
+	struct endpoint ep[2];
+	struct ht_rand rng;
+	struct lossy l;
+	uint64_t now;
+};
+
+static void wire_send(struct sim *s, uint8_t dst, struct wire_pkt p)
+{
+	p.dst = dst;
+	if (ht_rand_pct(&s->rng, s->l.loss_pct))
+		return;
+	int copies = ht_rand_pct(&s->rng, s->l.dup_pct) ? 2 : 1;
+	for (int k = 0; k < copies; k++) {
+		uint64_t d = s->l.base_ns + ht_rand_below(&s->rng, s->l.jitter_ns + 1);
+		if (ht_rand_pct(&s->rng, s->l.reorder_pct))
+			d += ht_rand_below(&s->rng, s->l.reorder_ns + 1);
+		p.at = s->now + d;
+		chan_push(&s->ch, p);
+	}
+}
+
+/* Send at most one frame from endpoint i if its link is free. */
+static bool ep_output(struct sim *s, int i)
+{
+	struct endpoint *e = &s->ep[i];
+	struct htoe_retry *r = &e->r;
+	struct wire_pkt p = { 0 };
+	uint16_t seq;
+
+	if (s->now < e->tx_free_at)
+		return false;
+	if (htoe_retry_rx_nak_due(r, s->now)) {
+		p.type = F_NAK;
+		p.ack = htoe_retry_rx_ack_value(r);
+		htoe_retry_rx_nak_sent(r, s->now);
+	} else if (htoe_retry_tx_retransmit_next(r, &seq)) {
+		p.type = F_DATA;
+		p.seq = seq;
+		p.payload = e->ring[seq % HTOE_RETRY_WINDOW_MAX];
+		p.ack = htoe_retry_rx_ack_value(r);
+		htoe_retry_rx_ack_sent(r, s->now);
+	} else if (e->next_payload < e->total && htoe_retry_tx_can_send(r)) {
+		assert_int_equal(htoe_retry_tx_send(r, s->now, &seq), 0);
+		e->ring[seq % HTOE_RETRY_WINDOW_MAX] = e->next_payload++;
+		p.type = F_DATA;
+		p.seq = seq;
+		p.payload = e->ring[seq % HTOE_RETRY_WINDOW_MAX];
+		p.ack = htoe_retry_rx_ack_value(r);
+		htoe_retry_rx_ack_sent(r, s->now);
+	} else if (htoe_retry_rx_ack_due(r, s->now)) {
+		p.type = F_ACK;
+		p.ack = htoe_retry_rx_ack_value(r);
+		htoe_retry_rx_ack_sent(r, s->now);
+	} else {
+		return false;
+	}
+	e->tx_free_at = s->now + s->l.gap_ns;
+	wire_send(s, (uint8_t)(1 - i), p);
+	return true;
+}
+
+/* When does endpoint i next want to output (ignoring its timer)? */
+static uint64_t ep_wants(const struct sim *s, int i)
+{
+	const struct endpoint *e = &s->ep[i];
+	const struct htoe_retry *r = &e->r;
+	uint16_t seq;
+	bool work = htoe_retry_tx_retransmit_peek(r, &seq) ||
+		    (e->next_payload < e->total && htoe_retry_tx_can_send(r));
+	uint64_t t = HTOE_RETRY_NEVER;
+	if (work)
+		t = e->tx_free_at > s->now ? e->tx_free_at : s->now;
+	uint64_t d = htoe_retry_next_deadline(r);
+	if (d != HTOE_RETRY_NEVER) {
+		/* ACK/NAK/RTO: the link must also be free */
+		if (d < e->tx_free_at)
+			d = e->tx_free_at;
+		if (d < t)
+			t = d;
+	}
+	return t;
+}
+
+static void ep_input(struct sim *s, const struct wire_pkt *p)
+{
+	struct endpoint *e = &s->ep[p->dst];
+	struct htoe_retry *r = &e->r;
+
+	if (p->type == F_NAK) {
+		assert_true(htoe_retry_tx_nak(r, p->ack, s->now) >= 0);
+		return;
+	}
+	assert_true(htoe_retry_tx_ack(r, p->ack, s->now) >= 0);
+	if (p->type != F_DATA)
+		return;
+	if (htoe_retry_rx_frame(r, p->seq, s->now) == HTOE_RX_ACCEPT) {
+		/* exactly once, in order */
+		assert_int_equal(p->payload, e->delivered);
+		e->delivered++;
+	}
+}
+
+static bool sim_done(const struct sim *s)
+{
+	for (int i = 0; i < 2; i++) {
+		const struct endpoint *e = &s->ep[i];
+		if (e->next_payload < e->total || htoe_retry_tx_outstanding(&e->r) ||
+		    s->ep[1 - i].delivered < e->total)
+			return false;
+	}
+	return true;
+}
+
+static struct sim g_sim;
+
+static void run_lossy(uint64_t seed, uint32_t n_a, uint32_t n_b, uint16_t window,
+		      const struct lossy *l)
+{
+	struct sim *const s = &g_sim; /* large: keep it off the stack */
+	struct htoe_retry_cfg c = {
+		.window = window,
+		.ack_every = 8,
+		.retry_limit = 40,
+		.rto_init_ns = 40000,
+		.rto_max_ns = 400000,
+		.ack_delay_ns = 5000,
+	};
+	memset(s, 0, sizeof(*s));
+	ht_rand_seed(&s->rng, seed);
+	s->l = *l;
+	for (int i = 0; i < 2; i++)
+		init_r(&s->ep[i].r, &c);
+	s->ep[0].total = n_a;
+	s->ep[1].total = n_b;
+
+	uint64_t steps = 0;
+	const uint64_t max_steps = 50ull * (n_a + n_b) + 100000;
+	while (!sim_done(s)) {
+		assert_true(++steps < max_steps);
+		/* outputs due now */
+		for (int i = 0; i < 2; i++)
+			ep_output(s, i);
+		/* advance time to the next event */
+		uint64_t t = HTOE_RETRY_NEVER;
+		if (s->ch.n)
+			t = s->ch.h[0].at;
+		for (int i = 0; i < 2; i++) {
+			uint64_t w = ep_wants(s, i);
+			if (w < t)
+				t = w;
+		}
+		assert_true(t != HTOE_RETRY_NEVER); /* never stuck */
+		if (t > s->now)
+			s->now = t;
+		while (s->ch.n && s->ch.h[0].at <= s->now) {
+			struct wire_pkt p = chan_pop(&s->ch);
+			ep_input(s, &p);
+		}
+		for (int i = 0; i < 2; i++)
+			assert_int_not_equal(htoe_retry_tx_timer(&s->ep[i].r, s->now), HTOE_RETRY_LIMIT);
+	}
+	for (int i = 0; i < 2; i++) {
+		const struct htoe_retry_stats *st = &s->ep[i].r.stats;
+		assert_int_equal(s->ep[1 - i].delivered, s->ep[i].total);
+		assert_int_equal(st->invalid_acks, 0);
+		assert_int_equal(st->frames_sent, s->ep[i].total);
+		if (l->loss_pct)
+			assert_true(st->retransmitted > 0);
+	}
+	if (getenv("HTOE_TEST_VERBOSE")) {
+		for (int i = 0; i < 2; i++) {
+			const struct htoe_retry_stats *st = &s->ep[i].r.stats;
+			printf("seed %llu ep%d: t=%lluus sent=%llu rexmit=%llu gobacks=%llu "
+			       "timeouts=%llu naks_tx=%llu naks_rx=%llu ign=%llu dups=%llu ooo=%llu acks=%llu\n",
+			       (unsigned long long)seed, i, (unsigned long long)(s->now / 1000),
+			       (unsigned long long)st->frames_sent,
+			       (unsigned long long)st->retransmitted, (unsigned long long)st->gobacks,
+			       (unsigned long long)st->timeouts, (unsigned long long)st->naks_sent,
+			       (unsigned long long)st->naks_received, (unsigned long long)st->naks_ignored,
+			       (unsigned long long)st->dups, (unsigned long long)st->out_of_order,
+			       (unsigned long long)st->acks_sent);
+		}
+	}
+	if (l->dup_pct)
+		assert_true(s->ep[0].r.stats.dups + s->ep[1].r.stats.dups > 0);
+	if (l->reorder_pct || l->loss_pct)
+		assert_true(s->ep[0].r.stats.out_of_order + s->ep[1].r.stats.out_of_order > 0);
+}
+
+static void test_lossy_channel(void **state)
+{
+	(void)state;
+	const struct lossy l = {
+		.loss_pct = 10, .dup_pct = 5, .reorder_pct = 10,
+		.base_ns = 2000, .jitter_ns = 50, .reorder_ns = 6000, .gap_ns = 100,
+	};
+	for (uint64_t seed = 1; seed <= 8; seed++)
+		run_lossy(seed, 3000, 2000, 64, &l);
+}
+
+static void test_lossy_channel_heavy(void **state)
+{
+	(void)state;
+	const struct lossy l = {
+		.loss_pct = 30, .dup_pct = 20, .reorder_pct = 40,
+		.base_ns = 1000, .jitter_ns = 500, .reorder_ns = 20000, .gap_ns = 50,
+	};
+	for (uint64_t seed = 100; seed < 104; seed++)
+		run_lossy(seed, 1500, 1500, 16, &l);
+}
+
+static void test_lossy_channel_wrap(void **state)
+{
+	(void)state;
+	/* more than 65536 frames one way, through loss: crosses the wrap */
+	const struct lossy l = {
+		.loss_pct = 2, .dup_pct = 2, .reorder_pct = 2,
+		.base_ns = 2000, .jitter_ns = 20, .reorder_ns = 3000, .gap_ns = 100,
+	};
+	run_lossy(7, 70000, 500, 256, &l);
+}
+
+static void test_lossy_channel_clean(void **state)
+{
+	(void)state;
+	/* no loss at all: no retransmission, no timeout */
+	const struct lossy l = { .base_ns = 2000, .jitter_ns = 0, .gap_ns = 100 };
+	run_lossy(3, 5000, 5000, 64, &l);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(g_sim.ep[i].r.stats.retransmitted, 0);
+		assert_int_equal(g_sim.ep[i].r.stats.timeouts, 0);
+		assert_int_equal(g_sim.ep[i].r.stats.naks_sent, 0);
+		assert_int_equal(g_sim.ep[i].r.stats.dups, 0);
+		assert_true(g_sim.ep[i].r.stats.acks_sent > 0);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_seq_arith),
+		cmocka_unit_test(test_init_invalid),
+		cmocka_unit_test(test_in_order),
+		cmocka_unit_test(test_wraparound),
+		cmocka_unit_test(test_dup_ooo),
+		cmocka_unit_test(test_nak_once_per_gap),
+		cmocka_unit_test(test_ack_every_and_delay),
+		cmocka_unit_test(test_partial_ack),
+		cmocka_unit_test(test_invalid_ack),
+		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_nak_goback),
+		cmocka_unit_test(test_rto_backoff_limit),
+		cmocka_unit_test(test_rto_progress_resets_backoff),
+		cmocka_unit_test(test_rto_cap_odd),
+		cmocka_unit_test(test_reset),
+		cmocka_unit_test(test_lossy_channel),
+		cmocka_unit_test(test_lossy_channel_heavy),
+		cmocka_unit_test(test_lossy_channel_wrap),
+		cmocka_unit_test(test_lossy_channel_clean),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
