@@ -561,15 +561,22 @@ static void test_reserved_bits(void **state)
 		if (k->h.ftype != HTOE_FT_DATA) {
 			assert_int_equal(parse_modified(k, 1, 0xFC, 1, true), -HTOE_DROP_RESERVED);
 			assert_int_equal(parse_modified(k, 1, 0xFC, 2, true), -HTOE_DROP_RESERVED);
-			/* seq only in DATA */
+		}
+		/* seq only in DATA, and as the nonce of RESET and RESET_ACK */
+		if (!htoe_ftype_has_seq(k->h.ftype)) {
 			assert_int_equal(parse_modified(k, 9, 0xFF, 1, true), -HTOE_DROP_RESERVED);
 			assert_int_equal(parse_modified(k, 8, 0xFF, 0x80, true), -HTOE_DROP_RESERVED);
+		} else if (k->h.ftype != HTOE_FT_DATA) {
+			assert_int_equal(parse_modified(k, 9, 0xFF, 1, true), 0);
 		}
 		/* COLD only in RESET and RESET_ACK */
 		int want = (k->h.ftype == HTOE_FT_RESET || k->h.ftype == HTOE_FT_RESET_ACK)
 				   ? 0 : -HTOE_DROP_RESERVED;
 
 		assert_int_equal(parse_modified(k, 1, 0xFF, HTOE_FLAG_COLD, true), want);
+		/* CREDIT_REQ only in ACK */
+		want = k->h.ftype == HTOE_FT_ACK ? 0 : -HTOE_DROP_RESERVED;
+		assert_int_equal(parse_modified(k, 1, 0xFF, HTOE_FLAG_CREDIT_REQ, true), want);
 	}
 }
 

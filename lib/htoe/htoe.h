@@ -38,11 +38,10 @@
 
 #define HTOE_MAX_PEERS 64
 
-struct htoe_peer_cfg {
+/* 802.1Q priority of the VL to one node (default: cfg.default_pcp). */
+struct htoe_pcp {
 	uint16_t node;
-	uint8_t  mac[6];
-	bool     mac_set;   /* false: computed from the node id (htoe_map_node_mac) */
-	uint8_t  pcp;       /* 802.1Q priority of this VL's frames */
+	uint8_t  pcp;
 };
 
 struct htoe_config {
@@ -73,9 +72,12 @@ struct htoe_config {
 	uint64_t np_timeout_ns;     /* a remote NP request older than this is poisoned */
 	uint64_t stall_timeout_ns;  /* a VL refusing local input this long is reset */
 
-	const struct htoe_map *map; /* owned by the caller; must outlive the bridge */
-	unsigned n_peers;
-	struct htoe_peer_cfg peers[HTOE_MAX_PEERS];
+	/* The address map and its peer table (one VL per peer, to the peer's
+	 * MAC). Owned by the caller, finalized, and must outlive the bridge. */
+	const struct htoe_map *map;
+	uint8_t  default_pcp;
+	unsigned n_pcp;
+	struct htoe_pcp pcp[HTOE_MAX_PEERS];
 };
 
 /* Fill `cfg` with the defaults documented in docs/config.md. */
@@ -137,13 +139,19 @@ struct htoe_vl_stats {
 	uint64_t tx_bytes, rx_bytes;
 	uint64_t retransmits, naks_sent, naks_rcvd, timeouts, acks_sent;
 	uint64_t credit_starved_ns;
+	uint64_t credit_probes;       /* CREDIT_REQ probes sent while starved */
 	uint64_t resets, poisoned, posted_refused, posted_lost_reset;
 	uint64_t late_responses;
+	uint64_t np_timeouts;         /* local requests poisoned after np_timeout */
 	uint64_t drops[HTOE_DROP__COUNT];
 };
 
 struct htoe_stats {
 	uint64_t local_in, local_out, local_loopback, master_aborts;
+	uint64_t consumed;            /* NOP, ExtFC, Fence, Broadcast: not forwarded */
+	uint64_t local_sync;          /* Sync/Error packets from the local side */
+	uint64_t local_malformed;     /* local input that does not decode */
+	uint64_t unexpected_responses;/* local responses with no pending entry */
 	uint64_t backpressure;        /* -EAGAIN returns */
 	uint64_t tag_full;            /* pending table full events */
 	uint64_t drops[HTOE_DROP__COUNT]; /* frames not attributable to a VL */
@@ -155,6 +163,7 @@ const struct htoe_vl_stats *htoe_get_vl_stats(const struct htoe *b, uint16_t nod
 unsigned htoe_n_vls(const struct htoe *b);
 uint16_t htoe_vl_node(const struct htoe *b, unsigned idx);
 uint8_t htoe_vl_epoch(const struct htoe *b, uint16_t node);
+bool htoe_vl_is_up(const struct htoe *b, uint16_t node);
 
 /* Outstanding work: HT packets queued or in flight on all VLs, pending
  * remote requests, outstanding local NP requests. 0 when quiescent. */

@@ -37,6 +37,11 @@ bool htoe_ftype_has_payload(unsigned ftype)
 	return ftype == HTOE_FT_DATA || ftype == HTOE_FT_CTRL;
 }
 
+bool htoe_ftype_has_seq(unsigned ftype)
+{
+	return ftype == HTOE_FT_DATA || ftype == HTOE_FT_RESET || ftype == HTOE_FT_RESET_ACK;
+}
+
 static const char *const drop_names[HTOE_DROP__COUNT] = {
 	[HTOE_DROP_NONE] = "none",
 	[HTOE_DROP_RUNT] = "runt",
@@ -116,9 +121,13 @@ int htoe_hdr_check(const struct htoe_hdr *h)
 		return -EINVAL;
 	if (h->vc > 2)
 		return -EINVAL;
-	if (h->ftype != HTOE_FT_DATA && (h->vc || h->npkts || h->seq))
+	if (h->ftype != HTOE_FT_DATA && (h->vc || h->npkts))
+		return -EINVAL;
+	if (h->seq && !htoe_ftype_has_seq(h->ftype))
 		return -EINVAL;
 	if (h->cold && h->ftype != HTOE_FT_RESET && h->ftype != HTOE_FT_RESET_ACK)
+		return -EINVAL;
+	if (h->credit_req && h->ftype != HTOE_FT_ACK)
 		return -EINVAL;
 	if (h->payload_len && !htoe_ftype_has_payload(h->ftype))
 		return -EINVAL;
@@ -149,7 +158,8 @@ int htoe_hdr_write(const struct htoe_hdr *h, uint8_t *buf, size_t cap)
 	uint8_t *x = buf + l2;
 
 	x[HTOE_OFF_VER_TYPE] = (uint8_t)(HTOE_VERSION << 4 | h->ftype);
-	x[HTOE_OFF_FLAGS] = (uint8_t)(h->vc | (h->cold ? HTOE_FLAG_COLD : 0));
+	x[HTOE_OFF_FLAGS] = (uint8_t)(h->vc | (h->cold ? HTOE_FLAG_COLD : 0) |
+				      (h->credit_req ? HTOE_FLAG_CREDIT_REQ : 0));
 	x[HTOE_OFF_NPKTS] = h->npkts;
 	x[HTOE_OFF_EPOCH] = h->epoch;
 	htoe_put_be16(x + HTOE_OFF_SRC_NODE, h->src_node);
@@ -373,6 +383,7 @@ int htoe_frame_parse(const uint8_t *frame, size_t len, unsigned mtu,
 
 	h->vc = flags & HTOE_FLAG_VC_MASK;
 	h->cold = (flags & HTOE_FLAG_COLD) != 0;
+	h->credit_req = (flags & HTOE_FLAG_CREDIT_REQ) != 0;
 	h->npkts = x[HTOE_OFF_NPKTS];
 	h->epoch = x[HTOE_OFF_EPOCH];
 	h->src_node = htoe_get_be16(x + HTOE_OFF_SRC_NODE);
@@ -401,9 +412,11 @@ int htoe_frame_parse(const uint8_t *frame, size_t len, unsigned mtu,
 		return -HTOE_DROP_RESERVED;
 	if (h->vc == 3)
 		return -HTOE_DROP_RESERVED;
-	if (h->ftype != HTOE_FT_DATA && (h->vc || h->seq))
+	if ((h->ftype != HTOE_FT_DATA && h->vc) || (h->seq && !htoe_ftype_has_seq(h->ftype)))
 		return -HTOE_DROP_RESERVED;
 	if (h->cold && h->ftype != HTOE_FT_RESET && h->ftype != HTOE_FT_RESET_ACK)
+		return -HTOE_DROP_RESERVED;
+	if (h->credit_req && h->ftype != HTOE_FT_ACK)
 		return -HTOE_DROP_RESERVED;
 
 	/* 9. payload length against the type */

@@ -67,7 +67,8 @@
 /* Flags byte */
 #define HTOE_FLAG_VC_MASK   0x03u /* bits 1:0 VC of the payload (DATA) */
 #define HTOE_FLAG_COLD      0x04u /* bit 2: cold reset (RESET, RESET_ACK) */
-#define HTOE_FLAG_RSVD_MASK 0xF8u /* bits 7:3 reserved, must be 0 */
+#define HTOE_FLAG_CREDIT_REQ 0x08u /* bit 3: ACK only: "send me your credit limits" */
+#define HTOE_FLAG_RSVD_MASK 0xF0u /* bits 7:4 reserved, must be 0 */
 
 /* Frame types (low nibble of header byte 0). 0 and 7..15 are invalid. */
 enum htoe_ftype {
@@ -85,6 +86,9 @@ const char *htoe_ftype_name(unsigned ftype); /* "DATA", ... or "?" */
 bool htoe_ftype_valid(unsigned ftype);
 /* Types that may carry a payload: DATA and CTRL. */
 bool htoe_ftype_has_payload(unsigned ftype);
+/* Types that use the seq field: DATA (frame sequence number), RESET and
+ * RESET_ACK (the reset nonce). It must be 0 in the others. */
+bool htoe_ftype_has_seq(unsigned ftype);
 
 /* Credit classes, in header order (offset 12 + 2*class). The numbering is
  * 2*vc + data, the same as ht_link_class() in lib/htmodel. */
@@ -150,11 +154,12 @@ struct htoe_hdr {
 	uint8_t  ftype;        /* enum htoe_ftype */
 	uint8_t  vc;           /* enum ht_vc of the payload (DATA); 0 otherwise */
 	bool     cold;         /* RESET, RESET_ACK: cold reset */
+	bool     credit_req;   /* ACK: the sender is starved and asks for our limits */
 	uint8_t  npkts;        /* HT packets in the payload (DATA) */
 	uint8_t  epoch;        /* VL epoch */
 	uint16_t src_node;
 	uint16_t dst_node;
-	uint16_t seq;          /* DATA: the frame's sequence number; 0 otherwise */
+	uint16_t seq;          /* DATA: sequence number; RESET/RESET_ACK: nonce; else 0 */
 	uint16_t ack;          /* next sequence number expected from the peer */
 	uint16_t credit[HTOE_CR__COUNT]; /* cumulative credit limits */
 	uint16_t payload_len;  /* bytes of payload (DATA, CTRL) */

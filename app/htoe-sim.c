@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe-sim: deterministic simulator of N HToE nodes on an impaired switch.
+ * See docs/simulator.md. The last line printed is one JSON object; the exit
+ * status is 0 only when the oracle found no violation.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: htoe-sim [options]\n"
+	      "  --nodes N            nodes on the switch (2..64, default 2)\n"
+	      "  --seed S             PRNG seed (default 1); same seed, same run\n"
+	      "  --transactions N     HT operations in total (default 10000)\n"
+	      "  --mem BYTES          memory each node exports (default 65536)\n"
+	      "  --loss P             frame loss probability, 0..1\n"
+	      "  --burst-loss P       probability a loss burst starts\n"
+	      "  --burst-len N        mean burst length in frames (default 4)\n"
+	      "  --reorder P          probability a frame is overtaken\n"
+	      "  --dup P              probability a frame is duplicated\n"
+	      "  --corrupt P          probability a frame gets one bit flipped\n"
+	      "  --delay NS           one-way delay (default 1000)\n"
+	      "  --jitter NS          uniform extra delay 0..NS\n"
+	      "  --link-gbps G        port speed for serialization (default 10, 0 = none)\n"
+	      "  --partition AT:LEN   split the nodes in two halves from AT for LEN ns\n"
+	      "  --restart NODE:AT    node NODE (1..N) restarts at AT ns\n"
+	      "  --reset NODE:PEER:AT node NODE resets its VL to PEER at AT ns\n"
+	      "  --mix rd=W,wrp=W,wrn=W,fadd=W,cas=W,flush=W,fence=W   op mix weights\n"
+	      "  --rto NS             initial retransmission timeout\n"
+	      "  --np-timeout NS      request timeout (poisoned answer after it)\n"
+	      "  --retry-limit N      timeouts before a VL reset\n"
+	      "  --mtu BYTES          HToE MTU (default 1500)\n"
+	      "  --progress N         progress line on stderr every N transactions\n"
+	      "  --quiet              no progress lines\n"
+	      "  --help\n",
+	      f);
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return (errno || end == s || *end) ? -1 : 0;
+}
+
+static int parse_prob(const char *s, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	return (end == s || *end || *v < 0 || *v > 1) ? -1 : 0;
+}
+
+static int parse_mix(const char *s, unsigned w[HT_OP__COUNT])
+{
+	static const char *names[HT_OP__COUNT] = {
+		[HT_OP_READ] = "rd", [HT_OP_WRITE_P] = "wrp", [HT_OP_WRITE_NP] = "wrn",
+		[HT_OP_FLUSH] = "flush", [HT_OP_FENCE] = "fence", [HT_OP_FETCH_ADD] = "fadd",
+		[HT_OP_CAS] = "cas",
+	};
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	memset(w, 0, sizeof(unsigned) * HT_OP__COUNT);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		unsigned i;
+
+		if (!eq)
+			return -1;
+		*eq = 0;
+		for (i = 0; i < HT_OP__COUNT; i++)
+			if (!strcmp(tok, names[i]))
+				break;
+		if (i == HT_OP__COUNT)
+			return -1;
+		w[i] = (unsigned)strtoul(eq + 1, NULL, 10);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "nodes", required_argument, 0, 'n' },
+		{ "seed", required_argument, 0, 's' },
+		{ "transactions", required_argument, 0, 't' },
+		{ "mem", required_argument, 0, 'm' },
+		{ "loss", required_argument, 0, 'l' },
+		{ "burst-loss", required_argument, 0, 'B' },
+		{ "burst-len", required_argument, 0, 'L' },
+		{ "reorder", required_argument, 0, 'r' },
+		{ "dup", required_argument, 0, 'd' },
+		{ "corrupt", required_argument, 0, 'c' },
+		{ "delay", required_argument, 0, 'D' },
+		{ "jitter", required_argument, 0, 'j' },
+		{ "link-gbps", required_argument, 0, 'g' },
+		{ "partition", required_argument, 0, 'p' },
+		{ "restart", required_argument, 0, 'R' },
+		{ "reset", required_argument, 0, 'V' },
+		{ "mix", required_argument, 0, 'x' },
+		{ "rto", required_argument, 0, 'o' },
+		{ "np-timeout", required_argument, 0, 'T' },
+		{ "retry-limit", required_argument, 0, 'y' },
+		{ "mtu", required_argument, 0, 'u' },
+		{ "progress", required_argument, 0, 'P' },
+		{ "quiet", no_argument, 0, 'q' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	struct sim_cfg c;
+	struct sim_result r;
+	uint64_t v, a, b;
+	int opt, rc;
+
+	sim_cfg_default(&c);
+	c.progress = stderr;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		const char *arg = optarg;
+		int bad = 0;
+
+		switch (opt) {
+		case 'n': bad = parse_u64(arg, &v) || v < 2 || v > 64; c.nodes = (unsigned)v; break;
+		case 's': bad = parse_u64(arg, &c.seed); break;
+		case 't': bad = parse_u64(arg, &c.transactions); break;
+		case 'm': bad = parse_u64(arg, &c.mem_per_node); break;
+		case 'l': bad = parse_prob(arg, &c.loss); break;
+		case 'B': bad = parse_prob(arg, &c.burst_loss); break;
+		case 'L': c.burst_len = strtod(arg, NULL); bad = c.burst_len < 1; break;
+		case 'r': bad = parse_prob(arg, &c.reorder); break;
+		case 'd': bad = parse_prob(arg, &c.dup); break;
+		case 'c': bad = parse_prob(arg, &c.corrupt); break;
+		case 'D': bad = parse_u64(arg, &c.delay_ns); break;
+		case 'j': bad = parse_u64(arg, &c.jitter_ns); break;
+		case 'g': bad = parse_u64(arg, &v); c.link_bps = v * 1000000000ull; break;
+		case 'p':
+			bad = sscanf(arg, "%" SCNu64 ":%" SCNu64, &a, &b) != 2;
+			c.partition_at_ns = a;
+			c.partition_ns = b;
+			break;
+		case 'R':
+			bad = sscanf(arg, "%" SCNu64 ":%" SCNu64, &a, &b) != 2 || a < 1;
+			c.restart_node = (int)a - 1;
+			c.restart_at_ns = b;
+			break;
+		case 'V': {
+			uint64_t p;
+
+			bad = sscanf(arg, "%" SCNu64 ":%" SCNu64 ":%" SCNu64, &a, &p, &b) != 3 ||
+			      a < 1 || p < 1 || a == p;
+			c.reset_node = (int)a - 1;
+			c.reset_peer = (int)p - 1;
+			c.reset_at_ns = b;
+			break;
+		}
+		case 'x': bad = parse_mix(arg, c.weight); break;
+		case 'o': bad = parse_u64(arg, &c.rto_init_ns); break;
+		case 'T': bad = parse_u64(arg, &c.np_timeout_ns); break;
+		case 'y': bad = parse_u64(arg, &v); c.retry_limit = (uint32_t)v; break;
+		case 'u': bad = parse_u64(arg, &v) || v > 9000; c.mtu = (uint16_t)v; break;
+		case 'P': bad = parse_u64(arg, &c.progress_every) || !c.progress_every; break;
+		case 'q': c.progress = NULL; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+		if (bad) {
+			const char *name = "?";
+
+			for (const struct option *o = opts; o->name; o++)
+				if (o->val == opt)
+					name = o->name;
+			fprintf(stderr, "htoe-sim: bad value '%s' for --%s\n", arg, name);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "htoe-sim: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if ((c.restart_node >= 0 && (unsigned)c.restart_node >= c.nodes) ||
+	    (c.reset_node >= 0 && ((unsigned)c.reset_node >= c.nodes ||
+				   (unsigned)c.reset_peer >= c.nodes))) {
+		fprintf(stderr, "htoe-sim: --restart/--reset names a node above --nodes %u\n",
+			c.nodes);
+		return 2;
+	}
+	rc = sim_run(&c, &r);
+	if (rc < 0) {
+		fprintf(stderr, "htoe-sim: %s\n", r.first_violation);
+		return 2;
+	}
+	sim_result_json(&r, stdout);
+	return rc;
+}

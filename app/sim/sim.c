@@ -1,0 +1,921 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe-sim core. See sim.h and docs/simulator.md.
+ *
+ * Each node i (node id i+1) exports mem_per_node bytes at local HT address
+ * SIM_MEM_BASE. Global address of node i's memory: (i+1) << 32. The memory
+ * of every node is cut into `nodes` slices: slice (s, d) of node d belongs to
+ * source node s, and only s's workload for d touches it. So every byte has
+ * one writer, and a per-slice shadow is an exact oracle (ht_workload).
+ *
+ * Oracle:
+ *  - posted writes: a FIFO per slice of (offset, mask, data) hashes in issue
+ *    order; the target must apply exactly that sequence (lost, duplicated,
+ *    misordered otherwise);
+ *  - non-posted: every request answered exactly once (requester tag table);
+ *  - read and atomic results, and at the end the memory image, equal the
+ *    shadow;
+ *  - error responses only on slices where a VL reset or a request timeout
+ *    happened (those slices are "tainted": their later results are not
+ *    judged, since a poisoned write may or may not have been applied);
+ *  - credits conserved (htoe_check_invariants) after every step;
+ *  - progress: some transaction completes within stall_bound_ns of
+ *    virtual time while work remains.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "htmodel/ht_rand.h"
+#include "htmodel/ht_target.h"
+#include "htmodel/ht_workload.h"
+#include "sim.h"
+
+#define SIM_MEM_BASE     0x100000ull
+#define SIM_REQ_UNITIDS  2          /* requester UnitIDs 1, 2: 64 tags */
+#define SIM_BRIDGE_UBASE 8
+#define SIM_BRIDGE_UNITS 4          /* pending table: 128 tags */
+#define SIM_FRAME_CAP    (HTOE_FRAME_MAX)
+#define SIM_COOKIE_SHIFT 48
+
+void sim_cfg_default(struct sim_cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->nodes = 2;
+	c->seed = 1;
+	c->transactions = 10000;
+	c->mem_per_node = 64 * 1024;
+	c->burst_len = 4;
+	c->delay_ns = 1000;
+	c->link_bps = 10000000000ull;
+	c->restart_node = -1;
+	c->reset_node = -1;
+	c->stall_bound_ns = 2000000000ull; /* 2 s of virtual time */
+	c->progress_every = 100000;
+}
+
+/* ------------------------------------------------------------ event heap */
+
+struct fev {
+	uint64_t t, seq;
+	unsigned dst;
+	uint16_t len;
+	uint8_t *data;
+};
+
+struct fheap {
+	struct fev *v;
+	size_t n, cap;
+	uint64_t seq;
+};
+
+static bool fev_before(const struct fev *a, const struct fev *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static int fheap_push(struct fheap *h, struct fev e)
+{
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 1024;
+		struct fev *v = realloc(h->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		h->v = v;
+		h->cap = cap;
+	}
+	e.seq = h->seq++;
+	size_t i = h->n++;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+
+		if (!fev_before(&e, &h->v[p]))
+			break;
+		h->v[i] = h->v[p];
+		i = p;
+	}
+	h->v[i] = e;
+	return 0;
+}
+
+static struct fev fheap_pop(struct fheap *h)
+{
+	struct fev top = h->v[0], last = h->v[--h->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		const struct fev *mv = &last;
+
+		if (l < h->n && fev_before(&h->v[l], mv)) {
+			m = l;
+			mv = &h->v[l];
+		}
+		if (r < h->n && fev_before(&h->v[r], mv))
+			m = r;
+		if (m == i)
+			break;
+		h->v[i] = h->v[m];
+		i = m;
+	}
+	if (h->n)
+		h->v[i] = last;
+	return top;
+}
+
+/* ----------------------------------------------------------------- state */
+
+struct slice {
+	struct ht_workload wl;
+	uint8_t *shadow, *busy;
+	uint64_t gbase;        /* global address */
+	uint64_t lbase;        /* address at the destination node */
+	uint64_t *fifo;        /* posted-write hashes, issue order */
+	uint32_t fifo_mask, fifo_head, fifo_tail;
+	bool tainted;
+	bool active;           /* a workload exists (false after its node restarted until rebuilt) */
+};
+
+struct node {
+	unsigned idx;
+	uint16_t id;
+	struct htoe_map map;
+	struct htoe *b;
+	struct ht_requester req;
+	struct ht_target tgt;
+	uint8_t *mem;
+	struct slice *sl;      /* [dst] */
+	unsigned rr;
+	struct ht_pkt rspq[64];/* target responses the bridge could not take yet */
+	unsigned rsp_head, rsp_n;
+	uint64_t port_busy;
+	unsigned incarnation;
+	bool in_burst[64];
+	uint64_t seen_resets[64];   /* VL reset counter snapshot, by peer index */
+};
+
+struct sim {
+	const struct sim_cfg *cfg;
+	struct sim_result *res;
+	struct ht_rand rng;
+	struct node *n;
+	struct fheap heap;
+	uint64_t now, last_progress;
+	uint64_t slice_size;
+	uint64_t completed_at_progress;
+	uint8_t buf[SIM_FRAME_CAP];
+};
+
+static void violation(struct sim *s, const char *what, unsigned src, unsigned dst)
+{
+	s->res->violations++;
+	if (!s->res->first_violation[0])
+		snprintf(s->res->first_violation, sizeof(s->res->first_violation),
+			 "%.160s: slice src %u dst %u at t=%" PRIu64 " ns", what, src + 1,
+			 dst + 1, s->now);
+}
+
+static uint64_t hash_write(uint64_t off, uint32_t mask, const uint8_t *data, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	h = (h ^ off) * 1099511628211ull;
+	h = (h ^ mask) * 1099511628211ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ data[i]) * 1099511628211ull;
+	return h;
+}
+
+static struct slice *slice_of(struct sim *s, unsigned src, unsigned dst)
+{
+	return &s->n[src].sl[dst];
+}
+
+/* ----------------------------------------------------------------- setup */
+
+static uint64_t slice_ops(const struct sim *s, unsigned src, unsigned dst)
+{
+	uint64_t n = (uint64_t)s->cfg->nodes * s->cfg->nodes;
+	uint64_t k = (uint64_t)src * s->cfg->nodes + dst;
+
+	return s->cfg->transactions / n + (k < s->cfg->transactions % n);
+}
+
+static int slice_init_wl(struct sim *s, unsigned src, unsigned dst, uint64_t ops,
+			 uint64_t seed)
+{
+	struct slice *sl = slice_of(s, src, dst);
+	struct ht_wl_cfg wc;
+
+	ht_wl_cfg_default(&wc);
+	for (unsigned i = 0; i < HT_OP__COUNT; i++)
+		if (s->cfg->weight[i]) {
+			memcpy(wc.weight, s->cfg->weight, sizeof(wc.weight));
+			break;
+		}
+	if (s->cfg->max_inflight)
+		wc.max_inflight = s->cfg->max_inflight;
+	wc.seed = seed;
+	wc.base = sl->gbase;
+	wc.size = s->slice_size;
+	wc.n_ops = ops;
+	wc.shadow = sl->shadow;
+	wc.busy = sl->busy;
+	wc.sweep = ops > 0;
+	memset(sl->busy, 0, s->slice_size / 64);
+	sl->active = true;
+	return ht_wl_init(&sl->wl, &wc);
+}
+
+static int bridge_new(struct sim *s, struct node *nd, char *err, size_t errlen)
+{
+	struct htoe_config c;
+
+	htoe_config_defaults(&c);
+	c.node_id = nd->id;
+	htoe_map_node_mac(nd->id, c.mac);
+	c.epoch = (uint8_t)(nd->incarnation * 32u);
+	c.unitid_base = SIM_BRIDGE_UBASE;
+	c.n_unitids = SIM_BRIDGE_UNITS;
+	c.map = &nd->map;
+	if (s->cfg->rto_init_ns)
+		c.rto_init_ns = s->cfg->rto_init_ns;
+	if (c.rto_max_ns < c.rto_init_ns)
+		c.rto_max_ns = c.rto_init_ns * 64;
+	if (s->cfg->np_timeout_ns)
+		c.np_timeout_ns = s->cfg->np_timeout_ns;
+	if (s->cfg->retry_limit)
+		c.retry_limit = s->cfg->retry_limit;
+	if (s->cfg->mtu)
+		c.mtu = s->cfg->mtu;
+	/* every peer can start: the pool covers the reserve of all VLs */
+	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
+		for (unsigned d = 0; d < 2; d++)
+			if (c.rx_bufs[vc][d] < c.reserve * s->cfg->nodes + 64)
+				c.rx_bufs[vc][d] = (uint16_t)(c.reserve * s->cfg->nodes + 64);
+	nd->b = htoe_new(&c, err, errlen);
+	memset(nd->seen_resets, 0, sizeof(nd->seen_resets));
+	return nd->b ? 0 : -1;
+}
+
+static int requester_new(struct node *nd)
+{
+	struct ht_req_cfg rc;
+
+	memset(&rc, 0, sizeof(rc));
+	rc.n_unitids = SIM_REQ_UNITIDS;
+	for (unsigned i = 0; i < SIM_REQ_UNITIDS; i++)
+		rc.unitids[i] = (uint8_t)(1 + i);
+	nd->rsp_head = nd->rsp_n = 0;
+	return ht_req_init(&nd->req, &rc);
+}
+
+static int node_init(struct sim *s, unsigned i, char *err, size_t errlen)
+{
+	const struct sim_cfg *c = s->cfg;
+	struct node *nd = &s->n[i];
+	struct ht_target_cfg tc;
+
+	nd->idx = i;
+	nd->id = (uint16_t)(i + 1);
+	nd->mem = malloc(c->mem_per_node);
+	nd->sl = calloc(c->nodes, sizeof(*nd->sl));
+	if (!nd->mem || !nd->sl)
+		return -1;
+	ht_wl_fill(c->seed * 1000003u + i, nd->mem, c->mem_per_node);
+	memset(&tc, 0, sizeof(tc));
+	tc.base = SIM_MEM_BASE;
+	tc.size = c->mem_per_node;
+	tc.mem = nd->mem;
+	if (ht_tgt_init(&nd->tgt, &tc) != 0)
+		return -1;
+
+	htoe_map_init(&nd->map, nd->id);
+	for (unsigned k = 0; k < c->nodes; k++) {
+		char label[32];
+
+		snprintf(label, sizeof(label), "sim node %u", k + 1);
+		if (k != i && htoe_map_add_peer(&nd->map, (uint16_t)(k + 1), NULL, label, err,
+						errlen) != 0)
+			return -1;
+		if (htoe_map_add_range(&nd->map, (uint64_t)(k + 1) << 32, c->mem_per_node,
+				       (uint16_t)(k + 1), SIM_MEM_BASE, label, err, errlen) != 0)
+			return -1;
+	}
+	if (htoe_map_finalize(&nd->map, err, errlen) != 0)
+		return -1;
+	if (bridge_new(s, nd, err, errlen) != 0 || requester_new(nd) != 0)
+		return -1;
+	return 0;
+}
+
+static int slices_init(struct sim *s)
+{
+	const struct sim_cfg *c = s->cfg;
+
+	for (unsigned src = 0; src < c->nodes; src++)
+		for (unsigned dst = 0; dst < c->nodes; dst++) {
+			struct slice *sl = slice_of(s, src, dst);
+			uint64_t off = (uint64_t)src * s->slice_size;
+			uint32_t cap = 1;
+
+			while (cap < slice_ops(s, src, dst) + 1)
+				cap <<= 1;
+			sl->gbase = ((uint64_t)(dst + 1) << 32) + off;
+			sl->lbase = SIM_MEM_BASE + off;
+			sl->shadow = malloc(s->slice_size);
+			sl->busy = malloc(s->slice_size / 64);
+			sl->fifo = malloc(cap * sizeof(uint64_t));
+			sl->fifo_mask = cap - 1;
+			if (!sl->shadow || !sl->busy || !sl->fifo)
+				return -1;
+			memcpy(sl->shadow, s->n[dst].mem + off, s->slice_size);
+			if (slice_init_wl(s, src, dst, slice_ops(s, src, dst),
+					  c->seed * 7919u + src * 131u + dst) != 0)
+				return -1;
+		}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- switch */
+
+static unsigned node_of_mac(const uint8_t *mac)
+{
+	return (unsigned)mac[4] << 8 | mac[5];
+}
+
+static double urand(struct sim *s)
+{
+	return (double)(ht_rand_u64(&s->rng) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static void schedule(struct sim *s, unsigned dst, const uint8_t *f, size_t len, uint64_t t)
+{
+	struct fev e = { .t = t, .dst = dst, .len = (uint16_t)len };
+
+	e.data = malloc(len);
+	if (!e.data)
+		return;
+	memcpy(e.data, f, len);
+	if (fheap_push(&s->heap, e) != 0)
+		free(e.data);
+}
+
+static bool partitioned(const struct sim *s, unsigned a, unsigned b)
+{
+	const struct sim_cfg *c = s->cfg;
+	unsigned half = c->nodes / 2;
+
+	if (!c->partition_ns || s->now < c->partition_at_ns ||
+	    s->now >= c->partition_at_ns + c->partition_ns)
+		return false;
+	return (a < half) != (b < half);
+}
+
+static void switch_send(struct sim *s, struct node *src, uint8_t *f, size_t len)
+{
+	const struct sim_cfg *c = s->cfg;
+	unsigned dst_id = node_of_mac(f);
+	unsigned dst;
+	uint64_t t;
+
+	s->res->frames++;
+	if (dst_id < 1 || dst_id > c->nodes) {
+		s->res->frames_dropped++;
+		return;
+	}
+	dst = dst_id - 1;
+	/* serialization on the sender's port (preamble + IFG + FCS included) */
+	t = s->now > src->port_busy ? s->now : src->port_busy;
+	if (c->link_bps)
+		t += ((uint64_t)len + 24) * 8 * 1000000000ull / c->link_bps;
+	src->port_busy = t;
+
+	if (partitioned(s, src->idx, dst)) {
+		s->res->frames_dropped++;
+		return;
+	}
+	if (src->in_burst[dst]) {
+		if (urand(s) < 1.0 / (c->burst_len < 1 ? 1 : c->burst_len))
+			src->in_burst[dst] = false;
+		s->res->frames_dropped++;
+		return;
+	}
+	if (c->burst_loss > 0 && urand(s) < c->burst_loss) {
+		src->in_burst[dst] = true;
+		s->res->frames_dropped++;
+		return;
+	}
+	if (c->loss > 0 && urand(s) < c->loss) {
+		s->res->frames_dropped++;
+		return;
+	}
+	if (c->corrupt > 0 && urand(s) < c->corrupt) {
+		uint64_t bit = ht_rand_below(&s->rng, len * 8);
+
+		f[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		s->res->frames_corrupted++;
+	}
+	t += c->delay_ns;
+	if (c->jitter_ns)
+		t += ht_rand_below(&s->rng, c->jitter_ns + 1);
+	if (c->reorder > 0 && urand(s) < c->reorder) {
+		/* held back long enough for later frames to overtake it */
+		t += 2 * (c->delay_ns + c->jitter_ns) + 5000 + ht_rand_below(&s->rng, 20000);
+		s->res->frames_reordered++;
+	}
+	schedule(s, dst, f, len, t);
+	if (c->dup > 0 && urand(s) < c->dup) {
+		s->res->frames_duplicated++;
+		schedule(s, dst, f, len, t + 1 + ht_rand_below(&s->rng, c->delay_ns + 10000));
+	}
+}
+
+/* ------------------------------------------------------------ local side */
+
+/* An error response is legitimate only after a reset or a request timeout
+ * on the VL it used; a Flush goes to every VL with posted writes, so any
+ * VL of the node explains it. */
+static bool poison_explained(struct sim *s, struct node *nd, unsigned dst, bool any_vl)
+{
+	for (unsigned k = 0; k < s->cfg->nodes; k++) {
+		const struct htoe_vl_stats *vs;
+
+		if (k == nd->idx || (!any_vl && k != dst))
+			continue;
+		vs = htoe_get_vl_stats(nd->b, (uint16_t)(k + 1));
+		if (vs && (vs->resets || vs->np_timeouts))
+			return true;
+	}
+	return false;
+}
+
+static void completion(struct sim *s, struct node *nd, struct ht_completion *c)
+{
+	unsigned dst = (unsigned)(c->cookie >> SIM_COOKIE_SHIFT);
+	struct slice *sl;
+	struct ht_wl_result r;
+
+	if (dst >= s->cfg->nodes)
+		return;
+	sl = &nd->sl[dst];
+	c->cookie &= (1ull << SIM_COOKIE_SHIFT) - 1;
+	s->res->np_responses++;
+	s->res->completed++;
+	s->last_progress = s->now;
+	if (c->status != HT_RSP_OK) {
+		s->res->poisoned++;
+		if (!poison_explained(s, nd, dst, c->type == HT_OP_FLUSH) && !sl->tainted) {
+			s->res->unexplained_poison++;
+			violation(s, "poisoned response without a reset or timeout", nd->idx, dst);
+		}
+		/* a poisoned write or atomic may or may not have been applied */
+		if (c->type != HT_OP_FLUSH)
+			sl->tainted = true;
+	}
+	if (ht_wl_complete(&sl->wl, c, &r) == 1 && c->status == HT_RSP_OK && !sl->tainted) {
+		s->res->wrong_data++;
+		violation(s, "read or atomic result differs from the oracle", nd->idx, dst);
+	}
+}
+
+static void to_requester(struct sim *s, struct node *nd, const struct ht_pkt *p)
+{
+	struct ht_completion c;
+	int r = ht_req_rx(&nd->req, p, &c);
+
+	if (r == 1) {
+		completion(s, nd, &c);
+	} else {
+		/* a response for no outstanding tag: answered twice */
+		s->res->duplicated++;
+		violation(s, "response for a request not outstanding", nd->idx, nd->idx);
+	}
+}
+
+/* The target applies a posted write: check it against the issue order. */
+static void posted_applied(struct sim *s, struct node *nd, const struct ht_pkt *p)
+{
+	uint64_t off = p->addr - SIM_MEM_BASE;
+	unsigned src = (unsigned)(off / s->slice_size);
+	struct slice *sl;
+
+	if (src >= s->cfg->nodes)
+		return;
+	sl = slice_of(s, src, nd->idx);
+	uint64_t h = hash_write(p->addr - sl->lbase, p->dword ? 0 : p->mask, p->data, p->data_len);
+
+	s->res->posted_applied++;
+	s->res->completed++;
+	s->last_progress = s->now;
+	if (sl->fifo_head != sl->fifo_tail && sl->fifo[sl->fifo_head & sl->fifo_mask] == h) {
+		sl->fifo_head++;
+		return;
+	}
+	if (sl->tainted) {
+		/* after a reset posted writes in flight may be lost: skip them */
+		for (uint32_t i = sl->fifo_head; i != sl->fifo_tail; i++)
+			if (sl->fifo[i & sl->fifo_mask] == h) {
+				sl->fifo_head = i + 1;
+				return;
+			}
+		return;
+	}
+	for (uint32_t i = sl->fifo_head; i != sl->fifo_tail; i++)
+		if (sl->fifo[i & sl->fifo_mask] == h) {
+			s->res->misordered++;
+			violation(s, "posted write applied out of order", src, nd->idx);
+			sl->fifo_head = i + 1;
+			return;
+		}
+	s->res->duplicated++;
+	violation(s, "posted write applied twice (or never issued)", src, nd->idx);
+}
+
+static bool bridge_unitid(uint8_t u)
+{
+	return u >= SIM_BRIDGE_UBASE && u < SIM_BRIDGE_UBASE + SIM_BRIDGE_UNITS;
+}
+
+/* Offer queued target responses to the bridge. */
+static unsigned drain_rspq(struct sim *s, struct node *nd)
+{
+	unsigned moved = 0;
+	uint8_t b[HT_MAX_PKT_LEN];
+
+	while (nd->rsp_n) {
+		struct ht_pkt *p = &nd->rspq[nd->rsp_head];
+		int n = ht_encode(p, b, sizeof(b));
+
+		if (n < 0 || htoe_local_input(nd->b, b, (size_t)n, s->now) == -EAGAIN)
+			break;
+		nd->rsp_head = (nd->rsp_head + 1) % 64;
+		nd->rsp_n--;
+		moved++;
+	}
+	return moved;
+}
+
+static unsigned local_output(struct sim *s, struct node *nd)
+{
+	uint8_t b[HT_MAX_PKT_LEN];
+	unsigned moved = 0;
+	int n;
+
+	/* do not take more requests than the response queue can hold */
+	while (nd->rsp_n < 64 && (n = htoe_local_output(nd->b, b, sizeof(b), s->now)) > 0) {
+		struct ht_pkt p, rsp;
+
+		moved++;
+		if (ht_decode(b, (size_t)n, &p) != n)
+			continue;
+		if (ht_pkt_vc(&p) == HT_VC_R) {
+			to_requester(s, nd, &p);
+			continue;
+		}
+		if (p.kind == HT_K_WRSIZED && p.posted)
+			posted_applied(s, nd, &p);
+		if (ht_tgt_handle(&nd->tgt, &p, &rsp) != 1)
+			continue;
+		if (bridge_unitid(rsp.unitid)) {
+			nd->rspq[(nd->rsp_head + nd->rsp_n) % 64] = rsp;
+			nd->rsp_n++;
+			drain_rspq(s, nd);
+		} else {
+			to_requester(s, nd, &rsp);
+		}
+	}
+	return moved;
+}
+
+static unsigned issue_ops(struct sim *s, struct node *nd)
+{
+	unsigned moved = 0, idle = 0, nodes = s->cfg->nodes;
+
+	while (idle < nodes && moved < 256) {
+		unsigned dst = nd->rr;
+		struct slice *sl = &nd->sl[dst];
+		struct ht_op op;
+		struct ht_pkt p;
+		uint8_t b[HT_MAX_PKT_LEN];
+		int n;
+
+		nd->rr = (nd->rr + 1) % nodes;
+		if (!sl->active || ht_wl_peek(&sl->wl, &op) != 1) {
+			idle++;
+			continue;
+		}
+		op.cookie |= (uint64_t)dst << SIM_COOKIE_SHIFT;
+		if (ht_req_issue(&nd->req, &op, &p) != 0)
+			break; /* no tag: wait for completions */
+		n = ht_encode(&p, b, sizeof(b));
+		int r = n < 0 ? -EINVAL : htoe_local_input(nd->b, b, (size_t)n, s->now);
+		if (r != 0) {
+			ht_req_unissue(&nd->req, &p);
+			if (r != -EAGAIN) {
+				violation(s, "bridge rejected a request", nd->idx, dst);
+				return moved;
+			}
+			idle++;
+			continue;
+		}
+		idle = 0;
+		ht_wl_commit(&sl->wl);
+		moved++;
+		if (p.kind == HT_K_WRSIZED && p.posted) {
+			sl->fifo[sl->fifo_tail++ & sl->fifo_mask] =
+				hash_write(p.addr - sl->gbase, p.dword ? 0 : p.mask, p.data,
+					   p.data_len);
+			s->res->posted_issued++;
+		} else if (ht_pkt_vc(&p) == HT_VC_NP) {
+			s->res->np_requests++;
+		} else {
+			s->res->completed++; /* Fence: done when taken */
+		}
+	}
+	return moved;
+}
+
+/* A reset of a VL makes that slice pair's results uncertain. */
+static void note_resets(struct sim *s, struct node *nd)
+{
+	for (unsigned k = 0; k < s->cfg->nodes; k++) {
+		const struct htoe_vl_stats *vs;
+
+		if (k == nd->idx)
+			continue;
+		vs = htoe_get_vl_stats(nd->b, (uint16_t)(k + 1));
+		if (vs && vs->resets != nd->seen_resets[k]) {
+			nd->seen_resets[k] = vs->resets;
+			slice_of(s, nd->idx, k)->tainted = true;
+			slice_of(s, k, nd->idx)->tainted = true;
+		}
+	}
+}
+
+static bool node_step(struct sim *s, struct node *nd)
+{
+	unsigned moved, total = 0;
+	int n;
+
+	htoe_handle_expiry(nd->b, s->now);
+	do {
+		moved = drain_rspq(s, nd);
+		moved += local_output(s, nd);
+		moved += issue_ops(s, nd);
+		while ((n = htoe_frame_output(nd->b, s->buf, sizeof(s->buf), s->now,
+					      HTOE_TX_FLUSH)) > 0) {
+			switch_send(s, nd, s->buf, (size_t)n);
+			moved++;
+		}
+		total += moved;
+	} while (moved);
+	note_resets(s, nd);
+
+	char err[256];
+	if (htoe_check_invariants(nd->b, err, sizeof(err)) != 0) {
+		s->res->credit_errors++;
+		violation(s, err, nd->idx, nd->idx);
+	}
+	return total > 0;
+}
+
+/* ------------------------------------------------------------ scenarios */
+
+static void restart_node(struct sim *s, unsigned i)
+{
+	struct node *nd = &s->n[i];
+	char err[256];
+
+	htoe_free(nd->b);
+	nd->incarnation++;
+	if (bridge_new(s, nd, err, sizeof(err)) != 0 || requester_new(nd) != 0) {
+		violation(s, "restart failed", i, i);
+		return;
+	}
+	/* Its workloads start again with what they had left, from the memory
+	 * as it is now; everything it touched is uncertain. */
+	for (unsigned d = 0; d < s->cfg->nodes; d++) {
+		struct slice *sl = slice_of(s, i, d);
+		const struct ht_wl_stats *ws = ht_wl_stats(&sl->wl);
+		uint64_t left = slice_ops(s, i, d) > ws->issued_total - ws->sweep_issued ?
+				slice_ops(s, i, d) - (ws->issued_total - ws->sweep_issued) : 0;
+
+		memcpy(sl->shadow, s->n[d].mem + (sl->lbase - SIM_MEM_BASE), s->slice_size);
+		sl->fifo_head = sl->fifo_tail;
+		sl->tainted = true;
+		slice_of(s, d, i)->tainted = true;
+		slice_init_wl(s, i, d, left, s->cfg->seed * 31u + nd->incarnation * 977u + d);
+	}
+}
+
+static bool all_done(struct sim *s)
+{
+	for (unsigned i = 0; i < s->cfg->nodes; i++) {
+		struct node *nd = &s->n[i];
+
+		if (htoe_busy(nd->b) || nd->rsp_n || ht_req_outstanding(&nd->req))
+			return false;
+		for (unsigned d = 0; d < s->cfg->nodes; d++)
+			if (nd->sl[d].active && !ht_wl_done(&nd->sl[d].wl))
+				return false;
+	}
+	return true;
+}
+
+static void final_checks(struct sim *s)
+{
+	const struct sim_cfg *c = s->cfg;
+
+	for (unsigned src = 0; src < c->nodes; src++)
+		for (unsigned dst = 0; dst < c->nodes; dst++) {
+			struct slice *sl = slice_of(s, src, dst);
+
+			if (sl->tainted) {
+				s->res->tainted_slices++;
+				continue;
+			}
+			if (sl->fifo_head != sl->fifo_tail) {
+				s->res->lost += sl->fifo_tail - sl->fifo_head;
+				violation(s, "posted writes never applied", src, dst);
+			}
+			if (ht_wl_check_image(&sl->wl, s->n[dst].mem + (sl->lbase - SIM_MEM_BASE))) {
+				s->res->wrong_data++;
+				violation(s, "memory image differs from the oracle", src, dst);
+			}
+		}
+	if (s->res->deadlock) {
+		for (unsigned i = 0; i < c->nodes; i++)
+			s->res->lost += ht_req_outstanding(&s->n[i].req);
+	}
+	for (unsigned i = 0; i < c->nodes; i++) {
+		struct htoe *b = s->n[i].b;
+
+		for (unsigned k = 0; k < htoe_n_vls(b); k++) {
+			const struct htoe_vl_stats *vs = htoe_get_vl_stats(b, htoe_vl_node(b, k));
+
+			s->res->retransmits += vs->retransmits;
+			s->res->naks += vs->naks_sent;
+			s->res->timeouts += vs->timeouts;
+			s->res->resets += vs->resets;
+			s->res->drops_crc += vs->drops[HTOE_DROP_CRC];
+		}
+		s->res->drops_crc += htoe_get_stats(b)->drops[HTOE_DROP_CRC];
+	}
+}
+
+static uint64_t next_event(struct sim *s)
+{
+	const struct sim_cfg *c = s->cfg;
+	uint64_t t = s->heap.n ? s->heap.v[0].t : UINT64_MAX;
+
+	for (unsigned i = 0; i < c->nodes; i++) {
+		uint64_t d = htoe_next_deadline(s->n[i].b);
+
+		if (d < t)
+			t = d;
+	}
+	uint64_t ev[] = { c->partition_ns ? c->partition_at_ns : UINT64_MAX,
+			  c->partition_ns ? c->partition_at_ns + c->partition_ns : UINT64_MAX,
+			  c->restart_node >= 0 ? c->restart_at_ns : UINT64_MAX,
+			  c->reset_node >= 0 ? c->reset_at_ns : UINT64_MAX };
+	for (unsigned i = 0; i < 4; i++)
+		if (ev[i] > s->now && ev[i] < t)
+			t = ev[i];
+	return t;
+}
+
+int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
+{
+	struct sim s;
+	char err[256] = "";
+	int rc = -1;
+	bool restarted = false, reset_done = false;
+
+	memset(res, 0, sizeof(*res));
+	memset(&s, 0, sizeof(s));
+	s.cfg = cfg;
+	s.res = res;
+	res->seed = cfg->seed;
+	res->nodes = cfg->nodes;
+	res->transactions = cfg->transactions;
+	if (cfg->nodes < 2 || cfg->nodes > 64 || cfg->mem_per_node % (64ull * cfg->nodes) ||
+	    cfg->mem_per_node == 0) {
+		snprintf(res->first_violation, sizeof(res->first_violation),
+			 "bad configuration: nodes must be 2..64 and mem_per_node a multiple of 64*nodes");
+		return -1;
+	}
+	s.slice_size = cfg->mem_per_node / cfg->nodes;
+	ht_rand_seed(&s.rng, cfg->seed);
+	s.n = calloc(cfg->nodes, sizeof(*s.n));
+	if (!s.n)
+		goto out;
+	for (unsigned i = 0; i < cfg->nodes; i++)
+		if (node_init(&s, i, err, sizeof(err)) != 0)
+			goto cfgerr;
+	if (slices_init(&s) != 0)
+		goto cfgerr;
+
+	for (;;) {
+		if (!restarted && cfg->restart_node >= 0 && s.now >= cfg->restart_at_ns) {
+			restart_node(&s, (unsigned)cfg->restart_node);
+			restarted = true;
+		}
+		if (!reset_done && cfg->reset_node >= 0 && s.now >= cfg->reset_at_ns) {
+			htoe_vl_reset(s.n[cfg->reset_node].b, (uint16_t)(cfg->reset_peer + 1), false,
+				      s.now);
+			reset_done = true;
+		}
+		for (unsigned i = 0; i < cfg->nodes; i++)
+			node_step(&s, &s.n[i]);
+		if (all_done(&s))
+			break;
+		if (cfg->progress && res->completed - s.completed_at_progress >= cfg->progress_every) {
+			s.completed_at_progress = res->completed;
+			fprintf(cfg->progress,
+				"sim: t=%.3f ms completed %" PRIu64 " np %" PRIu64 "/%" PRIu64
+				" posted %" PRIu64 "/%" PRIu64 " frames %" PRIu64 " dropped %" PRIu64
+				" violations %" PRIu64 "\n",
+				(double)s.now / 1e6, res->completed, res->np_responses,
+				res->np_requests, res->posted_applied, res->posted_issued, res->frames,
+				res->frames_dropped, res->violations);
+		}
+		uint64_t t = next_event(&s);
+		if (t == UINT64_MAX || s.now - s.last_progress > cfg->stall_bound_ns ||
+		    (cfg->max_time_ns && s.now > cfg->max_time_ns)) {
+			res->deadlock = true;
+			violation(&s, "no progress (deadlock or livelock)", 0, 0);
+			break;
+		}
+		s.now = t > s.now ? t : s.now + 1;
+		while (s.heap.n && s.heap.v[0].t <= s.now) {
+			struct fev e = fheap_pop(&s.heap);
+			int r = htoe_frame_input(s.n[e.dst].b, e.data, e.len, s.now);
+
+			if (r < 0 && r != -HTOE_DROP_CRC)
+				res->drops_other++;
+			free(e.data);
+		}
+	}
+	res->virtual_ns = s.now;
+	final_checks(&s);
+	rc = res->violations ? 1 : 0;
+	goto out;
+cfgerr:
+	snprintf(res->first_violation, sizeof(res->first_violation), "setup: %s", err);
+	rc = -1;
+out:
+	while (s.heap.n)
+		free(fheap_pop(&s.heap).data);
+	free(s.heap.v);
+	if (s.n) {
+		for (unsigned i = 0; i < cfg->nodes; i++) {
+			struct node *nd = &s.n[i];
+
+			htoe_free(nd->b);
+			if (nd->sl)
+				for (unsigned d = 0; d < cfg->nodes; d++) {
+					free(nd->sl[d].shadow);
+					free(nd->sl[d].busy);
+					free(nd->sl[d].fifo);
+				}
+			free(nd->sl);
+			free(nd->mem);
+		}
+		free(s.n);
+	}
+	return rc;
+}
+
+void sim_result_json(const struct sim_result *r, FILE *f)
+{
+	fprintf(f,
+		"{\"seed\":%" PRIu64 ",\"nodes\":%" PRIu64 ",\"transactions\":%" PRIu64
+		",\"completed\":%" PRIu64 ",\"posted_issued\":%" PRIu64
+		",\"posted_applied\":%" PRIu64 ",\"np_requests\":%" PRIu64
+		",\"np_responses\":%" PRIu64 ",\"poisoned\":%" PRIu64
+		",\"retransmits\":%" PRIu64 ",\"naks\":%" PRIu64 ",\"timeouts\":%" PRIu64
+		",\"resets\":%" PRIu64 ",\"frames\":%" PRIu64 ",\"frames_dropped\":%" PRIu64
+		",\"frames_duplicated\":%" PRIu64 ",\"frames_corrupted\":%" PRIu64
+		",\"frames_reordered\":%" PRIu64 ",\"drops_crc\":%" PRIu64
+		",\"lost\":%" PRIu64 ",\"duplicated\":%" PRIu64 ",\"misordered\":%" PRIu64
+		",\"wrong_data\":%" PRIu64 ",\"tainted_slices\":%" PRIu64
+		",\"unexplained_poison\":%" PRIu64 ",\"credit_errors\":%" PRIu64
+		",\"deadlock\":%s,\"virtual_ms\":%.3f,\"violations\":%" PRIu64,
+		r->seed, r->nodes, r->transactions, r->completed, r->posted_issued,
+		r->posted_applied, r->np_requests, r->np_responses, r->poisoned, r->retransmits,
+		r->naks, r->timeouts, r->resets, r->frames, r->frames_dropped,
+		r->frames_duplicated, r->frames_corrupted, r->frames_reordered, r->drops_crc,
+		r->lost, r->duplicated, r->misordered, r->wrong_data, r->tainted_slices,
+		r->unexplained_poison, r->credit_errors, r->deadlock ? "true" : "false",
+		(double)r->virtual_ns / 1e6, r->violations);
+	if (r->first_violation[0]) {
+		fputs(",\"first_violation\":\"", f);
+		for (const char *p = r->first_violation; *p; p++)
+			if (*p != '"' && *p != '\\')
+				fputc(*p, f);
+		fputc('"', f);
+	}
+	fputs("}\n", f);
+}

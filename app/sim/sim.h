@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe-sim core: a deterministic discrete-event simulator of N nodes, each
+ * an HT endpoint model (requester with verified workloads + memory target)
+ * behind its HTEA (lib/htoe), on a simulated Ethernet switch with seeded
+ * impairments. Virtual time; the same configuration and seed give the same
+ * run. An oracle checks the protocol properties (see sim.c and
+ * docs/simulator.md). Used by app/htoe-sim.c and by the test suite.
+ */
+#ifndef HTOE_SIM_H
+#define HTOE_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "htmodel/ht_requester.h"
+#include "htoe/htoe.h"
+
+struct sim_cfg {
+	unsigned nodes;            /* 2..64 */
+	uint64_t seed;
+	uint64_t transactions;     /* HT operations in total, over all nodes */
+	uint64_t mem_per_node;     /* bytes each node exports (multiple of 64*nodes) */
+
+	/* impairments of the switch, per frame */
+	double   loss;             /* independent loss probability */
+	double   burst_loss;       /* probability that a burst of losses starts */
+	double   burst_len;        /* mean burst length in frames (>= 1) */
+	double   reorder;          /* probability a frame is held back (overtaken) */
+	double   dup;              /* probability a frame is delivered twice */
+	double   corrupt;          /* probability one random bit is flipped */
+	uint64_t delay_ns;         /* one-way propagation delay */
+	uint64_t jitter_ns;        /* uniform extra delay 0..jitter */
+	uint64_t link_bps;         /* port speed (serialization), 0 = infinite */
+
+	/* a partition: frames between the two halves of the nodes are dropped
+	 * in [partition_at, partition_at + partition_ns) */
+	uint64_t partition_at_ns, partition_ns;
+	/* a node that restarts (bridge and requester; its memory persists) */
+	int      restart_node;     /* -1: none; else index 0..nodes-1 */
+	uint64_t restart_at_ns;
+	/* a VL reset under load: node reset_node resets its VL to reset_peer */
+	int      reset_node, reset_peer;
+	uint64_t reset_at_ns;
+
+	unsigned weight[HT_OP__COUNT]; /* workload mix (all 0: defaults) */
+	unsigned max_inflight;     /* per workload (0: default) */
+
+	/* bridge parameters that the profiles tune (0: library defaults) */
+	uint64_t rto_init_ns, np_timeout_ns;
+	uint32_t retry_limit;
+	uint16_t mtu;
+
+	uint64_t stall_bound_ns;   /* no progress for this long = deadlock */
+	uint64_t max_time_ns;      /* virtual time limit (0: none) */
+	FILE    *progress;         /* progress lines (NULL: none) */
+	uint64_t progress_every;   /* transactions between progress lines */
+};
+
+void sim_cfg_default(struct sim_cfg *c);
+
+struct sim_result {
+	uint64_t seed, nodes, transactions;
+	uint64_t completed;        /* NP ops answered + posted writes applied + fences */
+	uint64_t posted_issued, posted_applied;
+	uint64_t np_requests, np_responses;
+	uint64_t poisoned;         /* responses with error bits */
+	uint64_t retransmits, naks, timeouts, resets;
+	uint64_t frames, frames_dropped, frames_duplicated, frames_corrupted, frames_reordered;
+	uint64_t drops_crc, drops_other;
+	uint64_t lost;             /* posted writes never applied, NP never answered */
+	uint64_t duplicated;       /* posted applied twice, NP answered twice */
+	uint64_t misordered;       /* posted applied out of order within (src, dst) */
+	uint64_t wrong_data;       /* read/atomic results or memory differing from the oracle */
+	uint64_t tainted_slices;   /* slices where a reset made results uncertain */
+	uint64_t unexplained_poison; /* poisoned without a reset or timeout */
+	uint64_t credit_errors;    /* credit invariant violations */
+	bool     deadlock;
+	uint64_t violations;
+	uint64_t virtual_ns;
+	char     first_violation[256];
+};
+
+/* Run the simulation. Returns 0 when violations == 0, 1 otherwise, -1 on a
+ * configuration error (message in res->first_violation). */
+int sim_run(const struct sim_cfg *cfg, struct sim_result *res);
+
+/* Print the result as one JSON object (one line). */
+void sim_result_json(const struct sim_result *r, FILE *f);
+
+#endif

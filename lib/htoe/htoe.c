@@ -1,0 +1,811 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The bridge (HTEA): public sans-I/O API, the local HT side, and the glue
+ * between the layers (mapping -> VL -> encapsulation -> retry; decapsulation
+ * -> tag remapping -> local side). See htoe.h and docs/architecture.md.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "htoe_internal.h"
+
+/* ------------------------------------------------------------------ config */
+
+void htoe_config_defaults(struct htoe_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mtu = HTOE_MTU_DEFAULT;
+	cfg->unitid_base = 8;
+	cfg->n_unitids = 1;
+	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
+		cfg->rx_bufs[vc][0] = 256;
+		cfg->rx_bufs[vc][1] = 256;
+	}
+	cfg->reserve = 16;
+	cfg->max_per_vl = 128;
+	cfg->txq_pkts = 1024;
+	cfg->window = 256;
+	cfg->ack_every = 8;
+	cfg->retry_limit = 8;
+	cfg->flush_ns = 2000;
+	cfg->ack_delay_ns = 20000;
+	cfg->rto_init_ns = 200000;
+	cfg->rto_max_ns = 20000000;
+	cfg->np_timeout_ns = 100000000;
+	cfg->stall_timeout_ns = 50000000;
+}
+
+static unsigned pow2_at_least(unsigned n)
+{
+	unsigned p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+#define CFG_ERR(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+
+static int check_config(const struct htoe_config *c, char *err, size_t errlen)
+{
+	if (c->mtu < HTOE_MTU_MIN || c->mtu > HTOE_MTU_MAX)
+		CFG_ERR("mtu %u out of range %u..%u", c->mtu, HTOE_MTU_MIN, HTOE_MTU_MAX);
+	if (c->mtu < HTOE_HDR_LEN + HT_MAX_PKT_LEN)
+		CFG_ERR("mtu %u cannot carry a %u-byte HT packet", c->mtu, HT_MAX_PKT_LEN);
+	if (c->n_unitids < 1 || c->unitid_base + c->n_unitids + 1 > 32)
+		CFG_ERR("unitid_base %u + n_unitids %u (+1 for Flush) exceeds UnitID 31",
+			c->unitid_base, c->n_unitids);
+	if (!c->map)
+		CFG_ERR("no address map");
+	if (htoe_map_peer_count(c->map) > HTOE_MAX_PEERS)
+		CFG_ERR("%u peers, at most %u", htoe_map_peer_count(c->map), HTOE_MAX_PEERS);
+	if (c->map->local_node != c->node_id)
+		CFG_ERR("the address map is for node %u, the bridge is node %u",
+			c->map->local_node, c->node_id);
+	if (c->window < 2 || c->window > 4096)
+		CFG_ERR("window %u out of range 2..4096", c->window);
+	if (c->txq_pkts < 2)
+		CFG_ERR("txq_pkts %u: at least 2", c->txq_pkts);
+	if (c->rto_init_ns == 0 || c->rto_max_ns < c->rto_init_ns)
+		CFG_ERR("rto_init_ns must be > 0 and <= rto_max_ns");
+	if (c->default_pcp > 7)
+		CFG_ERR("default pcp %u > 7", c->default_pcp);
+	for (unsigned i = 0; i < c->n_pcp; i++)
+		if (c->pcp[i].pcp > 7)
+			CFG_ERR("node %u: pcp %u > 7", c->pcp[i].node, c->pcp[i].pcp);
+	return 0;
+}
+
+static int lq_init(struct htoe_lq *q, unsigned n)
+{
+	unsigned size = pow2_at_least(n);
+
+	q->e = calloc(size, sizeof(*q->e));
+	q->mask = size - 1;
+	q->head = q->tail = 0;
+	return q->e ? 0 : -ENOMEM;
+}
+
+static uint8_t pcp_of(const struct htoe_config *c, uint16_t node)
+{
+	for (unsigned i = 0; i < c->n_pcp; i++)
+		if (c->pcp[i].node == node)
+			return c->pcp[i].pcp;
+	return c->default_pcp;
+}
+
+static int vl_init(struct htoe *b, struct htoe_vl *v, const struct htoe_map_peer *pc)
+{
+	const struct htoe_config *c = &b->cfg;
+	struct htoe_retry_cfg rc = {
+		.window = c->window,
+		.rto_init_ns = c->rto_init_ns,
+		.rto_max_ns = c->rto_max_ns,
+		.retry_limit = c->retry_limit,
+		.ack_every = c->ack_every,
+		.ack_delay_ns = c->ack_delay_ns,
+	};
+	unsigned qsize = pow2_at_least(c->txq_pkts);
+	unsigned fsize = pow2_at_least(c->window);
+
+	memset(v, 0, sizeof(*v));
+	v->node = pc->node;
+	memcpy(v->mac, pc->mac, 6);
+	v->pcp = pcp_of(c, pc->node);
+	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
+		v->q[vc].s = calloc(qsize, sizeof(struct htoe_slot));
+		if (!v->q[vc].s)
+			return -ENOMEM;
+		v->q[vc].mask = qsize - 1;
+	}
+	v->fd = calloc(fsize, sizeof(*v->fd));
+	if (!v->fd)
+		return -ENOMEM;
+	v->fd_mask = fsize - 1;
+	if (htoe_retry_init(&v->rt, &rc) != 0)
+		return -EINVAL;
+	htoe_credit_tx_init(&v->ctx);
+	if (htoe_credit_rx_init(&b->pool, &v->crx) != 0)
+		return -EINVAL;
+	htoe_credit_rx_regrant(&b->pool, &v->crx);
+	return 0;
+}
+
+struct htoe *htoe_new(const struct htoe_config *cfg, char *err, size_t errlen)
+{
+	struct htoe *b;
+
+	if (check_config(cfg, err, errlen) != 0)
+		return NULL;
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	b->cfg = *cfg;
+	b->map = cfg->map;
+	b->n_vl = htoe_map_peer_count(cfg->map);
+	b->flush_unitid = (uint8_t)(cfg->unitid_base + cfg->n_unitids);
+
+	if (htoe_rxpool_init(&b->pool, cfg->rx_bufs, cfg->reserve, cfg->max_per_vl,
+			     b->n_vl ? b->n_vl : 1) != 0) {
+		snprintf(err, errlen,
+			 "receive pool: every class needs 1 <= reserve (%u) <= max_per_vl (%u), "
+			 "and at least reserve x %u peers and at most %u buffers",
+			 cfg->reserve, cfg->max_per_vl, b->n_vl, HTOE_CREDIT_POOL_MAX);
+		goto fail;
+	}
+	if (htoe_tagremap_init(&b->tags, cfg->unitid_base, cfg->n_unitids) != 0 ||
+	    htoe_outstanding_init(&b->out, cfg->np_timeout_ns) != 0) {
+		snprintf(err, errlen, "bad tag space or np_timeout");
+		goto fail;
+	}
+	memset(b->flush_sub, -1, sizeof(b->flush_sub));
+
+	b->vl = calloc(b->n_vl ? b->n_vl : 1, sizeof(*b->vl));
+	if (!b->vl)
+		goto nomem;
+	for (unsigned i = 0; i < b->n_vl; i++) {
+		const struct htoe_map_peer *pc = htoe_map_peer(cfg->map, i);
+
+		if (vl_init(b, &b->vl[i], pc) != 0)
+			goto nomem;
+		b->vl_of_node[pc->node] = (uint8_t)(i + 1);
+		/* A VL starts with a reset handshake: it agrees on the epoch
+		 * and sequence numbers with the peer, and tells a peer that
+		 * knew an earlier incarnation of this node that it restarted. */
+		b->vl[i].epoch = cfg->epoch;
+		htoe_reset_begin(b, &b->vl[i], true, 0);
+		b->vl[i].st.resets = 0; /* the first handshake is not a reset */
+	}
+	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
+		/* room for every pooled buffer, plus locally generated packets:
+		 * loopback and error responses (at most one per outstanding tag) */
+		unsigned n = cfg->rx_bufs[vc][0] + HTOE_TAG_MAX + HTOE_FLUSH_MAX;
+
+		if (lq_init(&b->lq[vc], n) != 0)
+			goto nomem;
+	}
+	return b;
+nomem:
+	snprintf(err, errlen, "out of memory");
+fail:
+	htoe_free(b);
+	return NULL;
+}
+
+void htoe_free(struct htoe *b)
+{
+	if (!b)
+		return;
+	if (b->vl) {
+		for (unsigned i = 0; i < b->n_vl; i++) {
+			for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
+				free(b->vl[i].q[vc].s);
+			free(b->vl[i].fd);
+		}
+		free(b->vl);
+	}
+	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
+		free(b->lq[vc].e);
+	free(b);
+}
+
+/* -------------------------------------------------------- local-side queue */
+
+unsigned htoe_lq_room(const struct htoe *b, enum ht_vc vc)
+{
+	const struct htoe_lq *q = &b->lq[vc];
+
+	return q->mask + 1 - (q->tail - q->head);
+}
+
+int htoe_lq_push(struct htoe *b, enum ht_vc vc, const uint8_t *pkt, size_t len,
+		 uint16_t vl, uint8_t epoch, bool pooled, bool has_data, bool passpw)
+{
+	struct htoe_lq *q = &b->lq[vc];
+	struct htoe_lent *e;
+
+	if (!htoe_lq_room(b, vc) || len > HT_MAX_PKT_LEN)
+		return -EAGAIN;
+	e = &q->e[q->tail & q->mask];
+	memcpy(e->bytes, pkt, len);
+	e->len = (uint8_t)len;
+	e->vl = vl;
+	e->epoch = epoch;
+	e->pooled = pooled;
+	e->has_data = has_data;
+	e->passpw = passpw;
+	if (vc == HT_VC_P)
+		b->lq_p_enq++;
+	e->stamp = b->lq_p_enq;
+	q->tail++;
+	return 0;
+}
+
+int htoe_lq_push_pkt(struct htoe *b, const struct ht_pkt *p)
+{
+	uint8_t buf[HT_MAX_PKT_LEN];
+	int n = ht_encode(p, buf, sizeof(buf));
+
+	if (n < 0)
+		return -EINVAL;
+	return htoe_lq_push(b, ht_pkt_vc(p), buf, (size_t)n, HTOE_NO_VL, 0, false,
+			    ht_link_pkt_has_data(p), p->passpw);
+}
+
+/* The local side consumed an entry: free its receive buffer. */
+static void lq_release(struct htoe *b, enum ht_vc vc, const struct htoe_lent *e)
+{
+	struct htoe_vl *v;
+
+	if (!e->pooled)
+		return;
+	v = &b->vl[e->vl];
+	htoe_credit_rx_release(&b->pool, &v->crx, vc, e->has_data);
+	v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
+}
+
+/* VL reset: the packets of v still queued for the local side are released
+ * from its credit accounting (which restarts at zero) and stay queued
+ * outside the pool: posted writes and responses that arrived in order are
+ * still delivered; NP requests are skipped (their epoch is old). */
+void htoe_lq_unpool_vl(struct htoe *b, struct htoe_vl *v)
+{
+	uint16_t idx = htoe_vl_index(b, v);
+
+	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
+		struct htoe_lq *q = &b->lq[vc];
+
+		for (uint32_t i = q->head; i != q->tail; i++) {
+			struct htoe_lent *e = &q->e[i & q->mask];
+
+			if (e->vl == idx && e->pooled) {
+				htoe_credit_rx_release(&b->pool, &v->crx, (enum ht_vc)vc,
+						       e->has_data);
+				e->pooled = 0;
+			}
+		}
+	}
+}
+
+static bool lent_ordered(const struct htoe *b, const struct htoe_lent *e)
+{
+	return e->passpw || (int32_t)(b->lq_p_out - (e->stamp)) >= 0;
+}
+
+/* Give a remote NP request a local tag (always remap): rewrite its UnitID
+ * and SrcTag in place. -EAGAIN when the pending table is full. */
+static int remap_request(struct htoe *b, struct htoe_lent *e)
+{
+	struct htoe_vl *v = &b->vl[e->vl];
+	struct ht_pkt p;
+	struct htoe_pending_entry pe;
+	uint8_t uid, tag;
+
+	if (ht_decode(e->bytes, e->len, &p) < 0)
+		return -EINVAL;
+	memset(&pe, 0, sizeof(pe));
+	pe.orig_unitid = p.unitid;
+	pe.orig_srctag = p.srctag;
+	pe.vl = e->vl;
+	pe.epoch = v->epoch;
+	htoe_np_info_from_req(&p, &pe.np);
+	if (htoe_tagremap_alloc(&b->tags, &pe, &uid, &tag) != 0)
+		return -EAGAIN;
+	ht_bytes_set_tag(e->bytes, e->len, uid, tag);
+	return 0;
+}
+
+int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
+{
+	static const enum ht_vc order[] = { HT_VC_P, HT_VC_R, HT_VC_NP };
+
+	(void)now;
+	for (unsigned k = 0; k < 3; k++) {
+		enum ht_vc vc = order[k];
+		struct htoe_lq *q = &b->lq[vc];
+		struct htoe_lent *e;
+
+		if (q->head == q->tail)
+			continue;
+		e = &q->e[q->head & q->mask];
+		if (vc != HT_VC_P && !lent_ordered(b, e))
+			continue;
+		if (e->len > cap)
+			return -ENOSPC;
+		if (vc == HT_VC_NP && e->vl != HTOE_NO_VL) {
+			if (e->epoch != b->vl[e->vl].epoch) {
+				/* the VL was reset since: the requester was
+				 * poisoned, do not execute the request */
+				lq_release(b, vc, e);
+				q->head++;
+				k--; /* look at NP again */
+				continue;
+			}
+			if (remap_request(b, e) != 0) {
+				b->st.tag_full++;
+				continue;
+			}
+		}
+		memcpy(buf, e->bytes, e->len);
+		lq_release(b, vc, e);
+		if (vc == HT_VC_P)
+			b->lq_p_out++;
+		q->head++;
+		b->st.local_out++;
+		return e->len;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------- local-side input */
+
+/* Bytes of memory a request touches (for the mapping layer). */
+static uint64_t access_len(const struct ht_pkt *p)
+{
+	switch (p->kind) {
+	case HT_K_RDSIZED:
+		return p->dword ? 4u * (p->count + 1u) : 4u;
+	case HT_K_WRSIZED:
+		return p->data_len ? p->data_len : 4u;
+	case HT_K_ATOMIC:
+		return 8;
+	default:
+		return 4;
+	}
+}
+
+/* An error response to request p, for the local requester. */
+static int answer_error(struct htoe *b, const struct ht_pkt *req, enum ht_rsp_err why)
+{
+	struct htoe_np_info np;
+	struct ht_pkt r;
+
+	if (htoe_np_info_from_req(req, &np) != 0 ||
+	    htoe_poison_build(req->unitid, req->srctag, &np, why, &r) != 0)
+		return -EINVAL;
+	return htoe_lq_push_pkt(b, &r);
+}
+
+/* Flush (NP, no address): answered once every VL that carried posted writes
+ * since its last Flush has applied them — a Flush goes to each such VL
+ * behind those writes; with none, the bridge answers at once. */
+static int local_flush(struct htoe *b, const struct ht_pkt *req, uint64_t now)
+{
+	unsigned need = 0, slot, free_subs = 0;
+
+	for (unsigned i = 0; i < b->n_vl; i++)
+		need += b->vl[i].posted_dirty && b->vl[i].state == HTOE_VL_UP;
+	if (need == 0)
+		return answer_error(b, req, HT_RSP_OK) == 0 ? 0 : -EAGAIN;
+	for (slot = 0; slot < HTOE_FLUSH_MAX; slot++)
+		if (!b->flush[slot].used)
+			break;
+	for (unsigned i = 0; i < HTOE_FLUSH_MAX; i++)
+		free_subs += b->flush_sub[i] < 0;
+	if (slot == HTOE_FLUSH_MAX || free_subs < need)
+		return -EAGAIN;
+	for (unsigned i = 0; i < b->n_vl; i++)
+		if (b->vl[i].posted_dirty && b->vl[i].state == HTOE_VL_UP &&
+		    !htoe_encap_room(&b->vl[i], HT_VC_NP))
+			return -EAGAIN;
+
+	struct htoe_flush *f = &b->flush[slot];
+	f->used = 1;
+	f->unitid = req->unitid;
+	f->srctag = req->srctag;
+	f->remaining = (uint8_t)need;
+	f->err = HT_RSP_OK;
+	for (unsigned i = 0; i < b->n_vl; i++) {
+		struct htoe_vl *v = &b->vl[i];
+		struct htoe_np_info np;
+		struct ht_pkt fl = *req;
+		uint8_t sub = 0;
+
+		if (!v->posted_dirty || v->state != HTOE_VL_UP)
+			continue;
+		while (b->flush_sub[sub] >= 0)
+			sub++;
+		b->flush_sub[sub] = (int8_t)slot;
+		fl.unitid = b->flush_unitid;
+		fl.srctag = sub;
+		htoe_np_info_from_req(&fl, &np);
+		htoe_outstanding_add(&b->out, fl.unitid, fl.srctag, (uint16_t)i, v->epoch, &np,
+				     now);
+		fl.passpw = 0;
+		htoe_encap_enqueue(b, v, &fl, now);
+		v->posted_dirty = false;
+	}
+	return 0;
+}
+
+int htoe_flush_complete(struct htoe *b, uint8_t sub, enum ht_rsp_err err)
+{
+	struct htoe_flush *f;
+	struct ht_pkt req;
+
+	if (sub >= HTOE_FLUSH_MAX || b->flush_sub[sub] < 0)
+		return -ENOENT;
+	f = &b->flush[b->flush_sub[sub]];
+	b->flush_sub[sub] = -1;
+	if (err > f->err)
+		f->err = (uint8_t)err;
+	if (--f->remaining)
+		return 0;
+	memset(&req, 0, sizeof(req));
+	req.kind = HT_K_FLUSH;
+	req.unitid = f->unitid;
+	req.srctag = f->srctag;
+	f->used = 0;
+	return answer_error(b, &req, (enum ht_rsp_err)f->err);
+}
+
+/* A request from the local requester. */
+static int local_request(struct htoe *b, struct ht_pkt *p, uint64_t now)
+{
+	enum ht_vc vc = ht_pkt_vc(p);
+	struct htoe_map_result m;
+	struct htoe_vl *v;
+
+	switch (p->kind) {
+	case HT_K_FLUSH:
+		return local_flush(b, p, now);
+	case HT_K_FENCE:
+	case HT_K_BROADCAST:
+		/* consumed: not forwarded across Ethernet (docs/ht-model.md) */
+		b->st.consumed++;
+		return 0;
+	default:
+		break;
+	}
+
+	switch (htoe_map_lookup(b->map, p->addr, access_len(p), &m)) {
+	case HTOE_MAP_LOCAL:
+		if (!htoe_lq_room(b, vc))
+			return -EAGAIN;
+		p->addr = m.addr;
+		b->st.local_loopback++;
+		return htoe_lq_push_pkt(b, p);
+	case HTOE_MAP_REMOTE:
+		v = htoe_vl_by_node(b, m.node);
+		if (v)
+			break;
+		/* a node without a VL is unreachable */
+		__attribute__((fallthrough));
+	default:
+		b->st.master_aborts++;
+		if (vc == HT_VC_P)
+			return 0; /* posted: nobody to tell; counted */
+		return answer_error(b, p, HT_RSP_MASTER_ABORT) == 0 ? 0 : -EAGAIN;
+	}
+
+	if (!htoe_encap_room(v, vc) ||
+	    (vc == HT_VC_NP && htoe_outstanding_find(&b->out, p->unitid, p->srctag))) {
+		if (!v->stall_since)
+			v->stall_since = now ? now : 1;
+		if (now - v->stall_since < b->cfg.stall_timeout_ns) {
+			b->st.backpressure++;
+			return -EAGAIN;
+		}
+		/* Stalled too long: never block the local side without bound.
+		 * Reset the VL once, and refuse its traffic with an error until
+		 * it drains. */
+		if (v->state == HTOE_VL_UP)
+			htoe_reset_begin(b, v, false, now);
+		if (vc == HT_VC_P) {
+			v->st.posted_refused++;
+			return 0;
+		}
+		v->st.poisoned++;
+		return answer_error(b, p, HT_RSP_TARGET_ABORT) == 0 ? 0 : -EAGAIN;
+	}
+	v->stall_since = 0;
+
+	p->addr = m.addr;
+	if (vc == HT_VC_NP) {
+		struct htoe_np_info np;
+
+		if (htoe_np_info_from_req(p, &np) != 0 ||
+		    htoe_outstanding_add(&b->out, p->unitid, p->srctag, htoe_vl_index(b, v),
+					 v->epoch, &np, now) != 0)
+			return -EINVAL;
+	}
+	if (htoe_encap_enqueue(b, v, p, now) != 0) {
+		if (vc == HT_VC_NP)
+			htoe_outstanding_complete(&b->out, htoe_vl_index(b, v), p->unitid,
+						  p->srctag, NULL);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A response from the local target to a remote request (bridge UnitID). */
+static int local_response(struct htoe *b, struct ht_pkt *p, uint64_t now)
+{
+	const struct htoe_pending_entry *pe = htoe_tagremap_peek(&b->tags, p->unitid, p->srctag);
+	struct htoe_vl *v;
+
+	if (!pe) {
+		b->st.unexpected_responses++;
+		return -EINVAL;
+	}
+	v = &b->vl[pe->vl];
+	if (pe->epoch == v->epoch && v->state == HTOE_VL_UP) {
+		if (!htoe_encap_room(v, HT_VC_R))
+			return -EAGAIN; /* the tag stays pending until it fits */
+		uint8_t uid = p->unitid, tag = p->srctag;
+
+		p->unitid = pe->orig_unitid;
+		p->srctag = pe->orig_srctag;
+		htoe_encap_enqueue(b, v, p, now);
+		htoe_tagremap_complete(&b->tags, uid, tag, NULL);
+	} else {
+		/* the VL was reset since: the remote requester was poisoned */
+		v->st.late_responses++;
+		htoe_tagremap_complete(&b->tags, p->unitid, p->srctag, NULL);
+	}
+	return 0;
+}
+
+static bool bridge_unitid(const struct htoe *b, uint8_t unitid)
+{
+	return unitid >= b->cfg.unitid_base &&
+	       unitid < b->cfg.unitid_base + b->cfg.n_unitids;
+}
+
+int htoe_local_input(struct htoe *b, const uint8_t *pkt, size_t len, uint64_t now)
+{
+	struct ht_pkt p;
+	int n = ht_decode(pkt, len, &p);
+
+	if (n < 0 || (size_t)n != len) {
+		b->st.local_malformed++;
+		return -EINVAL;
+	}
+	switch (p.kind) {
+	case HT_K_NOP:
+	case HT_K_EXTFC:
+		b->st.consumed++;
+		return 0;
+	case HT_K_SYNC:
+		b->st.local_sync++;
+		return 0;
+	case HT_K_RDRESPONSE:
+	case HT_K_TGTDONE:
+		if (!bridge_unitid(b, p.unitid)) {
+			b->st.unexpected_responses++;
+			return -EINVAL;
+		}
+		n = local_response(b, &p, now);
+		break;
+	default:
+		n = local_request(b, &p, now);
+		break;
+	}
+	if (n == 0)
+		b->st.local_in++;
+	return n;
+}
+
+bool htoe_local_ready(const struct htoe *b, uint64_t gaddr, enum ht_vc vc)
+{
+	struct htoe_map_result m;
+	const struct htoe_vl *v;
+
+	if (htoe_map_lookup(b->map, gaddr, 4, &m) != HTOE_MAP_REMOTE)
+		return htoe_lq_room(b, vc) > 0;
+	v = htoe_vl_by_node(b, m.node);
+	return !v || htoe_encap_room(v, vc);
+}
+
+/* A response from a remote node (decapsulated): match it to the local
+ * requester's outstanding request. 0: queued for the local side; -ENOENT:
+ * late (after a timeout or reset) or not ours, dropped. */
+int htoe_remote_response(struct htoe *b, struct htoe_vl *v, const uint8_t *pkt, size_t len)
+{
+	struct htoe_outstanding_entry oe;
+	uint8_t unitid, srctag;
+
+	ht_bytes_get_tag(pkt, len, &unitid, &srctag);
+	if (htoe_outstanding_complete(&b->out, htoe_vl_index(b, v), unitid, srctag, &oe) != 0) {
+		v->st.late_responses++;
+		return -ENOENT;
+	}
+	if (unitid == b->flush_unitid) {
+		htoe_flush_complete(b, srctag, ht_bytes_rsp_err(pkt, len));
+		return -ENOENT; /* consumed here: free its buffer */
+	}
+	htoe_lq_push(b, HT_VC_R, pkt, len, htoe_vl_index(b, v), v->epoch, true,
+		     ht_peek_has_data(pkt, len), ht_peek_passpw(pkt, len));
+	return 0;
+}
+
+/* ------------------------------------------------------------ frame input */
+
+int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t now)
+{
+	struct htoe_hdr h;
+	const uint8_t *payload = NULL;
+	struct htoe_vl *v;
+	int r = htoe_frame_parse(frame, len, b->cfg.mtu, &h, &payload);
+
+	if (r < 0)
+		goto drop_global;
+	if (h.dst_node != b->cfg.node_id) {
+		r = -HTOE_DROP_NOT_FOR_US;
+		goto drop_global;
+	}
+	v = htoe_vl_by_node(b, h.src_node);
+	if (!v) {
+		r = -HTOE_DROP_UNKNOWN_PEER;
+		goto drop_global;
+	}
+	v->st.rx_bytes += len;
+
+	if (h.ftype == HTOE_FT_RESET || h.ftype == HTOE_FT_RESET_ACK) {
+		r = htoe_reset_input(b, v, &h, now);
+	} else if (h.epoch != v->epoch) {
+		r = -HTOE_DROP_EPOCH;
+	} else {
+		if (v->state != HTOE_VL_UP) {
+			/* The peer uses the epoch we proposed: it adopted
+			 * our RESET and its RESET_ACK was lost. */
+			htoe_reset_up(b, v, now);
+		}
+		htoe_encap_on_ack(b, v, &h, now);
+		switch (h.ftype) {
+		case HTOE_FT_DATA:
+			r = htoe_decap_input(b, v, &h, payload, now);
+			break;
+		case HTOE_FT_CTRL:
+			r = 0; /* no control messages defined yet */
+			break;
+		default:
+			r = 0;
+			break;
+		}
+	}
+	if (r < 0)
+		v->st.drops[-r]++;
+	return r;
+drop_global:
+	b->st.drops[-r]++;
+	return r;
+}
+
+/* ----------------------------------------------------------- frame output */
+
+int htoe_frame_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
+		      unsigned flags)
+{
+	if (cap < (size_t)b->cfg.mtu + HTOE_L2_MAX)
+		return -ENOSPC;
+	return htoe_encap_output(b, buf, cap, now, flags);
+}
+
+/* ------------------------------------------------------------------ timers */
+
+void htoe_handle_expiry(struct htoe *b, uint64_t now)
+{
+	for (unsigned i = 0; i < b->n_vl; i++) {
+		struct htoe_vl *v = &b->vl[i];
+
+		if (v->state != HTOE_VL_UP)
+			continue;
+		enum htoe_retry_timer r = htoe_retry_tx_timer(&v->rt, now);
+		if (r == HTOE_RETRY_GOBACK) {
+			v->st.timeouts++;
+		} else if (r == HTOE_RETRY_LIMIT) {
+			v->st.timeouts++;
+			htoe_reset_begin(b, v, false, now);
+		}
+		v->st.credit_starved_ns = 0;
+		for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
+			v->st.credit_starved_ns +=
+				htoe_credit_tx_starved_ns(&v->ctx, (enum ht_vc)vc, now);
+	}
+	htoe_poison_expired(b, now);
+}
+
+uint64_t htoe_next_deadline(const struct htoe *b)
+{
+	uint64_t d = htoe_outstanding_next_deadline(&b->out);
+
+	for (unsigned i = 0; i < b->n_vl; i++) {
+		uint64_t t = htoe_encap_deadline(b, &b->vl[i]);
+
+		if (t < d)
+			d = t;
+	}
+	return d;
+}
+
+/* ------------------------------------------------------------------- stats */
+
+const struct htoe_stats *htoe_get_stats(const struct htoe *b)
+{
+	return &b->st;
+}
+
+const struct htoe_vl_stats *htoe_get_vl_stats(const struct htoe *b, uint16_t node)
+{
+	const struct htoe_vl *v = htoe_vl_by_node(b, node);
+
+	return v ? &v->st : NULL;
+}
+
+unsigned htoe_n_vls(const struct htoe *b)
+{
+	return b->n_vl;
+}
+
+uint16_t htoe_vl_node(const struct htoe *b, unsigned idx)
+{
+	return idx < b->n_vl ? b->vl[idx].node : 0;
+}
+
+uint8_t htoe_vl_epoch(const struct htoe *b, uint16_t node)
+{
+	const struct htoe_vl *v = htoe_vl_by_node(b, node);
+
+	return v ? v->epoch : 0;
+}
+
+bool htoe_vl_is_up(const struct htoe *b, uint16_t node)
+{
+	const struct htoe_vl *v = htoe_vl_by_node(b, node);
+
+	return v && v->state == HTOE_VL_UP;
+}
+
+unsigned htoe_busy(const struct htoe *b)
+{
+	unsigned n = htoe_outstanding_count(&b->out) + htoe_tagremap_in_use(&b->tags);
+
+	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
+		n += b->lq[vc].tail - b->lq[vc].head;
+	for (unsigned i = 0; i < b->n_vl; i++)
+		for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
+			n += vcq_len(&b->vl[i].q[vc]);
+	return n;
+}
+
+int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen)
+{
+	if (b->n_vl == 0)
+		return 0;
+	return htoe_credit_check(&b->pool, &b->vl[0].crx, b->n_vl, sizeof(struct htoe_vl),
+				 err, errlen);
+}
+
+int htoe_vl_reset(struct htoe *b, uint16_t node, bool cold, uint64_t now)
+{
+	struct htoe_vl *v = htoe_vl_by_node(b, node);
+
+	if (!v)
+		return -ENOENT;
+	htoe_reset_begin(b, v, cold, now);
+	return 0;
+}

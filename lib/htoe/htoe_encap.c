@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Encapsulation layer (HToE paper §4.5): HT packets of one VC and one
+ * destination are packed into one frame while credits and the MTU allow; a
+ * frame leaves when it is full, when the local side is idle (HTOE_TX_FLUSH),
+ * or when its oldest packet has waited flush_ns. Frames are written straight
+ * into the caller's buffer: each HT packet is copied once, from its VL queue
+ * slot into the frame. The slot stays until the frame is acknowledged, so a
+ * retransmission rebuilds the frame from the same slots.
+ *
+ * Decapsulation: a DATA frame that passed the wire checks is accepted only
+ * if it is the next in sequence and fits the credits granted; its HT packets
+ * then go to the local-side queues.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "htoe_internal.h"
+
+/* Ethernet + HToE header for a frame on VL v. */
+static int write_hdr(const struct htoe *b, const struct htoe_vl *v, enum htoe_ftype type,
+		     enum ht_vc vc, uint16_t seq, uint8_t epoch, bool cold, bool credit_req,
+		     uint8_t *buf, size_t cap)
+{
+	struct htoe_hdr h;
+
+	memset(&h, 0, sizeof(h));
+	memcpy(h.dst, v->mac, 6);
+	memcpy(h.src, b->cfg.mac, 6);
+	h.has_vlan = b->cfg.vlan;
+	h.pcp = v->pcp;
+	h.vid = b->cfg.vid;
+	h.ftype = (uint8_t)type;
+	h.vc = type == HTOE_FT_DATA ? (uint8_t)vc : 0;
+	h.cold = cold;
+	h.credit_req = credit_req;
+	h.epoch = epoch;
+	h.src_node = b->cfg.node_id;
+	h.dst_node = v->node;
+	h.seq = seq;
+	h.ack = htoe_retry_rx_ack_value(&v->rt);
+	htoe_credit_rx_limits(&v->crx, h.credit);
+	return htoe_hdr_write(&h, buf, cap);
+}
+
+bool htoe_encap_room(const struct htoe_vl *v, enum ht_vc vc)
+{
+	return vcq_room(&v->q[vc]) > 0;
+}
+
+int htoe_encap_enqueue(struct htoe *b, struct htoe_vl *v, const struct ht_pkt *p,
+		       uint64_t now)
+{
+	enum ht_vc vc = ht_pkt_vc(p);
+	struct htoe_vcq *q = &v->q[vc];
+	struct htoe_slot *s;
+	int n;
+
+	(void)b;
+	if (!vcq_room(q))
+		return -EAGAIN;
+	s = vcq_at(q, q->tail);
+	n = ht_encode(p, s->bytes, sizeof(s->bytes));
+	if (n < 0)
+		return -EINVAL;
+	s->len = (uint8_t)n;
+	s->has_data = ht_link_pkt_has_data(p);
+	s->passpw = p->passpw;
+	s->vc = (uint8_t)vc;
+	s->enq_ns = now;
+	if (vc == HT_VC_P) {
+		s->stamp = 0;
+		v->p_enq++;
+	} else {
+		s->stamp = v->p_enq;
+	}
+	q->tail++;
+	return 0;
+}
+
+/* May the slot leave now as far as HT ordering goes (§13: NP and R with
+ * PassPW=0 do not pass earlier posted requests of this VL)? */
+static bool slot_ordered(const struct htoe_vl *v, const struct htoe_slot *s)
+{
+	if (s->vc == HT_VC_P || s->passpw)
+		return true;
+	return (int32_t)(v->p_framed - s->stamp) >= 0;
+}
+
+/* Copy slots [first, first+npkts) of q into buf. */
+static size_t copy_slots(const struct htoe_vcq *q, uint32_t first, unsigned npkts,
+			 uint8_t *buf)
+{
+	size_t off = 0;
+
+	for (unsigned i = 0; i < npkts; i++) {
+		const struct htoe_slot *s = vcq_at(q, first + i);
+
+		memcpy(buf + off, s->bytes, s->len);
+		off += s->len;
+	}
+	return off;
+}
+
+static int build_data(struct htoe *b, struct htoe_vl *v, uint16_t seq,
+		      const struct htoe_fdesc *fd, uint8_t *buf, size_t cap)
+{
+	int off = write_hdr(b, v, HTOE_FT_DATA, (enum ht_vc)fd->vc, seq, v->epoch, false, false,
+			    buf, cap);
+	size_t plen;
+
+	if (off < 0)
+		return off;
+	if ((size_t)off + fd->payload_len > cap)
+		return -ENOSPC;
+	plen = copy_slots(&v->q[fd->vc], fd->first, fd->npkts, buf + off);
+	htoe_frame_set_npkts(buf, (size_t)off, fd->npkts);
+	return htoe_frame_seal(buf, cap, (size_t)off - HTOE_HDR_LEN, plen);
+}
+
+/* After any frame on v: the ack and the grant it carried are known to the
+ * peer once it arrives. */
+void htoe_vl_on_frame_sent(struct htoe_vl *v, uint64_t now)
+{
+	htoe_retry_rx_ack_sent(&v->rt, now);
+	v->credit_dirty = false;
+	v->st.tx_frames++;
+}
+
+/* Retransmission of the next frame of a go-back in progress. */
+static int try_retransmit(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap,
+			  uint64_t now)
+{
+	uint16_t seq;
+	int n;
+
+	if (!htoe_retry_tx_retransmit_peek(&v->rt, &seq))
+		return 0;
+	n = build_data(b, v, seq, &v->fd[seq & v->fd_mask], buf, cap);
+	if (n <= 0)
+		return n;
+	htoe_retry_tx_retransmit_next(&v->rt, &seq);
+	v->st.retransmits++;
+	v->st.tx_bytes += (uint64_t)n;
+	htoe_vl_on_frame_sent(v, now);
+	return n;
+}
+
+/* Pack a new DATA frame of VC vc if one is due. */
+static int try_new_frame(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, uint8_t *buf,
+			 size_t cap, uint64_t now, unsigned flags)
+{
+	struct htoe_vcq *q = &v->q[vc];
+	size_t max_payload = HTOE_MAX_PAYLOAD(b->cfg.mtu), plen = 0;
+	unsigned need_cmd = 0, need_data = 0;
+	unsigned avail_cmd = htoe_credit_tx_avail(&v->ctx, vc, false);
+	unsigned avail_data = htoe_credit_tx_avail(&v->ctx, vc, true);
+	unsigned npkts = 0;
+	bool full = false;
+	uint32_t i;
+
+	for (i = q->framed; i != q->tail; i++) {
+		const struct htoe_slot *s = vcq_at(q, i);
+
+		if (npkts == 255 || plen + s->len > max_payload) {
+			full = true;
+			break;
+		}
+		if (!slot_ordered(v, s))
+			break;
+		if (need_cmd + 1 > avail_cmd || need_data + s->has_data > avail_data) {
+			if (npkts == 0) {
+				if (!v->ctx.blocked[vc])
+					v->probe_next_ns = now + b->cfg.rto_init_ns;
+				htoe_credit_tx_blocked(&v->ctx, vc, s->has_data, now);
+			}
+			break;
+		}
+		need_cmd++;
+		need_data += s->has_data;
+		plen += s->len;
+		npkts++;
+	}
+	if (npkts == 0)
+		return 0;
+	htoe_credit_tx_unblocked(&v->ctx, vc, now);
+	/* A partial frame waits for more packets unless the local side is
+	 * idle, the latency bound expired, or nothing more could join it. */
+	if (!full && i == q->tail && !(flags & HTOE_TX_FLUSH) &&
+	    now - vcq_at(q, q->framed)->enq_ns < b->cfg.flush_ns)
+		return 0;
+
+	uint16_t seq = htoe_retry_tx_next_seq(&v->rt);
+	struct htoe_fdesc *fd = &v->fd[seq & v->fd_mask];
+
+	fd->first = q->framed;
+	fd->npkts = (uint8_t)npkts;
+	fd->vc = (uint8_t)vc;
+	fd->payload_len = (uint16_t)plen;
+	int n = build_data(b, v, seq, fd, buf, cap);
+	if (n <= 0)
+		return n;
+
+	htoe_retry_tx_send(&v->rt, now, &seq);
+	for (uint32_t k = 0; k < npkts; k++)
+		htoe_credit_tx_take(&v->ctx, vc, vcq_at(q, q->framed + k)->has_data);
+	q->framed += npkts;
+	if (vc == HT_VC_P) {
+		v->p_framed += npkts;
+		v->posted_dirty = true;
+	}
+	v->st.tx_pkts[vc] += npkts;
+	v->st.tx_bytes += (uint64_t)n;
+	htoe_vl_on_frame_sent(v, now);
+	return n;
+}
+
+static bool vl_starved(const struct htoe_vl *v)
+{
+	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
+		if (v->ctx.blocked[vc])
+			return true;
+	return false;
+}
+
+int htoe_write_ctl_frame(struct htoe *b, struct htoe_vl *v, enum htoe_ftype type,
+			 uint8_t *buf, size_t cap)
+{
+	uint16_t seq = 0;
+	uint8_t epoch = v->epoch;
+	bool cold = false;
+	int off;
+
+	if (type == HTOE_FT_RESET) {
+		seq = v->nonce;
+		cold = v->reset_cold;
+	} else if (type == HTOE_FT_RESET_ACK) {
+		seq = v->ack_nonce;
+		epoch = v->ack_epoch;
+		cold = v->ack_cold;
+	}
+	off = write_hdr(b, v, type, HT_VC_P, seq, epoch, cold,
+			type == HTOE_FT_ACK && vl_starved(v), buf, cap);
+	if (off < 0)
+		return off;
+	return htoe_frame_seal(buf, cap, (size_t)off - HTOE_HDR_LEN, 0);
+}
+
+/* Frames of one VL in priority order: reset handshake, retransmission, new
+ * data (P, then R, then NP: posted first, responses never behind requests),
+ * then a standalone ack/nak/credit update. */
+static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap,
+		     uint64_t now, unsigned flags)
+{
+	static const enum ht_vc order[] = { HT_VC_P, HT_VC_R, HT_VC_NP };
+	int n;
+
+	if (v->ack_reset) {
+		n = htoe_write_ctl_frame(b, v, HTOE_FT_RESET_ACK, buf, cap);
+		if (n > 0) {
+			v->ack_reset = false;
+			v->st.tx_frames++;
+		}
+		return n;
+	}
+	if (v->state != HTOE_VL_UP) {
+		if (now < v->reset_next_ns)
+			return 0;
+		n = htoe_write_ctl_frame(b, v, HTOE_FT_RESET, buf, cap);
+		if (n > 0) {
+			v->reset_next_ns = now + v->reset_rto_ns;
+			if (v->reset_rto_ns < b->cfg.rto_max_ns)
+				v->reset_rto_ns *= 2;
+			v->st.tx_frames++;
+		}
+		return n;
+	}
+	n = try_retransmit(b, v, buf, cap, now);
+	if (n)
+		return n;
+	if (htoe_retry_tx_can_send(&v->rt)) {
+		for (unsigned i = 0; i < 3; i++) {
+			n = try_new_frame(b, v, order[i], buf, cap, now, flags);
+			if (n)
+				return n;
+		}
+	}
+	bool nak = htoe_retry_rx_nak_due(&v->rt, now);
+	bool probe = vl_starved(v) && now >= v->probe_next_ns;
+	if (nak || probe || htoe_retry_rx_ack_due(&v->rt, now) || v->credit_dirty) {
+		if (probe) {
+			/* persist: a credit update may have been lost; ask
+			 * for the limits again (answered by an ACK) */
+			v->probe_next_ns = now + b->cfg.rto_init_ns;
+			v->st.credit_probes++;
+		}
+		n = htoe_write_ctl_frame(b, v, nak ? HTOE_FT_NAK : HTOE_FT_ACK, buf, cap);
+		if (n > 0) {
+			if (nak) {
+				htoe_retry_rx_nak_sent(&v->rt, now);
+				v->st.naks_sent++;
+			} else {
+				v->st.acks_sent++;
+			}
+			htoe_vl_on_frame_sent(v, now);
+		}
+		return n;
+	}
+	return 0;
+}
+
+int htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
+		      unsigned flags)
+{
+	for (unsigned k = 0; k < b->n_vl; k++) {
+		unsigned i = (b->rr + k) % b->n_vl;
+		int n = vl_output(b, &b->vl[i], buf, cap, now, flags);
+
+		if (n != 0) {
+			b->rr = i + 1;
+			return n;
+		}
+	}
+	return 0;
+}
+
+/* When does VL v next have framing work that needs no new input? Only work
+ * that can happen counts: a queue waiting for credits or for the window
+ * has no deadline of its own (a frame from the peer unblocks it), except
+ * the credit probe of a starved VL. */
+uint64_t htoe_encap_deadline(const struct htoe *b, const struct htoe_vl *v)
+{
+	uint64_t d;
+	bool can_new;
+
+	if (v->ack_reset)
+		return 0;
+	if (v->state != HTOE_VL_UP)
+		return v->reset_next_ns;
+	if (v->credit_dirty || htoe_retry_tx_in_goback(&v->rt))
+		return 0;
+	d = htoe_retry_next_deadline(&v->rt);
+	can_new = htoe_retry_tx_can_send(&v->rt);
+	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
+		const struct htoe_vcq *q = &v->q[vc];
+		const struct htoe_slot *head;
+		uint64_t t;
+
+		if (!vcq_waiting(q))
+			continue;
+		if (v->ctx.blocked[vc]) {
+			if (v->probe_next_ns < d)
+				d = v->probe_next_ns;
+			continue;
+		}
+		head = vcq_at(q, q->framed);
+		if (!can_new || !slot_ordered(v, head))
+			continue;
+		t = head->enq_ns + b->cfg.flush_ns;
+		if (t < d)
+			d = t;
+	}
+	return d;
+}
+
+/* Release the slots of frames the peer acknowledged: every frame before
+ * `first_unacked_seq` is done. The frames are released in sequence order, so
+ * in every VC the acknowledged slots are at the head of the ring. */
+static void release_acked(struct htoe_vl *v, uint16_t from, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		const struct htoe_fdesc *fd = &v->fd[(uint16_t)(from + i) & v->fd_mask];
+
+		v->q[fd->vc].head += fd->npkts;
+	}
+}
+
+void htoe_encap_on_ack(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
+		       uint64_t now)
+{
+	uint16_t una = htoe_retry_tx_una(&v->rt);
+	int n;
+
+	(void)b;
+	if (h->ftype == HTOE_FT_NAK) {
+		n = htoe_retry_tx_nak(&v->rt, h->ack, now);
+		v->st.naks_rcvd++;
+	} else {
+		n = htoe_retry_tx_ack(&v->rt, h->ack, now);
+	}
+	if (n > 0)
+		release_acked(v, una, (unsigned)n);
+	htoe_credit_tx_update(&v->ctx, h->credit, now);
+	if (h->credit_req)
+		v->credit_dirty = true; /* answer the probe with our limits */
+}
+
+/* Drop what VL v has queued towards its peer (reset). Framed but
+ * unacknowledged posted writes may or may not have been applied by the peer:
+ * they are counted as lost to the reset. Unsent posted writes are kept for
+ * the new epoch on a warm reset, refused on a cold one. NP requests and
+ * responses are dropped (their requesters are poisoned by the reset). */
+void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_posted)
+{
+	(void)b;
+	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
+		struct htoe_vcq *q = &v->q[vc];
+
+		if (vc == HT_VC_P) {
+			v->st.posted_lost_reset += q->framed - q->head;
+			q->head = q->framed;
+			if (!keep_unsent_posted) {
+				v->st.posted_refused += q->tail - q->framed;
+				q->head = q->framed = q->tail;
+			}
+		} else {
+			q->head = q->framed = q->tail;
+		}
+	}
+	/* Restart the posted epoch: nothing framed in the new epoch yet. */
+	v->p_enq = vcq_waiting(&v->q[HT_VC_P]);
+	v->p_framed = 0;
+	v->posted_dirty = false;
+}
+
+int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
+		     const uint8_t *payload, uint64_t now)
+{
+	struct htoe_pkt_iter it;
+	const uint8_t *pkt;
+	size_t len;
+	unsigned ndata = 0, npkts = h->npkts;
+	enum ht_vc vc = (enum ht_vc)h->vc;
+	int verdict;
+
+	if (h->seq != htoe_retry_rx_ack_value(&v->rt)) {
+		verdict = htoe_retry_rx_frame(&v->rt, h->seq, now);
+		return verdict == HTOE_RX_DUP ? -HTOE_DROP_DUP : -HTOE_DROP_OUT_OF_ORDER;
+	}
+
+	/* Every HT packet needs a command buffer, and a data buffer if it has
+	 * data; the whole frame must fit what we granted. */
+	htoe_pkt_iter_init(&it, payload, h->payload_len);
+	while (htoe_pkt_iter_next(&it, &pkt, &len) > 0)
+		ndata += ht_peek_has_data(pkt, len);
+	if (htoe_credit_rx_unused(&v->crx, vc, false) < npkts ||
+	    htoe_credit_rx_unused(&v->crx, vc, true) < ndata || htoe_lq_room(b, vc) < npkts)
+		return -HTOE_DROP_NO_CREDIT;
+
+	htoe_retry_rx_frame(&v->rt, h->seq, now);
+	v->st.rx_frames++;
+	v->st.rx_pkts[vc] += npkts;
+
+	htoe_pkt_iter_init(&it, payload, h->payload_len);
+	while (htoe_pkt_iter_next(&it, &pkt, &len) > 0) {
+		bool has_data = ht_peek_has_data(pkt, len);
+
+		htoe_credit_rx_receive(&v->crx, vc, has_data);
+		if (vc == HT_VC_R) {
+			if (htoe_remote_response(b, v, pkt, len) != 0) {
+				/* late or bogus response: its buffer is free again */
+				htoe_credit_rx_release(&b->pool, &v->crx, vc, has_data);
+				v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
+			}
+			continue;
+		}
+		htoe_lq_push(b, vc, pkt, len, htoe_vl_index(b, v), v->epoch, true, has_data,
+			     ht_peek_passpw(pkt, len));
+	}
+	return 0;
+}

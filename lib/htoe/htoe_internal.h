@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Internal state of the bridge, shared by htoe.c (public API, local side),
+ * htoe_encap.c (encapsulation/decapsulation) and htoe_reset.c (selective
+ * reset and poisoning). Not installed.
+ */
+#ifndef HTOE_INTERNAL_H
+#define HTOE_INTERNAL_H
+
+#include "htmodel/ht_link.h"
+#include "htoe/htoe.h"
+#include "htoe/htoe_credit.h"
+#include "htoe/htoe_retry.h"
+#include "htoe/htoe_tagremap.h"
+
+/* One HT packet queued on a VL, waiting to be framed or framed and not yet
+ * acknowledged (it is the retransmission copy). */
+struct htoe_slot {
+	uint64_t enq_ns;     /* when it was queued (flush bound) */
+	uint32_t stamp;      /* NP/R: posted packets queued on this VL before it */
+	uint8_t  len;
+	uint8_t  has_data;
+	uint8_t  passpw;
+	uint8_t  vc;
+	uint8_t  bytes[HT_MAX_PKT_LEN];
+};
+
+/* Per-VL per-VC ring: [head, framed) framed and unacknowledged,
+ * [framed, tail) waiting. Indices run freely; mask is size-1. */
+struct htoe_vcq {
+	struct htoe_slot *s;
+	uint32_t mask;
+	uint32_t head, framed, tail;
+};
+
+static inline uint32_t vcq_len(const struct htoe_vcq *q) { return q->tail - q->head; }
+static inline uint32_t vcq_waiting(const struct htoe_vcq *q) { return q->tail - q->framed; }
+static inline uint32_t vcq_room(const struct htoe_vcq *q) { return q->mask + 1 - vcq_len(q); }
+static inline struct htoe_slot *vcq_at(const struct htoe_vcq *q, uint32_t i) { return &q->s[i & q->mask]; }
+
+/* What a sent DATA frame carried, by sequence number (for retransmission). */
+struct htoe_fdesc {
+	uint32_t first;      /* index of its first slot in q[vc] */
+	uint16_t payload_len;
+	uint8_t  vc;
+	uint8_t  npkts;
+};
+
+enum htoe_vl_state { HTOE_VL_RESETTING = 0, HTOE_VL_UP = 1 };
+
+struct htoe_vl {
+	uint16_t node;
+	uint8_t  mac[6];
+	uint8_t  pcp;
+	uint8_t  state;          /* enum htoe_vl_state */
+	uint8_t  epoch;          /* current epoch (UP) or proposed (RESETTING) */
+	uint8_t  reset_cold;     /* our pending RESET is cold */
+	uint16_t nonce;          /* nonce of our pending/last RESET */
+	uint16_t peer_nonce;     /* nonce of the last RESET we adopted */
+	uint64_t reset_next_ns;  /* when to (re)send our RESET */
+	uint64_t reset_rto_ns;
+	bool     ack_reset;      /* a RESET_ACK is owed */
+	uint8_t  ack_epoch, ack_cold;
+	uint16_t ack_nonce;
+
+	struct htoe_vcq q[HT_VC_COUNT];
+	uint32_t p_enq, p_framed;    /* posted packets queued / framed (ordering) */
+	bool     posted_dirty;       /* posted writes framed since the last Flush */
+
+	struct htoe_fdesc *fd;       /* by seq & fd_mask */
+	uint32_t fd_mask;
+	struct htoe_retry rt;
+	struct htoe_credit_tx ctx;
+	struct htoe_credit_rx crx;
+	bool     credit_dirty;       /* our grant changed since the peer last heard it */
+	uint64_t stall_since;        /* local input refused since (0: not stalled) */
+	uint64_t probe_next_ns;      /* credit-starved: next CREDIT_REQ probe */
+
+	struct htoe_vl_stats st;
+};
+
+/* An HT packet on its way to the local HT side. */
+struct htoe_lent {
+	uint32_t stamp;          /* NP/R: posted entries queued before it */
+	uint16_t vl;             /* VL it came from (HTOE_NO_VL: generated locally) */
+	uint8_t  epoch;          /* that VL's epoch when it arrived */
+	uint8_t  pooled;         /* holds a receive-pool buffer */
+	uint8_t  has_data;
+	uint8_t  passpw;
+	uint8_t  len;
+	uint8_t  bytes[HT_MAX_PKT_LEN];
+};
+
+struct htoe_lq {
+	struct htoe_lent *e;
+	uint32_t mask, head, tail;
+};
+
+/* Byte-level access to an encoded HT packet (link order) on the hot path,
+ * without a full decode. The control packet follows the 0x3E prefix if any. */
+static inline size_t ht_bytes_ctl(const uint8_t *pkt, size_t len)
+{
+	return (len >= 12 && (pkt[0] & 0x3f) == HT_CMD_ADDREXT) ? 4 : 0;
+}
+
+static inline bool ht_peek_has_data(const uint8_t *pkt, size_t len)
+{
+	unsigned cmd = pkt[ht_bytes_ctl(pkt, len)] & 0x3fu;
+
+	return (cmd & 0x38u) == 0x08u || (cmd & 0x38u) == 0x28u || cmd == HT_CMD_ATOMIC ||
+	       cmd == HT_CMD_RDRESP;
+}
+
+/* PassPW: bit 15 of the control dword (requests and responses). */
+static inline bool ht_peek_passpw(const uint8_t *pkt, size_t len)
+{
+	return pkt[ht_bytes_ctl(pkt, len) + 1] >> 7;
+}
+
+/* UnitID: bits 12:8, SrcTag: bits 20:16 of the control dword. */
+static inline void ht_bytes_get_tag(const uint8_t *pkt, size_t len, uint8_t *unitid,
+				    uint8_t *srctag)
+{
+	size_t o = ht_bytes_ctl(pkt, len);
+
+	*unitid = pkt[o + 1] & 0x1fu;
+	*srctag = pkt[o + 2] & 0x1fu;
+}
+
+static inline void ht_bytes_set_tag(uint8_t *pkt, size_t len, uint8_t unitid, uint8_t srctag)
+{
+	size_t o = ht_bytes_ctl(pkt, len);
+
+	pkt[o + 1] = (uint8_t)((pkt[o + 1] & 0xe0u) | (unitid & 0x1fu));
+	pkt[o + 2] = (uint8_t)((pkt[o + 2] & 0xe0u) | (srctag & 0x1fu));
+}
+
+/* Response error bits: Error0 = bit 21, Error1 = bit 29. */
+static inline enum ht_rsp_err ht_bytes_rsp_err(const uint8_t *pkt, size_t len)
+{
+	(void)len;
+	return (enum ht_rsp_err)(((pkt[2] >> 5) & 1u) << 1 | ((pkt[3] >> 5) & 1u));
+}
+
+#define HTOE_NO_VL 0xFFFFu
+#define HTOE_FLUSH_MAX 32u   /* local Flushes fanned out to several VLs at once */
+
+/* A local Flush forwarded to several VLs: answered when all have answered. */
+struct htoe_flush {
+	uint8_t used;
+	uint8_t unitid, srctag;  /* the local requester's Flush */
+	uint8_t remaining;
+	uint8_t err;             /* worst enum ht_rsp_err seen */
+};
+
+struct htoe {
+	struct htoe_config cfg;
+	const struct htoe_map *map;
+	uint8_t  vl_of_node[65536];  /* node id -> VL index + 1 (0: none) */
+	unsigned n_vl;
+	struct htoe_vl *vl;
+	unsigned rr;                 /* round-robin start for framing */
+
+	struct htoe_rxpool pool;
+	struct htoe_tagremap tags;        /* pending-request table (remote -> local tags) */
+	struct htoe_outstanding out;      /* local NP requests sent to remote nodes */
+
+	struct htoe_lq lq[HT_VC_COUNT];   /* towards the local HT side */
+	uint32_t lq_p_enq, lq_p_out;
+
+	struct htoe_flush flush[HTOE_FLUSH_MAX];
+	int8_t   flush_sub[HTOE_FLUSH_MAX];  /* SrcTag of a forwarded Flush -> flush[] (-1 free) */
+	uint8_t  flush_unitid;            /* UnitID of forwarded Flushes */
+
+	struct htoe_stats st;
+};
+
+static inline struct htoe_vl *htoe_vl_by_node(const struct htoe *b, uint16_t node)
+{
+	unsigned i = b->vl_of_node[node];
+	return i ? &b->vl[i - 1] : NULL;
+}
+
+static inline uint16_t htoe_vl_index(const struct htoe *b, const struct htoe_vl *v)
+{
+	return (uint16_t)(v - b->vl);
+}
+
+/* htoe.c: local side */
+int  htoe_lq_push(struct htoe *b, enum ht_vc vc, const uint8_t *pkt, size_t len,
+		  uint16_t vl, uint8_t epoch, bool pooled, bool has_data, bool passpw);
+unsigned htoe_lq_room(const struct htoe *b, enum ht_vc vc);
+int  htoe_lq_push_pkt(struct htoe *b, const struct ht_pkt *p);
+
+/* htoe_encap.c */
+int  htoe_encap_enqueue(struct htoe *b, struct htoe_vl *v, const struct ht_pkt *p,
+			uint64_t now);
+bool htoe_encap_room(const struct htoe_vl *v, enum ht_vc vc);
+int  htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
+		       unsigned flags);
+int  htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
+		      const uint8_t *payload, uint64_t now);
+int  htoe_write_ctl_frame(struct htoe *b, struct htoe_vl *v, enum htoe_ftype type,
+			  uint8_t *buf, size_t cap);
+void htoe_vl_on_frame_sent(struct htoe_vl *v, uint64_t now);
+void htoe_encap_on_ack(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
+		       uint64_t now);
+uint64_t htoe_encap_deadline(const struct htoe *b, const struct htoe_vl *v);
+void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_posted);
+
+/* htoe_reset.c */
+void htoe_reset_begin(struct htoe *b, struct htoe_vl *v, bool cold, uint64_t now);
+void htoe_reset_up(struct htoe *b, struct htoe_vl *v, uint64_t now);
+int  htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
+		      uint64_t now);
+void htoe_poison_vl(struct htoe *b, struct htoe_vl *v);
+void htoe_poison_expired(struct htoe *b, uint64_t now);
+void htoe_poison_entry(struct htoe *b, const struct htoe_outstanding_entry *e,
+		       enum htoe_poison_reason why);
+int  htoe_flush_complete(struct htoe *b, uint8_t sub, enum ht_rsp_err err);
+
+/* htoe.c */
+int  htoe_remote_response(struct htoe *b, struct htoe_vl *v, const uint8_t *pkt,
+			  size_t len);
+void htoe_lq_unpool_vl(struct htoe *b, struct htoe_vl *v);
+
+#endif
