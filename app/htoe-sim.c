@@ -38,6 +38,7 @@ static void usage(FILE *f)
 	      "  --mtu BYTES          HToE MTU (default 1500)\n"
 	      "  --progress N         progress line on stderr every N transactions\n"
 	      "  --quiet              no progress lines\n"
+	      "  --pcap FILE          write every frame sent (virtual time stamps) to FILE\n"
 	      "  --help\n",
 	      f);
 }
@@ -113,6 +114,7 @@ int main(int argc, char **argv)
 		{ "mtu", required_argument, 0, 'u' },
 		{ "progress", required_argument, 0, 'P' },
 		{ "quiet", no_argument, 0, 'q' },
+		{ "pcap", required_argument, 0, 'W' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -168,6 +170,7 @@ int main(int argc, char **argv)
 		case 'u': bad = parse_u64(arg, &v) || v > 9000; c.mtu = (uint16_t)v; break;
 		case 'P': bad = parse_u64(arg, &c.progress_every) || !c.progress_every; break;
 		case 'q': c.progress = NULL; break;
+		case 'W': c.pcap_path = arg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

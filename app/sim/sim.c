@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pcap/pcap.h>
+
 #include "htmodel/ht_rand.h"
 #include "htmodel/ht_target.h"
 #include "htmodel/ht_workload.h"
@@ -164,6 +166,8 @@ struct sim {
 	uint64_t now, last_progress;
 	uint64_t slice_size;
 	uint64_t completed_at_progress;
+	pcap_t *pcap;
+	pcap_dumper_t *dump;
 	uint8_t buf[SIM_FRAME_CAP];
 };
 
@@ -381,6 +385,14 @@ static void switch_send(struct sim *s, struct node *src, uint8_t *f, size_t len)
 	uint64_t t;
 
 	s->res->frames++;
+	if (s->dump) {
+		struct pcap_pkthdr ph = { .caplen = (bpf_u_int32)len, .len = (bpf_u_int32)len };
+
+		/* nanosecond pcap: tv_usec holds nanoseconds */
+		ph.ts.tv_sec = (time_t)(s->now / 1000000000ull);
+		ph.ts.tv_usec = (suseconds_t)(s->now % 1000000000ull);
+		pcap_dump((u_char *)s->dump, &ph, f);
+	}
 	if (dst_id < 1 || dst_id > c->nodes) {
 		s->res->frames_dropped++;
 		return;
@@ -807,6 +819,19 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		return -1;
 	}
 	s.slice_size = cfg->mem_per_node / cfg->nodes;
+	if (cfg->pcap_path) {
+		s.pcap = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
+							      PCAP_TSTAMP_PRECISION_NANO);
+		s.dump = s.pcap ? pcap_dump_open(s.pcap, cfg->pcap_path) : NULL;
+		if (!s.dump) {
+			snprintf(res->first_violation, sizeof(res->first_violation),
+				 "cannot write pcap %s: %s", cfg->pcap_path,
+				 s.pcap ? pcap_geterr(s.pcap) : "pcap_open_dead failed");
+			if (s.pcap)
+				pcap_close(s.pcap);
+			return -1;
+		}
+	}
 	ht_rand_seed(&s.rng, cfg->seed);
 	s.n = calloc(cfg->nodes, sizeof(*s.n));
 	if (!s.n)
@@ -866,6 +891,10 @@ cfgerr:
 	snprintf(res->first_violation, sizeof(res->first_violation), "setup: %s", err);
 	rc = -1;
 out:
+	if (s.dump)
+		pcap_dump_close(s.dump);
+	if (s.pcap)
+		pcap_close(s.pcap);
 	while (s.heap.n)
 		free(fheap_pop(&s.heap).data);
 	free(s.heap.v);

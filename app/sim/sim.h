@@ -54,6 +54,7 @@ struct sim_cfg {
 	uint64_t stall_bound_ns;   /* no progress for this long = deadlock */
 	uint64_t max_time_ns;      /* virtual time limit (0: none) */
 	FILE    *progress;         /* progress lines (NULL: none) */
+	const char *pcap_path;     /* write every frame sent to this pcap (NULL: no) */
 	uint64_t progress_every;   /* transactions between progress lines */
 };
 
