@@ -466,5 +466,7 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 		htoe_lq_push(b, vc, pkt, len, htoe_vl_index(b, v), v->epoch, true, has_data,
 			     ht_peek_passpw(pkt, len));
 	}
+	/* an active VL may now draw on the shared part of the pool */
+	v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
 	return 0;
 }
