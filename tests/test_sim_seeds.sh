@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Runs htoe-sim over many seeds across impairment profiles and checks, for
+# every run, that the oracle found no violation, and for every profile that
+# its impairment really happened (so a profile cannot pass by doing nothing).
+#
+# usage: test_sim_seeds.sh HTOE_SIM [SCALE]
+#   SCALE: seeds per profile are multiplied by it (default 1; the sanitizer
+#   build uses a smaller one). With SCALE 1 the sweep runs 240 seeds.
+# To run millions of seeds, see docs/simulator.md.
+set -u
+sim=$1
+scale=${2:-1}
+jobs=${HTOE_SIM_JOBS:-2}
+
+# name | seeds | expectation (jq boolean over the JSON) | htoe-sim arguments
+profiles=(
+  "clean|20|.retransmits == 0 and .completed > 0|--nodes 2 --transactions 2000"
+  "issue-target|60|.retransmits > 0 and .naks > 0 and .frames_duplicated > 0|--nodes 8 --transactions 2000 --loss 0.1 --reorder 0.1 --dup 0.01 --corrupt 0.001"
+  "burst-loss|30|.frames_dropped > 0 and .retransmits > 0|--nodes 4 --transactions 2000 --burst-loss 0.02 --burst-len 8 --loss 0.02"
+  "jitter-delay|20|.retransmits >= 0|--nodes 4 --transactions 2000 --delay 20000 --jitter 50000 --loss 0.05"
+  "small-mtu-dup|20|.frames_duplicated > 0|--nodes 3 --mem 61440 --transactions 2000 --mtu 256 --loss 0.05 --dup 0.05"
+  "partition|30|.resets > 0 and .poisoned > 0|--nodes 4 --transactions 2000 --partition 5000:300000000"
+  "restart|30|.resets > 0|--nodes 4 --transactions 2000 --restart 2:10000 --loss 0.05"
+  "vl-reset|30|.resets > 0|--nodes 4 --transactions 2000 --reset 1:2:10000 --loss 0.05 --reorder 0.05"
+)
+
+if ! command -v jq >/dev/null; then
+  echo "test_sim_seeds: jq is missing (scripts/setup.sh installs it)" >&2
+  exit 1
+fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+list=$out/runs
+: > "$list"
+for p in "${profiles[@]}"; do
+  IFS='|' read -r name seeds expect args <<< "$p"
+  n=$(awk -v s="$seeds" -v k="$scale" 'BEGIN { n = int(s * k); print (n < 2 ? 2 : n) }')
+  for seed in $(seq 1 "$n"); do
+    echo "$name $seed" >> "$list"
+  done
+done
+
+export sim out
+# bash arrays do not cross xargs: pass the profile table through a file
+printf '%s\n' "${profiles[@]}" > "$out/profiles"
+run_one() { # name seed
+  local name=$1 seed=$2 line args
+  while IFS= read -r line; do
+    IFS='|' read -r pname _ _ args <<< "$line"
+    [ "$pname" = "$name" ] || continue
+    # shellcheck disable=SC2086
+    "$sim" --quiet --seed "$seed" $args > "$out/$name.$seed.json" 2> "$out/$name.$seed.err"
+    echo $? > "$out/$name.$seed.rc"
+  done < "$out/profiles"
+}
+export -f run_one
+xargs -P "$jobs" -L 1 bash -c 'run_one "$0" "$1"' < "$list"
+
+passed=0; failed=0
+for p in "${profiles[@]}"; do
+  IFS='|' read -r name seeds expect args <<< "$p"
+  seen=0
+  for f in "$out/$name".*.json; do
+    seed=${f##*/$name.}; seed=${seed%.json}
+    rc=$(cat "$out/$name.$seed.rc")
+    json=$(tail -n 1 "$f")
+    if [ "$rc" != 0 ] || ! echo "$json" | jq -e '.violations == 0 and .deadlock == false' >/dev/null 2>&1; then
+      echo "FAIL $name seed $seed (exit $rc): $sim --seed $seed $args"
+      echo "  $json"; head -c 500 "$out/$name.$seed.err"
+      failed=$((failed + 1))
+      continue
+    fi
+    echo "$json" | jq -e "$expect" >/dev/null && seen=1
+    passed=$((passed + 1))
+  done
+  if [ "$seen" = 0 ]; then
+    echo "FAIL profile $name: no run showed its impairment ($expect)"
+    failed=$((failed + 1))
+  fi
+done
+echo "sim_seeds: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
