@@ -39,5 +39,22 @@ if [ "$quick" -eq 0 ]; then
   run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 fi
 
+# A short libFuzzer run of every fuzz target (clang, ASan+UBSan).
+if [ "$quick" -eq 0 ]; then
+  fuzz_secs=${HTOE_FUZZ_SECONDS:-20}
+  if [ -d build-fuzz ]; then
+    CC=clang meson setup --reconfigure build-fuzz -Dfuzz=true -Dtests=false >/dev/null
+  else
+    CC=clang meson setup build-fuzz -Dfuzz=true -Dtests=false >/dev/null
+  fi
+  if ninja -C build-fuzz && tests/fuzz/run-short.sh build-fuzz "$fuzz_secs"; then
+    echo "== fuzz: ok (${fuzz_secs}s per target)"
+    total_ok=$((total_ok + 1))
+  else
+    echo "== fuzz: FAILED"
+    total_fail=$((total_fail + 1))
+  fi
+fi
+
 echo "tests: $total_ok passed, $total_fail failed, $total_skip skipped"
 [ "$total_fail" -eq 0 ]
