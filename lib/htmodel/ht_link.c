@@ -11,14 +11,7 @@ static const enum ht_vc tx_order[HT_VC_COUNT] = { HT_VC_P, HT_VC_R, HT_VC_NP };
 
 bool ht_link_pkt_has_data(const struct ht_pkt *p)
 {
-	switch (p->kind) {
-	case HT_K_WRSIZED:
-	case HT_K_ATOMIC:
-	case HT_K_RDRESPONSE:
-		return true;
-	default:
-		return false;
-	}
+	return ht_cmd_has_data(p->cmd);
 }
 
 void ht_link_cfg_default(struct ht_link_cfg *cfg, unsigned bufs)

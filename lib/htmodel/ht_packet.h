@@ -215,4 +215,79 @@ int ht_pkt_fields(const struct ht_pkt *p, uint8_t ids[HT_F__COUNT]);
 /* Atomic: "fetchadd" (Count 1), "cas" (Count 3), else NULL. */
 const char *ht_atomic_op_name(const struct ht_pkt *p);
 
+/* ---- byte-level helpers ------------------------------------------------
+ * Little-endian 64-bit values in data packets (atomic operands, the old
+ * value of an atomic), and access to an encoded packet (link order) on hot
+ * paths without a full decode. The control packet follows the 0x3E prefix
+ * if there is one.
+ */
+static inline uint64_t ht_get_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static inline void ht_put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A data packet follows the control packet: WrSized, Atomic, RdResponse. */
+static inline bool ht_cmd_has_data(uint8_t cmd)
+{
+	return (cmd & 0x38u) == 0x08u || (cmd & 0x38u) == 0x28u || cmd == HT_CMD_ATOMIC ||
+	       cmd == HT_CMD_RDRESP;
+}
+
+/* Offset of the control packet in an encoded packet of len bytes. */
+static inline size_t ht_bytes_ctl(const uint8_t *pkt, size_t len)
+{
+	return (len >= 12 && (pkt[0] & 0x3fu) == HT_CMD_ADDREXT) ? 4 : 0;
+}
+
+static inline uint8_t ht_bytes_cmd(const uint8_t *pkt, size_t len)
+{
+	return pkt[ht_bytes_ctl(pkt, len)] & 0x3fu;
+}
+
+static inline bool ht_bytes_has_data(const uint8_t *pkt, size_t len)
+{
+	return ht_cmd_has_data(ht_bytes_cmd(pkt, len));
+}
+
+/* PassPW: bit 15 of the control dword (requests and responses). */
+static inline bool ht_bytes_passpw(const uint8_t *pkt, size_t len)
+{
+	return pkt[ht_bytes_ctl(pkt, len) + 1] >> 7;
+}
+
+/* UnitID: bits 12:8, SrcTag: bits 20:16 of the control dword. */
+static inline void ht_bytes_get_tag(const uint8_t *pkt, size_t len, uint8_t *unitid,
+				    uint8_t *srctag)
+{
+	size_t o = ht_bytes_ctl(pkt, len);
+
+	*unitid = pkt[o + 1] & 0x1fu;
+	*srctag = pkt[o + 2] & 0x1fu;
+}
+
+static inline void ht_bytes_set_tag(uint8_t *pkt, size_t len, uint8_t unitid, uint8_t srctag)
+{
+	size_t o = ht_bytes_ctl(pkt, len);
+
+	pkt[o + 1] = (uint8_t)((pkt[o + 1] & 0xe0u) | (unitid & 0x1fu));
+	pkt[o + 2] = (uint8_t)((pkt[o + 2] & 0xe0u) | (srctag & 0x1fu));
+}
+
+/* Response error bits of an encoded response: Error0 = bit 21, Error1 = bit 29. */
+static inline enum ht_rsp_err ht_bytes_rsp_err(const uint8_t *pkt, size_t len)
+{
+	(void)len;
+	return (enum ht_rsp_err)(((pkt[2] >> 5) & 1u) << 1 | ((pkt[3] >> 5) & 1u));
+}
+
 #endif

@@ -123,16 +123,7 @@ int ht_op_split(enum ht_op_type type, uint64_t addr, uint32_t len, const uint8_t
 
 uint64_t ht_completion_u64(const struct ht_completion *c)
 {
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | c->data[i];
-	return v;
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	return ht_get_le64(c->data);
 }
 
 int ht_req_init(struct ht_requester *r, const struct ht_req_cfg *cfg)
@@ -262,7 +253,7 @@ static int build(const struct ht_op *op, struct ht_pkt *p, struct ht_req_entry *
 		p->addrext = op->addr > HT_ADDR_MAX_40 ? 1 : 0;
 		p->count = HT_ATOMIC_FETCHADD_COUNT;
 		p->data_len = 8;
-		put_le64(p->data, op->operand[0]);
+		ht_put_le64(p->data, op->operand[0]);
 		e->count = 1;
 		break;
 	case HT_OP_CAS:
@@ -271,8 +262,8 @@ static int build(const struct ht_op *op, struct ht_pkt *p, struct ht_req_entry *
 		p->addrext = op->addr > HT_ADDR_MAX_40 ? 1 : 0;
 		p->count = HT_ATOMIC_CAS_COUNT;
 		p->data_len = 16;
-		put_le64(p->data, op->operand[0]);     /* compare */
-		put_le64(p->data + 8, op->operand[1]); /* swap (input) */
+		ht_put_le64(p->data, op->operand[0]);     /* compare */
+		ht_put_le64(p->data + 8, op->operand[1]); /* swap (input) */
 		e->count = 1;
 		break;
 	default:

@@ -36,20 +36,6 @@ int ht_tgt_set_fault(struct ht_target *t, unsigned idx, uint64_t base, uint64_t 
 	return 0;
 }
 
-static uint64_t get_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static bool overlaps(uint64_t a, uint64_t len, uint64_t b, uint64_t blen)
 {
 	if (!len || !blen)
@@ -255,20 +241,20 @@ static int handle_atomic(struct ht_target *t, const struct ht_pkt *req, struct h
 	if (err != HT_RSP_OK)
 		return 1;
 	uint8_t *m = mem_at(t, req->addr);
-	uint64_t old = get_le64(m);
+	uint64_t old = ht_get_le64(m);
 	if (cas) {
-		uint64_t cmp = get_le64(req->data), swap = get_le64(req->data + 8);
+		uint64_t cmp = ht_get_le64(req->data), swap = ht_get_le64(req->data + 8);
 		if (old == cmp) {
-			put_le64(m, swap);
+			ht_put_le64(m, swap);
 			t->st.cas_swapped++;
 			t->st.bytes_written += 8;
 		}
 	} else {
-		put_le64(m, old + get_le64(req->data));
+		ht_put_le64(m, old + ht_get_le64(req->data));
 		t->st.bytes_written += 8;
 	}
 	t->st.bytes_read += 8;
-	put_le64(rsp->data, old);
+	ht_put_le64(rsp->data, old);
 	return 1;
 }
 

@@ -34,20 +34,6 @@ void ht_wl_fill(uint64_t seed, uint8_t *buf, size_t len)
 	}
 }
 
-static uint64_t get_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 int ht_wl_init(struct ht_workload *w, const struct ht_wl_cfg *cfg)
 {
 	if (!w || !cfg || !cfg->shadow || !cfg->busy || !cfg->size || (cfg->size & 63) ||
@@ -145,7 +131,7 @@ static void gen_random(struct ht_workload *w, struct ht_op *op)
 	case HT_OP_CAS:
 		op->addr = blk + 8 * ht_rand_below(r, 8);
 		/* compare with the current value half of the time so swaps happen */
-		op->operand[0] = ht_rand_pct(r, 50) ? get_le64(shadow_at(w, op->addr)) : ht_rand_u64(r);
+		op->operand[0] = ht_rand_pct(r, 50) ? ht_get_le64(shadow_at(w, op->addr)) : ht_rand_u64(r);
 		op->operand[1] = ht_rand_u64(r);
 		break;
 	default: /* flush, fence */
@@ -246,16 +232,16 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
 			break;
 		case HT_OP_FETCH_ADD: {
 			uint64_t old = ht_completion_u64(c);
-			match = c->len == 8 && old == get_le64(m);
+			match = c->len == 8 && old == ht_get_le64(m);
 			/* follow the target (resync after a mismatch) */
-			put_le64(m, old + sl->operand[0]);
+			ht_put_le64(m, old + sl->operand[0]);
 			break;
 		}
 		case HT_OP_CAS: {
 			uint64_t old = ht_completion_u64(c);
-			match = c->len == 8 && old == get_le64(m);
+			match = c->len == 8 && old == ht_get_le64(m);
 			if (old == sl->operand[0]) {
-				put_le64(m, sl->operand[1]);
+				ht_put_le64(m, sl->operand[1]);
 				swapped = true;
 				w->st.cas_swapped++;
 			}

@@ -638,7 +638,7 @@ int htoe_remote_response(struct htoe *b, struct htoe_vl *v, const uint8_t *pkt, 
 		return -ENOENT; /* consumed here: free its buffer */
 	}
 	htoe_lq_push(b, HT_VC_R, pkt, len, htoe_vl_index(b, v), v->epoch, true,
-		     ht_peek_has_data(pkt, len), ht_peek_passpw(pkt, len));
+		     ht_bytes_has_data(pkt, len), ht_bytes_passpw(pkt, len));
 	return 0;
 }
 

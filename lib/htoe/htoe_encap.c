@@ -441,7 +441,7 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	 * data; the whole frame must fit what we granted. */
 	htoe_pkt_iter_init(&it, payload, h->payload_len);
 	while (htoe_pkt_iter_next(&it, &pkt, &len) > 0)
-		ndata += ht_peek_has_data(pkt, len);
+		ndata += ht_bytes_has_data(pkt, len);
 	if (htoe_credit_rx_unused(&v->crx, vc, false) < npkts ||
 	    htoe_credit_rx_unused(&v->crx, vc, true) < ndata || htoe_lq_room(b, vc) < npkts)
 		return -HTOE_DROP_NO_CREDIT;
@@ -452,7 +452,7 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 
 	htoe_pkt_iter_init(&it, payload, h->payload_len);
 	while (htoe_pkt_iter_next(&it, &pkt, &len) > 0) {
-		bool has_data = ht_peek_has_data(pkt, len);
+		bool has_data = ht_bytes_has_data(pkt, len);
 
 		htoe_credit_rx_receive(&v->crx, vc, has_data);
 		if (vc == HT_VC_R) {
@@ -464,7 +464,7 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 			continue;
 		}
 		htoe_lq_push(b, vc, pkt, len, htoe_vl_index(b, v), v->epoch, true, has_data,
-			     ht_peek_passpw(pkt, len));
+			     ht_bytes_passpw(pkt, len));
 	}
 	/* an active VL may now draw on the shared part of the pool */
 	v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);

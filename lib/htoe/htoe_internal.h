@@ -95,52 +95,6 @@ struct htoe_lq {
 	uint32_t mask, head, tail;
 };
 
-/* Byte-level access to an encoded HT packet (link order) on the hot path,
- * without a full decode. The control packet follows the 0x3E prefix if any. */
-static inline size_t ht_bytes_ctl(const uint8_t *pkt, size_t len)
-{
-	return (len >= 12 && (pkt[0] & 0x3f) == HT_CMD_ADDREXT) ? 4 : 0;
-}
-
-static inline bool ht_peek_has_data(const uint8_t *pkt, size_t len)
-{
-	unsigned cmd = pkt[ht_bytes_ctl(pkt, len)] & 0x3fu;
-
-	return (cmd & 0x38u) == 0x08u || (cmd & 0x38u) == 0x28u || cmd == HT_CMD_ATOMIC ||
-	       cmd == HT_CMD_RDRESP;
-}
-
-/* PassPW: bit 15 of the control dword (requests and responses). */
-static inline bool ht_peek_passpw(const uint8_t *pkt, size_t len)
-{
-	return pkt[ht_bytes_ctl(pkt, len) + 1] >> 7;
-}
-
-/* UnitID: bits 12:8, SrcTag: bits 20:16 of the control dword. */
-static inline void ht_bytes_get_tag(const uint8_t *pkt, size_t len, uint8_t *unitid,
-				    uint8_t *srctag)
-{
-	size_t o = ht_bytes_ctl(pkt, len);
-
-	*unitid = pkt[o + 1] & 0x1fu;
-	*srctag = pkt[o + 2] & 0x1fu;
-}
-
-static inline void ht_bytes_set_tag(uint8_t *pkt, size_t len, uint8_t unitid, uint8_t srctag)
-{
-	size_t o = ht_bytes_ctl(pkt, len);
-
-	pkt[o + 1] = (uint8_t)((pkt[o + 1] & 0xe0u) | (unitid & 0x1fu));
-	pkt[o + 2] = (uint8_t)((pkt[o + 2] & 0xe0u) | (srctag & 0x1fu));
-}
-
-/* Response error bits: Error0 = bit 21, Error1 = bit 29. */
-static inline enum ht_rsp_err ht_bytes_rsp_err(const uint8_t *pkt, size_t len)
-{
-	(void)len;
-	return (enum ht_rsp_err)(((pkt[2] >> 5) & 1u) << 1 | ((pkt[3] >> 5) & 1u));
-}
-
 #define HTOE_NO_VL 0xFFFFu
 #define HTOE_FLUSH_MAX 32u   /* local Flushes fanned out to several VLs at once */
 
