@@ -888,7 +888,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	rc = res->violations ? 1 : 0;
 	goto out;
 cfgerr:
-	snprintf(res->first_violation, sizeof(res->first_violation), "setup: %s", err);
+	snprintf(res->first_violation, sizeof(res->first_violation), "setup: %.240s", err);
 	rc = -1;
 out:
 	if (s.dump)
