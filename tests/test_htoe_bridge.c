@@ -740,6 +740,51 @@ static void test_vlan_pcp(void **state)
 	free_nodes();
 }
 
+static void test_ctrl_messages(void **state)
+{
+	uint8_t msg[HTOE_CTRL_MAX + 1], got[HTOE_CTRL_MAX];
+	uint16_t from = 0;
+	int n;
+
+	(void)state;
+	mk_nodes(3, NULL);
+	bring_up();
+	for (unsigned i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(i * 7);
+	assert_int_equal(htoe_ctrl_send(N[1].b, 9, msg, 10), -ENOENT);
+	assert_int_equal(htoe_ctrl_send(N[1].b, 2, msg, 0), -EMSGSIZE);
+	assert_int_equal(htoe_ctrl_send(N[1].b, 2, msg, HTOE_CTRL_MAX + 1), -EMSGSIZE);
+	for (unsigned i = 0; i < HTOE_CTRL_QUEUE; i++)
+		assert_int_equal(htoe_ctrl_send(N[1].b, 2, msg, 1 + i), 0);
+	assert_int_equal(htoe_ctrl_send(N[1].b, 2, msg, 5), -EAGAIN);
+	assert_int_equal(htoe_ctrl_send(N[3].b, 2, msg, HTOE_CTRL_MAX), 0);
+	pump(0, HTOE_TX_FLUSH, NULL, NULL);
+	/* node 2 got them all: node 1's in order, node 3's too */
+	unsigned from1 = 0, from3 = 0;
+	while ((n = htoe_ctrl_recv(N[2].b, &from, got, sizeof(got))) > 0) {
+		assert_memory_equal(got, msg, (size_t)n);
+		if (from == 1) {
+			assert_int_equal(n, 1 + from1);
+			from1++;
+		} else {
+			assert_int_equal(from, 3);
+			assert_int_equal(n, HTOE_CTRL_MAX);
+			from3++;
+		}
+	}
+	assert_int_equal(n, 0);
+	/* 17 messages for a receive queue of 16: one is dropped and counted */
+	assert_int_equal(from1 + from3, HTOE_CTRL_QUEUE);
+	assert_int_equal(htoe_get_stats(N[2].b)->ctrl_rcvd, HTOE_CTRL_QUEUE);
+	assert_int_equal(htoe_get_stats(N[2].b)->ctrl_overflow, 1);
+	/* a small buffer leaves the message queued */
+	assert_int_equal(htoe_ctrl_send(N[1].b, 2, msg, 20), 0);
+	pump(0, HTOE_TX_FLUSH, NULL, NULL);
+	assert_int_equal(htoe_ctrl_recv(N[2].b, &from, got, 10), -ENOSPC);
+	assert_int_equal(htoe_ctrl_recv(N[2].b, &from, got, sizeof(got)), 20);
+	free_nodes();
+}
+
 static void test_config_errors(void **state)
 {
 	struct htoe_config c;
@@ -783,6 +828,7 @@ int main(void)
 		cmocka_unit_test(test_credit_overrun),
 		cmocka_unit_test(test_credit_probe),
 		cmocka_unit_test(test_vlan_pcp),
+		cmocka_unit_test(test_ctrl_messages),
 		cmocka_unit_test(test_config_errors),
 	};
 

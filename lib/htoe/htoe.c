@@ -642,6 +642,65 @@ int htoe_remote_response(struct htoe *b, struct htoe_vl *v, const uint8_t *pkt, 
 	return 0;
 }
 
+/* ------------------------------------------------------- control messages */
+
+int htoe_ctrl_send(struct htoe *b, uint16_t node, const void *msg, size_t len)
+{
+	struct htoe_vl *v = htoe_vl_by_node(b, node);
+	struct htoe_ctrlq *q;
+	struct htoe_ctrl_msg *m;
+
+	if (!v)
+		return -ENOENT;
+	if (len == 0 || len > HTOE_CTRL_MAX || len > HTOE_MAX_PAYLOAD(b->cfg.mtu))
+		return -EMSGSIZE;
+	q = &v->ctrl_tx;
+	if (q->tail - q->head == HTOE_CTRL_QUEUE)
+		return -EAGAIN;
+	m = &q->m[q->tail % HTOE_CTRL_QUEUE];
+	m->node = node;
+	m->len = (uint16_t)len;
+	memcpy(m->data, msg, len);
+	q->tail++;
+	return 0;
+}
+
+static int ctrl_input(struct htoe *b, struct htoe_vl *v, const uint8_t *p, size_t len)
+{
+	struct htoe_ctrlq *q = &b->ctrl_rx;
+	struct htoe_ctrl_msg *m;
+
+	if (len == 0 || len > HTOE_CTRL_MAX)
+		return -HTOE_DROP_LENGTH;
+	if (q->tail - q->head == HTOE_CTRL_QUEUE) {
+		b->st.ctrl_overflow++;
+		return 0;
+	}
+	m = &q->m[q->tail % HTOE_CTRL_QUEUE];
+	m->node = v->node;
+	m->len = (uint16_t)len;
+	memcpy(m->data, p, len);
+	q->tail++;
+	b->st.ctrl_rcvd++;
+	return 0;
+}
+
+int htoe_ctrl_recv(struct htoe *b, uint16_t *node, void *buf, size_t cap)
+{
+	struct htoe_ctrlq *q = &b->ctrl_rx;
+	const struct htoe_ctrl_msg *m;
+
+	if (q->head == q->tail)
+		return 0;
+	m = &q->m[q->head % HTOE_CTRL_QUEUE];
+	if (m->len > cap)
+		return -ENOSPC;
+	memcpy(buf, m->data, m->len);
+	*node = m->node;
+	q->head++;
+	return m->len;
+}
+
 /* ------------------------------------------------------------ frame input */
 
 int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t now)
@@ -680,7 +739,7 @@ int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t 
 			r = htoe_decap_input(b, v, &h, payload, now);
 			break;
 		case HTOE_FT_CTRL:
-			r = 0; /* no control messages defined yet */
+			r = ctrl_input(b, v, payload, h.payload_len);
 			break;
 		default:
 			r = 0;

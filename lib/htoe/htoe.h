@@ -133,6 +133,22 @@ uint64_t htoe_next_deadline(const struct htoe *b);
  * are poisoned; other VLs are untouched. */
 int htoe_vl_reset(struct htoe *b, uint16_t node, bool cold, uint64_t now);
 
+/*
+ * Control messages (CTRL frames): a small datagram service between bridges
+ * for protocols above HT (e.g. memory leases). Unreliable and unordered like
+ * Ethernet itself — a message may be lost, duplicated or reordered; the
+ * protocol on top retries and must be idempotent. Sent only on a VL that is
+ * up, ahead of new data. Payload: 1..HTOE_CTRL_MAX bytes, opaque here.
+ */
+#define HTOE_CTRL_MAX   256u
+#define HTOE_CTRL_QUEUE 16u
+/* Queue a message for `node`: 0, -ENOENT (no VL), -EMSGSIZE, -EAGAIN (queue
+ * full). */
+int htoe_ctrl_send(struct htoe *b, uint16_t node, const void *msg, size_t len);
+/* Next received message: its length (and *node), or 0 if none. -ENOSPC if
+ * cap is too small (the message stays queued). */
+int htoe_ctrl_recv(struct htoe *b, uint16_t *node, void *buf, size_t cap);
+
 /* Counters */
 struct htoe_vl_stats {
 	uint64_t tx_frames, rx_frames, tx_pkts[HT_VC_COUNT], rx_pkts[HT_VC_COUNT];
@@ -154,6 +170,7 @@ struct htoe_stats {
 	uint64_t unexpected_responses;/* local responses with no pending entry */
 	uint64_t backpressure;        /* -EAGAIN returns */
 	uint64_t tag_full;            /* pending table full events */
+	uint64_t ctrl_sent, ctrl_rcvd, ctrl_overflow; /* CTRL messages; received but queue full */
 	uint64_t drops[HTOE_DROP__COUNT]; /* frames not attributable to a VL */
 };
 

@@ -245,9 +245,26 @@ int htoe_write_ctl_frame(struct htoe *b, struct htoe_vl *v, enum htoe_ftype type
 	return htoe_frame_seal(buf, cap, (size_t)off - HTOE_HDR_LEN, 0);
 }
 
+/* The oldest queued control message of v as a CTRL frame. */
+int htoe_write_ctrl_msg(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap)
+{
+	struct htoe_ctrlq *q = &v->ctrl_tx;
+	const struct htoe_ctrl_msg *m = &q->m[q->head % HTOE_CTRL_QUEUE];
+	int off = write_hdr(b, v, HTOE_FT_CTRL, HT_VC_P, 0, v->epoch, false, false, buf, cap);
+
+	if (off < 0)
+		return off;
+	if ((size_t)off + m->len > cap)
+		return -ENOSPC;
+	memcpy(buf + off, m->data, m->len);
+	q->head++;
+	b->st.ctrl_sent++;
+	return htoe_frame_seal(buf, cap, (size_t)off - HTOE_HDR_LEN, m->len);
+}
+
 /* Frames of one VL in priority order: reset handshake, retransmission, new
- * data (P, then R, then NP: posted first, responses never behind requests),
- * then a standalone ack/nak/credit update. */
+ * control messages, data (P, then R, then NP: posted first, responses never
+ * behind requests), then a standalone ack/nak/credit update. */
 static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap,
 		     uint64_t now, unsigned flags)
 {
@@ -277,6 +294,12 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 	n = try_retransmit(b, v, buf, cap, now);
 	if (n)
 		return n;
+	if (v->ctrl_tx.head != v->ctrl_tx.tail) {
+		n = htoe_write_ctrl_msg(b, v, buf, cap);
+		if (n > 0)
+			htoe_vl_on_frame_sent(v, now);
+		return n;
+	}
 	if (htoe_retry_tx_can_send(&v->rt)) {
 		for (unsigned i = 0; i < 3; i++) {
 			n = try_new_frame(b, v, order[i], buf, cap, now, flags);
@@ -336,7 +359,8 @@ uint64_t htoe_encap_deadline(const struct htoe *b, const struct htoe_vl *v)
 		return 0;
 	if (v->state != HTOE_VL_UP)
 		return v->reset_next_ns;
-	if (v->credit_dirty || htoe_retry_tx_in_goback(&v->rt))
+	if (v->credit_dirty || htoe_retry_tx_in_goback(&v->rt) ||
+	    v->ctrl_tx.head != v->ctrl_tx.tail)
 		return 0;
 	d = htoe_retry_next_deadline(&v->rt);
 	can_new = htoe_retry_tx_can_send(&v->rt);

@@ -47,6 +47,18 @@ struct htoe_fdesc {
 
 enum htoe_vl_state { HTOE_VL_RESETTING = 0, HTOE_VL_UP = 1 };
 
+/* A control message queued for sending, or received. */
+struct htoe_ctrl_msg {
+	uint16_t node;
+	uint16_t len;
+	uint8_t  data[HTOE_CTRL_MAX];
+};
+
+struct htoe_ctrlq {
+	struct htoe_ctrl_msg m[HTOE_CTRL_QUEUE];
+	uint32_t head, tail;
+};
+
 struct htoe_vl {
 	uint16_t node;
 	uint8_t  mac[6];
@@ -74,6 +86,8 @@ struct htoe_vl {
 	bool     credit_dirty;       /* our grant changed since the peer last heard it */
 	uint64_t stall_since;        /* local input refused since (0: not stalled) */
 	uint64_t probe_next_ns;      /* credit-starved: next CREDIT_REQ probe */
+
+	struct htoe_ctrlq ctrl_tx;
 
 	struct htoe_vl_stats st;
 };
@@ -125,6 +139,8 @@ struct htoe {
 	int8_t   flush_sub[HTOE_FLUSH_MAX];  /* SrcTag of a forwarded Flush -> flush[] (-1 free) */
 	uint8_t  flush_unitid;            /* UnitID of forwarded Flushes */
 
+	struct htoe_ctrlq ctrl_rx;
+
 	struct htoe_stats st;
 };
 
@@ -155,6 +171,7 @@ int  htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *
 		      const uint8_t *payload, uint64_t now);
 int  htoe_write_ctl_frame(struct htoe *b, struct htoe_vl *v, enum htoe_ftype type,
 			  uint8_t *buf, size_t cap);
+int  htoe_write_ctrl_msg(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap);
 void htoe_vl_on_frame_sent(struct htoe_vl *v, uint64_t now);
 void htoe_encap_on_ack(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
 		       uint64_t now);
