@@ -115,10 +115,12 @@ static void check_frame(const uint8_t *data, size_t size)
 		CHECK(count == h.npkts && count >= 1);
 		CHECK(total == h.payload_len);
 	} else {
-		CHECK(h.npkts == 0 && h.vc == 0 && h.seq == 0);
+		CHECK(h.npkts == 0 && h.vc == 0);
+		CHECK(h.seq == 0 || htoe_ftype_has_seq(h.ftype)); /* RESET nonce */
 		CHECK(h.payload_len == 0 || h.ftype == HTOE_FT_CTRL);
 	}
 	CHECK(!h.cold || h.ftype == HTOE_FT_RESET || h.ftype == HTOE_FT_RESET_ACK);
+	CHECK(!h.credit_req || h.ftype == HTOE_FT_ACK);
 
 	/* rebuild: byte-identical up to the end of the payload */
 	struct htoe_hdr w = h;
