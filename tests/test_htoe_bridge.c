@@ -810,6 +810,19 @@ static void test_config_errors(void **state)
 	c.n_unitids = 2;
 	assert_null(htoe_new(&c, err, sizeof(err)));
 	assert_non_null(strstr(err, "unitid"));
+	/* a translation that would break the 64-byte rules */
+	struct htoe_map m2;
+
+	htoe_map_init(&m2, 1);
+	assert_int_equal(htoe_map_add_range(&m2, 0x1000, 4096, 1, 0x2020, "cfg:7 [map] range0",
+					    err, sizeof(err)), 0);
+	assert_int_equal(htoe_map_finalize(&m2, err, sizeof(err)), 0);
+	c.unitid_base = 8;
+	c.n_unitids = 1;
+	c.map = &m2;
+	assert_null(htoe_new(&c, err, sizeof(err)));
+	assert_non_null(strstr(err, "cfg:7 [map] range0"));
+	assert_non_null(strstr(err, "multiples of 64"));
 }
 
 int main(void)

@@ -74,21 +74,35 @@ int ht_field_by_name(const char *name)
 	return -1;
 }
 
-uint64_t ht_pkt_get(const struct ht_pkt *p, enum ht_field_id f)
+static inline uint64_t fget(const struct ht_pkt *p, unsigned f)
 {
-	const unsigned char *m = (const unsigned char *)p;
-	uint8_t u8;
+	const unsigned char *m = (const unsigned char *)p + fld_desc[f].off;
 	uint32_t u32;
 	uint64_t u64;
 
-	if ((unsigned)f >= HT_F__COUNT)
-		return 0;
-	m += fld_desc[f].off;
 	switch (fld_desc[f].size) {
-	case 1: memcpy(&u8, m, 1); return u8;
+	case 1: return *m;
 	case 4: memcpy(&u32, m, 4); return u32;
 	default: memcpy(&u64, m, 8); return u64;
 	}
+}
+
+/* For the codec's own tables: the values always fit the member. */
+static inline void fset(struct ht_pkt *p, unsigned f, uint64_t v)
+{
+	unsigned char *m = (unsigned char *)p + fld_desc[f].off;
+	uint32_t u32 = (uint32_t)v;
+
+	switch (fld_desc[f].size) {
+	case 1: *m = (uint8_t)v; break;
+	case 4: memcpy(m, &u32, 4); break;
+	default: memcpy(m, &v, 8); break;
+	}
+}
+
+uint64_t ht_pkt_get(const struct ht_pkt *p, enum ht_field_id f)
+{
+	return (unsigned)f < HT_F__COUNT ? fget(p, f) : 0;
 }
 
 int ht_pkt_set(struct ht_pkt *p, enum ht_field_id f, uint64_t v)
@@ -215,32 +229,60 @@ enum data_rule {
 	D_BYTEWR,   /* mask dword + Count data dwords */
 };
 
+/* The bytes of struct ht_pkt before the data packet (the fields). */
+#define PKT_HDR_BYTES offsetof(struct ht_pkt, data_len)
+#define LAY_MAX_FIELDS 20
+
+/*
+ * What each layout's table implies, derived once when the program is loaded
+ * (ht_codec_derive) so that encode and decode do not walk the table for it:
+ * the container bits the fields occupy (everything else is reserved), the
+ * value bits each field may take, and which bytes of struct ht_pkt belong
+ * to fields foreign to the layout (they must be zero to encode).
+ */
+struct lcache {
+	uint32_t used[3];
+	uint64_t allowed[LAY_MAX_FIELDS];
+	uint8_t  foreign[PKT_HDR_BYTES];
+};
+
 struct layout {
 	const struct fdef *f;
 	uint8_t nf;
 	uint8_t ctl_len;  /* control bytes without the prefix */
 	uint8_t data;     /* enum data_rule */
 	bool addr;        /* carries an address, may take the 0x3E prefix */
+	struct lcache *c;
 };
 
-#define LAY(arr, ctl, data, addr) { arr, sizeof(arr) / sizeof((arr)[0]), ctl, data, addr }
+#define LAY(name, arr, ctl, data, addr) \
+	static struct lcache name##_c; \
+	static const struct layout name = { arr, sizeof(arr) / sizeof((arr)[0]), ctl, data, \
+					    addr, &name##_c }
 
-static const struct layout lay_rd_dw = LAY(f_rd_dw, 8, D_NONE, true);
-static const struct layout lay_rd_b = LAY(f_rd_b, 8, D_NONE, true);
-static const struct layout lay_wrnp_dw = LAY(f_wrnp_dw, 8, D_COUNT, true);
-static const struct layout lay_wrnp_b = LAY(f_wrnp_b, 8, D_BYTEWR, true);
-static const struct layout lay_wrp_dw = LAY(f_wrp_dw, 8, D_COUNT, true);
-static const struct layout lay_wrp_b = LAY(f_wrp_b, 8, D_BYTEWR, true);
-static const struct layout lay_flush = LAY(f_flush, 4, D_NONE, false);
-static const struct layout lay_fence = LAY(f_fence, 4, D_NONE, false);
-static const struct layout lay_bcast = LAY(f_bcast, 8, D_NONE, true);
-static const struct layout lay_atomic = LAY(f_atomic, 8, D_COUNT, true);
-static const struct layout lay_rdresp = LAY(f_resp, 4, D_COUNT, false);
-static const struct layout lay_tgtdone = LAY(f_resp, 4, D_NONE, false);
-static const struct layout lay_nop = LAY(f_nop, 4, D_NONE, false);
-static const struct layout lay_extfc_s = LAY(f_extfc_s, 4, D_NONE, false);
-static const struct layout lay_extfc_l = LAY(f_extfc_l, 8, D_NONE, false);
-static const struct layout lay_sync = { NULL, 0, 4, D_NONE, false };
+LAY(lay_rd_dw, f_rd_dw, 8, D_NONE, true);
+LAY(lay_rd_b, f_rd_b, 8, D_NONE, true);
+LAY(lay_wrnp_dw, f_wrnp_dw, 8, D_COUNT, true);
+LAY(lay_wrnp_b, f_wrnp_b, 8, D_BYTEWR, true);
+LAY(lay_wrp_dw, f_wrp_dw, 8, D_COUNT, true);
+LAY(lay_wrp_b, f_wrp_b, 8, D_BYTEWR, true);
+LAY(lay_flush, f_flush, 4, D_NONE, false);
+LAY(lay_fence, f_fence, 4, D_NONE, false);
+LAY(lay_bcast, f_bcast, 8, D_NONE, true);
+LAY(lay_atomic, f_atomic, 8, D_COUNT, true);
+LAY(lay_rdresp, f_resp, 4, D_COUNT, false);
+LAY(lay_tgtdone, f_resp, 4, D_NONE, false);
+LAY(lay_nop, f_nop, 4, D_NONE, false);
+LAY(lay_extfc_s, f_extfc_s, 4, D_NONE, false);
+LAY(lay_extfc_l, f_extfc_l, 8, D_NONE, false);
+static struct lcache lay_sync_c;
+static const struct layout lay_sync = { NULL, 0, 4, D_NONE, false, &lay_sync_c };
+
+static const struct layout *const all_layouts[] = {
+	&lay_rd_dw, &lay_rd_b, &lay_wrnp_dw, &lay_wrnp_b, &lay_wrp_dw, &lay_wrp_b,
+	&lay_flush, &lay_fence, &lay_bcast, &lay_atomic, &lay_rdresp, &lay_tgtdone,
+	&lay_nop, &lay_extfc_s, &lay_extfc_l, &lay_sync,
+};
 
 #define CMD_POSTED 0x20u
 #define CMD_RPP    0x08u
@@ -287,21 +329,36 @@ static uint64_t allowed_bits(const struct fdef *f)
 	return m;
 }
 
-/* Container bits occupied by fields. */
-static void used_bits(const struct layout *L, uint32_t u[3])
+/* Fill every layout's cache from its table (see struct lcache). Runs once,
+ * before main(); the caches are read-only afterwards. */
+__attribute__((constructor)) static void ht_codec_derive(void)
 {
-	u[0] = u[1] = u[2] = 0;
-	for (unsigned i = 0; i < L->nf; i++)
-		for (unsigned s = 0; s < L->f[i].nseg; s++) {
-			const struct seg *g = &L->f[i].seg[s];
-			u[g->pos / 32] |= (uint32_t)(width_mask(g->width) << (g->pos % 32));
+	for (size_t k = 0; k < sizeof(all_layouts) / sizeof(all_layouts[0]); k++) {
+		const struct layout *L = all_layouts[k];
+		struct lcache *c = L->c;
+		bool mine[HT_F__COUNT] = { false };
+
+		memset(c, 0, sizeof(*c));
+		for (unsigned i = 0; i < L->nf; i++) {
+			mine[L->f[i].id] = true;
+			c->allowed[i] = allowed_bits(&L->f[i]);
+			for (unsigned s = 0; s < L->f[i].nseg; s++) {
+				const struct seg *g = &L->f[i].seg[s];
+
+				c->used[g->pos / 32] |=
+					(uint32_t)(width_mask(g->width) << (g->pos % 32));
+			}
 		}
+		for (unsigned f = 0; f < HT_F__COUNT; f++)
+			if (!mine[f])
+				memset(c->foreign + fld_desc[f].off, 0xff, fld_desc[f].size);
+	}
 }
 
 static void pack(const struct layout *L, const struct ht_pkt *p, uint32_t w[3])
 {
 	for (unsigned i = 0; i < L->nf; i++) {
-		uint64_t v = ht_pkt_get(p, L->f[i].id);
+		uint64_t v = fget(p, L->f[i].id);
 
 		for (unsigned s = 0; s < L->f[i].nseg; s++) {
 			const struct seg *g = &L->f[i].seg[s];
@@ -325,7 +382,7 @@ static void unpack(const struct layout *L, const uint32_t w[3], struct ht_pkt *p
 
 			v |= bits << g->shift;
 		}
-		(void)ht_pkt_set(p, L->f[i].id, v); /* fits: widths match the members */
+		fset(p, L->f[i].id, v); /* fits: widths match the members */
 	}
 }
 
@@ -625,7 +682,7 @@ static int check_rules(const struct ht_pkt *p, const struct layout *L)
 int ht_decode(const uint8_t *buf, size_t len, struct ht_pkt *out)
 {
 	struct frame f;
-	uint32_t w[3] = { 0, 0, 0 }, u[3];
+	uint32_t w[3] = { 0, 0, 0 }, u0;
 	const uint8_t *d;
 	size_t n;
 	int r = frame(buf, len, &f);
@@ -647,9 +704,8 @@ int ht_decode(const uint8_t *buf, size_t len, struct ht_pkt *out)
 		w[1] = rd32(buf + f.pfx + 4);
 	if (f.pfx)
 		w[2] = rd32(buf);
-	used_bits(f.L, u);
-	u[0] |= 0x3f; /* Cmd */
-	if ((w[0] & ~u[0]) || (w[1] & ~u[1]))
+	u0 = f.L->c->used[0] | 0x3f; /* and Cmd */
+	if ((w[0] & ~u0) || (w[1] & ~f.L->c->used[1]))
 		return HT_E_RESERVED_BIT;
 	unpack(f.L, w, out);
 	out->addrext = f.pfx ? 1 : 0;
@@ -674,8 +730,9 @@ int ht_decode(const uint8_t *buf, size_t len, struct ht_pkt *out)
 
 int ht_encode(const struct ht_pkt *p, uint8_t *buf, size_t cap)
 {
-	uint64_t allowed[HT_F__COUNT] = { 0 };
-	uint32_t w[3] = { 0, 0, 0 }, u[3];
+	uint32_t w[3] = { 0, 0, 0 };
+	const unsigned char *pb = (const unsigned char *)p;
+	unsigned char foreign = 0;
 	const struct layout *L;
 	size_t pfx, ctl, dbytes, total;
 	int k = ht_cmd_kind(p->cmd), r;
@@ -687,13 +744,15 @@ int ht_encode(const struct ht_pkt *p, uint8_t *buf, size_t cap)
 	L = pkt_layout(p);
 	if (L->addr && (p->addr & 3))
 		return HT_E_BAD_ADDR;
+	/* every field of the layout within its bits, every other one zero */
 	for (unsigned i = 0; i < L->nf; i++)
-		allowed[L->f[i].id] = allowed_bits(&L->f[i]);
-	for (int f = 0; f < HT_F__COUNT; f++)
-		if (ht_pkt_get(p, (enum ht_field_id)f) & ~allowed[f])
+		if (fget(p, L->f[i].id) & ~L->c->allowed[i])
 			return HT_E_BAD_FIELD;
-	used_bits(L, u);
-	w[0] = p->cmd & ~u[0];  /* the Cmd bits that are not modifier fields */
+	for (size_t i = 0; i < PKT_HDR_BYTES; i++)
+		foreign |= pb[i] & L->c->foreign[i];
+	if (foreign)
+		return HT_E_BAD_FIELD;
+	w[0] = p->cmd & ~L->c->used[0]; /* the Cmd bits that are not modifier fields */
 	pack(L, p, w);
 	if ((w[0] & 0x3f) != p->cmd)
 		return HT_E_BAD_FIELD; /* modifier fields disagree with cmd */

@@ -283,6 +283,32 @@ static inline void ht_bytes_set_tag(uint8_t *pkt, size_t len, uint8_t unitid, ui
 	pkt[o + 2] = (uint8_t)((pkt[o + 2] & 0xe0u) | (srctag & 0x1fu));
 }
 
+/*
+ * Rewrite the address of an encoded request (RdSized, WrSized, Atomic,
+ * Broadcast) in place: Addr[7:2] in bits 31:26 of the control dword,
+ * Addr[39:8] in the next dword, Addr[63:40] in the 0x3E prefix. Returns 0,
+ * or -1 when the packet has no prefix and addr needs one (encode it again).
+ * The caller keeps the address legal for the packet (alignment, 64-byte
+ * window): the bridge translates by multiples of 64 bytes.
+ */
+static inline int ht_bytes_set_addr(uint8_t *pkt, size_t len, uint64_t addr)
+{
+	size_t o = ht_bytes_ctl(pkt, len);
+	uint32_t hi = (uint32_t)(addr >> 8);
+
+	if (!o && addr > HT_ADDR_MAX_40)
+		return -1;
+	pkt[o + 3] = (uint8_t)((pkt[o + 3] & 0x03u) | (((addr >> 2) & 0x3fu) << 2));
+	for (int i = 0; i < 4; i++)
+		pkt[o + 4 + i] = (uint8_t)(hi >> (8 * i));
+	if (o) {
+		pkt[1] = (uint8_t)(addr >> 40);
+		pkt[2] = (uint8_t)(addr >> 48);
+		pkt[3] = (uint8_t)(addr >> 56);
+	}
+	return 0;
+}
+
 /* Response error bits of an encoded response: Error0 = bit 21, Error1 = bit 29. */
 static inline enum ht_rsp_err ht_bytes_rsp_err(const uint8_t *pkt, size_t len)
 {

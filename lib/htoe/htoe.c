@@ -4,6 +4,7 @@
  * -> tag remapping -> local side). See htoe.h and docs/architecture.md.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,20 @@ static int check_config(const struct htoe_config *c, char *err, size_t errlen)
 		CFG_ERR("txq_pkts %u: at least 2", c->txq_pkts);
 	if (c->rto_init_ns == 0 || c->rto_max_ns < c->rto_init_ns)
 		CFG_ERR("rto_init_ns must be > 0 and <= rto_max_ns");
+	/* Translation must keep HT's 64-byte rules (a dword access never
+	 * crosses a 64-byte boundary, an atomic stays 8-byte aligned): the
+	 * bridge rewrites addresses in place and relies on it. */
+	for (unsigned i = 0; i < c->map->nranges; i++) {
+		const struct htoe_map_range *r = &c->map->ranges[i];
+
+		if ((r->base | r->size | r->remote_base) % 64)
+			CFG_ERR("%s: base 0x%" PRIx64 ", size 0x%" PRIx64 " and remote base 0x%" PRIx64
+				" must be multiples of 64 bytes", r->label, r->base, r->size,
+				r->remote_base);
+	}
+	if (c->map->mask_mode && (c->map->shift < 6 || c->map->mask_remote_base % 64))
+		CFG_ERR("%s: the node bits must start at bit 6 or above and the remote base be "
+			"a multiple of 64 bytes", c->map->mask_label);
 	if (c->default_pcp > 7)
 		CFG_ERR("default pcp %u > 7", c->default_pcp);
 	for (unsigned i = 0; i < c->n_pcp; i++)
@@ -435,7 +450,7 @@ static int local_flush(struct htoe *b, const struct ht_pkt *req, uint64_t now)
 		htoe_outstanding_add(&b->out, fl.unitid, fl.srctag, (uint16_t)i, v->epoch, &np,
 				     now);
 		fl.passpw = 0;
-		htoe_encap_enqueue(b, v, &fl, now);
+		htoe_encap_enqueue(b, v, &fl, NULL, 0, now);
 		v->posted_dirty = false;
 	}
 	return 0;
@@ -463,7 +478,8 @@ int htoe_flush_complete(struct htoe *b, uint8_t sub, enum ht_rsp_err err)
 }
 
 /* A request from the local requester. */
-static int local_request(struct htoe *b, struct ht_pkt *p, uint64_t now)
+static int local_request(struct htoe *b, struct ht_pkt *p, const uint8_t *raw, size_t len,
+			 uint64_t now)
 {
 	enum ht_vc vc = ht_pkt_vc(p);
 	struct htoe_map_result m;
@@ -532,7 +548,7 @@ static int local_request(struct htoe *b, struct ht_pkt *p, uint64_t now)
 					 v->epoch, &np, now) != 0)
 			return -EINVAL;
 	}
-	if (htoe_encap_enqueue(b, v, p, now) != 0) {
+	if (htoe_encap_enqueue(b, v, p, raw, len, now) != 0) {
 		if (vc == HT_VC_NP)
 			htoe_outstanding_complete(&b->out, htoe_vl_index(b, v), p->unitid,
 						  p->srctag, NULL);
@@ -542,7 +558,8 @@ static int local_request(struct htoe *b, struct ht_pkt *p, uint64_t now)
 }
 
 /* A response from the local target to a remote request (bridge UnitID). */
-static int local_response(struct htoe *b, struct ht_pkt *p, uint64_t now)
+static int local_response(struct htoe *b, struct ht_pkt *p, const uint8_t *raw, size_t len,
+			  uint64_t now)
 {
 	const struct htoe_pending_entry *pe = htoe_tagremap_peek(&b->tags, p->unitid, p->srctag);
 	struct htoe_vl *v;
@@ -559,7 +576,7 @@ static int local_response(struct htoe *b, struct ht_pkt *p, uint64_t now)
 
 		p->unitid = pe->orig_unitid;
 		p->srctag = pe->orig_srctag;
-		htoe_encap_enqueue(b, v, p, now);
+		htoe_encap_enqueue(b, v, p, raw, len, now);
 		htoe_tagremap_complete(&b->tags, uid, tag, NULL);
 	} else {
 		/* the VL was reset since: the remote requester was poisoned */
@@ -598,10 +615,10 @@ int htoe_local_input(struct htoe *b, const uint8_t *pkt, size_t len, uint64_t no
 			b->st.unexpected_responses++;
 			return -EINVAL;
 		}
-		n = local_response(b, &p, now);
+		n = local_response(b, &p, pkt, len, now);
 		break;
 	default:
-		n = local_request(b, &p, now);
+		n = local_request(b, &p, pkt, len, now);
 		break;
 	}
 	if (n == 0)

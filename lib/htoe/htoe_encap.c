@@ -47,19 +47,32 @@ bool htoe_encap_room(const struct htoe_vl *v, enum ht_vc vc)
 	return vcq_room(&v->q[vc]) > 0;
 }
 
+/* Queue HT packet p on VL v. raw/rawlen, if given, are p's original
+ * encoding (as it came from the local side) whose address (requests) or
+ * UnitID/SrcTag (responses) differ from p's: they are copied and patched in
+ * place, which is much cheaper than encoding p again. */
 int htoe_encap_enqueue(struct htoe *b, struct htoe_vl *v, const struct ht_pkt *p,
-		       uint64_t now)
+		       const uint8_t *raw, size_t rawlen, uint64_t now)
 {
 	enum ht_vc vc = ht_pkt_vc(p);
 	struct htoe_vcq *q = &v->q[vc];
 	struct htoe_slot *s;
-	int n;
+	int n = -1;
 
 	(void)b;
 	if (!vcq_room(q))
 		return -EAGAIN;
 	s = vcq_at(q, q->tail);
-	n = ht_encode(p, s->bytes, sizeof(s->bytes));
+	if (raw && rawlen <= sizeof(s->bytes)) {
+		memcpy(s->bytes, raw, rawlen);
+		n = (int)rawlen;
+		if (vc == HT_VC_R)
+			ht_bytes_set_tag(s->bytes, rawlen, p->unitid, p->srctag);
+		else if (ht_bytes_set_addr(s->bytes, rawlen, p->addr) != 0)
+			n = -1;
+	}
+	if (n < 0)
+		n = ht_encode(p, s->bytes, sizeof(s->bytes));
 	if (n < 0)
 		return -EINVAL;
 	s->len = (uint8_t)n;

@@ -163,7 +163,7 @@ int  htoe_lq_push_pkt(struct htoe *b, const struct ht_pkt *p);
 
 /* htoe_encap.c */
 int  htoe_encap_enqueue(struct htoe *b, struct htoe_vl *v, const struct ht_pkt *p,
-			uint64_t now);
+			const uint8_t *raw, size_t rawlen, uint64_t now);
 bool htoe_encap_room(const struct htoe_vl *v, enum ht_vc vc);
 int  htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 		       unsigned flags);
