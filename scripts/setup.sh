@@ -11,7 +11,7 @@ PKGS=(
   # libraries
   libpcap-dev libssl-dev libcmocka-dev libipsec-mb-dev libjansson-dev libisal-dev python3-crc32c
   # tests, tools and plots
-  tshark python3-scapy python3-matplotlib iproute2 jq
+  tshark python3-scapy python3-cryptography python3-matplotlib iproute2 jq
 )
 
 if [ "$(id -u)" -ne 0 ]; then

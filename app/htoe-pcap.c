@@ -1,0 +1,864 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe-pcap: pcap utilities for HToE captures.
+ *
+ *   htoe-pcap macsec-decrypt --in IN.pcap --out OUT.pcap
+ *             (--key HEX [--key HEX ...] | --key-file FILE)
+ *             [--sci HEX] [--xpn --ssci HEX --salt HEX [--pn-high HEX]]
+ *             [--drop-invalid] [--json] [--verbose]
+ *   htoe-pcap macsec-encrypt --in IN.pcap --out OUT.pcap --key HEX --sci HEX
+ *             --an N --pn START [--integrity-only] [--cipher SUITE]
+ *             [--ssci HEX --salt HEX] [--es] [--pad]
+ *
+ * macsec-decrypt writes every MACsec frame that validates under one of the
+ * keys as its plaintext (DA SA EtherType payload) and copies every other
+ * frame unchanged, so that Wireshark < 4.4 (no MACsec decryption) and the
+ * HToE dissector can read the capture. It reports how many protected frames
+ * failed validation, per reason (802.1AE counter names). Exit status: 0 all
+ * protected frames decrypted, 3 some failed validation, 1 error, 2 usage.
+ *
+ * macsec-encrypt protects every frame of a capture (for building test
+ * captures): one TX SA, PNs from START upward.
+ *
+ * The frames are Ethernet (DLT_EN10MB) without FCS. Keys are never printed.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <pcap/pcap.h>
+
+#include "htoe/htoe_macsec.h"
+
+#define MAX_KEYS  64
+#define FRAME_MAX 65536
+#define SNAPLEN   262144
+
+static const char *prog = "htoe-pcap";
+
+struct key {
+	uint8_t b[HTOE_MACSEC_KEY_MAX];
+	size_t len;
+	const char *origin;      /* "--key #2" or "FILE:LINE", for messages */
+	char origin_buf[300];
+};
+
+static struct key keys[MAX_KEYS];
+static unsigned n_keys;
+
+static void wipe_keys(void)
+{
+	explicit_bzero(keys, sizeof(keys));
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage:\n"
+		"  %s macsec-decrypt --in IN.pcap --out OUT.pcap\n"
+		"        (--key HEX [--key HEX ...] | --key-file FILE) [--sci HEX]\n"
+		"        [--xpn --ssci HEX --salt HEX [--pn-high HEX]]\n"
+		"        [--drop-invalid] [--json] [--verbose]\n"
+		"  %s macsec-encrypt --in IN.pcap --out OUT.pcap --key HEX --sci HEX\n"
+		"        --an N --pn START [--integrity-only]\n"
+		"        [--cipher gcm-aes-128|gcm-aes-256|gcm-aes-xpn-128|gcm-aes-xpn-256]\n"
+		"        [--ssci HEX --salt HEX] [--es] [--pad]\n"
+		"\n"
+		"Keys are 32 or 64 hex digits (GCM-AES-128 / -256). A key file holds one key\n"
+		"per line ('#' starts a comment) and must not be accessible by group or others.\n"
+		"SCI: 16 hex digits (MAC address then port, e.g. 020000000001:0001).\n",
+		prog, prog);
+}
+
+/* ---- argument parsing ------------------------------------------------------ */
+
+/* Hex digits into out (exactly want octets); ':' '-' '.' and a leading 0x
+ * are ignored. 0, or -1 with a message in err. */
+static int parse_hex(const char *s, uint8_t *out, size_t want_min, size_t want_max,
+                     size_t *got, char *err, size_t errlen)
+{
+	size_t nd = 0;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	for (const char *p = s; *p; p++) {
+		if (*p == ':' || *p == '-' || *p == '.')
+			continue;
+		if (!isxdigit((unsigned char)*p)) {
+			snprintf(err, errlen, "'%c' is not a hex digit", *p);
+			return -1;
+		}
+		if (nd / 2 >= want_max) {
+			snprintf(err, errlen, "more than %zu hex digits", 2 * want_max);
+			return -1;
+		}
+		unsigned v = (unsigned)(isdigit((unsigned char)*p) ? *p - '0'
+		                                                   : (tolower((unsigned char)*p) - 'a' + 10));
+
+		if (nd % 2 == 0)
+			out[nd / 2] = (uint8_t)(v << 4);
+		else
+			out[nd / 2] |= (uint8_t)v;
+		nd++;
+	}
+	if (nd % 2) {
+		snprintf(err, errlen, "odd number of hex digits (%zu)", nd);
+		return -1;
+	}
+	if (nd / 2 < want_min) {
+		if (want_min == want_max)
+			snprintf(err, errlen, "expected %zu hex digits, got %zu", 2 * want_min, nd);
+		else
+			snprintf(err, errlen, "expected at least %zu hex digits, got %zu",
+			         2 * want_min, nd);
+		return -1;
+	}
+	*got = nd / 2;
+	return 0;
+}
+
+static int add_key(const char *hex, const char *origin)
+{
+	char err[128];
+	struct key *k;
+
+	if (n_keys == MAX_KEYS) {
+		fprintf(stderr, "%s: %s: too many keys (at most %d)\n", prog, origin, MAX_KEYS);
+		return -1;
+	}
+	k = &keys[n_keys];
+	int r = parse_hex(hex, k->b, 1, 32, &k->len, err, sizeof(err));
+
+	if (r == 0 && k->len != 16 && k->len != 32) {
+		snprintf(err, sizeof(err), "expected 32 or 64 hex digits, got %zu", 2 * k->len);
+		r = -1;
+	}
+	if (r) {
+		fprintf(stderr, "%s: %s: bad key: %s\n", prog, origin, err);
+		explicit_bzero(k, sizeof(*k));
+		return -1;
+	}
+	snprintf(k->origin_buf, sizeof(k->origin_buf), "%s", origin);
+	k->origin = k->origin_buf;
+	n_keys++;
+	return 0;
+}
+
+static int load_key_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	struct stat st;
+	char line[512], origin[300];
+	unsigned lineno = 0, before = n_keys;
+	int rc = 0;
+
+	if (!f) {
+		fprintf(stderr, "%s: --key-file %s: %s\n", prog, path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(f), &st) != 0) {
+		fprintf(stderr, "%s: --key-file %s: %s\n", prog, path, strerror(errno));
+		fclose(f);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "%s: --key-file %s: not a regular file\n", prog, path);
+		fclose(f);
+		return -1;
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		fprintf(stderr,
+		        "%s: --key-file %s: mode %04o gives group/others access; a key file must be "
+		        "private (chmod 600 %s)\n",
+		        prog, path, (unsigned)(st.st_mode & 07777), path);
+		fclose(f);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		size_t n = strlen(line);
+
+		if (n == sizeof(line) - 1 && line[n - 1] != '\n') {
+			fprintf(stderr, "%s: %s:%u: line too long\n", prog, path, lineno);
+			rc = -1;
+			break;
+		}
+		char *hash = strchr(line, '#');
+
+		if (hash)
+			*hash = 0;
+		char *p = line, *e;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		e = p + strlen(p);
+		while (e > p && isspace((unsigned char)e[-1]))
+			*--e = 0;
+		if (!*p)
+			continue;
+		for (char *q = p; *q; q++)
+			if (isspace((unsigned char)*q)) {
+				fprintf(stderr, "%s: %s:%u: one key per line (found a space)\n", prog,
+				        path, lineno);
+				rc = -1;
+				goto out;
+			}
+		snprintf(origin, sizeof(origin), "%s:%u", path, lineno);
+		if (add_key(p, origin)) {
+			rc = -1;
+			break;
+		}
+	}
+out:
+	explicit_bzero(line, sizeof(line));
+	if (!rc && ferror(f)) {
+		fprintf(stderr, "%s: --key-file %s: read error\n", prog, path);
+		rc = -1;
+	}
+	fclose(f);
+	if (!rc && n_keys == before) {
+		fprintf(stderr, "%s: --key-file %s: no key in the file\n", prog, path);
+		rc = -1;
+	}
+	return rc;
+}
+
+static int parse_u64(const char *opt, const char *s, int base, uint64_t max, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	if (!*s || *s == '-') {
+		fprintf(stderr, "%s: %s: '%s' is not a number\n", prog, opt, s);
+		return -1;
+	}
+	unsigned long long x = strtoull(s, &end, base);
+
+	if (errno || *end) {
+		fprintf(stderr, "%s: %s: '%s' is not a number\n", prog, opt, s);
+		return -1;
+	}
+	if (x > max) {
+		fprintf(stderr, "%s: %s: %s is out of range (max %" PRIu64 ")\n", prog, opt, s, max);
+		return -1;
+	}
+	*v = x;
+	return 0;
+}
+
+static int parse_sci(const char *opt, const char *s, uint64_t *sci)
+{
+	uint8_t b[8];
+	size_t n;
+	char err[128];
+
+	if (parse_hex(s, b, 8, 8, &n, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s: bad SCI '%s': %s\n", prog, opt, s, err);
+		return -1;
+	}
+	*sci = htoe_macsec_sci_get(b);
+	return 0;
+}
+
+/* ---- pcap --------------------------------------------------------------------- */
+
+struct io {
+	pcap_t *in, *dead;
+	pcap_dumper_t *out;
+	const char *in_path, *out_path;
+};
+
+static int io_open(struct io *io, const char *in, const char *out)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+
+	memset(io, 0, sizeof(*io));
+	io->in_path = in;
+	io->out_path = out;
+	io->in = pcap_open_offline_with_tstamp_precision(in, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+	if (!io->in) {
+		fprintf(stderr, "%s: --in %s: %s\n", prog, in, errbuf);
+		return -1;
+	}
+	if (pcap_datalink(io->in) != DLT_EN10MB) {
+		fprintf(stderr, "%s: --in %s: link type %s is not supported (Ethernet only)\n", prog,
+		        in, pcap_datalink_val_to_name(pcap_datalink(io->in)) ?
+		        pcap_datalink_val_to_name(pcap_datalink(io->in)) : "?");
+		return -1;
+	}
+	/* Keep the input's time stamp precision (htoe-sim writes ns). */
+	int prec = pcap_get_tstamp_precision(io->in);
+
+	io->dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, SNAPLEN, (unsigned)prec);
+	if (!io->dead) {
+		fprintf(stderr, "%s: pcap_open_dead failed\n", prog);
+		return -1;
+	}
+	io->out = pcap_dump_open(io->dead, out);
+	if (!io->out) {
+		fprintf(stderr, "%s: --out %s: %s\n", prog, out, pcap_geterr(io->dead));
+		return -1;
+	}
+	return 0;
+}
+
+static int io_close(struct io *io)
+{
+	int rc = 0;
+
+	if (io->out) {
+		if (pcap_dump_flush(io->out) != 0) {
+			fprintf(stderr, "%s: --out %s: write error\n", prog, io->out_path);
+			rc = -1;
+		}
+		pcap_dump_close(io->out);
+	}
+	if (io->dead)
+		pcap_close(io->dead);
+	if (io->in)
+		pcap_close(io->in);
+	return rc;
+}
+
+static void io_write(struct io *io, const struct pcap_pkthdr *h0, const uint8_t *data, size_t len)
+{
+	struct pcap_pkthdr h = *h0;
+
+	h.caplen = (bpf_u_int32)len;
+	h.len = (bpf_u_int32)(len + (h0->len > h0->caplen ? h0->len - h0->caplen : 0));
+	pcap_dump((u_char *)io->out, &h, data);
+}
+
+/* ---- macsec-decrypt ------------------------------------------------------------ */
+
+enum { OPT_IN = 1000, OPT_OUT, OPT_KEY, OPT_KEY_FILE, OPT_SCI, OPT_XPN, OPT_SSCI, OPT_SALT,
+       OPT_PN_HIGH, OPT_DROP_INVALID, OPT_JSON, OPT_VERBOSE, OPT_AN, OPT_PN, OPT_INTEGRITY,
+       OPT_CIPHER, OPT_ES, OPT_PAD, OPT_HELP };
+
+/* Reasons a protected frame is not decrypted, beyond the rx statuses. */
+#define R_TRUNCATED HTOE_MACSEC_RX_STATUS_COUNT
+#define R_COUNT     (HTOE_MACSEC_RX_STATUS_COUNT + 1)
+
+static const char *reason_name(int r)
+{
+	return r == R_TRUNCATED ? "Truncated" : htoe_macsec_rx_status_name(r);
+}
+
+static int cmd_decrypt(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "in", required_argument, NULL, OPT_IN },
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "key", required_argument, NULL, OPT_KEY },
+		{ "key-file", required_argument, NULL, OPT_KEY_FILE },
+		{ "sci", required_argument, NULL, OPT_SCI },
+		{ "xpn", no_argument, NULL, OPT_XPN },
+		{ "ssci", required_argument, NULL, OPT_SSCI },
+		{ "salt", required_argument, NULL, OPT_SALT },
+		{ "pn-high", required_argument, NULL, OPT_PN_HIGH },
+		{ "drop-invalid", no_argument, NULL, OPT_DROP_INVALID },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "verbose", no_argument, NULL, OPT_VERBOSE },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *in = NULL, *out = NULL;
+	bool have_sci = false, xpn = false, have_ssci = false, have_salt = false;
+	bool drop_invalid = false, json = false, verbose = false, key_opt = false, key_file = false;
+	uint64_t sci_filter = 0, pn_high = 0, v;
+	uint32_t ssci = 0;
+	uint8_t salt[HTOE_MACSEC_SALT_LEN];
+	size_t n;
+	char err[128], origin[64];
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_IN: in = optarg; break;
+		case OPT_OUT: out = optarg; break;
+		case OPT_KEY:
+			key_opt = true;
+			snprintf(origin, sizeof(origin), "--key #%u", n_keys + 1);
+			if (add_key(optarg, origin))
+				return 2;
+			break;
+		case OPT_KEY_FILE:
+			key_file = true;
+			if (load_key_file(optarg))
+				return 2;
+			break;
+		case OPT_SCI:
+			if (parse_sci("--sci", optarg, &sci_filter))
+				return 2;
+			have_sci = true;
+			break;
+		case OPT_XPN: xpn = true; break;
+		case OPT_SSCI:
+			if (parse_u64("--ssci", optarg, 16, UINT32_MAX, &v))
+				return 2;
+			ssci = (uint32_t)v;
+			have_ssci = true;
+			break;
+		case OPT_SALT:
+			if (parse_hex(optarg, salt, 12, 12, &n, err, sizeof(err))) {
+				fprintf(stderr, "%s: --salt: %s\n", prog, err);
+				return 2;
+			}
+			have_salt = true;
+			break;
+		case OPT_PN_HIGH:
+			if (parse_u64("--pn-high", optarg, 16, UINT32_MAX, &pn_high))
+				return 2;
+			break;
+		case OPT_DROP_INVALID: drop_invalid = true; break;
+		case OPT_JSON: json = true; break;
+		case OPT_VERBOSE: verbose = true; break;
+		case OPT_HELP: usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: macsec-decrypt: unexpected argument '%s'\n", prog, argv[optind]);
+		return 2;
+	}
+	if (!in || !out) {
+		fprintf(stderr, "%s: macsec-decrypt: %s is required\n", prog, !in ? "--in" : "--out");
+		return 2;
+	}
+	if (!key_opt && !key_file) {
+		fprintf(stderr, "%s: macsec-decrypt: --key or --key-file is required\n", prog);
+		return 2;
+	}
+	if (key_opt && key_file) {
+		fprintf(stderr, "%s: macsec-decrypt: use --key or --key-file, not both\n", prog);
+		return 2;
+	}
+	if (xpn && (!have_ssci || !have_salt)) {
+		fprintf(stderr, "%s: macsec-decrypt: --xpn needs --ssci and --salt\n", prog);
+		return 2;
+	}
+	if (!xpn && (have_ssci || have_salt || pn_high)) {
+		fprintf(stderr, "%s: macsec-decrypt: --ssci/--salt/--pn-high need --xpn\n", prog);
+		return 2;
+	}
+
+	/* One SecY per key; RX SCs and SAs appear as frames show up. Replay
+	 * protection is off (a capture may hold retransmissions): old PNs are
+	 * decrypted and counted as delayed. */
+	struct htoe_macsec *secy[MAX_KEYS] = { 0 };
+	const char *created = NULL;
+	int rc = 1;
+
+	for (unsigned i = 0; i < n_keys; i++) {
+		struct htoe_macsec_cfg cfg = {
+			.cipher = keys[i].len == 32
+			          ? (xpn ? HTOE_MACSEC_GCM_AES_XPN_256 : HTOE_MACSEC_GCM_AES_256)
+			          : (xpn ? HTOE_MACSEC_GCM_AES_XPN_128 : HTOE_MACSEC_GCM_AES_128),
+			.no_replay_protect = true,
+			.rx_keep_old_sa = true,
+			.max_rx_sc = 4096,
+		};
+		int e = 0;
+
+		secy[i] = htoe_macsec_new(&cfg, &e);
+		if (!secy[i]) {
+			fprintf(stderr, "%s: cannot set up MACsec: %s\n", prog, strerror(-e));
+			goto done;
+		}
+	}
+
+	struct io io;
+
+	if (io_open(&io, in, out)) {
+		io_close(&io);
+		goto done;
+	}
+	created = out;
+	static uint8_t plain[FRAME_MAX];
+	uint64_t frames = 0, decrypted = 0, unprotected = 0, failed = 0, delayed = 0, dropped = 0;
+	uint64_t reasons[R_COUNT] = { 0 };
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	int pr;
+
+	while ((pr = pcap_next_ex(io.in, &h, &data)) == 1) {
+		frames++;
+		size_t len = h->caplen;
+		struct htoe_macsec_sectag t;
+		int st = htoe_macsec_sectag_parse(data, len, xpn, &t);
+
+		if (st == HTOE_MACSEC_RX_NO_TAG) {
+			unprotected++;
+			io_write(&io, h, data, len);
+			continue;
+		}
+		int reason = -1;
+
+		if (h->caplen < h->len) {
+			reason = R_TRUNCATED;
+		} else if (st != HTOE_MACSEC_RX_OK) {
+			reason = st;
+		} else if (have_sci && t.sci != sci_filter) {
+			reason = HTOE_MACSEC_RX_NO_SCI;
+		} else {
+			/* Try the keys in order; the first valid one wins. */
+			for (unsigned i = 0; i < n_keys; i++) {
+				struct htoe_macsec_sa_state sas;
+				bool fresh = false;
+
+				if (htoe_macsec_rx_sa_state(secy[i], t.sci, t.an, &sas) != 0) {
+					struct htoe_macsec_sa_cfg sa = {
+						.key = keys[i].b, .key_len = keys[i].len,
+						.pn = xpn ? (pn_high << 32 | t.pn) : t.pn,
+						.ssci = ssci,
+					};
+
+					memcpy(sa.salt, salt, sizeof(salt));
+					if (sa.pn == 0)
+						sa.pn = 1;
+					int e = htoe_macsec_rx_sc_add(secy[i], t.sci);
+
+					if (e && e != -EEXIST) {
+						fprintf(stderr, "%s: too many SCIs in the capture\n", prog);
+						io_close(&io);
+						goto done;
+					}
+					e = htoe_macsec_rx_sa_add(secy[i], t.sci, t.an, &sa);
+					if (e) {
+						fprintf(stderr, "%s: %s: cannot install the key: %s\n", prog,
+						        keys[i].origin, strerror(-e));
+						io_close(&io);
+						goto done;
+					}
+					fresh = true;
+				}
+				size_t pl = 0;
+				int r = htoe_macsec_validate(secy[i], data, len, plain, sizeof(plain),
+				                             &pl, NULL);
+
+				if (r == HTOE_MACSEC_RX_OK || r == HTOE_MACSEC_RX_DELAYED) {
+					if (r == HTOE_MACSEC_RX_DELAYED)
+						delayed++;
+					decrypted++;
+					io_write(&io, h, plain, pl);
+					reason = -2;
+					break;
+				}
+				/* A key that never validated a frame on this SA is
+				 * installed again at the next frame (XPN: its PN
+				 * decides the upper half). */
+				if (fresh)
+					htoe_macsec_rx_sa_del(secy[i], t.sci, t.an);
+				if (reason < 0)
+					reason = r;
+			}
+		}
+		if (reason == -2)
+			continue;
+		failed++;
+		reasons[reason]++;
+		if (verbose)
+			fprintf(stderr, "%s: frame %" PRIu64 ": %s (SCI %016" PRIx64 ", AN %u, PN %" PRIu32
+			        ")\n", prog, frames, reason_name(reason), t.sci, t.an, t.pn);
+		if (drop_invalid)
+			dropped++;
+		else
+			io_write(&io, h, data, len);
+	}
+	if (pr == PCAP_ERROR) {
+		fprintf(stderr, "%s: --in %s: %s\n", prog, in, pcap_geterr(io.in));
+		io_close(&io);
+		goto done;
+	}
+	if (io_close(&io))
+		goto done;
+
+	FILE *txt = json ? stderr : stdout;
+
+	fprintf(txt, "%s: %s: %" PRIu64 " frames: %" PRIu64 " decrypted, %" PRIu64
+	        " unprotected (copied), %" PRIu64 " failed validation%s\n",
+	        prog, in, frames, decrypted, unprotected, failed,
+	        failed ? (drop_invalid ? " (dropped)" : " (copied unchanged)") : "");
+	for (int r = 0; r < R_COUNT; r++)
+		if (reasons[r])
+			fprintf(txt, "  %s: %" PRIu64 "\n", reason_name(r), reasons[r]);
+	if (delayed)
+		fprintf(txt, "  note: %" PRIu64 " decrypted frames had a PN at or below one seen "
+		        "before (InPktsDelayed: reordered or retransmitted)\n", delayed);
+	if (json) {
+		json_t *o = json_object(), *rs = json_object();
+
+		json_object_set_new(o, "input", json_string(in));
+		json_object_set_new(o, "output", json_string(out));
+		json_object_set_new(o, "frames", json_integer((json_int_t)frames));
+		json_object_set_new(o, "decrypted", json_integer((json_int_t)decrypted));
+		json_object_set_new(o, "unprotected", json_integer((json_int_t)unprotected));
+		json_object_set_new(o, "failed", json_integer((json_int_t)failed));
+		json_object_set_new(o, "dropped", json_integer((json_int_t)dropped));
+		json_object_set_new(o, "delayed", json_integer((json_int_t)delayed));
+		for (int r = 0; r < R_COUNT; r++)
+			if (reasons[r])
+				json_object_set_new(rs, reason_name(r), json_integer((json_int_t)reasons[r]));
+		json_object_set_new(o, "failed_by_reason", rs);
+		json_dumpf(o, stdout, JSON_COMPACT);
+		fputc('\n', stdout);
+		json_decref(o);
+	}
+	rc = failed ? 3 : 0;
+done:
+	if (rc == 1 && created)
+		unlink(created);   /* no half-written capture */
+	for (unsigned i = 0; i < n_keys; i++)
+		htoe_macsec_free(secy[i]);
+	explicit_bzero(plain, sizeof(plain));
+	return rc;
+}
+
+/* ---- macsec-encrypt ------------------------------------------------------------- */
+
+static int cmd_encrypt(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "in", required_argument, NULL, OPT_IN },
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "key", required_argument, NULL, OPT_KEY },
+		{ "sci", required_argument, NULL, OPT_SCI },
+		{ "an", required_argument, NULL, OPT_AN },
+		{ "pn", required_argument, NULL, OPT_PN },
+		{ "integrity-only", no_argument, NULL, OPT_INTEGRITY },
+		{ "cipher", required_argument, NULL, OPT_CIPHER },
+		{ "ssci", required_argument, NULL, OPT_SSCI },
+		{ "salt", required_argument, NULL, OPT_SALT },
+		{ "es", no_argument, NULL, OPT_ES },
+		{ "pad", no_argument, NULL, OPT_PAD },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *in = NULL, *out = NULL, *cipher_s = NULL;
+	bool have_sci = false, have_an = false, have_pn = false, integrity = false, es = false;
+	bool pad = false, have_ssci = false, have_salt = false;
+	uint64_t sci = 0, an = 0, pn = 0, v;
+	uint32_t ssci = 0;
+	uint8_t salt[HTOE_MACSEC_SALT_LEN] = { 0 };
+	size_t n;
+	char err[128];
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_IN: in = optarg; break;
+		case OPT_OUT: out = optarg; break;
+		case OPT_KEY:
+			if (n_keys) {
+				fprintf(stderr, "%s: macsec-encrypt: one --key only\n", prog);
+				return 2;
+			}
+			if (add_key(optarg, "--key"))
+				return 2;
+			break;
+		case OPT_SCI:
+			if (parse_sci("--sci", optarg, &sci))
+				return 2;
+			have_sci = true;
+			break;
+		case OPT_AN:
+			if (parse_u64("--an", optarg, 10, 3, &an))
+				return 2;
+			have_an = true;
+			break;
+		case OPT_PN:
+			if (parse_u64("--pn", optarg, 0, UINT64_MAX, &pn))
+				return 2;
+			have_pn = true;
+			break;
+		case OPT_INTEGRITY: integrity = true; break;
+		case OPT_CIPHER: cipher_s = optarg; break;
+		case OPT_SSCI:
+			if (parse_u64("--ssci", optarg, 16, UINT32_MAX, &v))
+				return 2;
+			ssci = (uint32_t)v;
+			have_ssci = true;
+			break;
+		case OPT_SALT:
+			if (parse_hex(optarg, salt, 12, 12, &n, err, sizeof(err))) {
+				fprintf(stderr, "%s: --salt: %s\n", prog, err);
+				return 2;
+			}
+			have_salt = true;
+			break;
+		case OPT_ES: es = true; break;
+		case OPT_PAD: pad = true; break;
+		case OPT_HELP: usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: macsec-encrypt: unexpected argument '%s'\n", prog, argv[optind]);
+		return 2;
+	}
+	const char *missing = !in ? "--in" : !out ? "--out" : !n_keys ? "--key" :
+	                      !have_sci ? "--sci" : !have_an ? "--an" : !have_pn ? "--pn" : NULL;
+
+	if (missing) {
+		fprintf(stderr, "%s: macsec-encrypt: %s is required\n", prog, missing);
+		return 2;
+	}
+	enum htoe_macsec_cipher cs = keys[0].len == 32 ? HTOE_MACSEC_GCM_AES_256
+	                                               : HTOE_MACSEC_GCM_AES_128;
+
+	if (cipher_s) {
+		if (htoe_macsec_cipher_parse(cipher_s, &cs)) {
+			fprintf(stderr, "%s: --cipher: unknown suite '%s' (gcm-aes-128, gcm-aes-256, "
+			        "gcm-aes-xpn-128, gcm-aes-xpn-256)\n", prog, cipher_s);
+			return 2;
+		}
+		if (htoe_macsec_cipher_key_len(cs) != keys[0].len) {
+			fprintf(stderr, "%s: --key: %s needs a %zu-octet key (%zu hex digits), got %zu "
+			        "octets\n", prog, htoe_macsec_cipher_name(cs),
+			        htoe_macsec_cipher_key_len(cs), 2 * htoe_macsec_cipher_key_len(cs),
+			        keys[0].len);
+			return 2;
+		}
+	}
+	bool xpn = htoe_macsec_cipher_xpn(cs);
+
+	if (xpn && (!have_ssci || !have_salt)) {
+		fprintf(stderr, "%s: --cipher %s needs --ssci and --salt\n", prog,
+		        htoe_macsec_cipher_name(cs));
+		return 2;
+	}
+	if (!xpn && (have_ssci || have_salt)) {
+		fprintf(stderr, "%s: --ssci/--salt need an XPN --cipher\n", prog);
+		return 2;
+	}
+	if (pn == 0 || (!xpn && pn > 0xFFFFFFFFull)) {
+		fprintf(stderr, "%s: --pn: %" PRIu64 " is out of range (1..%s)\n", prog, pn,
+		        xpn ? "2^64-1" : "2^32-1");
+		return 2;
+	}
+	if (es && (sci & 0xFFFF) != HTOE_MACSEC_PORT_ES) {
+		fprintf(stderr, "%s: --es: the SCI's port must be 0001 (the SCI is then MAC SA || "
+		        "0001)\n", prog);
+		return 2;
+	}
+
+	struct htoe_macsec_cfg cfg = {
+		.cipher = cs, .integrity_only = integrity, .sci = sci,
+		.tx_sci_mode = es ? HTOE_MACSEC_TX_SCI_ES : HTOE_MACSEC_TX_SCI_EXPLICIT,
+	};
+	int e = 0;
+	struct htoe_macsec *m = htoe_macsec_new(&cfg, &e);
+
+	if (!m) {
+		fprintf(stderr, "%s: cannot set up MACsec: %s\n", prog, strerror(-e));
+		return 1;
+	}
+	struct htoe_macsec_sa_cfg sa = {
+		.key = keys[0].b, .key_len = keys[0].len, .pn = pn, .ssci = ssci,
+	};
+
+	memcpy(sa.salt, salt, sizeof(salt));
+	e = htoe_macsec_tx_sa_add(m, (unsigned)an, &sa);
+	if (e) {
+		fprintf(stderr, "%s: cannot install the key: %s\n", prog, strerror(-e));
+		htoe_macsec_free(m);
+		return 1;
+	}
+
+	struct io io;
+	int rc = 1;
+	static uint8_t prot[FRAME_MAX + HTOE_MACSEC_OVERHEAD_MAX + 64];
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	uint64_t frames = 0, protected = 0, copied = 0;
+	int pr;
+
+	if (io_open(&io, in, out))
+		goto close;
+	while ((pr = pcap_next_ex(io.in, &h, &data)) == 1) {
+		frames++;
+		if (h->caplen < h->len || h->caplen < 14 || h->caplen > FRAME_MAX) {
+			fprintf(stderr, "%s: %s: frame %" PRIu64 ": %s; copied unprotected\n", prog, in,
+			        frames, h->caplen < h->len ? "truncated by the capture"
+			        : h->caplen < 14 ? "shorter than an Ethernet header" : "too long");
+			io_write(&io, h, data, h->caplen);
+			copied++;
+			continue;
+		}
+		size_t pl = 0;
+		int st = htoe_macsec_protect(m, data, h->caplen, prot, sizeof(prot), &pl, NULL);
+
+		if (st != HTOE_MACSEC_TX_OK) {
+			if (st == HTOE_MACSEC_TX_SCI_MISMATCH)
+				fprintf(stderr, "%s: %s: frame %" PRIu64 ": --es: its source MAC is not "
+				        "the SCI's address\n", prog, in, frames);
+			else if (st == HTOE_MACSEC_TX_PN_EXHAUSTED)
+				fprintf(stderr, "%s: %s: frame %" PRIu64 ": the PN space is exhausted "
+				        "(start lower with --pn, or use an XPN --cipher)\n", prog, in, frames);
+			else
+				fprintf(stderr, "%s: %s: frame %" PRIu64 ": %s\n", prog, in, frames,
+				        htoe_macsec_tx_status_name(st));
+			goto close;
+		}
+		if (pad && pl < 60) {
+			memset(prot + pl, 0, 60 - pl);
+			pl = 60;
+		}
+		io_write(&io, h, prot, pl);
+		protected++;
+	}
+	if (pr == PCAP_ERROR) {
+		fprintf(stderr, "%s: --in %s: %s\n", prog, in, pcap_geterr(io.in));
+		goto close;
+	}
+	rc = 0;
+close:
+	if (io_close(&io))
+		rc = 1;
+	if (rc != 0 && io.out_path)
+		unlink(io.out_path);   /* no half-written capture */
+	if (rc == 0) {
+		struct htoe_macsec_sa_state s;
+
+		htoe_macsec_tx_sa_state(m, (unsigned)an, &s);
+		printf("%s: %s: %" PRIu64 " frames: %" PRIu64 " protected (%s, %s, AN %u, next PN %"
+		       PRIu64 "), %" PRIu64 " copied unprotected\n", prog, out, frames, protected,
+		       htoe_macsec_cipher_name(cs), integrity ? "integrity only" : "confidentiality",
+		       (unsigned)an, s.next_pn, copied);
+	}
+	htoe_macsec_free(m);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	int rc;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	atexit(wipe_keys);
+	if (!strcmp(argv[1], "macsec-decrypt")) {
+		rc = cmd_decrypt(argc - 1, argv + 1);
+	} else if (!strcmp(argv[1], "macsec-encrypt")) {
+		rc = cmd_encrypt(argc - 1, argv + 1);
+	} else if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	           !strcmp(argv[1], "help")) {
+		usage(stdout);
+		rc = 0;
+	} else {
+		fprintf(stderr, "%s: unknown command '%s'\n", prog, argv[1]);
+		usage(stderr);
+		rc = 2;
+	}
+	return rc;
+}
