@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,7 @@
 #include "htmodel/ht_rand.h"
 #include "htmodel/ht_target.h"
 #include "htmodel/ht_workload.h"
+#include "node/node.h"
 #include "sim.h"
 
 #define SIM_MEM_BASE     0x100000ull
@@ -38,7 +40,6 @@
 #define SIM_BRIDGE_UBASE 8
 #define SIM_BRIDGE_UNITS 4          /* pending table: 128 tags */
 #define SIM_FRAME_CAP    (HTOE_FRAME_MAX)
-#define SIM_COOKIE_SHIFT 48
 
 void sim_cfg_default(struct sim_cfg *c)
 {
@@ -143,14 +144,10 @@ struct node {
 	unsigned idx;
 	uint16_t id;
 	struct htoe_map map;
-	struct htoe *b;
-	struct ht_requester req;
-	struct ht_target tgt;
+	struct htnode core;    /* bridge, requester, target, response queue (app/node) */
 	uint8_t *mem;
 	struct slice *sl;      /* [dst] */
-	unsigned rr;
-	struct ht_pkt rspq[64];/* target responses the bridge could not take yet */
-	unsigned rsp_head, rsp_n;
+	struct ht_workload **wlp; /* [dst]: &sl[dst].wl once active */
 	uint64_t port_busy;
 	unsigned incarnation;
 	bool in_burst[64];
@@ -198,6 +195,8 @@ static struct slice *slice_of(struct sim *s, unsigned src, unsigned dst)
 
 /* ----------------------------------------------------------------- setup */
 
+static const struct htnode_hooks sim_hooks;
+
 static uint64_t slice_ops(const struct sim *s, unsigned src, unsigned dst)
 {
 	uint64_t n = (uint64_t)s->cfg->nodes * s->cfg->nodes;
@@ -229,6 +228,7 @@ static int slice_init_wl(struct sim *s, unsigned src, unsigned dst, uint64_t ops
 	wc.sweep = ops > 0;
 	memset(sl->busy, 0, s->slice_size / 64);
 	sl->active = true;
+	s->n[src].wlp[dst] = &sl->wl;
 	return ht_wl_init(&sl->wl, &wc);
 }
 
@@ -258,21 +258,14 @@ static int bridge_new(struct sim *s, struct node *nd, char *err, size_t errlen)
 		for (unsigned d = 0; d < 2; d++)
 			if (c.rx_bufs[vc][d] < c.reserve * s->cfg->nodes + 64)
 				c.rx_bufs[vc][d] = (uint16_t)(c.reserve * s->cfg->nodes + 64);
-	nd->b = htoe_new(&c, err, errlen);
+	nd->core.b = htoe_new(&c, err, errlen);
 	memset(nd->seen_resets, 0, sizeof(nd->seen_resets));
-	return nd->b ? 0 : -1;
+	return nd->core.b ? 0 : -1;
 }
 
 static int requester_new(struct node *nd)
 {
-	struct ht_req_cfg rc;
-
-	memset(&rc, 0, sizeof(rc));
-	rc.n_unitids = SIM_REQ_UNITIDS;
-	for (unsigned i = 0; i < SIM_REQ_UNITIDS; i++)
-		rc.unitids[i] = (uint8_t)(1 + i);
-	nd->rsp_head = nd->rsp_n = 0;
-	return ht_req_init(&nd->req, &rc);
+	return htnode_reset_requester(&nd->core, SIM_REQ_UNITIDS, 1);
 }
 
 static int node_init(struct sim *s, unsigned i, char *err, size_t errlen)
@@ -285,14 +278,15 @@ static int node_init(struct sim *s, unsigned i, char *err, size_t errlen)
 	nd->id = (uint16_t)(i + 1);
 	nd->mem = malloc(c->mem_per_node);
 	nd->sl = calloc(c->nodes, sizeof(*nd->sl));
-	if (!nd->mem || !nd->sl)
+	nd->wlp = calloc(c->nodes, sizeof(*nd->wlp));
+	if (!nd->mem || !nd->sl || !nd->wlp)
 		return -1;
 	ht_wl_fill(c->seed * 1000003u + i, nd->mem, c->mem_per_node);
 	memset(&tc, 0, sizeof(tc));
 	tc.base = SIM_MEM_BASE;
 	tc.size = c->mem_per_node;
 	tc.mem = nd->mem;
-	if (ht_tgt_init(&nd->tgt, &tc) != 0)
+	if (ht_tgt_init(&nd->core.tgt, &tc) != 0)
 		return -1;
 
 	htoe_map_init(&nd->map, nd->id);
@@ -309,8 +303,12 @@ static int node_init(struct sim *s, unsigned i, char *err, size_t errlen)
 	}
 	if (htoe_map_finalize(&nd->map, err, errlen) != 0)
 		return -1;
-	if (bridge_new(s, nd, err, errlen) != 0 || requester_new(nd) != 0)
+	if (bridge_new(s, nd, err, errlen) != 0 ||
+	    htnode_init(&nd->core, nd->core.b, SIM_BRIDGE_UBASE, SIM_BRIDGE_UNITS,
+			SIM_REQ_UNITIDS, 1, nd->wlp, c->nodes) != 0)
 		return -1;
+	nd->core.hooks = &sim_hooks;
+	nd->core.user = s;
 	return 0;
 }
 
@@ -456,23 +454,27 @@ static bool poison_explained(struct sim *s, struct node *nd, unsigned dst, bool 
 
 		if (k == nd->idx || (!any_vl && k != dst))
 			continue;
-		vs = htoe_get_vl_stats(nd->b, (uint16_t)(k + 1));
+		vs = htoe_get_vl_stats(nd->core.b, (uint16_t)(k + 1));
 		if (vs && (vs->resets || vs->np_timeouts))
 			return true;
 	}
 	return false;
 }
 
-static void completion(struct sim *s, struct node *nd, struct ht_completion *c)
+static struct node *node_of(struct htnode *core)
 {
-	unsigned dst = (unsigned)(c->cookie >> SIM_COOKIE_SHIFT);
-	struct slice *sl;
-	struct ht_wl_result r;
+	return (struct node *)((char *)core - offsetof(struct node, core));
+}
 
-	if (dst >= s->cfg->nodes)
-		return;
-	sl = &nd->sl[dst];
-	c->cookie &= (1ull << SIM_COOKIE_SHIFT) - 1;
+/* htnode hook: a completion, already checked by the slice's workload. */
+static void on_completed(struct htnode *core, unsigned dst, const struct ht_completion *c,
+			 int wl_rc, const struct ht_wl_result *r)
+{
+	struct sim *s = core->user;
+	struct node *nd = node_of(core);
+	struct slice *sl = &nd->sl[dst];
+
+	(void)r;
 	s->res->np_responses++;
 	s->res->completed++;
 	s->last_progress = s->now;
@@ -486,29 +488,30 @@ static void completion(struct sim *s, struct node *nd, struct ht_completion *c)
 		if (c->type != HT_OP_FLUSH)
 			sl->tainted = true;
 	}
-	if (ht_wl_complete(&sl->wl, c, &r) == 1 && c->status == HT_RSP_OK && !sl->tainted) {
+	if (wl_rc == 1 && c->status == HT_RSP_OK && !sl->tainted) {
 		s->res->wrong_data++;
 		violation(s, "read or atomic result differs from the oracle", nd->idx, dst);
 	}
 }
 
-static void to_requester(struct sim *s, struct node *nd, const struct ht_pkt *p)
+/* htnode hook: a response for no outstanding tag: answered twice. */
+static void on_unexpected(struct htnode *core, const struct ht_pkt *p, int rc)
 {
-	struct ht_completion c;
-	int r = ht_req_rx(&nd->req, p, &c);
+	struct sim *s = core->user;
+	struct node *nd = node_of(core);
 
-	if (r == 1) {
-		completion(s, nd, &c);
-	} else {
-		/* a response for no outstanding tag: answered twice */
-		s->res->duplicated++;
-		violation(s, "response for a request not outstanding", nd->idx, nd->idx);
-	}
+	(void)p;
+	(void)rc;
+	s->res->duplicated++;
+	violation(s, "response for a request not outstanding", nd->idx, nd->idx);
 }
 
-/* The target applies a posted write: check it against the issue order. */
-static void posted_applied(struct sim *s, struct node *nd, const struct ht_pkt *p)
+/* htnode hook: the target applies a posted write: check it against the
+ * issue order. */
+static void on_posted_write(struct htnode *core, const struct ht_pkt *p)
 {
+	struct sim *s = core->user;
+	struct node *nd = node_of(core);
 	uint64_t off = p->addr - SIM_MEM_BASE;
 	unsigned src = (unsigned)(off / s->slice_size);
 	struct slice *sl;
@@ -545,109 +548,37 @@ static void posted_applied(struct sim *s, struct node *nd, const struct ht_pkt *
 	violation(s, "posted write applied twice (or never issued)", src, nd->idx);
 }
 
-static bool bridge_unitid(uint8_t u)
+/* htnode hook: an op was taken by the bridge. */
+static void on_issued(struct htnode *core, unsigned dst, const struct ht_pkt *p)
 {
-	return u >= SIM_BRIDGE_UBASE && u < SIM_BRIDGE_UBASE + SIM_BRIDGE_UNITS;
-}
+	struct sim *s = core->user;
+	struct slice *sl = &node_of(core)->sl[dst];
 
-/* Offer queued target responses to the bridge. */
-static unsigned drain_rspq(struct sim *s, struct node *nd)
-{
-	unsigned moved = 0;
-	uint8_t b[HT_MAX_PKT_LEN];
-
-	while (nd->rsp_n) {
-		struct ht_pkt *p = &nd->rspq[nd->rsp_head];
-		int n = ht_encode(p, b, sizeof(b));
-
-		if (n < 0 || htoe_local_input(nd->b, b, (size_t)n, s->now) == -EAGAIN)
-			break;
-		nd->rsp_head = (nd->rsp_head + 1) % 64;
-		nd->rsp_n--;
-		moved++;
+	if (p->kind == HT_K_WRSIZED && p->posted) {
+		sl->fifo[sl->fifo_tail++ & sl->fifo_mask] =
+			hash_write(p->addr - sl->gbase, p->dword ? 0 : p->mask, p->data,
+				   p->data_len);
+		s->res->posted_issued++;
+	} else if (ht_pkt_vc(p) == HT_VC_NP) {
+		s->res->np_requests++;
+	} else {
+		s->res->completed++; /* Fence: done when taken */
 	}
-	return moved;
 }
 
-static unsigned local_output(struct sim *s, struct node *nd)
+static void on_rejected(struct htnode *core, unsigned dst, int err)
 {
-	uint8_t b[HT_MAX_PKT_LEN];
-	unsigned moved = 0;
-	int n;
-
-	/* do not take more requests than the response queue can hold */
-	while (nd->rsp_n < 64 && (n = htoe_local_output(nd->b, b, sizeof(b), s->now)) > 0) {
-		struct ht_pkt p, rsp;
-
-		moved++;
-		if (ht_decode(b, (size_t)n, &p) != n)
-			continue;
-		if (ht_pkt_vc(&p) == HT_VC_R) {
-			to_requester(s, nd, &p);
-			continue;
-		}
-		if (p.kind == HT_K_WRSIZED && p.posted)
-			posted_applied(s, nd, &p);
-		if (ht_tgt_handle(&nd->tgt, &p, &rsp) != 1)
-			continue;
-		if (bridge_unitid(rsp.unitid)) {
-			nd->rspq[(nd->rsp_head + nd->rsp_n) % 64] = rsp;
-			nd->rsp_n++;
-			drain_rspq(s, nd);
-		} else {
-			to_requester(s, nd, &rsp);
-		}
-	}
-	return moved;
+	(void)err;
+	violation(core->user, "bridge rejected a request", node_of(core)->idx, dst);
 }
 
-static unsigned issue_ops(struct sim *s, struct node *nd)
-{
-	unsigned moved = 0, idle = 0, nodes = s->cfg->nodes;
-
-	while (idle < nodes && moved < 256) {
-		unsigned dst = nd->rr;
-		struct slice *sl = &nd->sl[dst];
-		struct ht_op op;
-		struct ht_pkt p;
-		uint8_t b[HT_MAX_PKT_LEN];
-		int n;
-
-		nd->rr = (nd->rr + 1) % nodes;
-		if (!sl->active || ht_wl_peek(&sl->wl, &op) != 1) {
-			idle++;
-			continue;
-		}
-		op.cookie |= (uint64_t)dst << SIM_COOKIE_SHIFT;
-		if (ht_req_issue(&nd->req, &op, &p) != 0)
-			break; /* no tag: wait for completions */
-		n = ht_encode(&p, b, sizeof(b));
-		int r = n < 0 ? -EINVAL : htoe_local_input(nd->b, b, (size_t)n, s->now);
-		if (r != 0) {
-			ht_req_unissue(&nd->req, &p);
-			if (r != -EAGAIN) {
-				violation(s, "bridge rejected a request", nd->idx, dst);
-				return moved;
-			}
-			idle++;
-			continue;
-		}
-		idle = 0;
-		ht_wl_commit(&sl->wl);
-		moved++;
-		if (p.kind == HT_K_WRSIZED && p.posted) {
-			sl->fifo[sl->fifo_tail++ & sl->fifo_mask] =
-				hash_write(p.addr - sl->gbase, p.dword ? 0 : p.mask, p.data,
-					   p.data_len);
-			s->res->posted_issued++;
-		} else if (ht_pkt_vc(&p) == HT_VC_NP) {
-			s->res->np_requests++;
-		} else {
-			s->res->completed++; /* Fence: done when taken */
-		}
-	}
-	return moved;
-}
+static const struct htnode_hooks sim_hooks = {
+	.issued = on_issued,
+	.rejected = on_rejected,
+	.completed = on_completed,
+	.unexpected = on_unexpected,
+	.posted_write = on_posted_write,
+};
 
 /* A reset of a VL makes that slice pair's results uncertain. */
 static void note_resets(struct sim *s, struct node *nd)
@@ -657,7 +588,7 @@ static void note_resets(struct sim *s, struct node *nd)
 
 		if (k == nd->idx)
 			continue;
-		vs = htoe_get_vl_stats(nd->b, (uint16_t)(k + 1));
+		vs = htoe_get_vl_stats(nd->core.b, (uint16_t)(k + 1));
 		if (vs && vs->resets != nd->seen_resets[k]) {
 			nd->seen_resets[k] = vs->resets;
 			slice_of(s, nd->idx, k)->tainted = true;
@@ -671,12 +602,10 @@ static bool node_step(struct sim *s, struct node *nd)
 	unsigned moved, total = 0;
 	int n;
 
-	htoe_handle_expiry(nd->b, s->now);
+	htoe_handle_expiry(nd->core.b, s->now);
 	do {
-		moved = drain_rspq(s, nd);
-		moved += local_output(s, nd);
-		moved += issue_ops(s, nd);
-		while ((n = htoe_frame_output(nd->b, s->buf, sizeof(s->buf), s->now,
+		moved = htnode_poll(&nd->core, s->now);
+		while ((n = htoe_frame_output(nd->core.b, s->buf, sizeof(s->buf), s->now,
 					      HTOE_TX_FLUSH)) > 0) {
 			switch_send(s, nd, s->buf, (size_t)n);
 			moved++;
@@ -686,7 +615,7 @@ static bool node_step(struct sim *s, struct node *nd)
 	note_resets(s, nd);
 
 	char err[256];
-	if (htoe_check_invariants(nd->b, err, sizeof(err)) != 0) {
+	if (htoe_check_invariants(nd->core.b, err, sizeof(err)) != 0) {
 		s->res->credit_errors++;
 		violation(s, err, nd->idx, nd->idx);
 	}
@@ -700,7 +629,7 @@ static void restart_node(struct sim *s, unsigned i)
 	struct node *nd = &s->n[i];
 	char err[256];
 
-	htoe_free(nd->b);
+	htoe_free(nd->core.b);
 	nd->incarnation++;
 	if (bridge_new(s, nd, err, sizeof(err)) != 0 || requester_new(nd) != 0) {
 		violation(s, "restart failed", i, i);
@@ -727,7 +656,7 @@ static bool all_done(struct sim *s)
 	for (unsigned i = 0; i < s->cfg->nodes; i++) {
 		struct node *nd = &s->n[i];
 
-		if (htoe_busy(nd->b) || nd->rsp_n || ht_req_outstanding(&nd->req))
+		if (htnode_busy(&nd->core))
 			return false;
 		for (unsigned d = 0; d < s->cfg->nodes; d++)
 			if (nd->sl[d].active && !ht_wl_done(&nd->sl[d].wl))
@@ -759,10 +688,10 @@ static void final_checks(struct sim *s)
 		}
 	if (s->res->deadlock) {
 		for (unsigned i = 0; i < c->nodes; i++)
-			s->res->lost += ht_req_outstanding(&s->n[i].req);
+			s->res->lost += ht_req_outstanding(&s->n[i].core.req);
 	}
 	for (unsigned i = 0; i < c->nodes; i++) {
-		struct htoe *b = s->n[i].b;
+		struct htoe *b = s->n[i].core.b;
 
 		for (unsigned k = 0; k < htoe_n_vls(b); k++) {
 			const struct htoe_vl_stats *vs = htoe_get_vl_stats(b, htoe_vl_node(b, k));
@@ -783,7 +712,7 @@ static uint64_t next_event(struct sim *s)
 	uint64_t t = s->heap.n ? s->heap.v[0].t : UINT64_MAX;
 
 	for (unsigned i = 0; i < c->nodes; i++) {
-		uint64_t d = htoe_next_deadline(s->n[i].b);
+		uint64_t d = htoe_next_deadline(s->n[i].core.b);
 
 		if (d < t)
 			t = d;
@@ -848,8 +777,8 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 			restarted = true;
 		}
 		if (!reset_done && cfg->reset_node >= 0 && s.now >= cfg->reset_at_ns) {
-			htoe_vl_reset(s.n[cfg->reset_node].b, (uint16_t)(cfg->reset_peer + 1), false,
-				      s.now);
+			htoe_vl_reset(s.n[cfg->reset_node].core.b, (uint16_t)(cfg->reset_peer + 1),
+				      false, s.now);
 			reset_done = true;
 		}
 		for (unsigned i = 0; i < cfg->nodes; i++)
@@ -876,7 +805,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		s.now = t > s.now ? t : s.now + 1;
 		while (s.heap.n && s.heap.v[0].t <= s.now) {
 			struct fev e = fheap_pop(&s.heap);
-			int r = htoe_frame_input(s.n[e.dst].b, e.data, e.len, s.now);
+			int r = htoe_frame_input(s.n[e.dst].core.b, e.data, e.len, s.now);
 
 			if (r < 0 && r != -HTOE_DROP_CRC)
 				res->drops_other++;
@@ -902,7 +831,7 @@ out:
 		for (unsigned i = 0; i < cfg->nodes; i++) {
 			struct node *nd = &s.n[i];
 
-			htoe_free(nd->b);
+			htoe_free(nd->core.b);
 			if (nd->sl)
 				for (unsigned d = 0; d < cfg->nodes; d++) {
 					free(nd->sl[d].shadow);
@@ -910,6 +839,7 @@ out:
 					free(nd->sl[d].fifo);
 				}
 			free(nd->sl);
+			free(nd->wlp);
 			free(nd->mem);
 		}
 		free(s.n);

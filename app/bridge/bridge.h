@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe-bridge: the DPDK driver of lib/htoe. Shared state of the app.
+ *
+ * Threading model (docs/bridge.md):
+ *  - every node (struct br_node: bridge + requester + target + workload)
+ *    is owned by exactly one lcore, which polls its port; an lcore may own
+ *    several nodes (round-robin in its loop) and a port belongs to one node;
+ *  - nothing on the fast path is shared between lcores except the
+ *    mempools and the per-lcore capture rings (SP/SC);
+ *  - each lcore publishes its nodes' counters into a per-node snapshot
+ *    with relaxed atomic stores every millisecond; the main lcore (stats
+ *    line, capture writer, stop logic) and the telemetry thread read them
+ *    with relaxed atomic loads and sum them. No locks anywhere;
+ *  - the main lcore runs the control duties in its timer slot, between
+ *    polls of its own nodes (or alone if it owns none);
+ *  - the run phase (RUN -> FINISH -> QUIT) is written by the main lcore
+ *    only and read by all.
+ */
+#ifndef HTOE_BRIDGE_H
+#define HTOE_BRIDGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <signal.h>
+#include <stdio.h>
+
+#include <rte_common.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "config.h"
+#include "impair.h"
+#include "node/node.h"
+
+#define BR_MAX_BURST   64u
+#define BR_PUBLISH_NS  1000000ull   /* counter snapshots every 1 ms */
+
+enum br_phase {
+	BR_RUN = 0,     /* workloads issue */
+	BR_FINISH = 1,  /* stop generating random ops: sweep, drain, then quit */
+	BR_QUIT = 2,    /* leave the poll loops */
+};
+
+/* Driver counters of one node, written by its lcore only. All uint64_t. */
+struct br_counters {
+	uint64_t rx_frames, rx_bytes;       /* received from the port */
+	uint64_t rx_bad;                    /* refused by htoe_frame_input (any reason) */
+	uint64_t tx_frames, tx_bytes;       /* handed to the port */
+	uint64_t tx_refused;                /* not accepted by tx: freed */
+	uint64_t alloc_fail;                /* mbuf allocation failures */
+	uint64_t imp_tx_dropped, imp_rx_dropped, imp_dup, imp_corrupt, imp_reorder;
+	uint64_t imp_overflow;              /* hold queue full: sent at once */
+	uint64_t cap_frames, cap_dropped;   /* capture copies queued / lost */
+	uint64_t expiries;                  /* htoe_handle_expiry calls */
+	uint64_t polls, busy_polls;         /* loop iterations, ones that moved something */
+	uint64_t poll_max_ns;               /* the longest node_poll() */
+	uint64_t gap_max_ns;                /* the longest time between two polls of the node */
+	uint64_t done;                      /* 1: workload done and quiescent */
+	uint64_t busy;                      /* htoe_busy() + local side */
+	uint64_t wl_finish_ns;              /* when the workload completed (0: not yet) */
+};
+
+/* The snapshot other threads read (relaxed atomics, u64 words). */
+struct br_pub {
+	struct br_counters c;
+	struct htoe_stats hs;
+	struct ht_wl_stats ws;
+	struct htnode_stats ns;
+	struct htoe_vl_stats *vl;           /* [n_vl] */
+	uint64_t *vl_up;                    /* [n_vl] */
+	uint64_t *vl_epoch;                 /* [n_vl] */
+};
+
+struct br_port {
+	const struct br_port_cfg *cfg;
+	uint16_t port_id;
+	bool     probed, started, configured;
+	char     name[RTE_ETH_NAME_MAX_LEN];
+	struct rte_ring *rx_ring;           /* crossover: the ring this port receives from */
+	struct rte_eth_dev_tx_buffer *txb;
+	uint64_t tx_refused;                /* by the tx buffer callback */
+	struct impair *imp_tx, *imp_rx;
+	int      cap_idx;                   /* index of its dumpers, -1: not captured */
+};
+
+struct br_lcore;
+
+struct br_node {
+	const struct br_node_cfg *cfg;
+	uint16_t id;
+	struct br_lcore *lc;
+	struct br_port *port;
+	struct htoe *b;
+	struct htnode hn;
+	uint8_t *mem;                       /* exported region */
+	struct ht_workload *wl;             /* NULL: no workload */
+	struct ht_workload *wlp[1];
+	uint8_t *shadow, *busy;
+	unsigned n_vl;
+	uint16_t *vl_node;                  /* [n_vl], constant */
+	bool     finishing;                 /* n_ops cut (duration / stop) */
+	uint64_t deadline;                  /* htoe_next_deadline cache */
+	uint64_t wl_start_ns;
+	uint64_t last_poll_ns;
+	struct rte_mbuf *spare;             /* allocated, not yet used for a frame */
+	struct br_counters c;
+	struct br_pub pub;
+	uint8_t  linbuf[HTOE_FRAME_MAX + 64]; /* multi-segment RX */
+} __rte_cache_aligned;
+
+struct br_lcore {
+	unsigned lcore_id;
+	bool     is_main;
+	unsigned n_nodes;
+	struct br_node *nodes[BR_MAX_NODES];
+	struct rte_ring *cap_ring;          /* to the main lcore, SP/SC */
+} __rte_cache_aligned;
+
+struct br_app {
+	struct br_config cfg;
+	bool     json;
+	unsigned n_nodes;
+	struct br_node *nodes;              /* [n_nodes] */
+	unsigned n_ports;
+	struct br_port *ports;              /* [n_ports], as cfg.ports */
+	unsigned n_lcores;
+	struct br_lcore lcores[RTE_MAX_LCORE];
+	struct rte_mempool *pool, *cap_pool;
+	uint64_t tsc_hz, tsc0;
+	uint64_t ns_mult;                   /* ns = (tsc * ns_mult) >> 32 */
+	uint64_t realtime0_ns;              /* wall clock at tsc0 */
+	volatile int phase;                 /* enum br_phase */
+	bool     incomplete;                /* stopped before done */
+	uint64_t run_ns;                    /* elapsed at QUIT */
+	/* capture (main lcore only) */
+	bool     capture;
+	unsigned n_dumpers;
+	struct br_dumper *dumpers;
+};
+
+extern struct br_app *br_app;
+extern volatile sig_atomic_t br_signals;  /* SIGINT/SIGTERM count */
+
+static inline uint64_t br_now_ns(const struct br_app *a, uint64_t tsc)
+{
+	return (uint64_t)(((unsigned __int128)(tsc - a->tsc0) * a->ns_mult) >> 32);
+}
+
+static inline uint64_t br_rd(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+/* node.c of the app (runtime of one node) */
+int br_node_setup(struct br_app *a, struct br_node *n, const struct br_node_cfg *nc,
+		  char *err, size_t errlen);
+void br_node_teardown(struct br_node *n);
+void br_node_publish(struct br_node *n);
+int br_lcore_loop(void *arg);
+
+/* port.c */
+int br_ports_create(struct br_app *a, char *err, size_t errlen);
+int br_ports_start(struct br_app *a, char *err, size_t errlen);
+void br_ports_stop(struct br_app *a);
+
+/* capture.c */
+int br_capture_open(struct br_app *a, char *err, size_t errlen);
+void br_capture_copy(struct br_node *n, const struct rte_mbuf *m, bool tx, uint64_t now);
+unsigned br_capture_drain(struct br_app *a, unsigned max);
+void br_capture_flush(struct br_app *a);
+void br_capture_close(struct br_app *a);
+
+/* stats.c */
+struct br_totals {
+	uint64_t ops, sweep, completed, verified, mismatches, errors, unexpected;
+	uint64_t tx_frames, rx_frames, tx_bytes, rx_bytes, rx_bad, tx_refused, alloc_fail;
+	uint64_t retransmits, naks, timeouts, resets, poisoned, np_timeouts;
+	uint64_t imp_dropped, imp_dup, imp_corrupt, imp_reorder;
+	uint64_t cap_frames, cap_dropped;
+	uint64_t local_in, local_out, backpressure, master_aborts;
+	unsigned nodes, wl_nodes, done_nodes;
+};
+void br_totals(struct br_app *a, int node, struct br_totals *t);
+void br_print_line(struct br_app *a, FILE *f, double t_s, const struct br_totals *t,
+		   const struct br_totals *prev, double dt_s);
+int br_print_summary(struct br_app *a, FILE *f);
+void br_print_json(struct br_app *a, FILE *f);
+int br_telemetry_register(struct br_app *a);
+
+#endif

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe-bridge capture: every frame a port sends or receives is copied on
+ * the fast path into an mbuf of a separate pool (a small header + the frame
+ * bytes) and put on the lcore's SP/SC ring; the main lcore drains the rings
+ * into nanosecond pcap files DIR/port<N>-tx.pcap and DIR/port<N>-rx.pcap
+ * with libpcap. A full ring or an empty pool loses the copy (counted as
+ * cap_dropped), never blocks the data path.
+ *
+ * TX is captured as handed to the port (after the TX impairment: dropped
+ * frames do not appear, duplicates twice); RX as received from the port
+ * (before the RX impairment).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <pcap/pcap.h>
+
+#include <rte_lcore.h>
+
+#include "bridge.h"
+
+struct br_cap_hdr {
+	uint64_t ns;       /* bridge time */
+	uint32_t len;      /* original frame length */
+	uint16_t dumper;   /* index into a->dumpers */
+	uint16_t pad;
+};
+
+struct br_dumper {
+	pcap_t *pcap;
+	pcap_dumper_t *dump;
+	uint64_t frames;
+	char path[BR_PATH_MAX + 32];
+};
+
+int br_capture_open(struct br_app *a, char *err, size_t errlen)
+{
+	const struct br_config *c = &a->cfg;
+	unsigned n = 0, k = 0, size;
+	struct stat st;
+
+	if (!c->capture_dir[0])
+		return 0;
+	if (stat(c->capture_dir, &st) != 0 && mkdir(c->capture_dir, 0755) != 0) {
+		snprintf(err, errlen, "%s: cannot create the directory: %s", c->capture_where,
+			 strerror(errno));
+		return -1;
+	}
+	if (stat(c->capture_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a directory", c->capture_where);
+		return -1;
+	}
+	for (unsigned i = 0; i < a->n_ports; i++)
+		n += a->ports[i].probed && a->ports[i].cfg->capture;
+	if (!n)
+		return 0;
+	a->dumpers = calloc(2 * n, sizeof(*a->dumpers));
+	if (!a->dumpers) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (unsigned i = 0; i < a->n_ports; i++) {
+		struct br_port *p = &a->ports[i];
+
+		if (!p->probed || !p->cfg->capture)
+			continue;
+		p->cap_idx = (int)k;
+		for (int d = 0; d < 2; d++) {
+			struct br_dumper *dp = &a->dumpers[2 * k + (unsigned)d];
+
+			snprintf(dp->path, sizeof(dp->path), "%s/port%u-%s.pcap", c->capture_dir,
+				 p->cfg->index, d ? "tx" : "rx");
+			dp->pcap = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
+									PCAP_TSTAMP_PRECISION_NANO);
+			dp->dump = dp->pcap ? pcap_dump_open(dp->pcap, dp->path) : NULL;
+			a->n_dumpers = 2 * k + (unsigned)d + 1;
+			if (!dp->dump) {
+				snprintf(err, errlen, "%s: cannot write %s: %s", c->capture_where,
+					 dp->path, dp->pcap ? pcap_geterr(dp->pcap) : "pcap_open_dead");
+				return -1;
+			}
+		}
+		k++;
+	}
+	/* a ring per lcore that polls nodes, and one pool for the copies */
+	for (unsigned l = 0; l < RTE_MAX_LCORE; l++) {
+		struct br_lcore *lc = &a->lcores[l];
+		char name[RTE_RING_NAMESIZE];
+
+		if (!lc->n_nodes)
+			continue;
+		snprintf(name, sizeof(name), "htoe_cap%u", l);
+		lc->cap_ring = rte_ring_create(name, c->capture_ring, (int)rte_socket_id(),
+					       RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+		if (!lc->cap_ring) {
+			snprintf(err, errlen, "%s: cannot create the capture ring: %s",
+				 c->capture_where, rte_strerror(rte_errno));
+			return -1;
+		}
+	}
+	for (size = 1; size < c->capture_ring * a->n_lcores + 1024; size <<= 1)
+		;
+	a->cap_pool = rte_pktmbuf_pool_create("htoe_cap", size - 1, 256, 0,
+					      (uint16_t)(RTE_PKTMBUF_HEADROOM +
+							 RTE_MAX(c->max_frame + 16u,
+								 2048u)),
+					      (int)rte_socket_id());
+	if (!a->cap_pool) {
+		snprintf(err, errlen, "%s: cannot create the capture mbuf pool: %s",
+			 c->capture_where, rte_strerror(rte_errno));
+		return -1;
+	}
+	a->capture = true;
+	return 0;
+}
+
+void br_capture_copy(struct br_node *n, const struct rte_mbuf *m, bool tx, uint64_t now)
+{
+	struct br_app *a = br_app;
+	struct rte_mbuf *c = rte_pktmbuf_alloc(a->cap_pool);
+	struct br_cap_hdr h;
+	uint32_t len = rte_pktmbuf_pkt_len(m), room, cl;
+	uint8_t *d;
+	const void *src;
+
+	if (!c) {
+		n->c.cap_dropped++;
+		return;
+	}
+	room = rte_pktmbuf_tailroom(c) - (uint32_t)sizeof(h);
+	cl = len < room ? len : room;
+	d = rte_pktmbuf_mtod(c, uint8_t *);
+	h.ns = now;
+	h.len = len;
+	h.dumper = (uint16_t)(2 * n->port->cap_idx + (tx ? 1 : 0));
+	h.pad = 0;
+	memcpy(d, &h, sizeof(h));
+	src = rte_pktmbuf_read(m, 0, cl, d + sizeof(h));
+	if (src && src != d + sizeof(h))
+		memcpy(d + sizeof(h), src, cl);
+	c->data_len = (uint16_t)(sizeof(h) + cl);
+	c->pkt_len = c->data_len;
+	if (rte_ring_sp_enqueue(n->lc->cap_ring, c) != 0) {
+		rte_pktmbuf_free(c);
+		n->c.cap_dropped++;
+		return;
+	}
+	n->c.cap_frames++;
+}
+
+unsigned br_capture_drain(struct br_app *a, unsigned max)
+{
+	unsigned done = 0;
+
+	if (!a->capture)
+		return 0;
+	for (unsigned l = 0; l < RTE_MAX_LCORE && done < max; l++) {
+		struct rte_ring *r = a->lcores[l].cap_ring;
+		void *objs[64];
+		unsigned nb;
+
+		if (!r)
+			continue;
+		while (done < max && (nb = rte_ring_sc_dequeue_burst(r, objs, 64, NULL)) > 0) {
+			for (unsigned i = 0; i < nb; i++) {
+				struct rte_mbuf *c = objs[i];
+				const uint8_t *d = rte_pktmbuf_mtod(c, const uint8_t *);
+				struct br_cap_hdr h;
+				struct pcap_pkthdr ph;
+				uint64_t t;
+
+				memcpy(&h, d, sizeof(h));
+				if (h.dumper < a->n_dumpers) {
+					struct br_dumper *dp = &a->dumpers[h.dumper];
+
+					t = a->realtime0_ns + h.ns;
+					/* nanosecond pcap: tv_usec holds nanoseconds */
+					ph.ts.tv_sec = (time_t)(t / 1000000000ull);
+					ph.ts.tv_usec = (suseconds_t)(t % 1000000000ull);
+					ph.caplen = (bpf_u_int32)(c->data_len - sizeof(h));
+					ph.len = h.len;
+					pcap_dump((u_char *)dp->dump, &ph, d + sizeof(h));
+					dp->frames++;
+				}
+				rte_pktmbuf_free(c);
+			}
+			done += nb;
+		}
+	}
+	return done;
+}
+
+void br_capture_flush(struct br_app *a)
+{
+	for (unsigned i = 0; i < a->n_dumpers; i++)
+		if (a->dumpers[i].dump)
+			pcap_dump_flush(a->dumpers[i].dump);
+}
+
+void br_capture_close(struct br_app *a)
+{
+	if (a->capture)
+		while (br_capture_drain(a, UINT32_MAX))
+			;
+	for (unsigned i = 0; i < a->n_dumpers; i++) {
+		struct br_dumper *dp = &a->dumpers[i];
+
+		if (dp->dump) {
+			pcap_dump_close(dp->dump);
+			if (a->capture)
+				printf("htoe-bridge: capture: %s: %" PRIu64 " frames\n", dp->path,
+				       dp->frames);
+		}
+		if (dp->pcap)
+			pcap_close(dp->pcap);
+	}
+	free(a->dumpers);
+	a->dumpers = NULL;
+	a->n_dumpers = 0;
+	for (unsigned l = 0; l < RTE_MAX_LCORE; l++) {
+		rte_ring_free(a->lcores[l].cap_ring);
+		a->lcores[l].cap_ring = NULL;
+	}
+	if (a->cap_pool)
+		rte_mempool_free(a->cap_pool);
+	a->cap_pool = NULL;
+	a->capture = false;
+}

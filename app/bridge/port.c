@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe-bridge ports. The data path does not care what a port is: every
+ * port is an ethdev with one RX and one TX queue. A [port N] is either
+ *  - dev = NAME: a device that exists already (EAL -a/--vdev, e.g.
+ *    net_pcap0, 0000:01:00.0), or devargs that are hot-plugged here with
+ *    rte_dev_probe() (e.g. net_null0,size=64; net_memif0,role=server), or
+ *  - crossover = M: one end of an in-process ring pair with [port M]
+ *    (two rte_rings and rte_eth_from_rings() twice, net_ring).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_bus.h>
+#include <rte_dev.h>
+#include <rte_eth_ring.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "bridge.h"
+
+static struct br_port *port_by_index(struct br_app *a, unsigned index)
+{
+	for (unsigned i = 0; i < a->n_ports; i++)
+		if (a->ports[i].cfg->index == index)
+			return &a->ports[i];
+	return NULL;
+}
+
+static int make_crossover(struct br_app *a, struct br_port *p, struct br_port *q, char *err,
+			  size_t errlen)
+{
+	char n1[RTE_RING_NAMESIZE], n2[RTE_RING_NAMESIZE];
+	struct rte_ring *pq, *qp;
+	int pid, qid;
+
+	(void)a;
+	snprintf(n1, sizeof(n1), "htoe_xo%u_%u", p->cfg->index, q->cfg->index);
+	snprintf(n2, sizeof(n2), "htoe_xo%u_%u", q->cfg->index, p->cfg->index);
+	/* single producer (the sending lcore), single consumer (the other) */
+	pq = rte_ring_create(n1, p->cfg->ring_size, (int)rte_socket_id(),
+			     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	qp = rte_ring_create(n2, p->cfg->ring_size, (int)rte_socket_id(),
+			     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (!pq || !qp) {
+		snprintf(err, errlen, "%s crossover: cannot create the rings: %s", p->cfg->where,
+			 rte_strerror(rte_errno));
+		rte_ring_free(pq);
+		rte_ring_free(qp);
+		return -1;
+	}
+	snprintf(p->name, sizeof(p->name), "htoe_xo%u", p->cfg->index);
+	snprintf(q->name, sizeof(q->name), "htoe_xo%u", q->cfg->index);
+	pid = rte_eth_from_rings(p->name, &qp, 1, &pq, 1, rte_socket_id());
+	qid = pid < 0 ? -1 : rte_eth_from_rings(q->name, &pq, 1, &qp, 1, rte_socket_id());
+	if (pid < 0 || qid < 0) {
+		snprintf(err, errlen, "%s crossover: rte_eth_from_rings failed: %s",
+			 p->cfg->where, rte_strerror(rte_errno));
+		if (pid >= 0)
+			rte_eth_dev_close((uint16_t)pid);
+		rte_ring_free(pq);
+		rte_ring_free(qp);
+		return -1;
+	}
+	p->port_id = (uint16_t)pid;
+	q->port_id = (uint16_t)qid;
+	p->rx_ring = qp;
+	q->rx_ring = pq;
+	p->probed = q->probed = true;
+	return 0;
+}
+
+static int open_dev(struct br_port *p, char *err, size_t errlen)
+{
+	const char *dev = p->cfg->dev;
+	char name[RTE_ETH_NAME_MAX_LEN];
+	uint16_t pid;
+	size_t n = strcspn(dev, ",");
+	int r;
+
+	snprintf(name, sizeof(name), "%.*s", (int)n, dev);
+	if (rte_eth_dev_get_port_by_name(name, &pid) == 0)
+		goto found;
+	r = rte_dev_probe(dev);
+	if (r < 0) {
+		snprintf(err, errlen,
+			 "%s: no such port, and probing it as devargs failed: %s",
+			 p->cfg->dev_where, rte_strerror(-r));
+		return -1;
+	}
+	if (rte_eth_dev_get_port_by_name(name, &pid) != 0) {
+		snprintf(err, errlen, "%s: probed, but no ethdev port named '%s'",
+			 p->cfg->dev_where, name);
+		return -1;
+	}
+found:
+	p->port_id = pid;
+	p->probed = true;
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	return 0;
+}
+
+int br_ports_create(struct br_app *a, char *err, size_t errlen)
+{
+	a->n_ports = a->cfg.n_ports;
+	a->ports = calloc(a->n_ports ? a->n_ports : 1, sizeof(*a->ports));
+	if (!a->ports) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (unsigned i = 0; i < a->n_ports; i++) {
+		a->ports[i].cfg = &a->cfg.ports[i];
+		a->ports[i].cap_idx = -1;
+	}
+	for (unsigned i = 0; i < a->n_ports; i++) {
+		struct br_port *p = &a->ports[i];
+
+		if (!p->cfg->used || p->probed)
+			continue;
+		if (p->cfg->crossover >= 0) {
+			struct br_port *q = port_by_index(a, (unsigned)p->cfg->crossover);
+
+			if (make_crossover(a, p, q, err, errlen))
+				return -1;
+		} else if (open_dev(p, err, errlen)) {
+			return -1;
+		}
+		/* one ethdev for one [port] */
+		for (unsigned j = 0; j < i; j++)
+			if (a->ports[j].probed && a->ports[j].port_id == p->port_id) {
+				snprintf(err, errlen, "%s: ethdev %u is also %s",
+					 p->cfg->dev_where, p->port_id, a->ports[j].cfg->where);
+				return -1;
+			}
+	}
+	/* checks against the device, and the per-port TX state */
+	for (unsigned i = 0; i < a->n_ports; i++) {
+		struct br_port *p = &a->ports[i];
+		struct rte_eth_dev_info info;
+		int r;
+
+		if (!p->probed)
+			continue;
+		r = rte_eth_dev_info_get(p->port_id, &info);
+		if (r) {
+			snprintf(err, errlen, "%s (%s): cannot get device info: %s", p->cfg->where,
+				 p->name, rte_strerror(-r));
+			return -1;
+		}
+		if (info.max_rx_pktlen < a->cfg.max_frame) {
+			snprintf(err, errlen,
+				 "%s (%s): frames up to %u bytes (the largest node mtu + 18), "
+				 "the device receives at most %u",
+				 p->cfg->where, p->name, a->cfg.max_frame, info.max_rx_pktlen);
+			return -1;
+		}
+		p->txb = rte_zmalloc_socket("htoe_txb", RTE_ETH_TX_BUFFER_SIZE(BR_MAX_BURST), 0,
+					    rte_eth_dev_socket_id(p->port_id));
+		if (!p->txb) {
+			snprintf(err, errlen, "%s: cannot allocate the TX buffer", p->cfg->where);
+			return -1;
+		}
+		rte_eth_tx_buffer_init(p->txb, (uint16_t)a->cfg.burst);
+		/* frames the port does not take are freed and counted */
+		rte_eth_tx_buffer_set_err_callback(p->txb, rte_eth_tx_buffer_count_callback,
+						   &p->tx_refused);
+		if (p->cfg->imp_tx && !(p->imp_tx = impair_new(&p->cfg->imp))) {
+			snprintf(err, errlen, "%s: cannot create the impairment stage",
+				 p->cfg->where);
+			return -1;
+		}
+		if (p->cfg->imp_rx && !(p->imp_rx = impair_new(&p->cfg->imp))) {
+			snprintf(err, errlen, "%s: cannot create the impairment stage",
+				 p->cfg->where);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int br_ports_start(struct br_app *a, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < a->n_ports; i++) {
+		struct br_port *p = &a->ports[i];
+		struct rte_eth_conf conf;
+		struct rte_eth_dev_info info;
+		uint16_t rxd = (uint16_t)p->cfg->rxd, txd = (uint16_t)p->cfg->txd;
+		int r, sock;
+
+		if (!p->probed)
+			continue;
+		sock = rte_eth_dev_socket_id(p->port_id);
+		if (sock < 0)
+			sock = (int)rte_socket_id();
+		memset(&conf, 0, sizeof(conf));
+		r = rte_eth_dev_info_get(p->port_id, &info);
+		if (!r && a->cfg.max_frame > RTE_ETHER_MAX_LEN - RTE_ETHER_CRC_LEN) {
+			uint32_t mtu = a->cfg.max_frame - RTE_ETHER_HDR_LEN - 4u;
+
+			if (mtu > info.max_mtu) {
+				snprintf(err, errlen, "%s (%s): the nodes need an MTU of %u, the "
+					 "device allows %u", p->cfg->where, p->name, mtu,
+					 info.max_mtu);
+				return -1;
+			}
+			conf.rxmode.mtu = mtu;
+		}
+		r = rte_eth_dev_configure(p->port_id, 1, 1, &conf);
+		if (r < 0) {
+			snprintf(err, errlen, "%s (%s): configure: %s", p->cfg->where, p->name,
+				 rte_strerror(-r));
+			return -1;
+		}
+		p->configured = true;
+		r = rte_eth_dev_adjust_nb_rx_tx_desc(p->port_id, &rxd, &txd);
+		if (r < 0) {
+			snprintf(err, errlen, "%s (%s): descriptors: %s", p->cfg->where, p->name,
+				 rte_strerror(-r));
+			return -1;
+		}
+		r = rte_eth_rx_queue_setup(p->port_id, 0, rxd, (unsigned)sock, NULL, a->pool);
+		if (r < 0) {
+			snprintf(err, errlen, "%s (%s): RX queue: %s", p->cfg->where, p->name,
+				 rte_strerror(-r));
+			return -1;
+		}
+		r = rte_eth_tx_queue_setup(p->port_id, 0, txd, (unsigned)sock, NULL);
+		if (r < 0) {
+			snprintf(err, errlen, "%s (%s): TX queue: %s", p->cfg->where, p->name,
+				 rte_strerror(-r));
+			return -1;
+		}
+		if (p->cfg->promisc) {
+			/* the nodes' MACs are not the port's: receive everything */
+			r = rte_eth_promiscuous_enable(p->port_id);
+			if (r < 0 && r != -ENOTSUP)
+				fprintf(stderr, "htoe-bridge: %s (%s): promiscuous mode: %s\n",
+					p->cfg->where, p->name, rte_strerror(-r));
+		}
+		r = rte_eth_dev_start(p->port_id);
+		if (r < 0) {
+			snprintf(err, errlen, "%s (%s): start: %s", p->cfg->where, p->name,
+				 rte_strerror(-r));
+			return -1;
+		}
+		p->started = true;
+		printf("htoe-bridge: port %u up: %s (ethdev %u)\n", p->cfg->index, p->name,
+		       p->port_id);
+	}
+	return 0;
+}
+
+void br_ports_stop(struct br_app *a)
+{
+	for (unsigned i = 0; i < a->n_ports; i++) {
+		struct br_port *p = &a->ports[i];
+		struct rte_mbuf *m, *pkts[BR_MAX_BURST];
+		uint16_t nb;
+
+		if (p->started) {
+			/* what is still in the RX queue (bounded: net_null never ends) */
+			for (unsigned k = 0; k <= p->cfg->rxd / BR_MAX_BURST; k++) {
+				nb = rte_eth_rx_burst(p->port_id, 0, pkts, BR_MAX_BURST);
+				if (!nb)
+					break;
+				rte_pktmbuf_free_bulk(pkts, nb);
+			}
+			rte_eth_dev_stop(p->port_id);
+			p->started = false;
+		}
+		for (int d = 0; d < 2; d++) {
+			struct impair *im = d ? p->imp_rx : p->imp_tx;
+
+			if (!im)
+				continue;
+			while ((m = impair_drain(im)) != NULL)
+				rte_pktmbuf_free(m);
+			impair_free(im);
+		}
+		p->imp_rx = p->imp_tx = NULL;
+	}
+	for (unsigned i = 0; i < a->n_ports; i++) {
+		struct br_port *p = &a->ports[i];
+
+		if (p->probed) {
+			rte_eth_dev_close(p->port_id);
+			p->probed = false;
+		}
+		rte_free(p->txb);
+		p->txb = NULL;
+	}
+	/* the crossover rings, once both ends are closed */
+	for (unsigned i = 0; i < a->n_ports; i++) {
+		struct br_port *p = &a->ports[i];
+
+		if (p->rx_ring) {
+			void *obj;
+
+			while (rte_ring_dequeue(p->rx_ring, &obj) == 0)
+				rte_pktmbuf_free(obj);
+			rte_ring_free(p->rx_ring);
+			p->rx_ring = NULL;
+		}
+	}
+}

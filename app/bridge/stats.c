@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe-bridge counters: sums of the per-node snapshots (relaxed loads), the
+ * periodic one-line summary, the final summary and its JSON form.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bridge.h"
+
+#define RD(x) br_rd(&(x))
+
+void br_totals(struct br_app *a, int node, struct br_totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (unsigned i = 0; i < a->n_nodes; i++) {
+		const struct br_node *n = &a->nodes[i];
+		const struct br_pub *p = &n->pub;
+
+		if (node >= 0 && (int)n->id != node)
+			continue;
+		t->nodes++;
+		t->wl_nodes += n->cfg->wl.enabled;
+		t->done_nodes += RD(p->c.done) != 0;
+		t->ops += RD(p->ws.issued_total);
+		t->sweep += RD(p->ws.sweep_issued);
+		t->completed += RD(p->ws.completed);
+		t->verified += RD(p->ws.verified);
+		t->mismatches += RD(p->ws.mismatches);
+		t->errors += RD(p->ws.errors);
+		t->unexpected += RD(p->ws.unexpected) + RD(p->ns.unexpected) + RD(p->ns.bad_cookie);
+		t->tx_frames += RD(p->c.tx_frames);
+		t->rx_frames += RD(p->c.rx_frames);
+		t->tx_bytes += RD(p->c.tx_bytes);
+		t->rx_bytes += RD(p->c.rx_bytes);
+		t->rx_bad += RD(p->c.rx_bad);
+		t->tx_refused += RD(p->c.tx_refused);
+		t->alloc_fail += RD(p->c.alloc_fail);
+		t->imp_dropped += RD(p->c.imp_tx_dropped) + RD(p->c.imp_rx_dropped);
+		t->imp_dup += RD(p->c.imp_dup);
+		t->imp_corrupt += RD(p->c.imp_corrupt);
+		t->imp_reorder += RD(p->c.imp_reorder);
+		t->cap_frames += RD(p->c.cap_frames);
+		t->cap_dropped += RD(p->c.cap_dropped);
+		t->local_in += RD(p->hs.local_in);
+		t->local_out += RD(p->hs.local_out);
+		t->backpressure += RD(p->hs.backpressure);
+		t->master_aborts += RD(p->hs.master_aborts);
+		for (unsigned k = 0; k < n->n_vl; k++) {
+			const struct htoe_vl_stats *v = &p->vl[k];
+
+			t->retransmits += RD(v->retransmits);
+			t->naks += RD(v->naks_sent);
+			t->timeouts += RD(v->timeouts);
+			t->resets += RD(v->resets);
+			t->poisoned += RD(v->poisoned);
+			t->np_timeouts += RD(v->np_timeouts);
+		}
+	}
+}
+
+static double rate(uint64_t now, uint64_t prev, double dt)
+{
+	return dt > 0 && now >= prev ? (double)(now - prev) / dt : 0;
+}
+
+void br_print_line(struct br_app *a, FILE *f, double t_s, const struct br_totals *t,
+		   const struct br_totals *prev, double dt_s)
+{
+	fprintf(f,
+		"[%7.1f s] ops %" PRIu64 " (%.3f Mops/s) verified %" PRIu64 " mismatches %" PRIu64
+		" errors %" PRIu64 " | frames tx %" PRIu64 " rx %" PRIu64 " (%.0f k/s) | rtx %" PRIu64
+		" resets %" PRIu64 " poisoned %" PRIu64,
+		t_s, t->ops, rate(t->ops, prev->ops, dt_s) / 1e6, t->verified, t->mismatches,
+		t->errors, t->tx_frames, t->rx_frames, rate(t->tx_frames, prev->tx_frames, dt_s) / 1e3,
+		t->retransmits, t->resets, t->poisoned);
+	if (t->imp_dropped || t->imp_dup || t->imp_corrupt || t->imp_reorder)
+		fprintf(f, " | impaired: drop %" PRIu64 " dup %" PRIu64 " corrupt %" PRIu64
+			" reorder %" PRIu64, t->imp_dropped, t->imp_dup, t->imp_corrupt,
+			t->imp_reorder);
+	if (a->capture)
+		fprintf(f, " | captured %" PRIu64 " lost %" PRIu64, t->cap_frames, t->cap_dropped);
+	fputc('\n', f);
+	fflush(f);
+}
+
+/* Seconds the workloads took: until the last one finished, else the run. */
+static double elapsed_s(struct br_app *a)
+{
+	uint64_t end = 0;
+	bool all = true;
+
+	for (unsigned i = 0; i < a->n_nodes; i++) {
+		const struct br_node *n = &a->nodes[i];
+		uint64_t fin = RD(n->pub.c.wl_finish_ns);
+
+		if (!n->cfg->wl.enabled)
+			continue;
+		if (!fin)
+			all = false;
+		if (fin > end)
+			end = fin;
+	}
+	if (!all || !end)
+		end = a->run_ns;
+	return (double)end / 1e9;
+}
+
+static const struct br_node *local_node(const struct br_app *a, uint16_t id)
+{
+	for (unsigned i = 0; i < a->n_nodes; i++)
+		if (a->nodes[i].id == id)
+			return &a->nodes[i];
+	return NULL;
+}
+
+/* After the lcores stopped: compare each workload's shadow with the target
+ * memory when the target is a node of this process. Returns differing
+ * bytes (0 also when it cannot be checked); *checked tells. */
+static uint64_t image_check(const struct br_app *a, const struct br_node *n, bool *checked)
+{
+	const struct br_node *tg = local_node(a, n->cfg->wl.target);
+
+	*checked = false;
+	if (!n->wl || !tg || !tg->mem || a->incomplete)
+		return 0;
+	*checked = true;
+	return ht_wl_check_image(n->wl, tg->mem + n->cfg->wl.fill_offset);
+}
+
+/* Why the bridge refused frames, and the VLs' other trouble (non-zero only). */
+static void print_drops(FILE *f, const struct br_node *n)
+{
+	uint64_t drops[HTOE_DROP__COUNT] = { 0 }, starved = 0, npto = 0, lost = 0, refused = 0;
+	bool any = false;
+
+	for (unsigned r = 1; r < HTOE_DROP__COUNT; r++)
+		drops[r] = RD(n->pub.hs.drops[r]);
+	for (unsigned k = 0; k < n->n_vl; k++) {
+		const struct htoe_vl_stats *v = &n->pub.vl[k];
+
+		for (unsigned r = 1; r < HTOE_DROP__COUNT; r++)
+			drops[r] += RD(v->drops[r]);
+		starved += RD(v->credit_starved_ns);
+		npto += RD(v->np_timeouts);
+		lost += RD(v->posted_lost_reset);
+		refused += RD(v->posted_refused);
+	}
+	for (unsigned r = 1; r < HTOE_DROP__COUNT; r++)
+		if (drops[r]) {
+			fprintf(f, "%s%s %" PRIu64, any ? ", " : "          refused: ",
+				htoe_drop_name((int)r), drops[r]);
+			any = true;
+		}
+	if (npto || lost || refused) {
+		fprintf(f, "%snp timeouts %" PRIu64 ", posted lost in resets %" PRIu64
+			", posted refused %" PRIu64, any ? "; " : "          ", npto, lost, refused);
+		any = true;
+	}
+	if (any)
+		fprintf(f, "; credit-starved %.3f ms\n", (double)starved / 1e6);
+}
+
+int br_print_summary(struct br_app *a, FILE *f)
+{
+	struct br_totals all;
+	double el = elapsed_s(a);
+	bool pass = !a->incomplete;
+	uint64_t image_bad = 0;
+	unsigned images = 0;
+
+	br_totals(a, -1, &all);
+	fprintf(f, "htoe-bridge: summary after %.3f s%s\n", (double)a->run_ns / 1e9,
+		a->incomplete ? " (stopped before quiescence)" : "");
+	for (unsigned i = 0; i < a->n_nodes; i++) {
+		const struct br_node *n = &a->nodes[i];
+		const struct br_wl_cfg *w = &n->cfg->wl;
+		struct br_totals t;
+		bool checked;
+
+		br_totals(a, n->id, &t);
+		if (w->enabled) {
+			uint64_t bad = image_check(a, n, &checked);
+			bool done = n->wl && ht_wl_done(n->wl);
+
+			fprintf(f,
+				"  node %u: workload on node %u [%#" PRIx64 ", +%#" PRIx64 "): ops %" PRIu64
+				" (%" PRIu64 " read-back), completions %" PRIu64 ", verified %" PRIu64
+				", mismatches %" PRIu64 ", errors %" PRIu64 "%s",
+				n->id, w->target, w->base, w->size, t.ops, t.sweep, t.completed,
+				t.verified, t.mismatches, t.errors, done ? ", done" :
+				(n->finishing ? ", stopped" : ", NOT done"));
+			if (checked) {
+				fprintf(f, ", memory image %s", bad ? "DIFFERS" : "identical");
+				images++;
+				image_bad += bad;
+			}
+			fputc('\n', f);
+			if (t.mismatches || t.errors || t.unexpected || bad)
+				pass = false;
+			if (!done && !n->finishing)
+				pass = false;
+		} else {
+			fprintf(f, "  node %u: no workload (serves its memory)\n", n->id);
+		}
+		fprintf(f,
+			"          frames tx %" PRIu64 " rx %" PRIu64 " (refused by the bridge %" PRIu64
+			"), retransmits %" PRIu64 ", naks %" PRIu64 ", timeouts %" PRIu64
+			", resets %" PRIu64 ", poisoned %" PRIu64 "\n",
+			t.tx_frames, t.rx_frames, t.rx_bad, t.retransmits, t.naks, t.timeouts,
+			t.resets, t.poisoned);
+		print_drops(f, n);
+		fprintf(f, "          eth tx refused %" PRIu64 ", mbuf alloc failures %" PRIu64
+			", longest poll %.3f ms, longest gap between polls %.3f ms",
+			t.tx_refused, t.alloc_fail, (double)RD(n->pub.c.poll_max_ns) / 1e6,
+			(double)RD(n->pub.c.gap_max_ns) / 1e6);
+		if (t.imp_dropped || t.imp_dup || t.imp_corrupt || t.imp_reorder)
+			fprintf(f, ", impairment: dropped %" PRIu64 " duplicated %" PRIu64
+				" corrupted %" PRIu64 " reordered %" PRIu64,
+				t.imp_dropped, t.imp_dup, t.imp_corrupt, t.imp_reorder);
+		if (a->capture || t.cap_frames)
+			fprintf(f, ", captured %" PRIu64 " (lost %" PRIu64 ")", t.cap_frames,
+				t.cap_dropped);
+		fputc('\n', f);
+	}
+	fprintf(f,
+		"  total: %" PRIu64 " ops in %.3f s = %.3f Mops/s; %" PRIu64 " frames (%.3f Mframes/s)"
+		", retransmits %" PRIu64 ", resets %" PRIu64 ", poisoned %" PRIu64 "\n",
+		all.ops, el, el > 0 ? (double)all.ops / el / 1e6 : 0, all.tx_frames,
+		el > 0 ? (double)all.tx_frames / el / 1e6 : 0, all.retransmits, all.resets,
+		all.poisoned);
+	if (!all.wl_nodes)
+		fprintf(f, "htoe-bridge: RESULT: %s: no workload ran\n",
+			pass ? "PASS" : "FAIL (stopped before quiescence)");
+	else if (pass)
+		fprintf(f, "htoe-bridge: RESULT: PASS: all %" PRIu64 " completions verified, "
+			"0 mismatches, 0 errors%s\n", all.completed,
+			images ? ", memory images identical" : "");
+	else
+		fprintf(f, "htoe-bridge: RESULT: FAIL: %" PRIu64 " mismatches, %" PRIu64
+			" errors, %" PRIu64 " unexpected, %" PRIu64 " bytes of memory differ%s\n",
+			all.mismatches, all.errors, all.unexpected, image_bad,
+			a->incomplete ? ", stopped before quiescence" : "");
+	if (!pass && all.resets)
+		fprintf(f, "htoe-bridge: note: %" PRIu64 " VL resets: a reset poisons the requests in "
+			"flight and may lose posted writes, so later reads can differ from the shadow; "
+			"resets come from peers silent for retry_limit timeouts or stall_timeout "
+			"(docs/config.md)\n", all.resets);
+	fflush(f);
+	return pass ? 0 : 1;
+}
+
+void br_print_json(struct br_app *a, FILE *f)
+{
+	struct br_totals t;
+	double el = elapsed_s(a);
+
+	br_totals(a, -1, &t);
+	fprintf(f,
+		"{\"nodes\":%u,\"workloads\":%u,\"ops\":%" PRIu64 ",\"sweep\":%" PRIu64
+		",\"completions\":%" PRIu64 ",\"verified\":%" PRIu64 ",\"mismatches\":%" PRIu64
+		",\"errors\":%" PRIu64 ",\"unexpected\":%" PRIu64 ",\"frames_tx\":%" PRIu64
+		",\"frames_rx\":%" PRIu64 ",\"bytes_tx\":%" PRIu64 ",\"retransmits\":%" PRIu64
+		",\"naks\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"resets\":%" PRIu64
+		",\"poisoned\":%" PRIu64 ",\"tx_refused\":%" PRIu64 ",\"alloc_fail\":%" PRIu64
+		",\"impair_dropped\":%" PRIu64 ",\"impair_reordered\":%" PRIu64
+		",\"impair_duplicated\":%" PRIu64 ",\"impair_corrupted\":%" PRIu64
+		",\"captured\":%" PRIu64 ",\"capture_lost\":%" PRIu64
+		",\"elapsed_s\":%.6f,\"mops\":%.6f,\"incomplete\":%s}\n",
+		t.nodes, t.wl_nodes, t.ops, t.sweep, t.completed, t.verified, t.mismatches, t.errors,
+		t.unexpected, t.tx_frames, t.rx_frames, t.tx_bytes, t.retransmits, t.naks,
+		t.timeouts, t.resets, t.poisoned, t.tx_refused, t.alloc_fail, t.imp_dropped,
+		t.imp_reorder, t.imp_dup, t.imp_corrupt, t.cap_frames, t.cap_dropped, el,
+		el > 0 ? (double)t.ops / el / 1e6 : 0, a->incomplete ? "true" : "false");
+	fflush(f);
+}

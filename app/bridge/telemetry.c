@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe-bridge telemetry commands (DPDK telemetry socket, e.g.
+ * `dpdk-telemetry.py -f PREFIX`):
+ *   /htoe/stats[,NODE]        totals over the nodes of this process (or one)
+ *   /htoe/vl[,NODE[,PEER]]    per-VL counters of a node (default: the first):
+ *                             all VLs in brief, or one in full
+ *   /htoe/map[,NODE[,FIRST]]  the address map and peer table of a node,
+ *                             100 ranges per reply from FIRST
+ * The callbacks run in the telemetry thread and read only the published
+ * snapshots (relaxed atomic loads) and the configuration, which live until
+ * the process exits. Replies stay under the 16 KiB limit.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_telemetry.h>
+
+#include "bridge.h"
+
+#define RD(x) br_rd(&(x))
+#define VL_BRIEF_MAX   32u
+#define MAP_PAGE       100u
+
+static const char *const phase_names[] = { "run", "finish", "quit" };
+
+/* params "A[,B]" -> up to two numbers; returns how many, -1 on junk */
+static int parse_params(const char *params, long v[2])
+{
+	char *end;
+	int n = 0;
+
+	if (!params || !*params)
+		return 0;
+	while (n < 2) {
+		errno = 0;
+		v[n] = strtol(params, &end, 0);
+		if (errno || end == params || v[n] < 0)
+			return -1;
+		n++;
+		if (!*end)
+			return n;
+		if (*end != ',')
+			return -1;
+		params = end + 1;
+	}
+	return -1;
+}
+
+static const struct br_node *find_node(long id)
+{
+	for (unsigned i = 0; i < br_app->n_nodes; i++)
+		if (br_app->nodes[i].id == id)
+			return &br_app->nodes[i];
+	return NULL;
+}
+
+static int cb_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct br_app *a = br_app;
+	struct br_totals t;
+	long v[2];
+	int np = parse_params(params, v);
+
+	(void)cmd;
+	if (np < 0 || np > 1 || (np == 1 && !find_node(v[0])))
+		return -EINVAL;
+	br_totals(a, np ? (int)v[0] : -1, &t);
+	rte_tel_data_start_dict(d);
+#define ADD(k, x) rte_tel_data_add_dict_u64(d, k, x)
+	if (np)
+		ADD("node", (uint64_t)v[0]);
+	rte_tel_data_add_dict_string(d, "phase",
+				     phase_names[__atomic_load_n(&a->phase, __ATOMIC_RELAXED) % 3]);
+	ADD("nodes", t.nodes);
+	ADD("workloads", t.wl_nodes);
+	ADD("done", t.done_nodes);
+	ADD("ops", t.ops);
+	ADD("sweep_ops", t.sweep);
+	ADD("completions", t.completed);
+	ADD("verified", t.verified);
+	ADD("mismatches", t.mismatches);
+	ADD("errors", t.errors);
+	ADD("unexpected", t.unexpected);
+	ADD("frames_tx", t.tx_frames);
+	ADD("frames_rx", t.rx_frames);
+	ADD("bytes_tx", t.tx_bytes);
+	ADD("bytes_rx", t.rx_bytes);
+	ADD("frames_rx_refused", t.rx_bad);
+	ADD("eth_tx_refused", t.tx_refused);
+	ADD("mbuf_alloc_fail", t.alloc_fail);
+	ADD("retransmits", t.retransmits);
+	ADD("naks_sent", t.naks);
+	ADD("timeouts", t.timeouts);
+	ADD("resets", t.resets);
+	ADD("poisoned", t.poisoned);
+	ADD("np_timeouts", t.np_timeouts);
+	ADD("local_in", t.local_in);
+	ADD("local_out", t.local_out);
+	ADD("backpressure", t.backpressure);
+	ADD("master_aborts", t.master_aborts);
+	ADD("impair_dropped", t.imp_dropped);
+	ADD("impair_duplicated", t.imp_dup);
+	ADD("impair_corrupted", t.imp_corrupt);
+	ADD("impair_reordered", t.imp_reorder);
+	ADD("captured", t.cap_frames);
+	ADD("capture_lost", t.cap_dropped);
+#undef ADD
+	return 0;
+}
+
+static void key_of(const char *name, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; name[i] && i + 1 < len; i++)
+		buf[i] = (char)((name[i] >= 'a' && name[i] <= 'z') ||
+				(name[i] >= 'A' && name[i] <= 'Z') ||
+				(name[i] >= '0' && name[i] <= '9') ? name[i] : '_');
+	buf[i] = 0;
+}
+
+static void vl_full(struct rte_tel_data *d, const struct br_node *n, unsigned k)
+{
+	const struct htoe_vl_stats *v = &n->pub.vl[k];
+	static const char *const vc[HT_VC_COUNT] = { "P", "NP", "R" };
+	char key[64];
+
+#define ADD(kname, x) rte_tel_data_add_dict_u64(d, kname, RD(x))
+	rte_tel_data_add_dict_u64(d, "node", n->id);
+	rte_tel_data_add_dict_u64(d, "peer", n->vl_node[k]);
+	ADD("up", n->pub.vl_up[k]);
+	ADD("epoch", n->pub.vl_epoch[k]);
+	ADD("tx_frames", v->tx_frames);
+	ADD("rx_frames", v->rx_frames);
+	ADD("tx_bytes", v->tx_bytes);
+	ADD("rx_bytes", v->rx_bytes);
+	for (unsigned c = 0; c < HT_VC_COUNT; c++) {
+		snprintf(key, sizeof(key), "tx_pkts_%s", vc[c]);
+		ADD(key, v->tx_pkts[c]);
+		snprintf(key, sizeof(key), "rx_pkts_%s", vc[c]);
+		ADD(key, v->rx_pkts[c]);
+	}
+	ADD("retransmits", v->retransmits);
+	ADD("naks_sent", v->naks_sent);
+	ADD("naks_rcvd", v->naks_rcvd);
+	ADD("timeouts", v->timeouts);
+	ADD("acks_sent", v->acks_sent);
+	ADD("credit_starved_ns", v->credit_starved_ns);
+	ADD("credit_probes", v->credit_probes);
+	ADD("resets", v->resets);
+	ADD("poisoned", v->poisoned);
+	ADD("posted_refused", v->posted_refused);
+	ADD("posted_lost_reset", v->posted_lost_reset);
+	ADD("late_responses", v->late_responses);
+	ADD("np_timeouts", v->np_timeouts);
+	for (unsigned r = 1; r < HTOE_DROP__COUNT; r++) {
+		char name[48];
+
+		key_of(htoe_drop_name((int)r), name, sizeof(name));
+		snprintf(key, sizeof(key), "drop_%s", name);
+		ADD(key, v->drops[r]);
+	}
+#undef ADD
+}
+
+static int cb_vl(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	long v[2];
+	int np = parse_params(params, v);
+	const struct br_node *n;
+
+	(void)cmd;
+	if (np < 0)
+		return -EINVAL;
+	n = np ? find_node(v[0]) : &br_app->nodes[0];
+	if (!n)
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	if (np == 2) {
+		for (unsigned k = 0; k < n->n_vl; k++)
+			if (n->vl_node[k] == v[1]) {
+				vl_full(d, n, k);
+				return 0;
+			}
+		return -EINVAL;
+	}
+	rte_tel_data_add_dict_u64(d, "node", n->id);
+	rte_tel_data_add_dict_u64(d, "vls", n->n_vl);
+	for (unsigned k = 0; k < n->n_vl && k < VL_BRIEF_MAX; k++) {
+		const struct htoe_vl_stats *s = &n->pub.vl[k];
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		char key[32];
+
+		if (!c)
+			return -ENOMEM;
+		rte_tel_data_start_dict(c);
+		rte_tel_data_add_dict_u64(c, "up", RD(n->pub.vl_up[k]));
+		rte_tel_data_add_dict_u64(c, "epoch", RD(n->pub.vl_epoch[k]));
+		rte_tel_data_add_dict_u64(c, "tx_frames", RD(s->tx_frames));
+		rte_tel_data_add_dict_u64(c, "rx_frames", RD(s->rx_frames));
+		rte_tel_data_add_dict_u64(c, "retransmits", RD(s->retransmits));
+		rte_tel_data_add_dict_u64(c, "naks_sent", RD(s->naks_sent));
+		rte_tel_data_add_dict_u64(c, "timeouts", RD(s->timeouts));
+		rte_tel_data_add_dict_u64(c, "resets", RD(s->resets));
+		rte_tel_data_add_dict_u64(c, "poisoned", RD(s->poisoned));
+		rte_tel_data_add_dict_u64(c, "np_timeouts", RD(s->np_timeouts));
+		snprintf(key, sizeof(key), "vl_%u", n->vl_node[k]);
+		if (rte_tel_data_add_dict_container(d, key, c, 0) != 0)
+			rte_tel_data_free(c);
+	}
+	if (n->n_vl > VL_BRIEF_MAX)
+		rte_tel_data_add_dict_string(d, "more", "use /htoe/vl,NODE,PEER for the others");
+	return 0;
+}
+
+static int cb_map(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	long v[2];
+	int np = parse_params(params, v);
+	const struct br_node *n;
+	const struct htoe_map *m;
+	struct rte_tel_data *ranges, *peers;
+	unsigned first;
+	char buf[RTE_TEL_MAX_STRING_LEN];
+
+	(void)cmd;
+	if (np < 0)
+		return -EINVAL;
+	n = np ? find_node(v[0]) : &br_app->nodes[0];
+	if (!n)
+		return -EINVAL;
+	m = n->cfg->map;
+	first = np == 2 ? (unsigned)v[1] : 0;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "node", n->id);
+	rte_tel_data_add_dict_string(d, "mode", m->mask_mode ? "mask" : "ranges");
+	if (m->mask_mode) {
+		snprintf(buf, sizeof(buf), "%#" PRIx64, m->mask);
+		rte_tel_data_add_dict_string(d, "mask", buf);
+		rte_tel_data_add_dict_u64(d, "shift", m->shift);
+		snprintf(buf, sizeof(buf), "%#" PRIx64, m->mask_remote_base);
+		rte_tel_data_add_dict_string(d, "remote_base", buf);
+	} else {
+		ranges = rte_tel_data_alloc();
+		if (!ranges)
+			return -ENOMEM;
+		rte_tel_data_start_array(ranges, RTE_TEL_STRING_VAL);
+		for (unsigned i = first; i < m->nranges && i < first + MAP_PAGE; i++) {
+			const struct htoe_map_range *r = &m->ranges[i];
+
+			snprintf(buf, sizeof(buf), "%#" PRIx64 " +%#" PRIx64 " node %u at %#" PRIx64
+				 " (%s)", r->base, r->size, r->node, r->remote_base, r->label);
+			rte_tel_data_add_array_string(ranges, buf);
+		}
+		rte_tel_data_add_dict_u64(d, "nranges", m->nranges);
+		rte_tel_data_add_dict_u64(d, "first", first);
+		if (rte_tel_data_add_dict_container(d, "ranges", ranges, 0) != 0)
+			rte_tel_data_free(ranges);
+	}
+	peers = rte_tel_data_alloc();
+	if (!peers)
+		return -ENOMEM;
+	rte_tel_data_start_array(peers, RTE_TEL_STRING_VAL);
+	for (unsigned i = 0; i < m->npeers && i < MAP_PAGE; i++) {
+		const struct htoe_map_peer *p = &m->peers[i];
+		char mac[24];
+
+		br_format_mac(p->mac, mac, sizeof(mac));
+		snprintf(buf, sizeof(buf), "node %u mac %s", p->node, mac);
+		rte_tel_data_add_array_string(peers, buf);
+	}
+	if (rte_tel_data_add_dict_container(d, "peers", peers, 0) != 0)
+		rte_tel_data_free(peers);
+	return 0;
+}
+
+int br_telemetry_register(struct br_app *a)
+{
+	int r;
+
+	(void)a;
+	r = rte_telemetry_register_cmd("/htoe/stats", cb_stats,
+				       "htoe-bridge totals. Parameters: [node id]");
+	if (!r)
+		r = rte_telemetry_register_cmd("/htoe/vl", cb_vl,
+					       "Per-VL counters. Parameters: [node id[,peer id]]");
+	if (!r)
+		r = rte_telemetry_register_cmd("/htoe/map", cb_map,
+					       "Address map and peers. Parameters: [node id[,first range]]");
+	return r;
+}

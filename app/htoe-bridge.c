@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe-bridge: the HToE bridge on DPDK poll-mode ports.
+ *
+ *   htoe-bridge EAL-ARGS -- [--config FILE] [options]
+ *
+ * With no --config it runs the embedded two-node demo
+ * (config/two-node-demo.ini): two nodes in this process over a net_ring
+ * crossover pair, each on its own lcore, each running a verified workload
+ * against the other's memory. See docs/bridge.md and docs/config.md.
+ *
+ * Exit status: 0 every completion verified (or no workload), 1 a mismatch,
+ * an error response or an incomplete run, 2 a configuration or usage
+ * error (nothing was started), 3 an EAL or device failure.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include "bridge/bridge.h"
+
+struct br_app *br_app;
+
+static void usage(FILE *f)
+{
+	fputs("usage: htoe-bridge EAL-ARGS -- [options]\n"
+	      "  EAL-ARGS, e.g.: -l 0-1 --no-huge -m 512 --no-pci --no-shconf --file-prefix NAME\n"
+	      "  (add --vdev=... for ports given by name; see docs/bridge.md)\n"
+	      "options:\n"
+	      "  --config FILE        INI configuration (docs/config.md); default: the\n"
+	      "                       embedded two-node demo (config/two-node-demo.ini)\n"
+	      "  --set SECT.KEY=VAL   override one configuration value (repeatable),\n"
+	      "                       e.g. --set impair.loss=1%  --set 'node 1.mtu=9000'\n"
+	      "  --node ID[,ID..]     run only these [node] sections; the others are peers\n"
+	      "  --transactions N     random operations in total, split over the workloads\n"
+	      "  --duration SEC       stop the workloads after SEC seconds (then drain)\n"
+	      "  --stats SEC          seconds between summary lines (0: none; default 1)\n"
+	      "  --capture DIR        write DIR/port<N>-tx.pcap and -rx.pcap\n"
+	      "  --json               print the final summary also as one JSON line\n"
+	      "  --check              check the configuration and the devices, start nothing\n"
+	      "  --print-config       print the embedded default configuration and exit\n"
+	      "  --help\n"
+	      "exit status: 0 all verified, 1 verification failed or incomplete,\n"
+	      "             2 configuration/usage error (nothing started), 3 EAL/device error\n",
+	      f);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	br_signals++;
+}
+
+static int parse_seconds(const char *s, uint64_t *ns)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v >= 0) || v > 1e9)
+		return -1;
+	*ns = (uint64_t)(v * 1e9);
+	return 0;
+}
+
+/* Nodes to lcores: explicit [node N] lcore, else round-robin over the
+ * workers when there are more lcores than nodes (the main lcore then only
+ * controls), else over all lcores starting with the main one. */
+static int assign_lcores(struct br_app *a, char *err, size_t errlen)
+{
+	unsigned order[RTE_MAX_LCORE], n = 0, next = 0, l;
+	unsigned main_id = rte_get_main_lcore();
+	unsigned count = rte_lcore_count();
+
+	if (count <= a->n_nodes)
+		order[n++] = main_id;
+	RTE_LCORE_FOREACH_WORKER(l)
+		order[n++] = l;
+	if (!n)
+		order[n++] = main_id;
+	a->lcores[main_id].is_main = true;
+	for (unsigned i = 0; i < a->n_nodes; i++) {
+		struct br_node *nd = &a->nodes[i];
+		unsigned lc;
+
+		if (nd->cfg->lcore >= 0) {
+			lc = (unsigned)nd->cfg->lcore;
+			if (lc >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lc)) {
+				snprintf(err, errlen,
+					 "%s: lcore %u is not enabled (EAL -l/--lcores gives %u lcores)",
+					 nd->cfg->lcore_where, lc, count);
+				return -1;
+			}
+		} else {
+			lc = order[next++ % n];
+		}
+		struct br_lcore *c = &a->lcores[lc];
+
+		c->lcore_id = lc;
+		c->nodes[c->n_nodes++] = nd;
+		nd->lc = c;
+	}
+	a->n_lcores = 0;
+	for (l = 0; l < RTE_MAX_LCORE; l++) {
+		a->lcores[l].lcore_id = l;
+		a->n_lcores += a->lcores[l].n_nodes > 0;
+	}
+	return 0;
+}
+
+static int make_pool(struct br_app *a, char *err, size_t errlen)
+{
+	const struct br_config *c = &a->cfg;
+	unsigned need = 4096 + 2 * 256 * rte_lcore_count(), n;
+	uint32_t room = RTE_MAX((uint32_t)RTE_MBUF_DEFAULT_DATAROOM, (uint32_t)c->max_frame);
+
+	for (unsigned i = 0; i < c->n_ports; i++) {
+		const struct br_port_cfg *p = &c->ports[i];
+
+		if (!p->used)
+			continue;
+		need += p->rxd + p->txd + 2 * c->burst + (p->crossover >= 0 ? p->ring_size : 0);
+		if (p->imp_tx || p->imp_rx)
+			need += p->imp.queue;
+	}
+	if (c->mbufs)
+		need = c->mbufs;
+	for (n = 8192; n < need + 1; n <<= 1)
+		;
+	a->pool = rte_pktmbuf_pool_create("htoe_mbufs", n - 1, 256, 0,
+					  (uint16_t)(RTE_PKTMBUF_HEADROOM + room),
+					  (int)rte_socket_id());
+	if (!a->pool) {
+		snprintf(err, errlen, "cannot create the mbuf pool (%u mbufs of %u bytes): %s "
+			 "(more memory: EAL -m)", n - 1, RTE_PKTMBUF_HEADROOM + room,
+			 rte_strerror(rte_errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void print_plan(const struct br_app *a)
+{
+	for (unsigned i = 0; i < a->n_nodes; i++) {
+		const struct br_node *n = &a->nodes[i];
+		char mac[24];
+
+		br_format_mac(n->cfg->bc.mac, mac, sizeof(mac));
+		printf("htoe-bridge: node %u (%s) on lcore %u, port %u (%s), exports %#" PRIx64
+		       " +%#" PRIx64, n->id, mac, n->lc->lcore_id, n->port->cfg->index, n->port->name,
+		       n->cfg->mem_base, n->cfg->mem_size);
+		if (n->cfg->wl.enabled)
+			printf(", workload: %" PRIu64 " ops on node %u [%#" PRIx64 ", +%#" PRIx64 ")",
+			       n->cfg->wl.ops, n->cfg->wl.target, n->cfg->wl.base, n->cfg->wl.size);
+		putchar('\n');
+	}
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, 0, 'c' },
+		{ "set", required_argument, 0, 'S' },
+		{ "node", required_argument, 0, 'n' },
+		{ "transactions", required_argument, 0, 't' },
+		{ "duration", required_argument, 0, 'd' },
+		{ "stats", required_argument, 0, 's' },
+		{ "capture", required_argument, 0, 'C' },
+		{ "json", no_argument, 0, 'j' },
+		{ "check", no_argument, 0, 'k' },
+		{ "print-config", no_argument, 0, 'p' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	struct br_overrides ov;
+	const char *config = NULL;
+	bool check = false, json = false;
+	char err[1024];
+	int eal_argc = argc, app_argc = 0, app_start = argc, opt, rc = 0;
+	char **app_argv;
+	struct br_app *a;
+	uint64_t u;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	br_overrides_init(&ov);
+	/* EAL arguments, then --, then ours */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			eal_argc = i;
+			app_start = i + 1;
+			break;
+		}
+	if (eal_argc == argc)
+		for (int i = 1; i < argc; i++)
+			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") ||
+			    !strcmp(argv[i], "--print-config")) {
+				/* no --: still answer these without the EAL */
+				eal_argc = 1;
+				app_start = 1;
+				break;
+			}
+	app_argc = 1 + argc - app_start;
+	app_argv = calloc((size_t)app_argc + 1, sizeof(char *));
+	if (!app_argv)
+		return 3;
+	app_argv[0] = argv[0];
+	for (int i = app_start; i < argc; i++)
+		app_argv[1 + i - app_start] = argv[i];
+#define ARGS_DONE(code) do { free(app_argv); return (code); } while (0)
+	while ((opt = getopt_long(app_argc, app_argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': config = optarg; break;
+		case 'S':
+			if (ov.n_sets == BR_MAX_SETS) {
+				fprintf(stderr, "htoe-bridge: more than %u --set\n", BR_MAX_SETS);
+				ARGS_DONE(2);
+			}
+			ov.sets[ov.n_sets++] = optarg;
+			break;
+		case 'n': ov.only_nodes = optarg; break;
+		case 't':
+			if (br_parse_size(optarg, &u) || u > INT64_MAX) {
+				fprintf(stderr, "htoe-bridge: --transactions '%s': not a count\n", optarg);
+				ARGS_DONE(2);
+			}
+			ov.transactions = (int64_t)u;
+			break;
+		case 'd':
+			if (parse_seconds(optarg, &u)) {
+				fprintf(stderr, "htoe-bridge: --duration '%s': not seconds\n", optarg);
+				ARGS_DONE(2);
+			}
+			ov.duration_ns = (int64_t)u;
+			break;
+		case 's':
+			if (parse_seconds(optarg, &u)) {
+				fprintf(stderr, "htoe-bridge: --stats '%s': not seconds\n", optarg);
+				ARGS_DONE(2);
+			}
+			ov.stats_ns = (int64_t)u;
+			break;
+		case 'C': ov.capture_dir = optarg; break;
+		case 'j': json = true; break;
+		case 'k': check = true; break;
+		case 'p': fputs(br_cfg_default_text(), stdout); ARGS_DONE(0);
+		case 'h': usage(stdout); ARGS_DONE(0);
+		default: usage(stderr); ARGS_DONE(2);
+		}
+	}
+	if (optind < app_argc) {
+		fprintf(stderr, "htoe-bridge: unexpected argument '%s' (EAL arguments go before --)\n",
+			app_argv[optind]);
+		ARGS_DONE(2);
+	}
+
+	free(app_argv); /* optarg points into argv, not into app_argv */
+#undef ARGS_DONE
+
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return 3;
+	br_app = a;
+	a->json = json;
+	/* the whole configuration is checked before the EAL starts */
+	if (br_cfg_load(&a->cfg, config, &ov, err, sizeof(err))) {
+		fprintf(stderr, "htoe-bridge: %s\n", err);
+		return 2;
+	}
+
+	if (rte_eal_init(eal_argc, argv) < 0) {
+		fprintf(stderr, "htoe-bridge: EAL initialisation failed: %s\n"
+			"  (without hugepages: -l 0-1 --no-huge -m 512 --no-pci --no-shconf "
+			"--file-prefix NAME)\n", rte_strerror(rte_errno));
+		return 3;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	a->tsc_hz = rte_get_tsc_hz();
+	a->ns_mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / a->tsc_hz);
+	a->n_nodes = a->cfg.n_nodes;
+	/* plain heap, not DPDK memory: the telemetry thread may read the
+	 * published counters until exit, after rte_eal_cleanup() */
+	a->nodes = aligned_alloc(RTE_CACHE_LINE_SIZE,
+				 RTE_ALIGN_CEIL(sizeof(*a->nodes) * a->n_nodes, RTE_CACHE_LINE_SIZE));
+	if (a->nodes)
+		memset(a->nodes, 0, sizeof(*a->nodes) * a->n_nodes);
+	if (!a->nodes) {
+		fprintf(stderr, "htoe-bridge: out of memory\n");
+		rc = 3;
+		goto cleanup;
+	}
+	for (unsigned i = 0; i < a->n_nodes; i++) {
+		a->nodes[i].cfg = &a->cfg.nodes[i];
+		a->nodes[i].id = a->cfg.nodes[i].id;
+	}
+	rc = 2;
+	if (assign_lcores(a, err, sizeof(err)))
+		goto fail;
+	rc = 3;
+	if (make_pool(a, err, sizeof(err)))
+		goto fail;
+	for (unsigned i = 0; i < a->n_nodes; i++)
+		if (br_node_setup(a, &a->nodes[i], &a->cfg.nodes[i], err, sizeof(err)))
+			goto fail;
+	rc = 2; /* a device that does not exist is a configuration error */
+	if (br_ports_create(a, err, sizeof(err)))
+		goto fail;
+	for (unsigned i = 0; i < a->n_nodes; i++)
+		a->nodes[i].port = &a->ports[a->cfg.nodes[i].port];
+	if (br_capture_open(a, err, sizeof(err)))
+		goto fail;
+	if (check) {
+		print_plan(a);
+		printf("htoe-bridge: configuration OK (%s)\n", a->cfg.file);
+		rc = 0;
+		goto cleanup;
+	}
+	if (br_telemetry_register(a))
+		fprintf(stderr, "htoe-bridge: telemetry commands not registered\n");
+	rc = 3;
+	if (br_ports_start(a, err, sizeof(err)))
+		goto fail;
+	print_plan(a);
+
+	/* go */
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		a->realtime0_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		a->tsc0 = rte_rdtsc();
+	}
+	for (unsigned l = 0; l < RTE_MAX_LCORE; l++) {
+		struct br_lcore *lc = &a->lcores[l];
+
+		if (lc->is_main || !lc->n_nodes)
+			continue;
+		if (rte_eal_remote_launch(br_lcore_loop, lc, l)) {
+			snprintf(err, sizeof(err), "cannot launch lcore %u", l);
+			__atomic_store_n(&a->phase, BR_QUIT, __ATOMIC_RELAXED);
+			rte_eal_mp_wait_lcore();
+			goto fail;
+		}
+	}
+	br_lcore_loop(&a->lcores[rte_get_main_lcore()]);
+	rte_eal_mp_wait_lcore();
+	/* the loops are over: a signal now ends the process */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+
+	br_capture_close(a);
+	rc = br_print_summary(a, stdout);
+	if (a->json)
+		br_print_json(a, stdout);
+	goto cleanup;
+fail:
+	fprintf(stderr, "htoe-bridge: %s\n", err);
+cleanup:
+	br_capture_close(a);
+	br_ports_stop(a);
+	for (unsigned i = 0; a->nodes && i < a->n_nodes; i++)
+		br_node_teardown(&a->nodes[i]);
+	if (a->pool)
+		rte_mempool_free(a->pool);
+	a->pool = NULL;
+	rte_eal_cleanup();
+	/* br_app, the nodes' published counters and the configuration stay
+	 * until exit: the telemetry thread may still read them. */
+	return rc;
+}
