@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe-dimm runtime: the two kinds of node of the remote-memory demo on
+ * DPDK ports (app/bridge's configuration and port code).
+ *
+ *  - the *exporter* (node B): bridge + HT memory target (app/node htnode)
+ *    + lease endpoint as lessor, busy-polled on its own lcore;
+ *  - the *borrower* (node A): bridge + lease endpoint as lessee + the dimm
+ *    engine + the userfaultfd pager, on the main lcore. Its loop is
+ *    cooperative: the application thread shares its CPU (there are only
+ *    two), so the loop spins (with sched_yield) only while it has work or
+ *    for --spin-us after it, then sleeps in ppoll() on the pager's
+ *    userfaultfd and an eventfd the application kicks, with the bridge's
+ *    next deadline as the timeout.
+ */
+#ifndef HTOE_DIMM_RUNTIME_H
+#define HTOE_DIMM_RUNTIME_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bridge/bridge.h"
+#include "dimm.h"
+#include "dimm_node.h"
+#include "dimm_pager.h"
+#include "htoe/htoe_lease.h"
+
+struct dn_ctr {
+	uint64_t rx_frames, tx_frames, rx_bad, tx_refused, alloc_fail;
+	uint64_t polls, sleeps, yields;
+	uint64_t gaps, max_gap;       /* borrower: loop iterations more than 150 us apart */
+};
+
+struct dapp;
+
+struct dnode {
+	struct dapp *app;
+	const struct br_node_cfg *cfg;
+	uint16_t id;
+	bool     borrower;
+	struct br_port *port;
+	struct htoe *b;
+	struct htoe_lease_ep *lease;
+	struct dimm_node dn;
+	struct htnode hn;            /* exporter: serves its memory */
+	uint8_t *mem;
+	struct dimm_engine *eng;     /* borrower */
+	struct rte_mbuf *spare;
+	uint64_t deadline;
+	struct dn_ctr c;
+	_Atomic int dead;            /* exporter: act as a crashed node */
+	uint8_t  linbuf[HTOE_FRAME_MAX + 64];
+};
+
+struct dapp {
+	struct br_app *br;           /* configuration, ports, mbuf pool, TSC */
+	unsigned n_nodes;
+	struct dnode *nodes;
+	struct dnode *borrower;      /* NULL: this process only exports */
+	uint16_t lessor;
+	uint64_t lease_ns;
+	uint64_t spin_ns;
+	bool     verbose;
+
+	/* borrower runtime */
+	int      lease_h;
+	struct htoe_lease_info lease;
+	struct dimm_client *app_c;   /* the application thread's client (rte_rings) */
+	struct dimm_client *pager_c; /* the pager's (used on the borrower's lcore) */
+	struct rte_ring *sq, *cq;
+	_Atomic(struct dimm_pager *) pager;
+	_Atomic uint64_t a_iter;
+	_Atomic int a_sleeping;
+	_Atomic uint64_t kicks;
+	int      efd;                 /* the application wakes the loop */
+	int      app_efd;             /* the loop wakes the application */
+	_Atomic int app_waiting;
+	uint64_t kill_after_faults;
+	bool     killed;
+
+	_Atomic int quit_a;          /* the borrower's loop ends (release the lease first) */
+	_Atomic int quit_b;          /* the exporters' loops end */
+};
+
+uint64_t dr_now(const struct dapp *d);
+
+/* Nodes from the loaded configuration (d->br->cfg); lessor memory and the
+ * lease endpoints. */
+int dr_nodes_setup(struct dapp *d, uint16_t borrower, char *err, size_t errlen);
+void dr_nodes_teardown(struct dapp *d);
+
+/* Exporter loop (an lcore function; arg: struct dnode *). Ends on quit_b. */
+int dr_exporter_loop(void *arg);
+
+/* Borrower: bring the VL up and lease `size` bytes from d->lessor (polling
+ * on this thread, at most timeout_ns), then create the two clients. */
+int dr_borrower_start(struct dapp *d, uint64_t size, uint64_t timeout_ns, char *err,
+		      size_t errlen);
+/* The borrower's loop on this thread until quit_a; then the lease is
+ * released (bounded wait). */
+void dr_borrower_loop(struct dapp *d);
+
+/* Application thread helpers. */
+void dr_kick(void *arg);     /* wake the borrower's loop if it sleeps */
+void dr_idle(void *arg);     /* while waiting: kick, then block (at most 200 us) */
+/* Publish / withdraw the pager the borrower's loop serves (withdraw waits
+ * until the loop no longer uses it). */
+void dr_pager_publish(struct dapp *d, struct dimm_pager *p);
+void dr_pager_withdraw(struct dapp *d);
+
+#endif

@@ -1,0 +1,1214 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe-dimm: DIMM virtualization over HToE, the demo (issue 7, docs/dimm.md).
+ *
+ *   htoe-dimm EAL-ARGS -- [--config FILE] [options]
+ *
+ * Node 2 exports memory; node 1 leases part of it (lease messages in CTRL
+ * frames) and runs real workloads on it, through the explicit API
+ * (lib/dimm/dimm.h) and through plain pointers (the userfaultfd pager,
+ * lib/dimm/dimm_pager.h), with the local budget of resident pages at 100 %,
+ * 50 % and 25 % of the working set. Every result is verified against the
+ * same workload on local memory; the report gives throughput, page-fault
+ * latency (p50/p99) and the slowdown against all-local memory, as text,
+ * JSON and a PNG plot. With no --config both nodes run in this process over
+ * a net_ring crossover pair (config/dimm-demo.ini); with --config and
+ * --node, in two processes (memif) or network namespaces (af_packet).
+ *
+ * Exit status: 0 everything verified; 1 a verification failed or the run
+ * stopped on an error (remote memory lost, ...); 2 usage or configuration
+ * error; 3 EAL or device failure.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include "dimm/runtime.h"
+#include "dimm/workloads.h"
+#include "dimm_default_ini.h"
+#include "dimm_plot_py.h"
+
+struct br_app *br_app; /* app/bridge's global (unused by the parts linked here) */
+
+#define MAX_BUDGETS 8
+#define GBASE_DEFAULT UINT64_C(0x200000000)
+
+struct opts {
+	const char *config;
+	struct br_overrides ov;
+	const char *sets[BR_MAX_SETS];
+	unsigned n_sets;
+	int borrower, lessor;
+	uint64_t wss;
+	unsigned budgets[MAX_BUDGETS], n_budgets;
+	bool wl[WL__N];
+	struct wl_params wp;
+	unsigned readahead;
+	bool no_wp, no_uffd, no_explicit, no_plot, verbose;
+	uint64_t spin_us, lease_ms, kill_after_faults, duration_ns;
+	const char *json, *plot;
+};
+
+struct run_res {
+	int      wl;
+	unsigned pct, budget, pages;
+	double   t, thr, slowdown;
+	bool     verified;
+	char     why[200];
+	uint64_t p50, p99, wp50, wp99;
+	struct dimm_pager_stats st;
+};
+
+struct explicit_res {
+	bool     done, verified;
+	double   read_mbs, write_mbs, gups_mups, rd64_p50_us, rd64_p99_us;
+	uint64_t gups_updates;
+	char     why[200];
+};
+
+struct app_state {
+	struct dapp *d;
+	const struct opts *o;
+	size_t   wss;
+	double   local_t[WL__N], local_thr[WL__N];
+	struct run_res runs[WL__N * MAX_BUDGETS];
+	unsigned n_runs;
+	struct explicit_res ex;
+	bool     uffd_ok;
+	char     uffd_msg[512];
+	char     pager_mode[32];
+	bool     failed;      /* a verification failed */
+	char     fatal[1024]; /* the run stopped on an error */
+};
+
+static volatile sig_atomic_t signals;
+static struct dapp *g_dapp;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	signals++;
+	if (g_dapp)
+		atomic_store(&g_dapp->quit_b, 1);
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: htoe-dimm EAL-ARGS -- [options]\n"
+	      "  EAL-ARGS, e.g.: -l 0-1 --no-huge -m 512 --no-pci --no-shconf --file-prefix NAME\n"
+	      "options:\n"
+	      "  --config FILE       nodes, ports and map (docs/config.md); default: two nodes\n"
+	      "                      in this process over a net_ring pair (config/dimm-demo.ini)\n"
+	      "  --set SECT.KEY=VAL  override a configuration value (repeatable), e.g.\n"
+	      "                      --set impair.loss=0.01 (frame loss on both ports)\n"
+	      "  --node ID[,ID]      run only these [node] sections (two processes)\n"
+	      "  --borrower ID       the node that leases memory and runs the workloads (1)\n"
+	      "  --lessor ID         the node that exports it (default: the borrower's first peer)\n"
+	      "  --wss SIZE          working set of each workload (default 8M)\n"
+	      "  --budgets LIST      local budgets in % of the working set (default 100,50,25)\n"
+	      "  --workloads LIST    stream,gups,kv,sort (default all)\n"
+	      "  --ntimes N          STREAM passes (default 2)\n"
+	      "  --updates N         GUPS updates (default 65536)\n"
+	      "  --kv-ops N          hash-table operations (default 65536)\n"
+	      "  --readahead N       pager: fetch N more pages on sequential faults (default 0)\n"
+	      "  --no-wp             pager: no write-protect dirty tracking (write back every page)\n"
+	      "  --spin-us N         borrower loop: spin this long before sleeping (default 50)\n"
+	      "  --lease-ms N        lease duration (default 1000; renewed every third)\n"
+	      "  --json FILE         results as JSON (default htoe-dimm.json)\n"
+	      "  --plot FILE         slowdown vs budget as PNG (default htoe-dimm.png)\n"
+	      "  --no-plot           no PNG\n"
+	      "  --no-explicit       skip the explicit-API measurements\n"
+	      "  --no-uffd           act as if userfaultfd were unavailable (also:\n"
+	      "                      HTOE_DIMM_NO_UFFD=1): only the explicit API runs\n"
+	      "  --kill-after-faults N  the exporter (in this process) stops answering after\n"
+	      "                      N page faults: shows the remote-memory-lost error\n"
+	      "  --duration SEC      an exporter-only process stops after SEC (default: signal)\n"
+	      "  --verbose           print the nodes' driver and VL counters at the end\n"
+	      "  --help\n"
+	      "exit status: 0 all verified, 1 verification failed or stopped on an error,\n"
+	      "             2 usage/configuration error, 3 EAL/device error\n",
+	      f);
+}
+
+/* ------------------------------------------------------------ options */
+
+static int parse_list_u(const char *s, unsigned *out, unsigned max, unsigned lo, unsigned hi)
+{
+	unsigned n = 0;
+	char *dup = strdup(s), *save = NULL, *tok;
+
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		unsigned long v = strtoul(tok, &end, 10);
+
+		if (*end || v < lo || v > hi || n == max) {
+			free(dup);
+			return -1;
+		}
+		out[n++] = (unsigned)v;
+	}
+	free(dup);
+	return n ? (int)n : -1;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "config", required_argument, 0, 'c' },
+		{ "set", required_argument, 0, 'S' },
+		{ "node", required_argument, 0, 'n' },
+		{ "borrower", required_argument, 0, 'B' },
+		{ "lessor", required_argument, 0, 'L' },
+		{ "wss", required_argument, 0, 'w' },
+		{ "budgets", required_argument, 0, 'b' },
+		{ "workloads", required_argument, 0, 'W' },
+		{ "ntimes", required_argument, 0, 'N' },
+		{ "updates", required_argument, 0, 'U' },
+		{ "kv-ops", required_argument, 0, 'K' },
+		{ "readahead", required_argument, 0, 'r' },
+		{ "no-wp", no_argument, 0, 'P' },
+		{ "spin-us", required_argument, 0, 's' },
+		{ "lease-ms", required_argument, 0, 'l' },
+		{ "json", required_argument, 0, 'j' },
+		{ "plot", required_argument, 0, 'p' },
+		{ "no-plot", no_argument, 0, 'q' },
+		{ "no-explicit", no_argument, 0, 'x' },
+		{ "no-uffd", no_argument, 0, 'u' },
+		{ "kill-after-faults", required_argument, 0, 'k' },
+		{ "duration", required_argument, 0, 'd' },
+		{ "verbose", no_argument, 0, 'v' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	int opt;
+	uint64_t u;
+
+	memset(o, 0, sizeof(*o));
+	br_overrides_init(&o->ov);
+	o->borrower = 1;
+	o->lessor = -1;
+	o->wss = 8u << 20;
+	o->budgets[0] = 100;
+	o->budgets[1] = 50;
+	o->budgets[2] = 25;
+	o->n_budgets = 3;
+	for (int k = 0; k < WL__N; k++)
+		o->wl[k] = true;
+	wl_params_default(&o->wp);
+	o->spin_us = 50;
+	o->lease_ms = 1000;
+	o->json = "htoe-dimm.json";
+	o->plot = "htoe-dimm.png";
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'c': o->config = optarg; break;
+		case 'S':
+			if (o->n_sets == BR_MAX_SETS - 4) {
+				fprintf(stderr, "htoe-dimm: too many --set\n");
+				return -1;
+			}
+			o->sets[o->n_sets++] = optarg;
+			break;
+		case 'n': o->ov.only_nodes = optarg; break;
+		case 'B':
+		case 'L':
+			if (br_parse_size(optarg, &u) || u == 0 || u > 0xffff) {
+				fprintf(stderr, "htoe-dimm: --%s '%s': not a node id\n",
+					opt == 'B' ? "borrower" : "lessor", optarg);
+				return -1;
+			}
+			*(opt == 'B' ? &o->borrower : &o->lessor) = (int)u;
+			break;
+		case 'w':
+			if (br_parse_size(optarg, &u) || u < 64 * 1024 || u > (4ull << 30)) {
+				fprintf(stderr, "htoe-dimm: --wss '%s': 64K..4G\n", optarg);
+				return -1;
+			}
+			o->wss = u;
+			break;
+		case 'b': {
+			int n = parse_list_u(optarg, o->budgets, MAX_BUDGETS, 1, 100);
+
+			if (n < 0) {
+				fprintf(stderr, "htoe-dimm: --budgets '%s': percentages 1..100, "
+					"comma-separated, at most %u\n", optarg, MAX_BUDGETS);
+				return -1;
+			}
+			o->n_budgets = (unsigned)n;
+			break;
+		}
+		case 'W': {
+			char *dup = strdup(optarg), *save = NULL, *tok;
+
+			memset(o->wl, 0, sizeof(o->wl));
+			for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				int k = wl_by_name(tok);
+
+				if (k < 0) {
+					fprintf(stderr, "htoe-dimm: --workloads: unknown '%s' "
+						"(stream, gups, kv, sort)\n", tok);
+					free(dup);
+					return -1;
+				}
+				o->wl[k] = true;
+			}
+			free(dup);
+			break;
+		}
+		case 'N':
+		case 'U':
+		case 'K':
+		case 'r':
+		case 's':
+		case 'l':
+		case 'k':
+			if (br_parse_size(optarg, &u) || u > (1ull << 40)) {
+				fprintf(stderr, "htoe-dimm: '%s': not a count\n", optarg);
+				return -1;
+			}
+			if (opt == 'N')
+				o->wp.stream_ntimes = (unsigned)(u ? u : 1);
+			else if (opt == 'U')
+				o->wp.gups_updates = u;
+			else if (opt == 'K')
+				o->wp.kv_ops = u;
+			else if (opt == 'r')
+				o->readahead = (unsigned)(u > 64 ? 64 : u);
+			else if (opt == 's')
+				o->spin_us = u;
+			else if (opt == 'l')
+				o->lease_ms = u < 10 ? 10 : u;
+			else
+				o->kill_after_faults = u;
+			break;
+		case 'd':
+			if (br_parse_duration(optarg, &u)) {
+				/* also plain seconds */
+				char *end;
+				double v = strtod(optarg, &end);
+
+				if (*end || !(v >= 0)) {
+					fprintf(stderr, "htoe-dimm: --duration '%s'\n", optarg);
+					return -1;
+				}
+				u = (uint64_t)(v * 1e9);
+			}
+			o->duration_ns = u;
+			break;
+		case 'P': o->no_wp = true; break;
+		case 'j': o->json = optarg; break;
+		case 'p': o->plot = optarg; break;
+		case 'q': o->no_plot = true; break;
+		case 'x': o->no_explicit = true; break;
+		case 'u': o->no_uffd = true; break;
+		case 'v': o->verbose = true; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "htoe-dimm: unexpected argument '%s' (EAL arguments go before --)\n",
+			argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ explicit helpers */
+
+static int fail_op(struct app_state *s, const char *what, int st)
+{
+	snprintf(s->fatal, sizeof(s->fatal), "explicit API: %s: %s", what,
+		 dimm_strerror(st, 0));
+	return st;
+}
+
+/* Write buf to the lease at offset 0 (posted writes, many in flight, one
+ * flush at the end). */
+static int remote_store(struct dimm_client *c, const uint8_t *buf, size_t size)
+{
+	const size_t chunk = 16384;
+	struct dimm_result r[64];
+	int first = 0;
+
+	for (size_t off = 0; off < size;) {
+		size_t n = size - off < chunk ? size - off : chunk;
+		int h = dimm_write_async(c, off, buf + off, (uint32_t)n, 0, 0);
+
+		if (h == -EAGAIN) {
+			unsigned k = dimm_reap(c, r, 64);
+
+			for (unsigned i = 0; i < k; i++)
+				if (!first && r[i].status)
+					first = r[i].status;
+			if (!k)
+				dr_idle(g_dapp);
+			continue;
+		}
+		if (h < 0)
+			return h;
+		off += n;
+	}
+	int w = dimm_wait_all(c);
+
+	if (!first)
+		first = w;
+	if (!first)
+		first = dimm_flush(c);
+	return first;
+}
+
+static int remote_load(struct dimm_client *c, uint8_t *buf, size_t size)
+{
+	const size_t chunk = 4096;
+	struct dimm_result r[64];
+	int first = 0;
+
+	for (size_t off = 0; off < size;) {
+		size_t n = size - off < chunk ? size - off : chunk;
+		int h = dimm_read_async(c, off, buf + off, (uint32_t)n, 0);
+
+		if (h == -EAGAIN) {
+			unsigned k = dimm_reap(c, r, 64);
+
+			for (unsigned i = 0; i < k; i++)
+				if (!first && r[i].status)
+					first = r[i].status;
+			if (!k)
+				dr_idle(g_dapp);
+			continue;
+		}
+		if (h < 0)
+			return h;
+		off += n;
+	}
+	int w = dimm_wait_all(c);
+
+	return first ? first : w;
+}
+
+static uint64_t splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* Bandwidth, latency and remote atomics through the explicit API. */
+static void explicit_bench(struct app_state *s)
+{
+	struct dimm_client *c = s->d->app_c;
+	struct explicit_res *e = &s->ex;
+	size_t size = s->wss;
+	uint8_t *a = malloc(size), *b = malloc(size);
+	static uint32_t hist[DIMM_HIST_BUCKETS];
+	uint64_t x = 42;
+	double t0, t1;
+	int st;
+
+	if (!a || !b) {
+		snprintf(s->fatal, sizeof(s->fatal), "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i + 8 <= size; i += 8) {
+		uint64_t v = splitmix(&x);
+
+		memcpy(a + i, &v, 8);
+	}
+	t0 = wl_seconds();
+	st = remote_store(c, a, size);
+	t1 = wl_seconds();
+	if (st) {
+		fail_op(s, "write", st);
+		goto out;
+	}
+	e->write_mbs = (double)size / 1e6 / (t1 - t0);
+	t0 = wl_seconds();
+	st = remote_load(c, b, size);
+	t1 = wl_seconds();
+	if (st) {
+		fail_op(s, "read", st);
+		goto out;
+	}
+	e->read_mbs = (double)size / 1e6 / (t1 - t0);
+	e->verified = memcmp(a, b, size) == 0;
+	/* blocking 64-byte reads: the latency of one remote access */
+	memset(hist, 0, sizeof(hist));
+	for (int i = 0; i < 2000; i++) {
+		uint64_t off = (splitmix(&x) % (size / 64)) * 64;
+		uint8_t line[64];
+
+		t0 = wl_seconds();
+		st = dimm_read(c, off, line, 64);
+		t1 = wl_seconds();
+		if (st) {
+			fail_op(s, "read 64 B", st);
+			goto out;
+		}
+		if (memcmp(line, a + off, 64))
+			e->verified = false;
+		dimm_hist_add(hist, (uint64_t)((t1 - t0) * 1e9));
+	}
+	e->rd64_p50_us = (double)dimm_hist_quantile(hist, 0.5) / 1e3;
+	e->rd64_p99_us = (double)dimm_hist_quantile(hist, 0.99) / 1e3;
+	/* GUPS with remote atomics: fetch-add, up to 64 in flight */
+	{
+		uint64_t n = 1, ran = 1;
+
+		while (n * 2 <= size / 8)
+			n *= 2;
+		memset(a, 0, n * 8);
+		if ((st = remote_store(c, a, n * 8))) {
+			fail_op(s, "write", st);
+			goto out;
+		}
+		e->gups_updates = s->o->wp.gups_updates;
+		t0 = wl_seconds();
+		for (uint64_t i = 0; i < e->gups_updates;) {
+			struct dimm_result r[64];
+			int h;
+
+			if (dimm_inflight(c) >= 64) {
+				unsigned k = dimm_reap(c, r, 64);
+
+				for (unsigned j = 0; j < k; j++)
+					if (r[j].status) {
+						fail_op(s, "fetch-add", r[j].status);
+						goto out;
+					}
+				if (!k)
+					dr_idle(s->d);
+				continue;
+			}
+			uint64_t nr = (ran << 1) ^ ((int64_t)ran < 0 ? 7u : 0u);
+
+			h = dimm_fadd_async(c, (nr & (n - 1)) * 8, nr, 0);
+			if (h == -EAGAIN)
+				continue;
+			if (h < 0) {
+				fail_op(s, "fetch-add", h);
+				goto out;
+			}
+			ran = nr;
+			uint64_t *t = (uint64_t *)a;
+
+			t[ran & (n - 1)] += ran;
+			i++;
+		}
+		if ((st = dimm_wait_all(c)) || (st = dimm_flush(c))) {
+			fail_op(s, "fetch-add", st);
+			goto out;
+		}
+		t1 = wl_seconds();
+		e->gups_mups = (double)e->gups_updates / 1e6 / (t1 - t0);
+		if ((st = remote_load(c, b, n * 8))) {
+			fail_op(s, "read", st);
+			goto out;
+		}
+		if (memcmp(a, b, n * 8))
+			e->verified = false;
+	}
+	e->done = true;
+	if (!e->verified) {
+		s->failed = true;
+		snprintf(e->why, sizeof(e->why), "remote contents differ from the local copy");
+	}
+out:
+	free(a);
+	free(b);
+}
+
+/* ------------------------------------------------------------ mapped runs */
+
+struct runarg {
+	int k;
+	const struct wl_params *wp;
+	uint8_t *mem;
+	size_t size;
+	struct wl_out out;
+	double t;
+	const uint8_t *cmp; /* verification: compare mem with cmp */
+	int cmp_result;
+};
+
+static void run_fn(void *arg)
+{
+	struct runarg *r = arg;
+	double t0 = wl_seconds();
+
+	wl_run(r->k, r->wp, r->mem, r->size, &r->out);
+	r->t = wl_seconds() - t0;
+}
+
+static void cmp_fn(void *arg)
+{
+	struct runarg *r = arg;
+
+	r->cmp_result = memcmp(r->mem, r->cmp, r->size);
+}
+
+static void local_baselines(struct app_state *s)
+{
+	uint8_t *m = aligned_alloc(DIMM_PAGE, s->wss);
+
+	for (int k = 0; k < WL__N; k++) {
+		if (!s->o->wl[k])
+			continue;
+		double best = 1e30;
+		struct wl_out out;
+
+		for (int rep = 0; rep < 2; rep++) {
+			wl_init(k, &s->o->wp, m, s->wss); /* also faults the pages in */
+			double t0 = wl_seconds();
+
+			wl_run(k, &s->o->wp, m, s->wss, &out);
+			double t = wl_seconds() - t0;
+
+			if (t < best)
+				best = t;
+		}
+		s->local_t[k] = best;
+		s->local_thr[k] = out.units / 1e6 / best;
+		printf("htoe-dimm: %-6s local memory:  %8.4f s  %10.2f %s\n", wl_name(k), best,
+		       s->local_thr[k], wl_unit(k));
+	}
+	free(m);
+}
+
+/* One workload at one budget on remote memory. Returns false to stop. */
+static bool run_mapped(struct app_state *s, int k, unsigned pct)
+{
+	struct dapp *d = s->d;
+	const struct opts *o = s->o;
+	struct run_res *rr = &s->runs[s->n_runs];
+	unsigned pages = (unsigned)(s->wss / DIMM_PAGE);
+	struct dimm_pager_cfg pc;
+	struct dimm_pager *p;
+	struct runarg ra, rl;
+	char msg[400];
+	void *addr;
+	int r, st;
+	uint8_t *ref = aligned_alloc(DIMM_PAGE, s->wss), *back = aligned_alloc(DIMM_PAGE, s->wss);
+
+	memset(rr, 0, sizeof(*rr));
+	rr->wl = k;
+	rr->pct = pct;
+	rr->pages = pages;
+	rr->budget = (unsigned)(((uint64_t)pages * pct + 99) / 100);
+	if (!rr->budget)
+		rr->budget = 1;
+	if (!ref || !back) {
+		snprintf(s->fatal, sizeof(s->fatal), "out of memory");
+		goto stop;
+	}
+	/* the initial data, remote and local */
+	wl_init(k, &o->wp, ref, s->wss);
+	if ((st = remote_store(d->app_c, ref, s->wss))) {
+		fail_op(s, "initial write", st);
+		goto stop;
+	}
+	memset(&pc, 0, sizeof(pc));
+	pc.client = d->pager_c;
+	pc.off = 0;
+	pc.size = s->wss;
+	pc.budget = rr->budget;
+	pc.readahead = o->readahead;
+	pc.flags = (o->no_wp ? DIMM_PAGER_F_NO_WP : 0) | (o->no_uffd ? DIMM_PAGER_F_NO_UFFD : 0);
+	p = dimm_pager_new(&pc, msg, sizeof(msg));
+	if (!p) {
+		s->uffd_ok = false;
+		snprintf(s->uffd_msg, sizeof(s->uffd_msg), "%s", msg);
+		free(ref);
+		free(back);
+		return false;
+	}
+	snprintf(s->pager_mode, sizeof(s->pager_mode), "%s", dimm_pager_mode(p));
+	dr_pager_publish(d, p);
+	memset(&ra, 0, sizeof(ra));
+	ra.k = k;
+	ra.wp = &o->wp;
+	ra.mem = dimm_pager_base(p);
+	ra.size = s->wss;
+	r = dimm_pager_run(p, run_fn, &ra, &addr);
+	if (r < 0) {
+		dimm_pager_error(p, msg, sizeof(msg));
+		snprintf(s->fatal, sizeof(s->fatal),
+			 "%s at budget %u%%: remote memory lost (access to page %ld of the "
+			 "mapping): %s. The workload was stopped: no value that did not come from "
+			 "node %u was used",
+			 wl_name(k), pct,
+			 (long)(((uint8_t *)addr - (uint8_t *)dimm_pager_base(p)) / DIMM_PAGE), msg,
+			 d->lessor);
+		goto drop;
+	}
+	rr->t = ra.t;
+	rr->thr = ra.out.units / 1e6 / ra.t;
+	rr->slowdown = s->local_t[k] > 0 ? ra.t / s->local_t[k] : 0;
+	memcpy(&rr->st, dimm_pager_stats(p), sizeof(rr->st));
+	rr->p50 = dimm_hist_quantile(rr->st.hist, 0.5);
+	rr->p99 = dimm_hist_quantile(rr->st.hist, 0.99);
+	rr->wp50 = dimm_hist_quantile(rr->st.hist_wp, 0.5);
+	rr->wp99 = dimm_hist_quantile(rr->st.hist_wp, 0.99);
+
+	/* verification: the same program on local memory */
+	memset(&rl, 0, sizeof(rl));
+	rl.k = k;
+	rl.wp = &o->wp;
+	rl.mem = ref;
+	rl.size = s->wss;
+	run_fn(&rl);
+	rr->verified = true;
+	if (rl.out.digest != ra.out.digest) {
+		rr->verified = false;
+		snprintf(rr->why, sizeof(rr->why), "result digest %#" PRIx64 " != local %#" PRIx64,
+			 ra.out.digest, rl.out.digest);
+	}
+	ra.cmp = ref;
+	if (rr->verified && (dimm_pager_run(p, cmp_fn, &ra, NULL) < 0 || ra.cmp_result)) {
+		rr->verified = false;
+		snprintf(rr->why, sizeof(rr->why), "the mapped memory differs from local memory");
+	}
+	/* and what reached the remote node: write everything back, read it */
+	if (rr->verified) {
+		st = dimm_pager_sync(p, false, dr_idle, d);
+		if (!st)
+			st = remote_load(d->app_c, back, s->wss);
+		if (st) {
+			rr->verified = false;
+			snprintf(rr->why, sizeof(rr->why), "write-back: %s", dimm_strerror(st, 0));
+		} else if (memcmp(back, ref, s->wss)) {
+			rr->verified = false;
+			snprintf(rr->why, sizeof(rr->why), "node %u's memory differs from local memory",
+				 d->lessor);
+		}
+	}
+	if (!rr->verified)
+		s->failed = true;
+	printf("htoe-dimm: %-6s budget %3u%% (%5u of %u pages): %8.4f s %10.2f %s  slowdown %7.1fx"
+	       "  faults %" PRIu64 " (p50 %.0f us, p99 %.0f us)  wp %" PRIu64 "  write-backs %"
+	       PRIu64 "  %s%s\n",
+	       wl_name(k), pct, rr->budget, pages, rr->t, rr->thr, wl_unit(k), rr->slowdown,
+	       rr->st.faults, (double)rr->p50 / 1e3, (double)rr->p99 / 1e3, rr->st.wp_faults,
+	       rr->st.writebacks, rr->verified ? "verified" : "MISMATCH: ", rr->why);
+	s->n_runs++;
+	dr_pager_withdraw(d);
+	dimm_pager_free(p);
+	free(ref);
+	free(back);
+	return true;
+drop:
+	dr_pager_withdraw(d);
+	dimm_pager_free(p);
+stop:
+	free(ref);
+	free(back);
+	return false;
+}
+
+static void pin_to_cpu(unsigned cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *app_thread(void *arg)
+{
+	struct app_state *s = arg;
+	struct dapp *d = s->d;
+
+	/* the borrower's CPU: its loop sleeps while this thread computes */
+	pin_to_cpu(rte_lcore_to_cpu_id((int)rte_get_main_lcore()));
+	local_baselines(s);
+	if (!s->o->no_explicit && !signals) {
+		explicit_bench(s);
+		if (s->ex.done)
+			printf("htoe-dimm: explicit API: 64 B read p50 %.1f us p99 %.1f us, "
+			       "read %.1f MB/s, write %.1f MB/s, remote fetch-add %.3f MUPS, %s\n",
+			       s->ex.rd64_p50_us, s->ex.rd64_p99_us, s->ex.read_mbs, s->ex.write_mbs,
+			       s->ex.gups_mups, s->ex.verified ? "verified" : "MISMATCH");
+	}
+	s->uffd_ok = true;
+	for (int k = 0; k < WL__N && !s->fatal[0] && s->uffd_ok && !signals; k++) {
+		if (!s->o->wl[k])
+			continue;
+		for (unsigned b = 0; b < s->o->n_budgets && !signals; b++)
+			if (!run_mapped(s, k, s->o->budgets[b]))
+				break;
+	}
+	if (!s->uffd_ok)
+		fprintf(stderr, "htoe-dimm: %s\n", s->uffd_msg);
+	atomic_store(&d->quit_a, 1);
+	dr_kick(d);
+	return NULL;
+}
+
+/* ------------------------------------------------------------ output */
+
+static json_t *stats_json(const struct run_res *r)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+			 "faults", (json_int_t)r->st.faults, "wp_faults", (json_int_t)r->st.wp_faults,
+			 "spurious", (json_int_t)r->st.spurious, "fetches", (json_int_t)r->st.fetches,
+			 "readaheads", (json_int_t)r->st.readaheads,
+			 "evictions", (json_int_t)r->st.evictions,
+			 "writebacks", (json_int_t)r->st.writebacks,
+			 "clean_drops", (json_int_t)r->st.drops_clean,
+			 "bytes_in", (json_int_t)r->st.bytes_in, "bytes_out", (json_int_t)r->st.bytes_out,
+			 "room_waits", (json_int_t)r->st.room_waits);
+}
+
+static int write_json(const struct app_state *s, const char *path, const char *transport)
+{
+	const struct dapp *d = s->d;
+	const struct htoe_vl_stats *vs = htoe_get_vl_stats(d->borrower->b, d->lessor);
+	json_t *root = json_object(), *runs = json_array(), *local = json_object();
+	char gaddr[32];
+
+	snprintf(gaddr, sizeof(gaddr), "0x%" PRIx64, d->lease.gaddr);
+	json_object_set_new(root, "tool", json_string("htoe-dimm"));
+	json_object_set_new(root, "setup",
+			    json_pack("{s:s,s:I,s:I,s:s,s:I,s:b,s:I,s:I}", "transport", transport,
+				      "wss_bytes", (json_int_t)s->wss,
+				      "pages", (json_int_t)(s->wss / DIMM_PAGE), "pager_mode",
+				      s->pager_mode, "readahead", (json_int_t)s->o->readahead,
+				      "transparent", s->uffd_ok, "spin_us",
+				      (json_int_t)s->o->spin_us, "cpus",
+				      (json_int_t)sysconf(_SC_NPROCESSORS_ONLN)));
+	if (!s->uffd_ok)
+		json_object_set_new(json_object_get(root, "setup"), "transparent_reason",
+				    json_string(s->uffd_msg));
+	json_object_set_new(root, "lease",
+			    json_pack("{s:i,s:s,s:I,s:I,s:I}", "lessor", d->lessor, "gaddr", gaddr,
+				      "size", (json_int_t)d->lease.size, "duration_ms",
+				      (json_int_t)(d->lease.duration_ns / 1000000),
+				      "renewals", (json_int_t)d->lease.renewals));
+	for (int k = 0; k < WL__N; k++)
+		if (s->o->wl[k])
+			json_object_set_new(local, wl_name(k),
+					    json_pack("{s:f,s:f,s:s}", "time_s", s->local_t[k],
+						      "throughput", s->local_thr[k], "unit",
+						      wl_unit(k)));
+	json_object_set_new(root, "local", local);
+	for (unsigned i = 0; i < s->n_runs; i++) {
+		const struct run_res *r = &s->runs[i];
+		json_t *o = json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:s,s:f,s:b,s:f,s:f,s:f,s:f}",
+				      "workload", wl_name(r->wl), "budget_pct", (json_int_t)r->pct,
+				      "budget_pages", (json_int_t)r->budget, "pages",
+				      (json_int_t)r->pages, "time_s", r->t, "throughput", r->thr,
+				      "unit", wl_unit(r->wl), "slowdown", r->slowdown, "verified",
+				      r->verified, "fault_p50_us", (double)r->p50 / 1e3,
+				      "fault_p99_us", (double)r->p99 / 1e3, "wp_fault_p50_us",
+				      (double)r->wp50 / 1e3, "wp_fault_p99_us", (double)r->wp99 / 1e3);
+
+		json_object_set_new(o, "pager", stats_json(r));
+		if (!r->verified)
+			json_object_set_new(o, "why", json_string(r->why));
+		json_array_append_new(runs, o);
+	}
+	json_object_set_new(root, "runs", runs);
+	if (s->ex.done)
+		json_object_set_new(root, "explicit",
+				    json_pack("{s:f,s:f,s:f,s:f,s:f,s:I,s:b}", "read64_p50_us",
+					      s->ex.rd64_p50_us, "read64_p99_us", s->ex.rd64_p99_us,
+					      "read_MBps", s->ex.read_mbs, "write_MBps",
+					      s->ex.write_mbs, "fetch_add_mups", s->ex.gups_mups,
+					      "fetch_add_updates", (json_int_t)s->ex.gups_updates,
+					      "verified", s->ex.verified));
+	if (vs)
+		json_object_set_new(root, "vl",
+				    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "tx_frames",
+					      (json_int_t)vs->tx_frames, "rx_frames",
+					      (json_int_t)vs->rx_frames, "retransmits",
+					      (json_int_t)vs->retransmits, "timeouts",
+					      (json_int_t)vs->timeouts, "resets", (json_int_t)vs->resets,
+					      "poisoned", (json_int_t)vs->poisoned, "np_timeouts",
+					      (json_int_t)vs->np_timeouts));
+	json_object_set_new(root, "ok", json_boolean(!s->failed && !s->fatal[0]));
+	json_object_set_new(root, "error", s->fatal[0] ? json_string(s->fatal) : json_null());
+	int r = json_dump_file(root, path, JSON_INDENT(1) | JSON_SORT_KEYS);
+
+	json_decref(root);
+	return r;
+}
+
+static void plot(const char *json, const char *png)
+{
+	char cmd[2048];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 - '%s' '%s'", json, png);
+	f = popen(cmd, "w");
+	if (!f) {
+		fprintf(stderr, "htoe-dimm: cannot run /usr/bin/python3 for the plot\n");
+		return;
+	}
+	fputs(dimm_plot_py, f);
+	if (pclose(f) != 0)
+		fprintf(stderr, "htoe-dimm: the plot failed (python3-matplotlib installed?)\n");
+	else
+		printf("htoe-dimm: plot: %s\n", png);
+}
+
+/* --verbose: the driver's and the bridges' counters of every node here. */
+static void print_counters(const struct dapp *d, const struct opts *o)
+{
+	for (unsigned i = 0; i < d->n_nodes; i++) {
+		const struct dnode *x = &d->nodes[i];
+		uint16_t peer = x->borrower ? d->lessor : (uint16_t)o->borrower;
+		const struct htoe_vl_stats *v = htoe_get_vl_stats(x->b, peer);
+		const struct htoe_stats *hs = htoe_get_stats(x->b);
+
+		printf("htoe-dimm: node %u: frames rx %" PRIu64 " tx %" PRIu64 " rx_bad %" PRIu64
+		       " tx_refused %" PRIu64 " alloc_fail %" PRIu64 "; loop: polls %" PRIu64
+		       " sleeps %" PRIu64 " yields %" PRIu64 " gaps>150us %" PRIu64
+		       " (max %.1f ms); backpressure %" PRIu64 "\n",
+		       x->id, x->c.rx_frames, x->c.tx_frames, x->c.rx_bad, x->c.tx_refused,
+		       x->c.alloc_fail, x->c.polls, x->c.sleeps, x->c.yields, x->c.gaps,
+		       (double)x->c.max_gap / 1e6, hs->backpressure);
+		if (!v)
+			continue;
+		printf("htoe-dimm: node %u: VL to %u: tx %" PRIu64 " rx %" PRIu64 " retransmits %"
+		       PRIu64 " timeouts %" PRIu64 " naks %" PRIu64 "/%" PRIu64 " acks %" PRIu64
+		       " credit-starved %.1f ms probes %" PRIu64 " resets %" PRIu64 " drops:",
+		       x->id, peer, v->tx_frames, v->rx_frames, v->retransmits, v->timeouts,
+		       v->naks_sent, v->naks_rcvd, v->acks_sent, (double)v->credit_starved_ns / 1e6,
+		       v->credit_probes, v->resets);
+		for (int k = 1; k < HTOE_DROP__COUNT; k++)
+			if (v->drops[k])
+				printf(" %s=%" PRIu64, htoe_drop_name(k), v->drops[k]);
+		putchar('\n');
+	}
+}
+
+/* ------------------------------------------------------------ setup */
+
+static int make_pool(struct br_app *a, char *err, size_t errlen)
+{
+	unsigned need = 8192;
+	uint32_t room = RTE_MAX((uint32_t)RTE_MBUF_DEFAULT_DATAROOM, (uint32_t)a->cfg.max_frame);
+
+	for (unsigned i = 0; i < a->cfg.n_ports; i++) {
+		const struct br_port_cfg *p = &a->cfg.ports[i];
+
+		if (p->used)
+			need += p->rxd + p->txd + 2 * a->cfg.burst +
+				(p->crossover >= 0 ? p->ring_size : 0) +
+				(p->imp_tx || p->imp_rx ? p->imp.queue : 0);
+	}
+	unsigned n = 8192;
+
+	while (n < need + 1)
+		n <<= 1;
+	a->pool = rte_pktmbuf_pool_create("dimm_mbufs", n - 1, 256, 0,
+					  (uint16_t)(RTE_PKTMBUF_HEADROOM + room), (int)rte_socket_id());
+	if (!a->pool) {
+		snprintf(err, errlen, "cannot create the mbuf pool: %s (more memory: EAL -m)",
+			 rte_strerror(rte_errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The embedded default configuration, as a file br_cfg_load can read. */
+static int embedded_config(char *path, size_t len)
+{
+	int fd = memfd_create("dimm-demo.ini", MFD_CLOEXEC);
+	size_t n = strlen(dimm_default_ini);
+
+	if (fd < 0 || write(fd, dimm_default_ini, n) != (ssize_t)n)
+		return -1;
+	snprintf(path, len, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct dapp *d;
+	struct br_app *a;
+	struct app_state *s;
+	char err[1024], cfgpath[64], set_mem[64], set_map[96];
+	int eal_argc = argc, app_start = argc, rc = 0, cfd = -1;
+	uint64_t export_size;
+	pthread_t th;
+	bool th_started = false;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			eal_argc = i;
+			app_start = i + 1;
+			break;
+		}
+	if (eal_argc == argc)
+		for (int i = 1; i < argc; i++)
+			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+				usage(stdout);
+				return 0;
+			}
+	{
+		int n = 1 + argc - app_start;
+		char **av = calloc((size_t)n + 1, sizeof(char *));
+
+		av[0] = argv[0];
+		for (int i = app_start; i < argc; i++)
+			av[1 + i - app_start] = argv[i];
+		if (parse_opts(n, av, &o)) {
+			free(av);
+			return 2;
+		}
+		free(av);
+	}
+	s = calloc(1, sizeof(*s));
+	d = calloc(1, sizeof(*d));
+	a = calloc(1, sizeof(*a));
+	if (!s || !d || !a) {
+		free(s);
+		free(d);
+		free(a);
+		return 3;
+	}
+	br_app = a;
+	d->br = a;
+	d->efd = -1;
+	d->app_efd = -1;
+	d->lease_ns = o.lease_ms * 1000000ull;
+	d->spin_ns = o.spin_us * 1000ull;
+	d->kill_after_faults = o.kill_after_faults;
+	s->d = d;
+	s->o = &o;
+	s->wss = (size_t)((o.wss + DIMM_PAGE - 1) / DIMM_PAGE * DIMM_PAGE);
+
+	/* configuration: the embedded default is sized from --wss */
+	export_size = (s->wss + 0xffff) / 0x10000 * 0x10000 + 0x10000;
+	if (!o.config) {
+		cfd = embedded_config(cfgpath, sizeof(cfgpath));
+		if (cfd < 0) {
+			fprintf(stderr, "htoe-dimm: cannot create a memfd for the embedded configuration\n");
+			rc = 2;
+			goto out_free;
+		}
+		snprintf(set_mem, sizeof(set_mem), "node 2.mem_size=%" PRIu64, export_size);
+		snprintf(set_map, sizeof(set_map), "map.range2=%#" PRIx64 " %" PRIu64 " 2",
+			 GBASE_DEFAULT, export_size);
+		o.ov.sets[o.ov.n_sets++] = set_mem;
+		o.ov.sets[o.ov.n_sets++] = set_map;
+	}
+	for (unsigned i = 0; i < o.n_sets; i++)
+		o.ov.sets[o.ov.n_sets++] = o.sets[i];
+	if (br_cfg_load(&a->cfg, o.config ? o.config : cfgpath, &o.ov, err, sizeof(err))) {
+		fprintf(stderr, "htoe-dimm: %s\n", err);
+		rc = 2;
+		goto out_free;
+	}
+	if (!o.config)
+		snprintf(a->cfg.file, sizeof(a->cfg.file), "<embedded dimm-demo.ini>");
+	/* roles */
+	bool borrower_here = false;
+
+	for (unsigned i = 0; i < a->cfg.n_nodes; i++)
+		borrower_here |= a->cfg.nodes[i].id == o.borrower;
+	if (o.lessor < 0) {
+		/* the borrower's first peer (from any node's map) */
+		const struct htoe_map *m = a->cfg.nodes[0].bc.map;
+
+		for (unsigned i = 0; i < htoe_map_peer_count(m); i++)
+			if (htoe_map_peer(m, i)->node != o.borrower) {
+				o.lessor = htoe_map_peer(m, i)->node;
+				break;
+			}
+		if (o.lessor < 0 && a->cfg.nodes[0].id != o.borrower)
+			o.lessor = a->cfg.nodes[0].id;
+	}
+	if (o.lessor < 0 || o.lessor == o.borrower) {
+		fprintf(stderr, "htoe-dimm: %s: no node to lease memory from (--lessor)\n",
+			a->cfg.file);
+		rc = 2;
+		goto out_free;
+	}
+	d->lessor = (uint16_t)o.lessor;
+
+	if (rte_eal_init(eal_argc, argv) < 0) {
+		fprintf(stderr, "htoe-dimm: EAL initialisation failed: %s\n"
+			"  (without hugepages: -l 0-1 --no-huge -m 512 --no-pci --no-shconf "
+			"--file-prefix NAME)\n", rte_strerror(rte_errno));
+		rc = 3;
+		goto out_free;
+	}
+	g_dapp = d;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	a->tsc_hz = rte_get_tsc_hz();
+	a->ns_mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / a->tsc_hz);
+	a->tsc0 = rte_rdtsc();
+
+	unsigned n_exporters = a->cfg.n_nodes - (borrower_here ? 1u : 0u);
+
+	if (borrower_here && n_exporters > rte_lcore_count() - 1) {
+		snprintf(err, sizeof(err), "%u exporting node(s) here need %u worker lcore(s) next to "
+			 "the borrower's main lcore (EAL -l 0-%u)", n_exporters, n_exporters,
+			 n_exporters);
+		rc = 2;
+		goto fail;
+	}
+	rc = 3;
+	if (make_pool(a, err, sizeof(err)))
+		goto fail;
+	rc = 2;
+	if (dr_nodes_setup(d, borrower_here ? (uint16_t)o.borrower : 0, err, sizeof(err)))
+		goto fail;
+	if (br_ports_create(a, err, sizeof(err)))
+		goto fail;
+	for (unsigned i = 0; i < d->n_nodes; i++)
+		d->nodes[i].port = &a->ports[a->cfg.nodes[i].port];
+	rc = 3;
+	if (br_ports_start(a, err, sizeof(err)))
+		goto fail;
+
+	/* exporters on worker lcores (or the main one, in an exporter-only process) */
+	{
+		unsigned l, next = 0;
+		unsigned workers[RTE_MAX_LCORE], nw = 0;
+
+		RTE_LCORE_FOREACH_WORKER(l)
+			workers[nw++] = l;
+		for (unsigned i = 0; i < d->n_nodes; i++) {
+			struct dnode *x = &d->nodes[i];
+
+			if (x->borrower)
+				continue;
+			printf("htoe-dimm: node %u exports %" PRIu64 " KiB at %#" PRIx64 " (%s)\n", x->id,
+			       x->cfg->mem_size / 1024, x->cfg->mem_base, x->port->name);
+			if (next < nw) {
+				rte_eal_remote_launch(dr_exporter_loop, x, workers[next++]);
+			} else if (!borrower_here && i == d->n_nodes - 1) {
+				/* the last one runs here, until a signal or --duration */
+				if (o.duration_ns) {
+					/* a timer thread would be overkill: alarm() */
+					signal(SIGALRM, on_signal);
+					alarm((unsigned)((o.duration_ns + 999999999) / 1000000000));
+				}
+				dr_exporter_loop(x);
+			} else {
+				snprintf(err, sizeof(err), "not enough lcores for the exporting nodes");
+				goto fail;
+			}
+		}
+	}
+	if (!borrower_here) {
+		while (!atomic_load(&d->quit_b)) {
+			usleep(10000);
+		}
+		rte_eal_mp_wait_lcore();
+		rc = 0;
+		goto cleanup;
+	}
+
+	/* the borrower: lease, then the application thread and this lcore's loop */
+	printf("htoe-dimm: node %u leases %zu KiB from node %u (%s)\n", o.borrower, s->wss / 1024,
+	       d->lessor, a->cfg.file);
+	if (dr_borrower_start(d, s->wss, 10000000000ull, err, sizeof(err))) {
+		rc = 1;
+		goto stop;
+	}
+	printf("htoe-dimm: lease %#x: global %#" PRIx64 " +%" PRIu64 " KiB (node %u address %#"
+	       PRIx64 "), %" PRIu64 " ms, renewed every %" PRIu64 " ms\n",
+	       d->lease.lease_id, d->lease.gaddr, d->lease.size / 1024, d->lessor, d->lease.addr,
+	       d->lease.duration_ns / 1000000, d->lease.duration_ns / 3000000);
+	if (pthread_create(&th, NULL, app_thread, s)) {
+		snprintf(err, sizeof(err), "cannot start the application thread");
+		rc = 3;
+		goto stop;
+	}
+	th_started = true;
+	dr_borrower_loop(d);
+	pthread_join(th, NULL);
+	th_started = false;
+
+	/* report */
+	{
+		const char *transport = o.config ? "config" : "in-process net_ring";
+		bool impaired = false;
+
+		for (unsigned i = 0; i < a->n_ports; i++)
+			impaired |= a->ports[i].imp_tx || a->ports[i].imp_rx;
+		if (impaired)
+			transport = o.config ? "config, impaired" : "in-process net_ring, impaired";
+		if (o.json) {
+			if (write_json(s, o.json, transport))
+				fprintf(stderr, "htoe-dimm: cannot write %s\n", o.json);
+			else
+				printf("htoe-dimm: results: %s\n", o.json);
+			if (!o.no_plot && o.plot && s->n_runs)
+				plot(o.json, o.plot);
+		}
+		const struct htoe_vl_stats *vs = htoe_get_vl_stats(d->borrower->b, d->lessor);
+
+		if (vs)
+			printf("htoe-dimm: VL to node %u: %" PRIu64 " frames out, %" PRIu64
+			       " in, %" PRIu64 " retransmits, %" PRIu64 " resets; lease renewed %"
+			       PRIu64 " times\n", d->lessor, vs->tx_frames, vs->rx_frames,
+			       vs->retransmits, vs->resets, d->lease.renewals);
+	}
+	if (o.verbose)
+		print_counters(d, &o);
+	if (s->fatal[0]) {
+		fprintf(stderr, "htoe-dimm: error: %s\n", s->fatal);
+		rc = 1;
+	} else if (s->failed) {
+		fprintf(stderr, "htoe-dimm: verification FAILED\n");
+		rc = 1;
+	} else {
+		printf("htoe-dimm: all results verified against local memory\n");
+		rc = 0;
+	}
+stop:
+	if (th_started) {
+		atomic_store(&d->quit_a, 1);
+		pthread_join(th, NULL);
+	}
+	atomic_store(&d->quit_b, 1);
+	rte_eal_mp_wait_lcore();
+	goto cleanup;
+fail:
+	fprintf(stderr, "htoe-dimm: %s\n", err);
+	atomic_store(&d->quit_b, 1);
+	rte_eal_mp_wait_lcore();
+cleanup:
+	if (rc == 1 && !s->fatal[0] && !s->failed)
+		fprintf(stderr, "htoe-dimm: %s\n", err);
+	br_ports_stop(a);
+	dr_nodes_teardown(d);
+	if (a->pool)
+		rte_mempool_free(a->pool);
+	rte_eal_cleanup();
+out_free:
+	if (cfd >= 0)
+		close(cfd);
+	free(a->ports);
+	br_cfg_free(&a->cfg);
+	g_dapp = NULL;
+	br_app = NULL;
+	free(a);
+	free(d);
+	free(s);
+	return rc;
+}

@@ -1,0 +1,1126 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * dimm_pager: remote memory behind plain pointers, with userfaultfd. See
+ * dimm_pager.h for the design (dirty tracking, eviction, error path).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dimm_pager.h"
+
+/* Kernel 6.6+ (the build headers may be older). */
+#ifndef UFFD_FEATURE_POISON
+#define UFFD_FEATURE_POISON (1 << 14)
+#endif
+#ifndef _UFFDIO_POISON
+#define _UFFDIO_POISON (0x08)
+struct uffdio_poison {
+	struct uffdio_range range;
+	__u64 mode;
+	__s64 updated;
+};
+#define UFFDIO_POISON _IOWR(UFFDIO, _UFFDIO_POISON, struct uffdio_poison)
+#endif
+
+enum { ROOM_NEED = 0, ROOM_WAIT, ROOM_OK };
+enum { PG_ABSENT = 0, PG_FETCHING, PG_CLEAN, PG_DIRTY, PG_EVICTING, PG_POISONED };
+
+#define N_FETCH  16u     /* fetches in flight (demand + readahead) */
+#define N_EVICT  16u     /* dirty write-backs in flight */
+#define N_PEND   256u    /* fault messages read, not yet handled */
+#define SYNC_MAX 64u     /* sync write-backs in flight */
+
+enum { K_FETCH = 1, K_WB, K_FL, K_SWB, K_SFL };
+
+struct fetch {
+	bool     used;
+	bool     write;       /* install writable: a write fault waits */
+	bool     waiter;      /* a thread waits (false: readahead) */
+	bool     done;
+	bool     waited;      /* counted in room_waits */
+	int      status;
+	uint8_t  ht_err;
+	uint8_t  room;        /* ROOM_NEED, ROOM_WAIT (an eviction), ROOM_OK */
+	uint32_t page;
+	uint64_t t0;
+	uint8_t *buf;         /* DIMM_PAGE bytes */
+};
+
+struct evict {
+	bool     used;
+	uint8_t  left;        /* completions outstanding (write, flush) */
+	int      status;
+	uint8_t  ht_err;
+	int      waiter;      /* fetch waiting for this page's slot (-1 none) */
+	uint32_t page;
+};
+
+struct pend {
+	uint32_t page;
+	uint32_t flags;       /* UFFD_PAGEFAULT_FLAG_* */
+	uint64_t t0;
+};
+
+struct dimm_pager {
+	struct dimm_pager_cfg cfg;
+	int      fd;
+	uint8_t *base;
+	size_t   size;
+	uint32_t npages;
+	unsigned budget;
+	bool     wp, poison;
+	uint8_t *state, *ref, *sync_mark;
+	uint32_t mapped;      /* CLEAN + DIRTY + EVICTING: pages that use memory */
+	uint32_t reserved;    /* fetches that have their slot (mapped + reserved <= budget) */
+	uint32_t hand;
+	struct fetch fe[N_FETCH];
+	struct evict ev[N_EVICT];
+	struct pend pend[N_PEND];
+	unsigned n_pend;
+	uint8_t *bufs;
+
+	/* error state */
+	_Atomic int err;
+	char     errmsg[256];
+	bool     dead;        /* fallback: unregistered and PROT_NONE */
+
+	/* sync: requested by an application thread */
+	_Atomic unsigned sync_req;   /* sequence of requests (bit 0 of the arg: drop) */
+	_Atomic unsigned sync_done;
+	_Atomic int sync_status;
+	_Atomic bool sync_drop;
+	unsigned sync_serving;       /* request being served (0: none) */
+	int      sync_phase;         /* 0 idle, 1 writing, 2 flushing */
+	uint32_t sync_cursor;
+	unsigned sync_wb;            /* write-backs outstanding */
+	int      sync_st;
+	int      registry_slot;
+	_Atomic bool idle;           /* set by dimm_pager_poll for other threads */
+
+	struct dimm_pager_stats st;
+};
+
+/* ------------------------------------------------------------ histogram */
+
+void dimm_hist_add(uint32_t *hist, uint64_t ns)
+{
+	unsigned b;
+
+	if (ns < 32) {
+		b = (unsigned)ns;
+	} else {
+		unsigned e = 63u - (unsigned)__builtin_clzll(ns);    /* >= 5 */
+		unsigned sub = (unsigned)(ns >> (e - 5)) & 31u;
+
+		b = (e - 4) * 32u + sub;
+	}
+	if (b >= DIMM_HIST_BUCKETS)
+		b = DIMM_HIST_BUCKETS - 1;
+	hist[b]++;
+}
+
+static uint64_t bucket_value(unsigned b)
+{
+	if (b < 32)
+		return b;
+	unsigned e = b / 32u + 4u, sub = b % 32u;
+
+	/* middle of the bucket */
+	return ((uint64_t)(32u + sub) << (e - 5)) + (1ull << (e - 5)) / 2;
+}
+
+uint64_t dimm_hist_quantile(const uint32_t *hist, double q)
+{
+	uint64_t total = 0, acc = 0, want;
+
+	for (unsigned b = 0; b < DIMM_HIST_BUCKETS; b++)
+		total += hist[b];
+	if (total == 0)
+		return 0;
+	want = (uint64_t)(q * (double)total);
+	if (want >= total)
+		want = total - 1;
+	for (unsigned b = 0; b < DIMM_HIST_BUCKETS; b++) {
+		acc += hist[b];
+		if (acc > want)
+			return bucket_value(b);
+	}
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------ signals */
+
+#define REG_MAX 16
+
+static struct {
+	_Atomic(uintptr_t) base;
+	_Atomic size_t size;
+	_Atomic(struct dimm_pager *) p;
+} registry[REG_MAX];
+
+static pthread_mutex_t sig_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sigaction old_bus, old_segv;
+static __thread sigjmp_buf *tls_jb;
+static __thread void *tls_addr;
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t a = (uintptr_t)si->si_addr;
+
+	if (tls_jb) {
+		for (unsigned i = 0; i < REG_MAX; i++) {
+			uintptr_t b = atomic_load(&registry[i].base);
+
+			if (b && a >= b && a - b < atomic_load(&registry[i].size)) {
+				sigjmp_buf *jb = tls_jb;
+
+				tls_addr = si->si_addr;
+				tls_jb = NULL;
+				siglongjmp(*jb, 1);
+			}
+		}
+	}
+	/* not ours: the previous disposition */
+	const struct sigaction *old = sig == SIGBUS ? &old_bus : &old_segv;
+
+	if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
+		old->sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+		old->sa_handler(sig);
+		return;
+	}
+	signal(sig, SIG_DFL); /* the access faults again and takes the default action */
+}
+
+/* (Re)install the handlers if someone replaced them (test harnesses do),
+ * keeping the replaced ones to chain to for addresses that are not ours. */
+static void install_signals(void)
+{
+	static const int sigs[2] = { SIGBUS, SIGSEGV };
+	struct sigaction sa, cur;
+
+	pthread_mutex_lock(&sig_lock);
+	for (int i = 0; i < 2; i++) {
+		sigaction(sigs[i], NULL, &cur);
+		if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal)
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_signal;
+		sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, sigs[i] == SIGBUS ? &old_bus : &old_segv);
+	}
+	pthread_mutex_unlock(&sig_lock);
+}
+
+int dimm_pager_run(struct dimm_pager *p, void (*fn)(void *), void *arg, void **addr)
+{
+	sigjmp_buf jb;
+	sigjmp_buf *volatile saved = tls_jb;
+
+	install_signals();
+	if (sigsetjmp(jb, 1)) {
+		tls_jb = saved;
+		if (addr)
+			*addr = tls_addr;
+		int e = atomic_load(&p->err);
+
+		return e ? e : -EFAULT;
+	}
+	tls_jb = &jb;
+	fn(arg);
+	tls_jb = saved;
+	if (addr)
+		*addr = NULL;
+	return 0;
+}
+
+/* ------------------------------------------------------------ setup */
+
+static int uffd_open(void)
+{
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	int e = errno;
+
+	if (fd >= 0)
+		return fd;
+	int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+
+	if (dev >= 0) {
+		fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+		close(dev);
+		if (fd >= 0)
+			return fd;
+	}
+	errno = e;
+	return -1;
+}
+
+#define ERR(...) snprintf(err, errlen, __VA_ARGS__)
+#define UNAVAIL "; the transparent mapping is off, the explicit API (dimm.h) still works"
+
+struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, size_t errlen)
+{
+	struct dimm_pager *p;
+	struct uffdio_api api;
+	struct uffdio_register reg;
+	uint64_t have;
+	const char *env = getenv("HTOE_DIMM_NO_UFFD");
+	int fd;
+
+	if (!cfg->client || cfg->size == 0 || cfg->size % DIMM_PAGE || cfg->off % DIMM_PAGE ||
+	    cfg->off > dimm_client_size(cfg->client) ||
+	    cfg->size > dimm_client_size(cfg->client) - cfg->off) {
+		ERR("dimm pager: the mapping (offset 0x%llx, 0x%zx bytes) must be whole pages "
+		    "inside the lease",
+		    (unsigned long long)cfg->off, cfg->size);
+		return NULL;
+	}
+	if (cfg->size / DIMM_PAGE > UINT32_MAX - 1) {
+		ERR("dimm pager: mapping too large");
+		return NULL;
+	}
+	if (dimm_client_depth(cfg->client) < 3 * N_FETCH + 2 * N_EVICT + SYNC_MAX + 1) {
+		ERR("dimm pager: the client needs a depth of at least %u",
+		    3 * N_FETCH + 2 * N_EVICT + SYNC_MAX + 1);
+		return NULL;
+	}
+	if ((cfg->flags & DIMM_PAGER_F_NO_UFFD) || (env && *env && strcmp(env, "0") != 0)) {
+		ERR("userfaultfd unavailable: disabled (%s)" UNAVAIL,
+		    (cfg->flags & DIMM_PAGER_F_NO_UFFD) ? "simulated" : "HTOE_DIMM_NO_UFFD is set");
+		return NULL;
+	}
+	/* which features does the kernel have? (one API handshake per fd) */
+	fd = uffd_open();
+	if (fd < 0) {
+		int e = errno;
+
+		ERR("userfaultfd unavailable: %s (%s)" UNAVAIL, strerror(e),
+		    e == EPERM ? "needs root or CAP_SYS_PTRACE, vm.unprivileged_userfaultfd=1, "
+				 "or access to /dev/userfaultfd"
+				 : e == ENOSYS ? "kernel built without CONFIG_USERFAULTFD"
+					       : "userfaultfd(2) failed");
+		return NULL;
+	}
+	memset(&api, 0, sizeof(api));
+	api.api = UFFD_API;
+	if (ioctl(fd, UFFDIO_API, &api) != 0) {
+		ERR("userfaultfd unavailable: UFFDIO_API: %s" UNAVAIL, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	have = api.features;
+	close(fd);
+
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		ERR("dimm pager: out of memory");
+		return NULL;
+	}
+	p->cfg = *cfg;
+	p->fd = -1;
+	p->registry_slot = -1;
+	p->size = cfg->size;
+	p->npages = (uint32_t)(cfg->size / DIMM_PAGE);
+	p->budget = cfg->budget && cfg->budget < p->npages ? cfg->budget : p->npages;
+	p->wp = !(cfg->flags & DIMM_PAGER_F_NO_WP) && (have & UFFD_FEATURE_PAGEFAULT_FLAG_WP);
+	p->poison = !(cfg->flags & DIMM_PAGER_F_NO_POISON) && (have & UFFD_FEATURE_POISON);
+	p->state = calloc(p->npages, 1);
+	p->ref = calloc(p->npages, 1);
+	p->sync_mark = calloc(p->npages, 1);
+	p->bufs = aligned_alloc(DIMM_PAGE, (size_t)N_FETCH * DIMM_PAGE);
+	if (!p->state || !p->ref || !p->sync_mark || !p->bufs) {
+		ERR("dimm pager: out of memory");
+		goto fail;
+	}
+	for (unsigned i = 0; i < N_FETCH; i++)
+		p->fe[i].buf = p->bufs + (size_t)i * DIMM_PAGE;
+	p->base = mmap(NULL, p->size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p->base == MAP_FAILED) {
+		p->base = NULL;
+		ERR("dimm pager: mmap of %zu bytes: %s", p->size, strerror(errno));
+		goto fail;
+	}
+	madvise(p->base, p->size, MADV_NOHUGEPAGE);
+
+	p->fd = uffd_open();
+	if (p->fd < 0) {
+		ERR("userfaultfd unavailable: %s" UNAVAIL, strerror(errno));
+		goto fail;
+	}
+	memset(&api, 0, sizeof(api));
+	api.api = UFFD_API;
+	api.features = (p->wp ? UFFD_FEATURE_PAGEFAULT_FLAG_WP : 0) |
+		       (p->poison ? UFFD_FEATURE_POISON : 0);
+	if (ioctl(p->fd, UFFDIO_API, &api) != 0) {
+		ERR("userfaultfd unavailable: UFFDIO_API(features 0x%llx): %s" UNAVAIL,
+		    (unsigned long long)api.features, strerror(errno));
+		goto fail;
+	}
+	memset(&reg, 0, sizeof(reg));
+	reg.range.start = (uintptr_t)p->base;
+	reg.range.len = p->size;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING | (p->wp ? UFFDIO_REGISTER_MODE_WP : 0);
+	if (ioctl(p->fd, UFFDIO_REGISTER, &reg) != 0) {
+		ERR("userfaultfd unavailable: UFFDIO_REGISTER: %s" UNAVAIL, strerror(errno));
+		goto fail;
+	}
+	if (!(reg.ioctls & (1ull << _UFFDIO_COPY))) {
+		ERR("userfaultfd unavailable: no UFFDIO_COPY on anonymous memory" UNAVAIL);
+		goto fail;
+	}
+	if (p->wp && !(reg.ioctls & (1ull << _UFFDIO_WRITEPROTECT)))
+		p->wp = false; /* cannot happen with MODE_WP accepted; be safe */
+	if (p->poison && !(reg.ioctls & (1ull << _UFFDIO_POISON)))
+		p->poison = false;
+
+	install_signals();
+	for (int i = 0; i < REG_MAX; i++) {
+		struct dimm_pager *none = NULL;
+
+		if (atomic_compare_exchange_strong(&registry[i].p, &none, p)) {
+			atomic_store(&registry[i].size, p->size);
+			atomic_store(&registry[i].base, (uintptr_t)p->base);
+			p->registry_slot = i;
+			break;
+		}
+	}
+	return p;
+fail:
+	dimm_pager_free(p);
+	return NULL;
+}
+
+void dimm_pager_free(struct dimm_pager *p)
+{
+	if (!p)
+		return;
+	if (p->registry_slot >= 0) {
+		atomic_store(&registry[p->registry_slot].base, 0);
+		atomic_store(&registry[p->registry_slot].size, 0);
+		atomic_store(&registry[p->registry_slot].p, NULL);
+	}
+	if (p->fd >= 0)
+		close(p->fd);
+	if (p->base)
+		munmap(p->base, p->size);
+	free(p->state);
+	free(p->ref);
+	free(p->sync_mark);
+	free(p->bufs);
+	free(p);
+}
+
+void *dimm_pager_base(const struct dimm_pager *p)
+{
+	return p->base;
+}
+
+size_t dimm_pager_size(const struct dimm_pager *p)
+{
+	return p->size;
+}
+
+int dimm_pager_fd(const struct dimm_pager *p)
+{
+	return p->fd;
+}
+
+const char *dimm_pager_mode(const struct dimm_pager *p)
+{
+	static const char *const m[] = { "no-wp,sigsegv", "no-wp,poison", "wp,sigsegv",
+					 "wp,poison" };
+
+	return m[(p->wp ? 2 : 0) + (p->poison ? 1 : 0)];
+}
+
+const struct dimm_pager_stats *dimm_pager_stats(const struct dimm_pager *p)
+{
+	return &p->st;
+}
+
+int dimm_pager_error(const struct dimm_pager *p, char *msg, size_t len)
+{
+	int e = atomic_load(&((struct dimm_pager *)p)->err);
+
+	if (msg && len)
+		snprintf(msg, len, "%s", e ? p->errmsg : "ok");
+	return e;
+}
+
+/* ------------------------------------------------------------ page ops */
+
+static uint8_t *page_addr(const struct dimm_pager *p, uint32_t pg)
+{
+	return p->base + (size_t)pg * DIMM_PAGE;
+}
+
+static int uf_wake(struct dimm_pager *p, uint32_t pg)
+{
+	struct uffdio_range r = { .start = (uintptr_t)page_addr(p, pg), .len = DIMM_PAGE };
+
+	return ioctl(p->fd, UFFDIO_WAKE, &r);
+}
+
+static int uf_wp(struct dimm_pager *p, uint32_t pg, bool on)
+{
+	struct uffdio_writeprotect w;
+
+	memset(&w, 0, sizeof(w));
+	w.range.start = (uintptr_t)page_addr(p, pg);
+	w.range.len = DIMM_PAGE;
+	w.mode = on ? UFFDIO_WRITEPROTECT_MODE_WP : 0;
+	return ioctl(p->fd, UFFDIO_WRITEPROTECT, &w);
+}
+
+static void drop_page(struct dimm_pager *p, uint32_t pg)
+{
+	madvise(page_addr(p, pg), DIMM_PAGE, MADV_DONTNEED);
+	p->state[pg] = PG_ABSENT;
+	p->ref[pg] = 0;
+	p->mapped--;
+}
+
+/* The error state: remember the first failure, then stop serving faults
+ * with data. */
+static void set_error(struct dimm_pager *p, int e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_error(struct dimm_pager *p, int e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (atomic_load(&p->err))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->errmsg, sizeof(p->errmsg), fmt, ap);
+	va_end(ap);
+	atomic_store(&p->err, e ? e : -EIO);
+	if (!p->poison && !p->dead) {
+		/* fallback: no page of the region is served any more; threads
+		 * waiting in a fault are woken by the unregister and fault
+		 * again on PROT_NONE: SIGSEGV */
+		struct uffdio_range r = { .start = (uintptr_t)p->base, .len = p->size };
+
+		mprotect(p->base, p->size, PROT_NONE);
+		ioctl(p->fd, UFFDIO_UNREGISTER, &r);
+		p->dead = true;
+	}
+}
+
+/* A page that cannot be served: the waiting threads get SIGBUS. */
+static void poison_page(struct dimm_pager *p, uint32_t pg)
+{
+	struct uffdio_poison po;
+
+	if (p->dead)
+		return;
+	memset(&po, 0, sizeof(po));
+	po.range.start = (uintptr_t)page_addr(p, pg);
+	po.range.len = DIMM_PAGE;
+	if (ioctl(p->fd, UFFDIO_POISON, &po) == 0 || errno == EEXIST) {
+		p->state[pg] = PG_POISONED;
+		p->st.poisoned++;
+	} else {
+		uf_wake(p, pg);
+	}
+}
+
+static uint64_t page_off(const struct dimm_pager *p, uint32_t pg)
+{
+	return p->cfg.off + (uint64_t)pg * DIMM_PAGE;
+}
+
+static uint64_t user_of(int kind, unsigned idx)
+{
+	return (uint64_t)kind << 32 | idx;
+}
+
+
+/* ------------------------------------------------------------ eviction */
+
+static void finish_evict(struct dimm_pager *p, struct evict *e);
+
+/* Start writing back dirty page pg: returns the eviction slot, or -1 when
+ * none is free (or nothing could be submitted). */
+static int start_evict(struct dimm_pager *p, uint32_t pg)
+{
+	struct dimm_client *c = p->cfg.client;
+	struct evict *e;
+	unsigned i;
+	int h;
+
+	for (i = 0; i < N_EVICT; i++)
+		if (!p->ev[i].used)
+			break;
+	if (i == N_EVICT)
+		return -1;
+	e = &p->ev[i];
+	e->used = true;
+	e->page = pg;
+	e->status = 0;
+	e->ht_err = 0;
+	e->waiter = -1;
+	e->left = 2;
+	/* stable content while it is copied out: writers fault and wait */
+	if (p->wp)
+		uf_wp(p, pg, true);
+	h = dimm_write_async(c, page_off(p, pg), page_addr(p, pg), DIMM_PAGE, 0, user_of(K_WB, i));
+	if (h < 0) {
+		e->left--;
+		e->status = h;
+	}
+	h = dimm_flush_async(c, user_of(K_FL, i));
+	if (h < 0) {
+		e->left--;
+		if (!e->status)
+			e->status = h;
+	}
+	p->state[pg] = PG_EVICTING;
+	p->sync_mark[pg] = 0;
+	p->st.evictions++;
+	p->st.writebacks++;
+	p->st.bytes_out += DIMM_PAGE;
+	if (e->left == 0) {
+		/* nothing was submitted (the lease is lost): over at once */
+		finish_evict(p, e);
+		return -1;
+	}
+	return (int)i;
+}
+
+/*
+ * Make room for one more page: -1 when a slot is free now (the caller
+ * reserves it), an eviction slot whose completion frees one, or -2 when
+ * nothing can be evicted now (retry later).
+ */
+static int make_room(struct dimm_pager *p)
+{
+	if (p->mapped + p->reserved < p->budget)
+		return -1;
+	/* CLOCK: two sweeps find an unreferenced resident page if there is one */
+	for (uint64_t n = 0; n < 2ull * p->npages + 1; n++) {
+		uint32_t pg = p->hand;
+
+		p->hand = p->hand + 1 == p->npages ? 0 : p->hand + 1;
+		if (p->state[pg] != PG_CLEAN && p->state[pg] != PG_DIRTY)
+			continue;
+		if (p->ref[pg]) {
+			p->ref[pg] = 0;
+			continue;
+		}
+		if (p->state[pg] == PG_CLEAN) {
+			drop_page(p, pg);
+			p->st.evictions++;
+			p->st.drops_clean++;
+			return -1;
+		}
+		int e = start_evict(p, pg);
+
+		return e >= 0 ? e : -2;
+	}
+	return -2;
+}
+
+static void fetch_room(struct dimm_pager *p, struct fetch *f)
+{
+	int r;
+
+	if (f->room != ROOM_NEED)
+		return;
+	r = make_room(p);
+	if (r == -1) {
+		p->reserved++;
+		f->room = ROOM_OK;
+	} else if (r >= 0) {
+		p->ev[r].waiter = (int)(f - p->fe);
+		f->room = ROOM_WAIT;
+	} else if (!f->waited) {
+		f->waited = true;
+		p->st.room_waits++;
+	}
+}
+
+static void finish_evict(struct dimm_pager *p, struct evict *e)
+{
+	uint32_t pg = e->page;
+
+	e->used = false;
+	if (e->status == 0 && !atomic_load(&p->err)) {
+		drop_page(p, pg);
+	} else {
+		if (e->status)
+			set_error(p, e->status,
+				  "write-back of page %u (lease offset 0x%llx) failed: %s", pg,
+				  (unsigned long long)page_off(p, pg),
+				  dimm_strerror(e->status, e->ht_err));
+		/* the data stays here, writable */
+		if (p->wp && !p->dead)
+			uf_wp(p, pg, false);
+		p->state[pg] = PG_DIRTY;
+	}
+	if (e->waiter >= 0) {
+		struct fetch *f = &p->fe[e->waiter];
+
+		f->room = ROOM_NEED;
+		if (p->state[pg] == PG_ABSENT) {
+			p->reserved++;
+			f->room = ROOM_OK;
+		}
+	}
+}
+
+/* ------------------------------------------------------------ fetch */
+
+static struct fetch *fetch_alloc(struct dimm_pager *p, unsigned keep)
+{
+	unsigned n_free = 0;
+	struct fetch *f = NULL;
+
+	for (unsigned i = 0; i < N_FETCH; i++)
+		if (!p->fe[i].used) {
+			n_free++;
+			if (!f)
+				f = &p->fe[i];
+		}
+	return n_free > keep ? f : NULL;
+}
+
+static struct fetch *fetch_of(struct dimm_pager *p, uint32_t pg)
+{
+	for (unsigned i = 0; i < N_FETCH; i++)
+		if (p->fe[i].used && p->fe[i].page == pg)
+			return &p->fe[i];
+	return NULL;
+}
+
+static void start_fetch(struct dimm_pager *p, struct fetch *f, uint32_t pg, bool write,
+			bool waiter, uint64_t t0)
+{
+	int h;
+
+	f->used = true;
+	f->page = pg;
+	f->write = write;
+	f->waiter = waiter;
+	f->done = false;
+	f->status = 0;
+	f->ht_err = 0;
+	f->t0 = t0;
+	f->room = ROOM_NEED;
+	f->waited = false;
+	p->state[pg] = PG_FETCHING;
+	p->st.fetches++;
+	if (!waiter)
+		p->st.readaheads++;
+	h = dimm_read_async(p->cfg.client, page_off(p, pg), f->buf, DIMM_PAGE,
+			    user_of(K_FETCH, (unsigned)(f - p->fe)));
+	if (h < 0) {
+		f->done = true;
+		f->status = h;
+	}
+	fetch_room(p, f);
+}
+
+static void fetch_release(struct dimm_pager *p, struct fetch *f)
+{
+	if (f->room == ROOM_OK)
+		p->reserved--;
+	if (f->room == ROOM_WAIT)
+		for (unsigned i = 0; i < N_EVICT; i++)
+			if (p->ev[i].used && p->ev[i].waiter == (int)(f - p->fe))
+				p->ev[i].waiter = -1;
+	f->used = false;
+}
+
+/* A finished fetch: install the page (or poison it). Returns true if done. */
+static bool try_install(struct dimm_pager *p, struct fetch *f)
+{
+	uint32_t pg = f->page;
+	struct uffdio_copy cp;
+
+	if (!f->done)
+		return false;
+	if (f->status || atomic_load(&p->err)) {
+		if (f->status)
+			set_error(p, f->status,
+				  "fetch of page %u (lease offset 0x%llx) failed: %s", pg,
+				  (unsigned long long)page_off(p, pg),
+				  dimm_strerror(f->status, f->ht_err));
+		p->state[pg] = PG_ABSENT;
+		if (f->waiter)
+			poison_page(p, pg);
+		fetch_release(p, f);
+		return true;
+	}
+	fetch_room(p, f);
+	if (f->room != ROOM_OK)
+		return false;
+	memset(&cp, 0, sizeof(cp));
+	cp.dst = (uintptr_t)page_addr(p, pg);
+	cp.src = (uintptr_t)f->buf;
+	cp.len = DIMM_PAGE;
+	cp.mode = p->wp && !f->write ? UFFDIO_COPY_MODE_WP : 0;
+	if (ioctl(p->fd, UFFDIO_COPY, &cp) != 0 && errno != EEXIST) {
+		if (errno == EAGAIN)
+			return false; /* the mm changed: try again */
+		set_error(p, -errno, "UFFDIO_COPY of page %u: %s", pg, strerror(errno));
+		p->state[pg] = PG_ABSENT;
+		fetch_release(p, f);
+		return true;
+	}
+	p->state[pg] = p->wp && !f->write ? PG_CLEAN : PG_DIRTY;
+	p->ref[pg] = 1;
+	p->mapped++;
+	p->st.bytes_in += DIMM_PAGE;
+	if (f->waiter) {
+		p->st.faults++;
+		dimm_hist_add(p->st.hist, now_ns() - f->t0);
+	}
+	fetch_release(p, f);
+	return true;
+}
+
+static bool busy_page(uint8_t s)
+{
+	return s == PG_CLEAN || s == PG_DIRTY || s == PG_FETCHING || s == PG_EVICTING;
+}
+
+/* A demand fault on pg: fetch the next pages too if the access pattern is
+ * sequential (the previous page is resident or on its way). */
+static void do_readahead(struct dimm_pager *p, uint32_t pg)
+{
+	if (!p->cfg.readahead || pg == 0 || !busy_page(p->state[pg - 1]) ||
+	    atomic_load(&p->err))
+		return;
+	for (unsigned k = 1; k <= p->cfg.readahead && pg + k < p->npages; k++) {
+		struct fetch *f;
+
+		if (p->state[pg + k] != PG_ABSENT)
+			continue;
+		f = fetch_alloc(p, 4); /* keep some for demand faults */
+		if (!f)
+			break;
+		start_fetch(p, f, pg + k, false, false, 0);
+	}
+}
+
+/* ------------------------------------------------------------ faults */
+
+/* Handle one fault message: true when done, false to keep it for later. */
+static bool handle_fault(struct dimm_pager *p, const struct pend *m)
+{
+	uint32_t pg = m->page;
+	bool wp = m->flags & UFFD_PAGEFAULT_FLAG_WP;
+	bool write = m->flags & UFFD_PAGEFAULT_FLAG_WRITE;
+	struct fetch *f;
+
+	switch (p->state[pg]) {
+	case PG_ABSENT:
+		if (atomic_load(&p->err)) {
+			poison_page(p, pg);
+			return true;
+		}
+		f = fetch_alloc(p, 0);
+		if (!f)
+			return false;
+		start_fetch(p, f, pg, write || wp, true, m->t0);
+		do_readahead(p, pg);
+		return true;
+	case PG_FETCHING:
+		f = fetch_of(p, pg);
+		if (f) {
+			if (write || wp)
+				f->write = true;
+			if (!f->waiter) {
+				f->waiter = true;
+				f->t0 = m->t0;
+				p->st.readahead_hits++;
+			}
+		}
+		do_readahead(p, pg);
+		return true;
+	case PG_CLEAN:
+		if (wp) {
+			/* first write: dirty from now on */
+			uf_wp(p, pg, false);
+			p->state[pg] = PG_DIRTY;
+			p->ref[pg] = 1;
+			p->sync_mark[pg] = 0;
+			p->st.wp_faults++;
+			dimm_hist_add(p->st.hist_wp, now_ns() - m->t0);
+			return true;
+		}
+		break;
+	case PG_DIRTY:
+		if (wp) {
+			/* written while a sync copied it: dirty again */
+			p->sync_mark[pg] = 0;
+			uf_wp(p, pg, false);
+			return true;
+		}
+		break;
+	case PG_EVICTING:
+		return false; /* after the write-back: then it is absent */
+	default:
+		break;
+	}
+	/* handled already (stale message, or a poisoned page): let it retry */
+	p->st.spurious++;
+	uf_wake(p, pg);
+	return true;
+}
+
+static unsigned read_faults(struct dimm_pager *p)
+{
+	struct uffd_msg msg[16];
+	unsigned room = N_PEND - p->n_pend, got = 0;
+
+	while (room > 0) {
+		unsigned want = room < 16 ? room : 16;
+		ssize_t n = read(p->fd, msg, want * sizeof(msg[0]));
+
+		if (n <= 0)
+			break;
+		uint64_t t = now_ns();
+
+		for (unsigned i = 0; i < (unsigned)n / sizeof(msg[0]); i++) {
+			uintptr_t a;
+
+			if (msg[i].event != UFFD_EVENT_PAGEFAULT)
+				continue;
+			a = (uintptr_t)msg[i].arg.pagefault.address;
+			if (a < (uintptr_t)p->base || a - (uintptr_t)p->base >= p->size)
+				continue;
+			struct pend *e = &p->pend[p->n_pend++];
+
+			e->page = (uint32_t)((a - (uintptr_t)p->base) / DIMM_PAGE);
+			e->flags = (uint32_t)msg[i].arg.pagefault.flags;
+			e->t0 = t;
+			room--;
+			got++;
+		}
+	}
+	return got;
+}
+
+static unsigned handle_pending(struct dimm_pager *p)
+{
+	unsigned done = 0, j = 0;
+
+	for (unsigned i = 0; i < p->n_pend; i++) {
+		if (handle_fault(p, &p->pend[i]))
+			done++;
+		else
+			p->pend[j++] = p->pend[i];
+	}
+	p->n_pend = j;
+	return done;
+}
+
+/* ------------------------------------------------------------ sync */
+
+int dimm_pager_sync(struct dimm_pager *p, bool drop, void (*idle)(void *), void *arg)
+{
+	unsigned seq;
+
+	atomic_store(&p->sync_drop, drop);
+	seq = atomic_fetch_add(&p->sync_req, 1) + 1;
+	while ((int)(atomic_load(&p->sync_done) - seq) < 0) {
+		if (idle)
+			idle(arg);
+		else
+			sched_yield();
+	}
+	return atomic_load(&p->sync_status);
+}
+
+static unsigned sync_step(struct dimm_pager *p)
+{
+	struct dimm_client *c = p->cfg.client;
+	unsigned work = 0;
+
+	if (p->sync_phase == 0) {
+		unsigned req = atomic_load(&p->sync_req);
+
+		if (req == atomic_load(&p->sync_done))
+			return 0;
+		p->sync_serving = req;
+		p->sync_phase = 1;
+		p->sync_cursor = 0;
+		p->sync_wb = 0;
+		p->sync_st = atomic_load(&p->err);
+		p->st.syncs++;
+		work++;
+	}
+	if (p->sync_phase == 1) {
+		while (!p->sync_st && p->sync_cursor < p->npages && p->sync_wb < SYNC_MAX) {
+			uint32_t pg = p->sync_cursor;
+
+			if (p->state[pg] == PG_DIRTY) {
+				if (p->wp)
+					uf_wp(p, pg, true);
+				int h = dimm_write_async(c, page_off(p, pg), page_addr(p, pg),
+							 DIMM_PAGE, 0, user_of(K_SWB, pg));
+
+				if (h < 0) {
+					if (p->wp)
+						uf_wp(p, pg, false);
+					if (h != -EAGAIN)
+						p->sync_st = h;
+					break; /* -EAGAIN: no descriptor now, later */
+				}
+				p->sync_mark[pg] = 1;
+				p->sync_wb++;
+				p->st.writebacks++;
+				p->st.bytes_out += DIMM_PAGE;
+				work++;
+			}
+			p->sync_cursor++;
+		}
+		/* evictions in flight are written back by their own flush */
+		bool evicting = false;
+
+		for (unsigned i = 0; i < N_EVICT; i++)
+			evicting |= p->ev[i].used;
+		if ((p->sync_cursor == p->npages || p->sync_st) && p->sync_wb == 0 && !evicting) {
+			if (p->sync_st || dimm_flush_async(c, user_of(K_SFL, 0)) >= 0) {
+				p->sync_phase = 2;
+				p->sync_wb = p->sync_st ? 0 : 1;
+				work++;
+			}
+		}
+	}
+	if (p->sync_phase == 2 && p->sync_wb == 0) {
+		bool drop = atomic_load(&p->sync_drop);
+
+		for (uint32_t pg = 0; pg < p->npages; pg++) {
+			if (p->sync_mark[pg] && p->state[pg] == PG_DIRTY) {
+				if (p->sync_st) {
+					if (p->wp && !p->dead)
+						uf_wp(p, pg, false);
+				} else if (p->wp) {
+					p->state[pg] = PG_CLEAN;
+				}
+			}
+			p->sync_mark[pg] = 0;
+			if (drop && !p->sync_st &&
+			    (p->state[pg] == PG_CLEAN ||
+			     (p->state[pg] == PG_DIRTY && !p->wp))) {
+				drop_page(p, pg);
+			}
+		}
+		if (p->sync_st && !atomic_load(&p->err))
+			set_error(p, p->sync_st, "sync: write-back failed: %s",
+				  dimm_strerror(p->sync_st, 0));
+		atomic_store(&p->sync_status, p->sync_st);
+		atomic_store(&p->sync_done, p->sync_serving);
+		p->sync_phase = 0;
+		work++;
+	}
+	return work;
+}
+
+/* ------------------------------------------------------------ poll */
+
+static void dispatch(struct dimm_pager *p, const struct dimm_result *r)
+{
+	unsigned kind = (unsigned)(r->user >> 32), idx = (unsigned)r->user;
+
+	switch (kind) {
+	case K_FETCH: {
+		struct fetch *f = &p->fe[idx];
+
+		f->done = true;
+		f->status = r->status;
+		f->ht_err = r->ht_err;
+		break;
+	}
+	case K_WB:
+	case K_FL: {
+		struct evict *e = &p->ev[idx];
+
+		if (r->status && !e->status) {
+			e->status = r->status;
+			e->ht_err = r->ht_err;
+		}
+		if (--e->left == 0)
+			finish_evict(p, e);
+		break;
+	}
+	case K_SWB:
+	case K_SFL:
+		if (r->status && !p->sync_st)
+			p->sync_st = r->status;
+		p->sync_wb--;
+		break;
+	default:
+		break;
+	}
+}
+
+unsigned dimm_pager_poll(struct dimm_pager *p)
+{
+	struct dimm_result r[32];
+	unsigned work = 0, n;
+
+	while ((n = dimm_reap(p->cfg.client, r, 32)) > 0) {
+		for (unsigned i = 0; i < n; i++)
+			dispatch(p, &r[i]);
+		work += n;
+	}
+	for (unsigned i = 0; i < N_FETCH; i++)
+		if (p->fe[i].used && try_install(p, &p->fe[i]))
+			work++;
+	if (!p->dead)
+		work += read_faults(p);
+	work += handle_pending(p);
+	work += sync_step(p);
+	atomic_store_explicit(&p->idle,
+			      !dimm_pager_busy(p) && dimm_inflight(p->cfg.client) == 0,
+			      memory_order_release);
+	return work;
+}
+
+bool dimm_pager_idle(const struct dimm_pager *p)
+{
+	return atomic_load_explicit(&((struct dimm_pager *)p)->idle, memory_order_acquire);
+}
+
+bool dimm_pager_busy(const struct dimm_pager *p)
+{
+	if (p->n_pend || p->sync_phase)
+		return true;
+	for (unsigned i = 0; i < N_FETCH; i++)
+		if (p->fe[i].used)
+			return true;
+	for (unsigned i = 0; i < N_EVICT; i++)
+		if (p->ev[i].used)
+			return true;
+	return false;
+}

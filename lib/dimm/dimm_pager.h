@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * dimm_pager: transparent remote memory through userfaultfd (issue 7).
+ *
+ * dimm_pager_new() maps a region of anonymous memory and registers it with
+ * userfaultfd. Code that only sees plain pointers into it runs on remote
+ * memory: the first touch of a 4 KiB page faults, the pager fetches the
+ * page from the lease (one 4 KiB dimm read = 64 pipelined 64-byte HT reads)
+ * and installs it with UFFDIO_COPY. At most `budget` pages are resident;
+ * beyond that the pager evicts (CLOCK, the reference bit set by the faults
+ * it sees): a clean page is dropped (MADV_DONTNEED), a dirty page is first
+ * written back (posted writes, then an HT Flush) and dropped only when the
+ * flush confirmed it.
+ *
+ * Dirty tracking: userfaultfd write-protection. A page fetched for a read
+ * is installed write-protected (UFFDIO_COPY_MODE_WP); its first write
+ * faults again (a WP fault, no data moves) and the pager marks it dirty and
+ * lifts the protection; a page fetched for a write is installed writable
+ * and dirty at once. Before a dirty page is written back it is
+ * write-protected again, so the copy sent is stable even while other
+ * threads run. Without WP support (or DIMM_PAGER_F_NO_WP) every page is
+ * treated as dirty (every eviction writes back) and eviction relies on the
+ * faulting thread being blocked: correct for one application thread.
+ *
+ * Errors: when a fetch or a write-back fails (remote node lost, lease lost,
+ * poisoned response), the pager enters the error state: the faulting
+ * access, and every later fault on a page that is not resident, gets SIGBUS
+ * (UFFDIO_POISON; without it the region is unregistered and made
+ * inaccessible, so the access gets SIGSEGV). No access ever returns data
+ * that did not come from the remote memory. dimm_pager_run() turns that
+ * signal into an error return with the pager's message.
+ *
+ * Threads: dimm_pager_poll() runs on the pager's thread (typically the
+ * node's poll thread, together with the engine); it never blocks. The
+ * client given is used from that thread only. The mapping is used by any
+ * other thread(s). dimm_pager_sync() is called from an application thread.
+ */
+#ifndef DIMM_PAGER_H
+#define DIMM_PAGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dimm.h"
+
+#define DIMM_PAGE 4096u
+
+#define DIMM_PAGER_F_NO_WP     0x01u /* no write-protect dirty tracking */
+#define DIMM_PAGER_F_NO_POISON 0x02u /* error path without UFFDIO_POISON */
+#define DIMM_PAGER_F_NO_UFFD   0x04u /* act as if userfaultfd were unavailable (tests);
+					also set by the environment HTOE_DIMM_NO_UFFD=1 */
+
+struct dimm_pager_cfg {
+	struct dimm_client *client;  /* the lease; used from the pager's thread only */
+	uint64_t off;                /* offset in the client's region of the first byte */
+	size_t   size;               /* bytes, multiple of DIMM_PAGE */
+	unsigned budget;             /* resident pages at most (0: all) */
+	unsigned readahead;          /* on a sequential fault, also fetch this many next
+					pages (0: none) */
+	unsigned flags;
+};
+
+/* Latency histogram: log-linear, 32 sub-buckets per power of two of ns. */
+#define DIMM_HIST_BUCKETS (64u * 32u)
+
+struct dimm_pager_stats {
+	uint64_t faults;          /* missing faults served by a fetch */
+	uint64_t wp_faults;       /* first writes to a clean page */
+	uint64_t spurious;        /* faults on pages already handled */
+	uint64_t fetches, readaheads, readahead_hits;
+	uint64_t evictions, writebacks, drops_clean;
+	uint64_t poisoned;        /* pages poisoned after an error */
+	uint64_t room_waits;      /* a fetched page waited: every resident page was busy */
+	uint64_t syncs;
+	uint64_t bytes_in, bytes_out;
+	uint32_t hist[DIMM_HIST_BUCKETS]; /* fault service time: message read -> page installed */
+	uint32_t hist_wp[DIMM_HIST_BUCKETS]; /* WP fault service time */
+};
+
+struct dimm_pager;
+
+/*
+ * Map and register. NULL with a clear message when userfaultfd is
+ * unavailable (no permission, no kernel support, or simulated), e.g.
+ * "userfaultfd unavailable: Operation not permitted (...); the transparent
+ * mapping is off, the explicit API (dimm.h) still works".
+ */
+struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, size_t errlen);
+/* Unregister and unmap. The pager thread must have stopped polling it, and
+ * nothing of it may be in flight: wait for dimm_pager_idle() first (a
+ * readahead may still be on its way when the application is done). */
+void dimm_pager_free(struct dimm_pager *p);
+
+void *dimm_pager_base(const struct dimm_pager *p);
+size_t dimm_pager_size(const struct dimm_pager *p);
+int dimm_pager_fd(const struct dimm_pager *p);  /* readable when a fault waits */
+/* "wp", "no-wp"; "poison", "sigsegv" */
+const char *dimm_pager_mode(const struct dimm_pager *p);
+
+/* Pager thread: serve faults, finish fetches/evictions/syncs. Never blocks.
+ * Returns the number of steps done (0: idle). */
+unsigned dimm_pager_poll(struct dimm_pager *p);
+/* Pager thread: work in progress (a fault being served, a sync). */
+bool dimm_pager_busy(const struct dimm_pager *p);
+/* Any thread: as of the pager thread's last poll, nothing is in progress and
+ * none of its client's operations is in flight. */
+bool dimm_pager_idle(const struct dimm_pager *p);
+
+/* Application thread: write every dirty page back (posted writes + one
+ * flush) and, if drop, evict every page. Waits for the pager thread, calling
+ * idle(arg) (NULL: sched_yield) meanwhile. 0, or the error (see
+ * dimm_pager_error). */
+int dimm_pager_sync(struct dimm_pager *p, bool drop, void (*idle)(void *), void *arg);
+
+/* 0, or the negative errno of the first failure with its message. */
+int dimm_pager_error(const struct dimm_pager *p, char *msg, size_t len);
+
+/*
+ * Run fn(arg) on the calling thread. If it touches memory of a pager in the
+ * error state (SIGBUS from a poisoned page, or SIGSEGV in the fallback),
+ * fn is abandoned and the pager's error is returned (negative errno), with
+ * the faulting address in *addr (may be NULL). 0 when fn returns. Signals
+ * outside every pager's mapping keep their default action.
+ */
+int dimm_pager_run(struct dimm_pager *p, void (*fn)(void *), void *arg, void **addr);
+
+const struct dimm_pager_stats *dimm_pager_stats(const struct dimm_pager *p);
+/* Quantile q (0..1) of the fault service time in ns, from a histogram. */
+uint64_t dimm_hist_quantile(const uint32_t *hist, double q);
+void dimm_hist_add(uint32_t *hist, uint64_t ns);
+
+#endif

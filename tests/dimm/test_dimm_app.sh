@@ -1,0 +1,172 @@
+#!/bin/bash
+# htoe-dimm end to end (suite 'dimm'): test_dimm_app.sh HTOE_DIMM SRC MODE
+#   budgets      in one process, budgets 100/50/25 % of the working set: every
+#                run verified, the smaller budgets evict and write back, JSON+PNG
+#   lossy        2 % of the frames lost in both directions: still verified
+#   remote-lost  the exporter stops answering mid-run: a clear error, exit 1,
+#                and no result taken from memory that did not come from it
+#   no-uffd      userfaultfd unavailable (simulated): a clear message, the
+#                explicit API still runs and is verified
+#   memif        two processes over memif (--config config/dimm-memif.ini)
+#   netns        two processes in two network namespaces, af_packet over veth
+# No timing assertions: only exit codes, verification flags and messages.
+set -euo pipefail
+DIMM=$1
+SRC=$2
+MODE=$3
+PREFIX="htoe-test-dimm-$MODE-$$"
+TMP=$(mktemp -d "/tmp/${PREFIX}.XXXXXX")
+PIDS=()
+
+cleanup() {
+  local p
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
+  rm -rf "/var/run/dpdk/$PREFIX" "/var/run/dpdk/$PREFIX-a" "/var/run/dpdk/$PREFIX-b" \
+    "/tmp/dpdk/$PREFIX" "$TMP"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "ok: $*"; }
+
+EAL="-l 0-1 --no-huge -m 512 --no-pci --no-shconf --file-prefix $PREFIX --log-level=warning"
+SMALL="--wss 512K --updates 4096 --kv-ops 4096 --ntimes 1"
+
+# py EXPR: evaluate a Python expression over the results (r = the JSON)
+py() {
+  python3 -c "import json,sys; r=json.load(open('$TMP/r.json')); sys.exit(0 if ($1) else 1)"
+}
+
+run() {
+  set +e
+  timeout 500 "$DIMM" $EAL -- $SMALL --json "$TMP/r.json" --plot "$TMP/r.png" "$@" \
+    >"$TMP/out" 2>"$TMP/err"
+  RC=$?
+  set -e
+  cat "$TMP/out" "$TMP/err"
+}
+
+case "$MODE" in
+budgets)
+  run --budgets 100,50,25
+  [ "$RC" = 0 ] || fail "exit status $RC"
+  py "r['ok'] and len(r['runs']) == 12" || fail "not 12 verified runs"
+  py "all(x['verified'] for x in r['runs'])" || fail "a run is not verified"
+  py "r['explicit']['verified']" || fail "explicit API not verified"
+  # a budget below the working set evicts, writes back, and re-fetches
+  py "all(x['pager']['evictions'] > 0 and x['pager']['faults'] > x['pages'] for x in r['runs'] if x['budget_pct'] == 25)" \
+    || fail "25 % budget did not evict and re-fetch"
+  py "all(x['pager']['writebacks'] > 0 for x in r['runs'] if x['budget_pct'] < 100)" \
+    || fail "no write-back below 100 %"
+  py "all(x['budget_pages'] < x['pages'] for x in r['runs'] if x['budget_pct'] < 100)" \
+    || fail "budget not below the working set"
+  py "all(x['slowdown'] > 0 and x['fault_p99_us'] >= x['fault_p50_us'] > 0 for x in r['runs'])" \
+    || fail "missing slowdown or latency"
+  py "r['lease']['size'] >= 512*1024" || fail "lease"
+  grep -q "all results verified" "$TMP/out" || fail "no final verdict"
+  grep -q "lease .* released" "$TMP/out" || fail "the lease was not released"
+  if python3 -c 'import matplotlib' 2>/dev/null; then
+    [ -s "$TMP/r.png" ] || fail "no PNG"
+    head -c 8 "$TMP/r.png" | od -An -c | grep -q 'P   N   G' || fail "not a PNG"
+  fi
+  ok "budgets 100/50/25: 12 runs verified"
+  ;;
+lossy)
+  run --budgets 50 --workloads stream,kv --set impair.loss=0.02 --set impair.seed=7
+  [ "$RC" = 0 ] || fail "exit status $RC"
+  py "r['ok'] and all(x['verified'] for x in r['runs']) and len(r['runs']) == 2" \
+    || fail "not verified under loss"
+  py "r['vl']['retransmits'] > 0" || fail "no retransmission: was the loss applied?"
+  py "'impaired' in r['setup']['transport']" || fail "transport not marked impaired"
+  ok "2 % loss: verified, $(python3 -c "import json; print(json.load(open('$TMP/r.json'))['vl']['retransmits'])") retransmits"
+  ;;
+remote-lost)
+  run --budgets 50 --workloads gups --no-explicit --kill-after-faults 30
+  [ "$RC" = 1 ] || fail "exit status $RC, expected 1"
+  grep -q "remote memory lost" "$TMP/err" || fail "no 'remote memory lost' message"
+  grep -q "no value that did not come from node 2 was used" "$TMP/err" || fail "no data statement"
+  grep -q "MISMATCH" "$TMP/out" && fail "a wrong result was reported"
+  py "not r['ok'] and 'remote memory lost' in r['error']" || fail "JSON does not say so"
+  ok "remote node lost: clear error, exit 1"
+  ;;
+no-uffd)
+  run --no-uffd
+  [ "$RC" = 0 ] || fail "exit status $RC"
+  grep -q "userfaultfd unavailable" "$TMP/err" || fail "no clear message"
+  grep -q "explicit API (dimm.h) still works" "$TMP/err" || fail "message does not name the fallback"
+  py "r['explicit']['verified'] and r['runs'] == [] and not r['setup']['transparent']" \
+    || fail "explicit API results missing"
+  # the same through the environment
+  HTOE_DIMM_NO_UFFD=1 run --workloads gups
+  [ "$RC" = 0 ] || fail "exit status $RC (HTOE_DIMM_NO_UFFD)"
+  grep -q "HTOE_DIMM_NO_UFFD" "$TMP/err" || fail "no message naming HTOE_DIMM_NO_UFFD"
+  ok "userfaultfd unavailable: explicit API verified"
+  ;;
+memif)
+  SOCK="$TMP/memif.sock"
+  CFG="$SRC/config/dimm-memif.ini"
+  EB="-l 1 --no-huge -m 512 --no-pci --file-prefix $PREFIX-b --log-level=warning"
+  EA="-l 0 --no-huge -m 512 --no-pci --file-prefix $PREFIX-a --log-level=warning"
+  timeout 500 "$DIMM" $EB --vdev="net_memif0,role=server,socket=$SOCK,socket-abstract=no" \
+    -- --config "$CFG" --node 2 >"$TMP/b.out" 2>&1 &
+  PIDS+=($!)
+  # the memif client connects only to a server socket that exists
+  for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
+  [ -S "$SOCK" ] || { cat "$TMP/b.out"; fail "the exporter did not open $SOCK"; }
+  set +e
+  timeout 400 "$DIMM" $EA --vdev="net_memif0,role=client,socket=$SOCK,socket-abstract=no" \
+    -- --config "$CFG" --node 1 $SMALL --budgets 100,25 --workloads stream,sort \
+    --json "$TMP/r.json" --no-plot >"$TMP/out" 2>"$TMP/err"
+  RC=$?
+  set -e
+  cat "$TMP/out" "$TMP/err"
+  kill -INT "${PIDS[0]}" 2>/dev/null || true
+  wait "${PIDS[0]}" || true
+  PIDS=()
+  cat "$TMP/b.out"
+  [ "$RC" = 0 ] || fail "exit status $RC"
+  py "r['ok'] and len(r['runs']) == 4 and all(x['verified'] for x in r['runs'])" \
+    || fail "not verified across processes"
+  grep -q "lease .* to node 1" "$TMP/b.out" || fail "the exporter did not grant the lease"
+  ok "two processes over memif: verified"
+  ;;
+netns)
+  # two processes in two network namespaces over a veth pair (af_packet)
+  NA="dimm-a-$$"; NB="dimm-b-$$"; VA="dva$$"; VB="dvb$$"
+  NETNS_CLEAN="ip netns del $NA 2>/dev/null; ip netns del $NB 2>/dev/null"
+  if ! ip netns add "$NA" 2>/dev/null; then echo "skip: no network namespaces"; exit 77; fi
+  trap 'eval "$NETNS_CLEAN"; cleanup' EXIT
+  ip netns add "$NB"
+  ip link add "$VA" type veth peer name "$VB"
+  ip link set "$VA" netns "$NA"
+  ip link set "$VB" netns "$NB"
+  ip -n "$NA" link set "$VA" up promisc on
+  ip -n "$NB" link set "$VB" up promisc on
+  CFG="$SRC/config/dimm-memif.ini"
+  SETDEV="port 0.dev=net_af_packet0"
+  ip netns exec "$NB" timeout 500 "$DIMM" -l 1 --no-huge -m 512 --no-pci --no-shconf \
+    --file-prefix "$PREFIX-b" --log-level=warning --vdev="net_af_packet0,iface=$VB" \
+    -- --config "$CFG" --set "$SETDEV" --node 2 >"$TMP/b.out" 2>&1 &
+  PIDS+=($!)
+  set +e
+  ip netns exec "$NA" timeout 400 "$DIMM" -l 0 --no-huge -m 512 --no-pci --no-shconf \
+    --file-prefix "$PREFIX-a" --log-level=warning --vdev="net_af_packet0,iface=$VA" \
+    -- --config "$CFG" --set "$SETDEV" --node 1 $SMALL --budgets 100,25 --workloads gups,kv \
+    --json "$TMP/r.json" --no-plot >"$TMP/out" 2>"$TMP/err"
+  RC=$?
+  set -e
+  cat "$TMP/out" "$TMP/err"
+  kill -INT "${PIDS[0]}" 2>/dev/null || true
+  wait "${PIDS[0]}" || true
+  PIDS=()
+  cat "$TMP/b.out"
+  [ "$RC" = 0 ] || fail "exit status $RC"
+  py "r['ok'] and len(r['runs']) == 4 and all(x['verified'] for x in r['runs'])" \
+    || fail "not verified across namespaces"
+  ok "two processes in two network namespaces (af_packet): verified"
+  ;;
+*)
+  fail "unknown mode $MODE"
+  ;;
+esac

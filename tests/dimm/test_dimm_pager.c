@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Tests of the userfaultfd pager (lib/dimm/dimm_pager.[ch]) over the
+ * in-memory loopback backend: a budget smaller than the working set with
+ * every value verified, dirty tracking with and without write-protection,
+ * readahead, several application threads, the remote node or the lease lost
+ * mid-run (SIGBUS / SIGSEGV turned into an error, never wrong data), and
+ * userfaultfd unavailable (a clear message, the explicit API still works).
+ * No timing assertions.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dimm.h"
+#include "dimm_loop.h"
+#include "dimm_pager.h"
+#include "htmodel/ht_rand.h"
+#include "htmodel/ht_workload.h"
+#include "htoe/htoe_lease.h"
+
+#define GBASE  0x300000000ull
+
+/* operation counts are scaled by argv[1] (the sanitizer builds run fewer) */
+static double scale = 1.0;
+
+static unsigned scaled(unsigned n)
+{
+	unsigned v = (unsigned)(n * scale);
+
+	return v < 2000 ? 2000 : v;
+}
+#define LEASE  (1u << 20)        /* 256 pages */
+#define NPAGES (LEASE / DIMM_PAGE)
+
+struct env {
+	uint8_t *mem;          /* the "remote" memory */
+	uint8_t *ref;          /* what the mapping must contain */
+	struct dimm_loop *loop;
+	struct dimm_engine *eng;
+	struct dimm_client *pc; /* the pager's client */
+	struct dimm_pager *p;
+	pthread_t th;
+	_Atomic int stop;
+	_Atomic uint64_t kill_after;  /* fetches after which the node dies (0: never) */
+	_Atomic int lose_lease;       /* 1: mark the lease lost at kill time instead */
+	_Atomic int killed;
+};
+
+static void *pager_thread(void *arg)
+{
+	struct env *e = arg;
+
+	while (!atomic_load(&e->stop)) {
+		uint64_t k = atomic_load(&e->kill_after);
+
+		if (k && !atomic_load(&e->killed) && dimm_pager_stats(e->p)->fetches >= k) {
+			if (atomic_load(&e->lose_lease))
+				dimm_client_set_lost(e->pc, HTOE_LEASE_E_TIMEOUT);
+			else
+				dimm_loop_set_dead(e->loop, true);
+			atomic_store(&e->killed, 1);
+		}
+		dimm_pager_poll(e->p);
+		dimm_engine_poll(e->eng, 0);
+	}
+	return NULL;
+}
+
+static struct dimm_client *mk_client(struct env *e, unsigned depth)
+{
+	struct dimm_client_cfg cc;
+	char err[128];
+	struct dimm_client *c;
+
+	memset(&cc, 0, sizeof(cc));
+	cc.gaddr = GBASE;
+	cc.size = LEASE;
+	cc.node = 2;
+	cc.depth = depth;
+	c = dimm_client_new(&cc, err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(dimm_engine_attach(e->eng, c), 0);
+	return c;
+}
+
+static void env_init(struct env *e, unsigned budget, unsigned flags, unsigned readahead)
+{
+	struct dimm_loop_cfg lc = { .gbase = GBASE, .size = LEASE };
+	struct dimm_engine_cfg ec;
+	struct dimm_pager_cfg pc;
+	char err[256];
+
+	memset(e, 0, sizeof(*e));
+	e->mem = malloc(LEASE);
+	e->ref = malloc(LEASE);
+	assert_non_null(e->mem);
+	assert_non_null(e->ref);
+	ht_wl_fill(3, e->mem, LEASE);
+	memcpy(e->ref, e->mem, LEASE);
+	lc.mem = e->mem;
+	e->loop = dimm_loop_new(&lc, err, sizeof(err));
+	memset(&ec, 0, sizeof(ec));
+	dimm_loop_link(e->loop, &ec.link);
+	e->eng = dimm_engine_new(&ec, err, sizeof(err));
+	assert_non_null(e->eng);
+	e->pc = mk_client(e, 256);
+	memset(&pc, 0, sizeof(pc));
+	pc.client = e->pc;
+	pc.size = LEASE;
+	pc.budget = budget;
+	pc.flags = flags;
+	pc.readahead = readahead;
+	e->p = dimm_pager_new(&pc, err, sizeof(err));
+	if (!e->p)
+		fail_msg("dimm_pager_new: %s", err);
+	if (!(flags & DIMM_PAGER_F_NO_WP))
+		assert_non_null(strstr(dimm_pager_mode(e->p), "wp"));
+	pthread_create(&e->th, NULL, pager_thread, e);
+}
+
+static void env_fini(struct env *e)
+{
+	atomic_store(&e->stop, 1);
+	pthread_join(e->th, NULL);
+	dimm_pager_free(e->p);
+	dimm_client_free(e->pc);
+	dimm_engine_free(e->eng);
+	dimm_loop_free(e->loop);
+	free(e->mem);
+	free(e->ref);
+}
+
+/* Random 8-byte reads and writes, plus sequential sweeps, through plain
+ * pointers; every read checked against ref. */
+static void workload(uint8_t *m, uint8_t *ref, size_t size, unsigned n, uint64_t seed)
+{
+	struct ht_rand r;
+
+	ht_rand_seed(&r, seed);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t off = (ht_rand_u64(&r) % (size / 8)) * 8;
+		uint64_t v;
+
+		switch (ht_rand_u64(&r) % 3) {
+		case 0:
+			memcpy(&v, m + off, 8);
+			assert_true(memcmp(&v, ref + off, 8) == 0);
+			break;
+		case 1:
+			v = ht_rand_u64(&r);
+			memcpy(m + off, &v, 8);
+			memcpy(ref + off, &v, 8);
+			break;
+		default: {
+			/* read-modify-write: a read fault, then a write-protect fault */
+			uint64_t x;
+
+			memcpy(&x, m + off, 8);
+			assert_true(memcmp(&x, ref + off, 8) == 0);
+			x += 0x9e3779b97f4a7c15ull;
+			memcpy(m + off, &x, 8);
+			memcpy(ref + off, &x, 8);
+			break;
+		}
+		}
+		if (i % 4096 == 0) {
+			/* a sequential sweep over 32 pages */
+			uint64_t start = (ht_rand_u64(&r) % (size / DIMM_PAGE - 32)) * DIMM_PAGE;
+
+			assert_true(memcmp(m + start, ref + start, 32 * DIMM_PAGE) == 0);
+		}
+	}
+}
+
+static void check_all(struct env *e)
+{
+	uint8_t *m = dimm_pager_base(e->p);
+
+	/* through the mapping, then the remote copy after a sync */
+	assert_true(memcmp(m, e->ref, LEASE) == 0);
+	assert_int_equal(dimm_pager_sync(e->p, false, NULL, NULL), 0);
+	assert_memory_equal(e->mem, e->ref, LEASE);
+	/* drop everything: the next reads come from the remote memory */
+	assert_int_equal(dimm_pager_sync(e->p, true, NULL, NULL), 0);
+	assert_true(memcmp(m, e->ref, LEASE) == 0);
+}
+
+static void run_budget(unsigned budget, unsigned flags, unsigned readahead)
+{
+	struct env e;
+	const struct dimm_pager_stats *st;
+
+	env_init(&e, budget, flags, readahead);
+	workload(dimm_pager_base(e.p), e.ref, LEASE, scaled(25000), budget * 7 + flags);
+	check_all(&e);
+	st = dimm_pager_stats(e.p);
+	assert_true(st->faults > NPAGES);         /* pages came back after eviction */
+	assert_true(st->evictions > 0);
+	assert_true(st->writebacks > 0);
+	if (!(flags & DIMM_PAGER_F_NO_WP))
+		assert_true(st->wp_faults > 0);
+	if (readahead)
+		assert_true(st->readaheads > 0);
+	assert_true(dimm_hist_quantile(st->hist, 0.5) > 0);
+	char msg[256];
+
+	assert_int_equal(dimm_pager_error(e.p, msg, sizeof(msg)), 0);
+	env_fini(&e);
+}
+
+static void test_budget_quarter_wp(void **state)
+{
+	(void)state;
+	run_budget(NPAGES / 4, 0, 0);
+}
+
+static void test_budget_small_wp(void **state)
+{
+	(void)state;
+	run_budget(3, 0, 0);
+}
+
+static void test_budget_half_nowp(void **state)
+{
+	(void)state;
+	run_budget(NPAGES / 2, DIMM_PAGER_F_NO_WP, 0);
+}
+
+static void test_readahead(void **state)
+{
+	(void)state;
+	run_budget(NPAGES / 4, 0, 4);
+}
+
+/* A budget larger than the working set: every page is fetched once. */
+static void test_budget_full(void **state)
+{
+	(void)state;
+	struct env e;
+
+	env_init(&e, 0, 0, 0);
+	workload(dimm_pager_base(e.p), e.ref, LEASE, scaled(20000), 1);
+	assert_true(memcmp(dimm_pager_base(e.p), e.ref, LEASE) == 0);
+	assert_int_equal(dimm_pager_stats(e.p)->evictions, 0);
+	assert_true(dimm_pager_stats(e.p)->faults <= NPAGES);
+	assert_int_equal(dimm_pager_sync(e.p, false, NULL, NULL), 0);
+	assert_memory_equal(e.mem, e.ref, LEASE);
+	env_fini(&e);
+}
+
+/* Several application threads on disjoint parts of the mapping, with a
+ * budget far below the working set. */
+struct athr {
+	uint8_t *m, *ref;
+	size_t size;
+	uint64_t seed;
+};
+
+static void *app_thread(void *arg)
+{
+	struct athr *a = arg;
+
+	workload(a->m, a->ref, a->size, scaled(8000), a->seed);
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	(void)state;
+	struct env e;
+	struct athr a[3];
+	pthread_t th[3];
+	size_t part = LEASE / 4;
+
+	env_init(&e, 16, 0, 0);
+	for (int i = 0; i < 3; i++) {
+		a[i].m = (uint8_t *)dimm_pager_base(e.p) + (size_t)i * part;
+		a[i].ref = e.ref + (size_t)i * part;
+		a[i].size = part;
+		a[i].seed = 100 + (uint64_t)i;
+		pthread_create(&th[i], NULL, app_thread, &a[i]);
+	}
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	check_all(&e);
+	env_fini(&e);
+}
+
+/* ---- the remote side lost mid-run */
+
+struct lostrun {
+	struct env *e;
+	unsigned reads_ok;
+};
+
+static void lost_fn(void *arg)
+{
+	struct lostrun *l = arg;
+	uint8_t *m = dimm_pager_base(l->e->p);
+	struct ht_rand r;
+
+	ht_rand_seed(&r, 77);
+	for (;;) {
+		uint64_t off = (ht_rand_u64(&r) % (LEASE / 8)) * 8;
+		uint64_t v;
+
+		memcpy(&v, m + off, 8);
+		/* every value that arrives is the right one */
+		assert_true(memcmp(&v, l->e->ref + off, 8) == 0);
+		l->reads_ok++;
+		if (ht_rand_u64(&r) & 1) {
+			v ^= 0x5555;
+			memcpy(m + off, &v, 8);
+			memcpy(l->e->ref + off, &v, 8);
+		}
+	}
+}
+
+static void run_lost(unsigned flags, bool lease, const char *want_msg, const char *want_mode)
+{
+	struct env e;
+	struct lostrun l = { .e = &e };
+	char msg[256];
+	void *addr = NULL;
+	int r;
+
+	env_init(&e, 8, flags, 0);
+	assert_non_null(strstr(dimm_pager_mode(e.p), want_mode));
+	atomic_store(&e.lose_lease, lease);
+	atomic_store(&e.kill_after, 100);
+	r = dimm_pager_run(e.p, lost_fn, &l, &addr);
+	assert_true(r < 0);
+	assert_true(atomic_load(&e.killed));
+	assert_true(l.reads_ok > 10);
+	assert_true((uint8_t *)addr >= (uint8_t *)dimm_pager_base(e.p) &&
+		    (uint8_t *)addr < (uint8_t *)dimm_pager_base(e.p) + LEASE);
+	assert_int_equal(dimm_pager_error(e.p, msg, sizeof(msg)), r);
+	if (!strstr(msg, want_msg))
+		fail_msg("error message '%s' lacks '%s'", msg, want_msg);
+	/* still an error, every time, never data */
+	l.reads_ok = 0;
+	assert_int_equal(dimm_pager_run(e.p, lost_fn, &l, NULL), r);
+	assert_true(dimm_pager_sync(e.p, false, NULL, NULL) < 0);
+	/* and nothing stays in flight: the pager can be freed */
+	while (!dimm_pager_idle(e.p))
+		usleep(1000);
+	env_fini(&e);
+}
+
+static void test_remote_lost_poison(void **state)
+{
+	(void)state;
+	run_lost(0, false, "master abort", "poison");
+}
+
+static void test_remote_lost_sigsegv(void **state)
+{
+	(void)state;
+	run_lost(DIMM_PAGER_F_NO_POISON, false, "master abort", "sigsegv");
+}
+
+static void test_lease_lost(void **state)
+{
+	(void)state;
+	run_lost(0, true, "lease lost", "poison");
+}
+
+/* ---- userfaultfd unavailable */
+
+struct ethr {
+	struct dimm_engine *eng;
+	_Atomic int stop;
+};
+
+static void *eng_thread(void *arg)
+{
+	struct ethr *t = arg;
+
+	while (!atomic_load(&t->stop))
+		dimm_engine_poll(t->eng, 0);
+	return NULL;
+}
+
+static void test_no_uffd(void **state)
+{
+	(void)state;
+	struct dimm_loop_cfg lc = { .gbase = GBASE, .size = LEASE };
+	struct dimm_engine_cfg ec;
+	struct dimm_pager_cfg pc;
+	struct env e;
+	struct ethr t;
+	pthread_t th;
+	char err[256];
+	uint8_t buf[64];
+
+	memset(&e, 0, sizeof(e));
+	e.mem = malloc(LEASE);
+	ht_wl_fill(3, e.mem, LEASE);
+	lc.mem = e.mem;
+	e.loop = dimm_loop_new(&lc, err, sizeof(err));
+	memset(&ec, 0, sizeof(ec));
+	dimm_loop_link(e.loop, &ec.link);
+	e.eng = dimm_engine_new(&ec, err, sizeof(err));
+	e.pc = mk_client(&e, 256);
+	memset(&pc, 0, sizeof(pc));
+	pc.client = e.pc;
+	pc.size = LEASE;
+	pc.flags = DIMM_PAGER_F_NO_UFFD;
+	assert_null(dimm_pager_new(&pc, err, sizeof(err)));
+	assert_non_null(strstr(err, "userfaultfd unavailable"));
+	assert_non_null(strstr(err, "explicit API"));
+	/* the environment switch */
+	pc.flags = 0;
+	setenv("HTOE_DIMM_NO_UFFD", "1", 1);
+	assert_null(dimm_pager_new(&pc, err, sizeof(err)));
+	assert_non_null(strstr(err, "HTOE_DIMM_NO_UFFD"));
+	unsetenv("HTOE_DIMM_NO_UFFD");
+	/* a bad mapping is refused with its own message */
+	pc.size = 1000;
+	assert_null(dimm_pager_new(&pc, err, sizeof(err)));
+	assert_non_null(strstr(err, "whole pages"));
+	/* the explicit API works regardless */
+	t.eng = e.eng;
+	atomic_init(&t.stop, 0);
+	pthread_create(&th, NULL, eng_thread, &t);
+	assert_int_equal(dimm_read(e.pc, 4096, buf, 64), 0);
+	assert_memory_equal(buf, e.mem + 4096, 64);
+	assert_int_equal(dimm_write(e.pc, 0, "remote", 6), 0);
+	assert_int_equal(dimm_flush(e.pc), 0);
+	assert_memory_equal(e.mem, "remote", 6);
+	atomic_store(&t.stop, 1);
+	pthread_join(th, NULL);
+	dimm_client_free(e.pc);
+	dimm_engine_free(e.eng);
+	dimm_loop_free(e.loop);
+	free(e.mem);
+}
+
+static void test_hist(void **state)
+{
+	(void)state;
+	static uint32_t h[DIMM_HIST_BUCKETS];
+
+	for (uint64_t v = 1; v <= 1000; v++)
+		dimm_hist_add(h, v * 1000);
+	uint64_t p50 = dimm_hist_quantile(h, 0.5), p99 = dimm_hist_quantile(h, 0.99);
+
+	assert_true(p50 > 480000 && p50 < 520000);
+	assert_true(p99 > 960000 && p99 < 1020000);
+	memset(h, 0, sizeof(h));
+	assert_int_equal(dimm_hist_quantile(h, 0.5), 0);
+	dimm_hist_add(h, 7);
+	assert_int_equal(dimm_hist_quantile(h, 0.5), 7);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		scale = atof(argv[1]);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hist),
+		cmocka_unit_test(test_budget_full),
+		cmocka_unit_test(test_budget_quarter_wp),
+		cmocka_unit_test(test_budget_small_wp),
+		cmocka_unit_test(test_budget_half_nowp),
+		cmocka_unit_test(test_readahead),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_remote_lost_poison),
+		cmocka_unit_test(test_remote_lost_sigsegv),
+		cmocka_unit_test(test_lease_lost),
+		cmocka_unit_test(test_no_uffd),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
