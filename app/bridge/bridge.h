@@ -180,6 +180,7 @@ struct br_totals {
 	uint64_t imp_dropped, imp_dup, imp_corrupt, imp_reorder;
 	uint64_t cap_frames, cap_dropped;
 	uint64_t local_in, local_out, backpressure, master_aborts;
+	uint64_t poll_max_ns, gap_max_ns;   /* maxima over the nodes */
 	unsigned nodes, wl_nodes, done_nodes;
 };
 void br_totals(struct br_app *a, int node, struct br_totals *t);

@@ -46,6 +46,8 @@ void br_totals(struct br_app *a, int node, struct br_totals *t)
 		t->local_out += RD(p->hs.local_out);
 		t->backpressure += RD(p->hs.backpressure);
 		t->master_aborts += RD(p->hs.master_aborts);
+		t->poll_max_ns = RTE_MAX(t->poll_max_ns, RD(p->c.poll_max_ns));
+		t->gap_max_ns = RTE_MAX(t->gap_max_ns, RD(p->c.gap_max_ns));
 		for (unsigned k = 0; k < n->n_vl; k++) {
 			const struct htoe_vl_stats *v = &p->vl[k];
 
@@ -266,11 +268,13 @@ void br_print_json(struct br_app *a, FILE *f)
 		",\"impair_dropped\":%" PRIu64 ",\"impair_reordered\":%" PRIu64
 		",\"impair_duplicated\":%" PRIu64 ",\"impair_corrupted\":%" PRIu64
 		",\"captured\":%" PRIu64 ",\"capture_lost\":%" PRIu64
+		",\"poll_max_ns\":%" PRIu64 ",\"gap_max_ns\":%" PRIu64
 		",\"elapsed_s\":%.6f,\"mops\":%.6f,\"incomplete\":%s}\n",
 		t.nodes, t.wl_nodes, t.ops, t.sweep, t.completed, t.verified, t.mismatches, t.errors,
 		t.unexpected, t.tx_frames, t.rx_frames, t.tx_bytes, t.retransmits, t.naks,
 		t.timeouts, t.resets, t.poisoned, t.tx_refused, t.alloc_fail, t.imp_dropped,
-		t.imp_reorder, t.imp_dup, t.imp_corrupt, t.cap_frames, t.cap_dropped, el,
+		t.imp_reorder, t.imp_dup, t.imp_corrupt, t.cap_frames, t.cap_dropped,
+		t.poll_max_ns, t.gap_max_ns, el,
 		el > 0 ? (double)t.ops / el / 1e6 : 0, a->incomplete ? "true" : "false");
 	fflush(f);
 }

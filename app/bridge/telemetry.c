@@ -107,6 +107,8 @@ static int cb_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	ADD("impair_reordered", t.imp_reorder);
 	ADD("captured", t.cap_frames);
 	ADD("capture_lost", t.cap_dropped);
+	ADD("poll_max_ns", t.poll_max_ns);
+	ADD("gap_max_ns", t.gap_max_ns);
 #undef ADD
 	return 0;
 }

@@ -387,7 +387,8 @@ static void node_check_done(struct br_node *n, uint64_t now)
 
 	if (n->wl && wl_done && !n->c.wl_finish_ns)
 		n->c.wl_finish_ns = now ? now : 1;
-	n->c.done = wl_done && !htnode_busy(&n->hn);
+	/* a node without a workload only serves: it never holds up the end */
+	n->c.done = !n->wl || (wl_done && !htnode_busy(&n->hn));
 }
 
 /* ----------------------------------------------------------- control */

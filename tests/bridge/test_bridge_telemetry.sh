@@ -13,7 +13,8 @@ TELE=(/usr/bin/python3 /usr/bin/dpdk-telemetry.py -f "$PREFIX")
 # process group); a watchdog bounds it instead
 "$BRIDGE" $(eal) -- --stats 1 --set workload.ops=1000000000 >"$TMP/out" 2>"$TMP/err" &
 pid=$!
-(sleep 170; kill -KILL "$pid" 2>/dev/null) &
+(trap 'kill $sp 2>/dev/null; exit 0' TERM; sleep 170 & sp=$!; wait $sp; kill -KILL "$pid") \
+  >/dev/null 2>&1 &
 wd=$!
 trap 'kill -KILL $pid $wd 2>/dev/null; wait $pid 2>/dev/null; cleanup' EXIT
 
