@@ -336,17 +336,19 @@ static int fail_op(struct app_state *s, const char *what, int st)
 	return st;
 }
 
-/* Write buf to the lease at offset 0 (posted writes, many in flight, one
- * flush at the end). */
-static int remote_store(struct dimm_client *c, const uint8_t *buf, size_t size)
+/* Copy between buf and the lease at offset 0 with many requests in flight:
+ * store = posted writes in 16 KiB pieces and one flush at the end; load =
+ * reads in 4 KiB pieces. Returns the first error, or 0. */
+static int remote_copy(struct dimm_client *c, uint8_t *buf, size_t size, bool store)
 {
-	const size_t chunk = 16384;
+	const size_t chunk = store ? 16384 : 4096;
 	struct dimm_result r[64];
 	int first = 0;
 
 	for (size_t off = 0; off < size;) {
 		size_t n = size - off < chunk ? size - off : chunk;
-		int h = dimm_write_async(c, off, buf + off, (uint32_t)n, 0, 0);
+		int h = store ? dimm_write_async(c, off, buf + off, (uint32_t)n, 0, 0)
+			      : dimm_read_async(c, off, buf + off, (uint32_t)n, 0);
 
 		if (h == -EAGAIN) {
 			unsigned k = dimm_reap(c, r, 64);
@@ -366,38 +368,19 @@ static int remote_store(struct dimm_client *c, const uint8_t *buf, size_t size)
 
 	if (!first)
 		first = w;
-	if (!first)
+	if (!first && store)
 		first = dimm_flush(c);
 	return first;
 }
 
+static int remote_store(struct dimm_client *c, const uint8_t *buf, size_t size)
+{
+	return remote_copy(c, (uint8_t *)buf, size, true);
+}
+
 static int remote_load(struct dimm_client *c, uint8_t *buf, size_t size)
 {
-	const size_t chunk = 4096;
-	struct dimm_result r[64];
-	int first = 0;
-
-	for (size_t off = 0; off < size;) {
-		size_t n = size - off < chunk ? size - off : chunk;
-		int h = dimm_read_async(c, off, buf + off, (uint32_t)n, 0);
-
-		if (h == -EAGAIN) {
-			unsigned k = dimm_reap(c, r, 64);
-
-			for (unsigned i = 0; i < k; i++)
-				if (!first && r[i].status)
-					first = r[i].status;
-			if (!k)
-				dr_idle(g_dapp);
-			continue;
-		}
-		if (h < 0)
-			return h;
-		off += n;
-	}
-	int w = dimm_wait_all(c);
-
-	return first ? first : w;
+	return remote_copy(c, buf, size, false);
 }
 
 static uint64_t splitmix(uint64_t *x)
