@@ -266,6 +266,29 @@ static int parse_sci(const char *opt, const char *s, uint64_t *sci)
 	return 0;
 }
 
+/* --ssci HEX and --salt HEX (12 bytes), for XPN; both subcommands take them. */
+static int parse_xpn_opt(bool is_ssci, const char *arg, uint32_t *ssci, bool *have_ssci,
+			 uint8_t salt[12], bool *have_salt)
+{
+	char err[128];
+	uint64_t v;
+	size_t n;
+
+	if (is_ssci) {
+		if (parse_u64("--ssci", arg, 16, UINT32_MAX, &v))
+			return -1;
+		*ssci = (uint32_t)v;
+		*have_ssci = true;
+		return 0;
+	}
+	if (parse_hex(arg, salt, 12, 12, &n, err, sizeof(err))) {
+		fprintf(stderr, "%s: --salt: %s\n", prog, err);
+		return -1;
+	}
+	*have_salt = true;
+	return 0;
+}
+
 /* ---- pcap --------------------------------------------------------------------- */
 
 struct io {
@@ -371,11 +394,10 @@ static int cmd_decrypt(int argc, char **argv)
 	const char *in = NULL, *out = NULL;
 	bool have_sci = false, xpn = false, have_ssci = false, have_salt = false;
 	bool drop_invalid = false, json = false, verbose = false, key_opt = false, key_file = false;
-	uint64_t sci_filter = 0, pn_high = 0, v;
+	uint64_t sci_filter = 0, pn_high = 0;
 	uint32_t ssci = 0;
 	uint8_t salt[HTOE_MACSEC_SALT_LEN];
-	size_t n;
-	char err[128], origin[64];
+	char origin[64];
 	int c;
 
 	optind = 1;
@@ -401,17 +423,9 @@ static int cmd_decrypt(int argc, char **argv)
 			break;
 		case OPT_XPN: xpn = true; break;
 		case OPT_SSCI:
-			if (parse_u64("--ssci", optarg, 16, UINT32_MAX, &v))
-				return 2;
-			ssci = (uint32_t)v;
-			have_ssci = true;
-			break;
 		case OPT_SALT:
-			if (parse_hex(optarg, salt, 12, 12, &n, err, sizeof(err))) {
-				fprintf(stderr, "%s: --salt: %s\n", prog, err);
+			if (parse_xpn_opt(c == OPT_SSCI, optarg, &ssci, &have_ssci, salt, &have_salt))
 				return 2;
-			}
-			have_salt = true;
 			break;
 		case OPT_PN_HIGH:
 			if (parse_u64("--pn-high", optarg, 16, UINT32_MAX, &pn_high))
@@ -644,11 +658,9 @@ static int cmd_encrypt(int argc, char **argv)
 	const char *in = NULL, *out = NULL, *cipher_s = NULL;
 	bool have_sci = false, have_an = false, have_pn = false, integrity = false, es = false;
 	bool pad = false, have_ssci = false, have_salt = false;
-	uint64_t sci = 0, an = 0, pn = 0, v;
+	uint64_t sci = 0, an = 0, pn = 0;
 	uint32_t ssci = 0;
 	uint8_t salt[HTOE_MACSEC_SALT_LEN] = { 0 };
-	size_t n;
-	char err[128];
 	int c;
 
 	optind = 1;
@@ -682,17 +694,9 @@ static int cmd_encrypt(int argc, char **argv)
 		case OPT_INTEGRITY: integrity = true; break;
 		case OPT_CIPHER: cipher_s = optarg; break;
 		case OPT_SSCI:
-			if (parse_u64("--ssci", optarg, 16, UINT32_MAX, &v))
-				return 2;
-			ssci = (uint32_t)v;
-			have_ssci = true;
-			break;
 		case OPT_SALT:
-			if (parse_hex(optarg, salt, 12, 12, &n, err, sizeof(err))) {
-				fprintf(stderr, "%s: --salt: %s\n", prog, err);
+			if (parse_xpn_opt(c == OPT_SSCI, optarg, &ssci, &have_ssci, salt, &have_salt))
 				return 2;
-			}
-			have_salt = true;
 			break;
 		case OPT_ES: es = true; break;
 		case OPT_PAD: pad = true; break;
