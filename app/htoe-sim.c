@@ -35,7 +35,19 @@ static void usage(FILE *f)
 	      "  --rto NS             initial retransmission timeout\n"
 	      "  --np-timeout NS      request timeout (poisoned answer after it)\n"
 	      "  --retry-limit N      timeouts before a VL reset\n"
+	      "  --rto-min NS         floor of the adaptive retransmission timeout\n"
+	      "  --rto-max NS         ceiling of the retransmission timeout\n"
+	      "  --stall-timeout NS   a VL refusing local input this long is reset\n"
+	      "  --bridge-timers      the htoe-bridge defaults: rto 1ms, rto-min 200us,\n"
+	      "                       rto-max 200ms, retry-limit 50, np-timeout 30s,\n"
+	      "                       stall-timeout 10s (options after it override)\n"
 	      "  --mtu BYTES          HToE MTU (default 1500)\n"
+	      "  --stall P:MAX        per scheduling step, with probability P a node is not\n"
+	      "                       polled for 1..MAX ns (frames to it wait in its RX ring)\n"
+	      "  --rx-ring N          RX ring of a node in frames (default 1024); frames\n"
+	      "                       arriving at a full ring are dropped\n"
+	      "  --liveness NS        every NP request must be answered, without error,\n"
+	      "                       within NS, and no VL may be reset\n"
 	      "  --progress N         progress line on stderr every N transactions\n"
 	      "  --quiet              no progress lines\n"
 	      "  --pcap FILE          write every frame sent (virtual time stamps) to FILE\n"
@@ -112,6 +124,13 @@ int main(int argc, char **argv)
 		{ "np-timeout", required_argument, 0, 'T' },
 		{ "retry-limit", required_argument, 0, 'y' },
 		{ "mtu", required_argument, 0, 'u' },
+		{ "rto-min", required_argument, 0, 'I' },
+		{ "rto-max", required_argument, 0, 'X' },
+		{ "stall-timeout", required_argument, 0, 'S' },
+		{ "bridge-timers", no_argument, 0, 'b' },
+		{ "stall", required_argument, 0, 'z' },
+		{ "rx-ring", required_argument, 0, 'Q' },
+		{ "liveness", required_argument, 0, 'E' },
 		{ "progress", required_argument, 0, 'P' },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "pcap", required_argument, 0, 'W' },
@@ -167,6 +186,27 @@ int main(int argc, char **argv)
 		case 'o': bad = parse_u64(arg, &c.rto_init_ns); break;
 		case 'T': bad = parse_u64(arg, &c.np_timeout_ns); break;
 		case 'y': bad = parse_u64(arg, &v); c.retry_limit = (uint32_t)v; break;
+		case 'I': bad = parse_u64(arg, &c.rto_min_ns); break;
+		case 'X': bad = parse_u64(arg, &c.rto_max_ns); break;
+		case 'S': bad = parse_u64(arg, &c.stall_timeout_ns); break;
+		case 'b': /* app/bridge/config.c DEF_* (docs/config.md, keys marked †) */
+			c.rto_init_ns = 1000000;
+			c.rto_min_ns = 200000;
+			c.rto_max_ns = 200000000;
+			c.retry_limit = 50;
+			c.np_timeout_ns = 30000000000ull;
+			c.stall_timeout_ns = 10000000000ull;
+			break;
+		case 'z': {
+			char *end;
+
+			c.stall_prob = strtod(arg, &end);
+			bad = end == arg || *end != ':' || c.stall_prob < 0 || c.stall_prob > 1 ||
+			      parse_u64(end + 1, &c.stall_max_ns) || !c.stall_max_ns;
+			break;
+		}
+		case 'Q': bad = parse_u64(arg, &v) || v < 1 || v > 1000000; c.rx_ring = (unsigned)v; break;
+		case 'E': bad = parse_u64(arg, &c.liveness_ns) || !c.liveness_ns; break;
 		case 'u': bad = parse_u64(arg, &v) || v > 9000; c.mtu = (uint16_t)v; break;
 		case 'P': bad = parse_u64(arg, &c.progress_every) || !c.progress_every; break;
 		case 'q': c.progress = NULL; break;

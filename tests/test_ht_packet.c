@@ -793,6 +793,111 @@ static void test_random_round_trips(void **state)
 		assert_true(seen[k] >= 10000);
 }
 
+/* The fast paths (ht_encode, ht_decode, ht_validate) against the
+ * table-driven reference: bit-exact encodings, identical decode results and
+ * identical verdicts on random valid packets, random damaged packet structs,
+ * damaged and truncated encodings and random bytes. */
+static void cmp_decode(const uint8_t *a, size_t len)
+{
+	struct ht_pkt d1, d2;
+	int r1, r2;
+
+	memset(&d1, 0xA5, sizeof(d1));
+	memset(&d2, 0xA5, sizeof(d2));
+	r1 = ht_decode(a, len, &d1);
+	r2 = ht_decode_table(a, len, &d2);
+	assert_int_equal(r1, r2);
+	assert_memory_equal(&d1, &d2, sizeof(d1));
+	assert_int_equal(ht_validate(a, len), r2);
+	if (r2 > 0 && !d2.addrext)
+		assert_int_equal(ht_cmd_vc(d2.cmd), ht_pkt_vc(&d2));
+	/* the length peeks: the fast path equals the table; ht_peek_valid
+	 * answers only for a valid packet, with its length */
+	int pl = ht_peek_len_table(a, len), pv = ht_peek_valid(a, len);
+
+	assert_int_equal(ht_peek_len(a, len), pl);
+	assert_true(pv >= 0);
+	if (pv > 0) {
+		assert_int_equal(pv, pl);
+		assert_int_equal(ht_validate(a, (size_t)pv), pv);
+	}
+	if (r2 > 0 && (size_t)r2 == len && !d2.addrext &&
+	    (d2.kind == HT_K_NOP || d2.kind == HT_K_RDSIZED || d2.kind == HT_K_RDRESPONSE ||
+	     d2.kind == HT_K_TGTDONE || (d2.kind == HT_K_WRSIZED && d2.dword)))
+		assert_int_equal(pv, r2); /* a valid common packet is always seen */
+}
+
+static void cmp_encode(const struct ht_pkt *p, size_t cap)
+{
+	uint8_t a[HT_MAX_PKT_LEN + 8], b[HT_MAX_PKT_LEN + 8];
+	int n1, n2;
+
+	memset(a, 0x5A, sizeof(a));
+	memset(b, 0x5A, sizeof(b));
+	n1 = ht_encode(p, a, cap);
+	n2 = ht_encode_table(p, b, cap);
+	assert_int_equal(n1, n2);
+	if (n2 > 0)
+		assert_memory_equal(a, b, sizeof(a));
+}
+
+static void test_fast_paths_vs_table(void **state)
+{
+	uint8_t a[HT_MAX_PKT_LEN + 8];
+	unsigned fast_ok = 0;
+
+	(void)state;
+	rs = 424242;
+	for (unsigned c = 0; c < C__COUNT; c++) {
+		for (unsigned it = 0; it < 20000; it++) {
+			struct ht_pkt p = rand_pkt((enum cls)c), q;
+			int n;
+
+			/* mostly the fast layouts: no prefix, dword sized */
+			if (it % 4 && p.kind != HT_K_ATOMIC && p.kind != HT_K_BROADCAST) {
+				p.addrext = 0;
+				p.addr &= HT_ADDR_MAX_40;
+			}
+			cmp_encode(&p, HT_MAX_PKT_LEN);
+			n = ht_encode_table(&p, a, sizeof(a));
+			assert_true(n > 0);
+			fast_ok += !p.addrext && (p.kind == HT_K_NOP || p.kind == HT_K_RDSIZED ||
+						  p.kind == HT_K_RDRESPONSE || p.kind == HT_K_TGTDONE ||
+						  (p.kind == HT_K_WRSIZED && p.dword));
+			cmp_decode(a, (size_t)n);
+			cmp_encode(&p, (size_t)(r64() % (size_t)(n + 1))); /* short buffer */
+
+			/* a damaged struct: one random byte of the fields or data */
+			q = p;
+			((uint8_t *)&q)[r64() % offsetof(struct ht_pkt, data_len)] = (uint8_t)r64();
+			cmp_encode(&q, HT_MAX_PKT_LEN);
+			q = p;
+			q.data[r64() % HT_MAX_DATA] ^= (uint8_t)(1 + rb(7));
+			cmp_encode(&q, HT_MAX_PKT_LEN);
+			q = p;
+			q.data_len = (uint16_t)(r64() % 80);
+			cmp_encode(&q, HT_MAX_PKT_LEN);
+
+			/* damaged encodings: bit flips, truncation, random bytes */
+			for (unsigned k = 0; k < 4; k++) {
+				uint8_t d[HT_MAX_PKT_LEN + 8];
+
+				memcpy(d, a, sizeof(d));
+				d[r64() % (size_t)n] ^= (uint8_t)(1u << rb(3));
+				if (k & 1)
+					d[r64() % 8] ^= (uint8_t)(1u << rb(3));
+				cmp_decode(d, (size_t)n);
+				cmp_decode(d, (size_t)(r64() % (size_t)(n + 1)));
+			}
+			for (size_t i = 0; i < sizeof(a); i++)
+				a[i] = (uint8_t)r64();
+			cmp_decode(a, (size_t)(r64() % sizeof(a)));
+		}
+	}
+	/* the fast layouts were exercised on valid input */
+	assert_true(fast_ok > 50000);
+}
+
 /* addrext 0 with a 64-bit address: the prefix is emitted anyway and the
  * decoder reports it. */
 static void test_prefix_normalisation(void **state)
@@ -1303,6 +1408,7 @@ int main(void)
 		cmocka_unit_test(test_kat_sync),
 		cmocka_unit_test(test_reference_packets),
 		cmocka_unit_test(test_random_round_trips),
+		cmocka_unit_test(test_fast_paths_vs_table),
 		cmocka_unit_test(test_prefix_normalisation),
 		cmocka_unit_test(test_reserved_commands),
 		cmocka_unit_test(test_reserved_bits),

@@ -15,6 +15,7 @@
 
 #include "htmodel/ht_packet.h"
 #include "htoe/htoe.h"
+#include "htoe/htoe_lease.h"
 
 #define MEM_BASE 0x100000ull
 #define MEM_SIZE 0x100000ull
@@ -125,12 +126,19 @@ static void bring_up(void)
 				assert_true(htoe_vl_is_up(N[a].b, b));
 }
 
+/* main() runs every test twice: packets offered as bytes
+ * (htoe_local_input), then decoded (htoe_local_input_pkt, as app/node does):
+ * the two entry points must behave the same. */
+static bool use_pkt;
+
 static int local_in(uint16_t id, const struct ht_pkt *p, uint64_t now)
 {
 	uint8_t b[HT_MAX_PKT_LEN];
 	int n = ht_encode(p, b, sizeof(b));
 
 	assert_true(n > 0);
+	if (use_pkt)
+		return htoe_local_input_pkt(N[id].b, p, now);
 	return htoe_local_input(N[id].b, b, (size_t)n, now);
 }
 
@@ -785,6 +793,172 @@ static void test_ctrl_messages(void **state)
 	free_nodes();
 }
 
+/* htoe_local_input_pkt: a packet ht_encode refuses is counted as malformed
+ * like undecodable bytes; a valid one is taken with its data. */
+static void test_local_input_pkt(void **state)
+{
+	struct ht_pkt p, q;
+
+	(void)state;
+	mk_nodes(2, NULL);
+	bring_up();
+	mk_write(&p, gaddr(1, 0x40), true, 2, 0);
+	p.count = 3; /* data_len 64 disagrees with Count */
+	assert_int_equal(htoe_local_input_pkt(N[1].b, &p, 0), -EINVAL);
+	assert_int_equal(htoe_get_stats(N[1].b)->local_malformed, 1);
+	mk_write(&p, gaddr(1, 0x80), true, 2, 0); /* node 1's own memory: loopback */
+	assert_int_equal(htoe_local_input_pkt(N[1].b, &p, 0), 0);
+	assert_true(local_out(1, &q, 0));
+	assert_int_equal(q.kind, HT_K_WRSIZED);
+	assert_int_equal(q.addr, MEM_BASE + 0x80);
+	assert_memory_equal(q.data, p.data, 64);
+	assert_int_equal(htoe_get_stats(N[1].b)->local_loopback, 1);
+	free_nodes();
+}
+
+/* Lease access check: node 2 exports [MEM_BASE, +64K) with cfg.acl. Before
+ * any lease, and for a node without one, a read gets Target Abort and a
+ * posted write never reaches node 2's memory (its local side); the lease
+ * holder's read and write go through; after the release they no longer do. */
+static struct htoe_lease_ep *LEP[4];
+
+static void lease_rounds(unsigned n, uint64_t *now)
+{
+	for (unsigned i = 0; i < n; i++) {
+		for (uint16_t id = 1; id <= 3; id++)
+			htoe_lease_pump(LEP[id], N[id].b, *now);
+		pump(*now, HTOE_TX_FLUSH, NULL, NULL);
+		*now += 1000 * US;
+	}
+}
+
+/* A 64-byte read from node `from` to gaddr: true if node 2's local side gets
+ * it (answered there), false if `from` gets a Target Abort instead. */
+static bool acl_read(uint16_t from, uint64_t ga, uint8_t tag, uint64_t now)
+{
+	struct ht_pkt p, q, r;
+	bool reached;
+
+	mk_read(&p, ga, 1, tag);
+	assert_int_equal(local_in(from, &p, now), 0);
+	pump(now, HTOE_TX_FLUSH, NULL, NULL);
+	reached = local_out(2, &q, now);
+	if (reached) {
+		assert_int_equal(q.kind, HT_K_RDSIZED);
+		mk_answer(&q, &r);
+		assert_int_equal(local_in(2, &r, now), 0);
+	}
+	pump(now, HTOE_TX_FLUSH, NULL, NULL); /* the answer, or node 2's Target Abort */
+	assert_true(local_out(from, &q, now));
+	assert_int_equal(q.kind, HT_K_RDRESPONSE);
+	assert_int_equal(q.srctag, tag);
+	assert_int_equal(ht_pkt_rsp_err(&q), reached ? HT_RSP_OK : HT_RSP_TARGET_ABORT);
+	return reached;
+}
+
+/* A posted write: true if it reaches node 2's local side. */
+static bool acl_write(uint16_t from, uint64_t ga, uint64_t now)
+{
+	struct ht_pkt p, q;
+	bool reached;
+
+	mk_write(&p, ga, true, 1, 0);
+	assert_int_equal(local_in(from, &p, now), 0);
+	pump(now, HTOE_TX_FLUSH, NULL, NULL);
+	reached = local_out(2, &q, now);
+	if (reached) {
+		assert_int_equal(q.kind, HT_K_WRSIZED);
+		assert_memory_equal(q.data, p.data, 64);
+	}
+	assert_false(local_out(2, &q, now));
+	return reached;
+}
+
+static void test_lease_acl(void **state)
+{
+	struct htoe_lease_info info;
+	char err[256];
+	uint64_t now = 0, ga;
+	int h;
+
+	(void)state;
+	mk_nodes(3, NULL);
+	bring_up();
+	for (uint16_t id = 1; id <= 3; id++) {
+		struct htoe_lease_cfg lc;
+
+		htoe_lease_cfg_defaults(&lc);
+		lc.node_id = id;
+		lc.session = id;
+		lc.map = &N[id].map;
+		if (id == 2) {
+			lc.export_addr = MEM_BASE;
+			lc.export_size = 0x10000;
+			lc.acl = true;
+		}
+		LEP[id] = htoe_lease_new(&lc, err, sizeof(err));
+		assert_non_null(LEP[id]);
+	}
+	lease_rounds(1, &now);
+	/* nobody holds a lease: the export is closed, the rest of node 2's
+	 * memory is not protected */
+	assert_false(acl_read(1, gaddr(2, 0x40), 3, now));
+	assert_false(acl_write(1, gaddr(2, 0x40), now));
+	assert_true(acl_read(1, gaddr(2, 0x10000), 3, now));
+	assert_true(acl_write(3, gaddr(2, 0x10040), now));
+	assert_int_equal(htoe_get_stats(N[2].b)->acl_denied, 2);
+
+	h = htoe_lease_request(LEP[1], 2, 4096, 0, now);
+	assert_true(h >= 0);
+	lease_rounds(20, &now);
+	assert_int_equal(htoe_lease_get(LEP[1], h, &info), 0);
+	assert_int_equal(info.state, HTOE_LS_ACTIVE);
+	ga = gaddr(2, info.offset);
+	assert_int_equal(info.gaddr, ga);
+	/* the holder: its whole range, not a byte beyond */
+	assert_true(acl_read(1, ga, 4, now));
+	assert_true(acl_read(1, ga + 4096 - 64, 5, now));
+	assert_true(acl_write(1, ga + 0x40, now));
+	assert_false(acl_read(1, ga + 4096, 6, now));
+	/* another node: refused */
+	assert_false(acl_read(3, ga, 7, now));
+	assert_false(acl_write(3, ga + 0x40, now));
+	assert_int_equal(htoe_get_stats(N[2].b)->acl_denied, 5);
+
+	/* released: the former holder is refused again */
+	assert_int_equal(htoe_lease_release(LEP[1], h, now), 0);
+	lease_rounds(20, &now);
+	assert_int_equal(htoe_lease_get(LEP[1], h, &info), 0);
+	assert_int_equal(info.state, HTOE_LS_RELEASED);
+	assert_false(acl_read(1, ga, 8, now));
+	assert_false(acl_write(1, ga + 0x40, now));
+	assert_int_equal(htoe_get_stats(N[2].b)->acl_denied, 7);
+	for (uint16_t id = 1; id <= 3; id++) {
+		assert_int_equal(htoe_check_invariants(N[id].b, err, sizeof(err)), 0);
+		htoe_lease_free(LEP[id]);
+	}
+	free_nodes();
+}
+
+/* htoe_acl_* argument checks and the table's own bookkeeping. */
+static void test_acl_api(void **state)
+{
+	(void)state;
+	mk_nodes(2, NULL);
+	assert_int_equal(htoe_acl_protect(N[1].b, UINT64_MAX, 2), -EINVAL);
+	assert_int_equal(htoe_acl_set(N[1].b, 2, 0, 0, HTOE_ACL_READ), -EINVAL);
+	assert_int_equal(htoe_acl_set(N[1].b, 2, 0, 64, 0), -EINVAL);
+	assert_int_equal(htoe_acl_set(N[1].b, 2, 0, 64, 4), -EINVAL);
+	for (unsigned i = 0; i < HTOE_ACL_MAX; i++)
+		assert_int_equal(htoe_acl_set(N[1].b, 2, 64ull * i, 64, HTOE_ACL_READ), 0);
+	assert_int_equal(htoe_acl_set(N[1].b, 2, 0, 64, HTOE_ACL_WRITE), 0); /* replaces */
+	assert_int_equal(htoe_acl_set(N[1].b, 3, 0, 64, HTOE_ACL_READ), -ENOSPC);
+	assert_int_equal(htoe_acl_clear(N[1].b, 2, 0, 64), 0);
+	assert_int_equal(htoe_acl_clear(N[1].b, 2, 0, 64), -ENOENT);
+	assert_int_equal(htoe_acl_set(N[1].b, 3, 0, 64, HTOE_ACL_READ), 0);
+	free_nodes();
+}
+
 static void test_config_errors(void **state)
 {
 	struct htoe_config c;
@@ -843,7 +1017,12 @@ int main(void)
 		cmocka_unit_test(test_vlan_pcp),
 		cmocka_unit_test(test_ctrl_messages),
 		cmocka_unit_test(test_config_errors),
+		cmocka_unit_test(test_local_input_pkt),
+		cmocka_unit_test(test_lease_acl),
+		cmocka_unit_test(test_acl_api),
 	};
+	int r = cmocka_run_group_tests(tests, NULL, NULL);
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	use_pkt = true;
+	return r + cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -183,6 +183,8 @@ static void test_range_random_vs_linear(void **state)
 						    sizeof(err)), HTOE_MAP_E_FULL);
 		assert_contains(err, "one more");
 		OK(htoe_map_finalize(M, err, sizeof(err)));
+		unsigned hint = 0;
+
 		for (int q = 0; q < 2000; q++) {
 			uint64_t a, len = 1 + ht_rand_below(&r, 80);
 			unsigned pick = (unsigned)ht_rand_below(&r, HTOE_MAP_MAX_RANGES);
@@ -211,6 +213,20 @@ static void test_range_random_vs_linear(void **state)
 				assert_int_equal(res.addr, a - bases[want] + bases[want] * 3);
 				assert_int_equal(M->ranges[res.range].base, bases[want]);
 			}
+			/* with a hint (the previous range, a random or an
+			 * out-of-range one): the same answer */
+			struct htoe_map_result rh;
+			unsigned h0 = q % 3 == 0 ? hint : q % 3 == 1 ?
+				(unsigned)ht_rand_below(&r, HTOE_MAP_MAX_RANGES) : 100000u + (unsigned)q;
+
+			hint = h0;
+			assert_int_equal(htoe_map_lookup_hint(M, a, len, &rh, &hint), k);
+			assert_int_equal(rh.kind, res.kind);
+			assert_int_equal(rh.node, res.node);
+			assert_int_equal(rh.addr, res.addr);
+			assert_int_equal(rh.range, res.range);
+			assert_int_equal(rh.peer, res.peer);
+			assert_int_equal(hint, want < 0 ? h0 : (unsigned)res.range);
 		}
 	}
 }
@@ -535,6 +551,43 @@ static void test_err_mode_state_full(void **state)
 
 /* ------------------------------------------------------------- MACs */
 
+/* A full peer table (1024 peers, node ids spread over 0..65535 with
+ * clusters): after finalize each peer is found at its sorted index, every
+ * other node id is not (the O(1) node -> peer index agrees with a scan). */
+static void test_peer_index_full(void **state)
+{
+	static bool used[65536];
+	unsigned n = 0, k = 0;
+	uint64_t s = 99;
+
+	(void)state;
+	memset(used, 0, sizeof(used));
+	htoe_map_init(M, 0);
+	used[0] = true;
+	while (n < HTOE_MAP_MAX_PEERS) {
+		s = s * 6364136223846793005ull + 1442695040888963407ull;
+		/* half clustered (consecutive ids, colliding hash chains) */
+		uint16_t node = (uint16_t)(k++ % 2 ? 1000 + k : (s >> 33));
+
+		if (used[node])
+			continue;
+		used[node] = true;
+		OK(htoe_map_add_peer(M, node, NULL, NULL, err, sizeof(err)));
+		n++;
+	}
+	OK(htoe_map_add_range(M, 0x100000, 0x1000, 0, 0, NULL, err, sizeof(err)));
+	OK(htoe_map_finalize(M, err, sizeof(err)));
+	assert_int_equal(htoe_map_peer_count(M), HTOE_MAP_MAX_PEERS);
+	for (unsigned node = 0; node < 65536; node++) {
+		int want = -1;
+
+		for (unsigned i = 0; i < HTOE_MAP_MAX_PEERS && used[node] && node; i++)
+			if (htoe_map_peer(M, i)->node == node)
+				want = (int)i;
+		assert_int_equal(htoe_map_peer_index(M, (uint16_t)node), want);
+	}
+}
+
 static void test_macs(void **state)
 {
 	uint8_t mac[6];
@@ -596,6 +649,7 @@ int main(void)
 		cmocka_unit_test(test_err_dup_peers),
 		cmocka_unit_test(test_err_mode_state_full),
 		cmocka_unit_test(test_macs),
+		cmocka_unit_test(test_peer_index_full),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -40,6 +40,16 @@ static uint16_t send1(struct htoe_retry *r, uint64_t now)
 	return s;
 }
 
+/* Default config (RTO 1000 .. 5000, limit 3), frames 0 and 1 sent at 0. */
+static void init_two_sent(struct htoe_retry *r)
+{
+	struct htoe_retry_cfg c = cfg_default();
+
+	init_r(r, &c);
+	send1(r, 0);
+	send1(r, 0);
+}
+
 /* ---- serial arithmetic --------------------------------------------------- */
 
 static void test_seq_arith(void **state)
@@ -302,9 +312,12 @@ static void test_partial_ack(void **state)
 	assert_int_equal(htoe_retry_tx_ack(&a, 3, 500), 3);
 	assert_int_equal(htoe_retry_tx_una(&a), 3);
 	assert_int_equal(htoe_retry_tx_outstanding(&a), 5);
-	assert_int_equal(htoe_retry_next_deadline(&a), 500 + 1000); /* re-armed */
+	/* re-armed with the adaptive RTO: frame 0 took 400 ns, so SRTT 400,
+	 * RTTVAR 200, RTO = 400 + 4 * 200 */
+	assert_int_equal(htoe_retry_tx_rto(&a), 1200);
+	assert_int_equal(htoe_retry_next_deadline(&a), 500 + 1200); /* re-armed */
 	assert_int_equal(htoe_retry_tx_ack(&a, 3, 600), 0);        /* no progress */
-	assert_int_equal(htoe_retry_next_deadline(&a), 1500);      /* not re-armed */
+	assert_int_equal(htoe_retry_next_deadline(&a), 1700);      /* not re-armed */
 	assert_int_equal(htoe_retry_tx_ack(&a, 1, 600), 0);        /* stale */
 	assert_int_equal(htoe_retry_tx_una(&a), 3);
 	assert_int_equal(htoe_retry_tx_ack(&a, 8, 700), 5);
@@ -313,7 +326,141 @@ static void test_partial_ack(void **state)
 	assert_int_equal(a.stats.invalid_acks, 0);
 	/* the next send re-arms */
 	send1(&a, 800);
-	assert_int_equal(htoe_retry_next_deadline(&a), 1800);
+	assert_int_equal(htoe_retry_next_deadline(&a), 800 + 1200);
+}
+
+/* ---- adaptive RTO (RFC 6298, Karn) ------------------------------------------- */
+
+static struct htoe_retry_cfg cfg_adaptive(void)
+{
+	struct htoe_retry_cfg c = cfg_default();
+
+	c.rto_min_ns = 100;
+	c.rto_max_ns = 100000;
+	return c;
+}
+
+/* One frame sent at *t and acked rtt later; returns the RTO after it. */
+static uint64_t round_trip(struct htoe_retry *a, uint64_t *t, uint64_t rtt)
+{
+	uint16_t seq = send1(a, *t);
+
+	*t += rtt;
+	assert_int_equal(htoe_retry_tx_ack(a, (uint16_t)(seq + 1), *t), 1);
+	*t += 1000;
+	return htoe_retry_tx_rto(a);
+}
+
+static void test_rto_converges(void **state)
+{
+	(void)state;
+	struct htoe_retry a;
+	struct htoe_retry_cfg c = cfg_adaptive();
+	uint64_t t = 0;
+
+	init_r(&a, &c);
+	assert_int_equal(htoe_retry_tx_rto(&a), 1000); /* rto_init before any sample */
+	assert_int_equal(htoe_retry_srtt(&a), 0);
+	/* first sample R: SRTT = R, RTTVAR = R/2, RTO = R + 4 R/2 */
+	assert_int_equal(round_trip(&a, &t, 400), 1200);
+	assert_int_equal(htoe_retry_srtt(&a), 400);
+	assert_int_equal(htoe_retry_rttvar(&a), 200);
+	/* second: RTTVAR = 3/4 200 + 1/4 |400 - 600| = 200, SRTT = 7/8 400 + 1/8 600 */
+	assert_int_equal(round_trip(&a, &t, 600), 425 + 800);
+	/* a steady path: the variation decays, the RTO converges to the RTT */
+	for (int i = 0; i < 200; i++)
+		round_trip(&a, &t, 400);
+	assert_int_equal(htoe_retry_srtt(&a), 400);
+	assert_int_equal(htoe_retry_rttvar(&a), 0);
+	assert_int_equal(htoe_retry_tx_rto(&a), 400);
+	/* a jittery path (300/500 ns): RTT + 4 x its variation, about 400 + 4 x 100 */
+	for (int i = 0; i < 400; i++)
+		round_trip(&a, &t, i % 2 ? 300 : 500);
+	assert_in_range(htoe_retry_srtt(&a), 380, 420);
+	assert_in_range(htoe_retry_rttvar(&a), 80, 120);
+	assert_in_range(htoe_retry_tx_rto(&a), 700, 900);
+	assert_int_equal(a.stats.rtt_samples, 602);
+	/* clamped to [rto_min, rto_max] */
+	for (int i = 0; i < 200; i++)
+		round_trip(&a, &t, 10);
+	assert_int_equal(htoe_retry_tx_rto(&a), 100);
+	assert_int_equal(round_trip(&a, &t, 500000), 100000);
+	/* the estimators survive a VL reset, the RTO restarts at the base */
+	htoe_retry_reset(&a);
+	assert_int_equal(htoe_retry_tx_rto(&a), 100000);
+	assert_true(htoe_retry_srtt(&a) > 0);
+
+	/* rto_min 0: the floor is rto_init (the RTO only adapts upwards) */
+	c.rto_min_ns = 0;
+	init_r(&a, &c);
+	for (int i = 0; i < 100; i++)
+		round_trip(&a, &t, 10);
+	assert_int_equal(htoe_retry_tx_rto(&a), 1000);
+	/* and rto_min above rto_max is refused */
+	c.rto_min_ns = c.rto_max_ns + 1;
+	assert_int_equal(htoe_retry_init(&a, &c), -EINVAL);
+}
+
+static void test_rto_karn(void **state)
+{
+	(void)state;
+	struct htoe_retry a;
+	struct htoe_retry_cfg c = cfg_adaptive();
+	uint16_t seq;
+
+	/* a timeout: the frame is retransmitted, its ack gives no sample */
+	init_r(&a, &c);
+	send1(&a, 0);
+	assert_int_equal(htoe_retry_tx_timer(&a, 1000), HTOE_RETRY_GOBACK);
+	assert_true(htoe_retry_tx_retransmit_next(&a, &seq));
+	assert_int_equal(seq, 0);
+	assert_int_equal(htoe_retry_tx_ack(&a, 1, 1100), 1);
+	assert_int_equal(a.stats.rtt_samples, 0);
+	assert_int_equal(htoe_retry_srtt(&a), 0);
+	assert_int_equal(htoe_retry_tx_rto(&a), 1000); /* backoff undone: the base */
+	/* the next first transmission is timed again */
+	send1(&a, 2000);
+	assert_int_equal(htoe_retry_tx_ack(&a, 2, 2300), 1);
+	assert_int_equal(a.stats.rtt_samples, 1);
+	assert_int_equal(htoe_retry_srtt(&a), 300);
+
+	/* a NAK go-back: no sample from the frames it resent */
+	init_r(&a, &c);
+	send1(&a, 0);
+	send1(&a, 0);
+	assert_int_equal(htoe_retry_tx_nak(&a, 0, 50), 0);
+	assert_true(htoe_retry_tx_retransmit_next(&a, &seq));
+	assert_true(htoe_retry_tx_retransmit_next(&a, &seq));
+	assert_int_equal(htoe_retry_tx_ack(&a, 2, 400), 2);
+	assert_int_equal(a.stats.rtt_samples, 0);
+}
+
+static void test_rto_backoff(void **state)
+{
+	(void)state;
+	struct htoe_retry a;
+	struct htoe_retry_cfg c = cfg_adaptive();
+	uint64_t t = 0;
+
+	c.retry_limit = 10;
+	init_r(&a, &c);
+	for (int i = 0; i < 100; i++)
+		round_trip(&a, &t, 400);
+	assert_int_equal(htoe_retry_tx_rto(&a), 400);
+	/* the path goes silent: timeouts after 400, 800, 1600, ... ns */
+	send1(&a, t);
+	assert_int_equal(htoe_retry_next_deadline(&a), t + 400);
+	assert_int_equal(htoe_retry_tx_timer(&a, t + 399), HTOE_RETRY_IDLE);
+	assert_int_equal(htoe_retry_tx_timer(&a, t + 400), HTOE_RETRY_GOBACK);
+	assert_int_equal(htoe_retry_tx_rto(&a), 800);
+	assert_int_equal(htoe_retry_next_deadline(&a), t + 400 + 800);
+	assert_int_equal(htoe_retry_tx_timer(&a, t + 1200), HTOE_RETRY_GOBACK);
+	assert_int_equal(htoe_retry_tx_rto(&a), 1600);
+	assert_int_equal(htoe_retry_next_deadline(&a), t + 1200 + 1600);
+	/* progress: back to the adaptive base, no sample from the resent frame */
+	assert_int_equal(htoe_retry_tx_ack(&a, htoe_retry_tx_next_seq(&a), t + 1500), 1);
+	assert_int_equal(htoe_retry_tx_rto(&a), 400);
+	assert_int_equal(a.stats.rtt_samples, 100);
 }
 
 static void test_invalid_ack(void **state)
@@ -430,12 +577,9 @@ static void test_rto_backoff_limit(void **state)
 {
 	(void)state;
 	struct htoe_retry a;
-	struct htoe_retry_cfg c = cfg_default(); /* 1000 .. 5000, limit 3 */
-	init_r(&a, &c);
 	uint16_t s;
 
-	send1(&a, 0);
-	send1(&a, 0);
+	init_two_sent(&a);
 	assert_int_equal(htoe_retry_tx_rto(&a), 1000);
 	assert_int_equal(htoe_retry_tx_timer(&a, 999), HTOE_RETRY_IDLE);
 	/* expected timeouts: 1000, +2000, +4000, then LIMIT at +5000 (cap) */
@@ -497,6 +641,71 @@ static void test_rto_progress_resets_backoff(void **state)
 	assert_int_equal(htoe_retry_tx_timer(&a, 4500), HTOE_RETRY_GOBACK);
 	assert_int_equal(htoe_retry_tx_timer(&a, 6500), HTOE_RETRY_GOBACK);
 	assert_int_equal(htoe_retry_tx_timer(&a, 10500), HTOE_RETRY_LIMIT);
+}
+
+/* An ack that releases nothing and starts no go-back. */
+static void ack_no_goback(struct htoe_retry *r, uint16_t ack, uint64_t now)
+{
+	assert_int_equal(htoe_retry_tx_ack(r, ack, now), 0);
+	assert_false(htoe_retry_tx_in_goback(r));
+}
+
+/* A stalled peer (not polled, its RX ring overflowing) loses a go-back; when
+ * it runs again it answers with ack == una. The sender goes back at once
+ * instead of sitting out its backed-off RTO into the retry limit (htoe-sim
+ * --stall found VL resets while the peer was answering). */
+static void test_dupack_after_timeout(void **state)
+{
+	(void)state;
+	struct htoe_retry a;
+	uint16_t s;
+
+	init_two_sent(&a);
+	/* no timeout yet: ack == una is just an ack in flight */
+	ack_no_goback(&a, 0, 500);
+	/* timeouts at 1000, 3000, 7000; every go-back is lost */
+	const uint64_t at[] = { 1000, 3000, 7000 };
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(htoe_retry_tx_timer(&a, at[k]), HTOE_RETRY_GOBACK);
+		while (htoe_retry_tx_retransmit_next(&a, &s))
+			;
+	}
+	assert_int_equal(htoe_retry_tx_rto(&a), 5000);
+	assert_int_equal(htoe_retry_next_deadline(&a), 12000);
+	/* an ack sent before the last go-back arrived: less than a base RTO
+	 * (1000) after it, no new go-back */
+	ack_no_goback(&a, 0, 7500);
+	/* a stale ack never starts one */
+	ack_no_goback(&a, 0xFFFF, 8000);
+	/* the peer runs again and still expects 0: go back now, keep the
+	 * backoff and the retry count */
+	assert_int_equal(htoe_retry_tx_ack(&a, 0, 8000), 0);
+	assert_true(htoe_retry_tx_in_goback(&a));
+	assert_int_equal(a.stats.gobacks, 4);
+	assert_int_equal(a.stats.timeouts, 3);
+	assert_int_equal(htoe_retry_tx_rto(&a), 5000);
+	assert_int_equal(htoe_retry_next_deadline(&a), 13000);
+	assert_true(htoe_retry_tx_retransmit_next(&a, &s));
+	assert_int_equal(s, 0);
+	assert_true(htoe_retry_tx_retransmit_next(&a, &s));
+	assert_int_equal(s, 1);
+	assert_false(htoe_retry_tx_retransmit_next(&a, &s));
+	/* more acks == una within a base RTO of it: ignored */
+	ack_no_goback(&a, 0, 8500);
+	/* the go-back arrives: progress, no VL reset */
+	assert_int_equal(htoe_retry_tx_ack(&a, 2, 8600), 2);
+	assert_int_equal(htoe_retry_tx_rto(&a), 1000);
+	assert_int_equal(htoe_retry_tx_timer(&a, 13000), HTOE_RETRY_IDLE);
+	assert_false(htoe_retry_tx_failed(&a));
+	assert_true(htoe_retry_tx_can_send(&a));
+
+	/* after the limit nothing starts again */
+	send1(&a, 20000);
+	uint64_t t = 21000;
+	for (int k = 0; k < 10 && htoe_retry_tx_timer(&a, t) != HTOE_RETRY_LIMIT; k++)
+		t += 5000;
+	assert_true(htoe_retry_tx_failed(&a));
+	ack_no_goback(&a, 2, 100000);
 }
 
 static void test_rto_cap_odd(void **state)
@@ -873,11 +1082,15 @@ int main(void)
 		cmocka_unit_test(test_rto_backoff_limit),
 		cmocka_unit_test(test_rto_progress_resets_backoff),
 		cmocka_unit_test(test_rto_cap_odd),
+		cmocka_unit_test(test_dupack_after_timeout),
 		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_lossy_channel),
 		cmocka_unit_test(test_lossy_channel_heavy),
 		cmocka_unit_test(test_lossy_channel_wrap),
 		cmocka_unit_test(test_lossy_channel_clean),
+		cmocka_unit_test(test_rto_converges),
+		cmocka_unit_test(test_rto_karn),
+		cmocka_unit_test(test_rto_backoff),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,10 +46,11 @@ int htnode_init(struct htnode *nd, struct htoe *b, uint8_t bridge_ubase, uint8_t
 	nd->hold = false;
 	nd->rr = 0;
 	memset(&nd->st, 0, sizeof(nd->st));
+	memset(&nd->rd_lat, 0, sizeof(nd->rd_lat));
 	return htnode_reset_requester(nd, n_unitids, first_unitid);
 }
 
-static void to_requester(struct htnode *nd, const struct ht_pkt *p)
+static void to_requester(struct htnode *nd, const struct ht_pkt *p, uint64_t now)
 {
 	const struct htnode_hooks *h = nd->hooks;
 	struct ht_completion c;
@@ -72,6 +73,9 @@ static void to_requester(struct htnode *nd, const struct ht_pkt *p)
 	nd->st.completions++;
 	int rc = ht_wl_complete(nd->wl[idx], &c, &res);
 
+	if (rc >= 0 && res.type == HT_OP_READ && !res.sweep && now >= res.issued_at)
+		lat_add(&nd->rd_lat, now - res.issued_at);
+
 	if (h && h->completed)
 		h->completed(nd, idx, &c, rc, &res);
 }
@@ -80,13 +84,12 @@ static void to_requester(struct htnode *nd, const struct ht_pkt *p)
 static unsigned drain_rspq(struct htnode *nd, uint64_t now)
 {
 	unsigned moved = 0;
-	uint8_t b[HT_MAX_PKT_LEN];
 
 	while (nd->rsp_n) {
 		struct ht_pkt *p = &nd->rspq[nd->rsp_head];
-		int n = ht_encode(p, b, sizeof(b));
 
-		if (n < 0 || htoe_local_input(nd->b, b, (size_t)n, now) == -EAGAIN)
+		/* the bridge encodes it (no encode here + decode there) */
+		if (htoe_local_input_pkt(nd->b, p, now) == -EAGAIN)
 			break;
 		nd->rsp_head = (nd->rsp_head + 1) % HTNODE_RSPQ;
 		nd->rsp_n--;
@@ -113,7 +116,7 @@ static unsigned local_output(struct htnode *nd, uint64_t now)
 			continue;
 		}
 		if (ht_pkt_vc(&p) == HT_VC_R) {
-			to_requester(nd, &p);
+			to_requester(nd, &p, now);
 			continue;
 		}
 		if (p.kind == HT_K_WRSIZED && p.posted && h && h->posted_write)
@@ -127,7 +130,7 @@ static unsigned local_output(struct htnode *nd, uint64_t now)
 			nd->st.rsp_to_bridge++;
 			drain_rspq(nd, now);
 		} else {
-			to_requester(nd, &rsp);
+			to_requester(nd, &rsp, now);
 		}
 	}
 	return moved;
@@ -145,8 +148,6 @@ static unsigned issue_ops(struct htnode *nd, uint64_t now)
 		struct ht_workload *w = nd->wl[idx];
 		struct ht_op op;
 		struct ht_pkt p;
-		uint8_t b[HT_MAX_PKT_LEN];
-		int n;
 
 		nd->rr = (nd->rr + 1) % n_wl;
 		if (!w || ht_wl_peek(w, &op) != 1) {
@@ -158,8 +159,7 @@ static unsigned issue_ops(struct htnode *nd, uint64_t now)
 			nd->st.no_tag++;
 			break; /* no tag: wait for completions */
 		}
-		n = ht_encode(&p, b, sizeof(b));
-		int r = n < 0 ? -EINVAL : htoe_local_input(nd->b, b, (size_t)n, now);
+		int r = htoe_local_input_pkt(nd->b, &p, now);
 		if (r != 0) {
 			ht_req_unissue(&nd->req, &p);
 			if (r != -EAGAIN) {
@@ -173,7 +173,7 @@ static unsigned issue_ops(struct htnode *nd, uint64_t now)
 			continue;
 		}
 		idle = 0;
-		ht_wl_commit(w);
+		ht_wl_commit_at(w, now);
 		moved++;
 		nd->st.issued++;
 		if (h && h->issued)

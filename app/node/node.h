@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bench/lat_hist.h"
 #include "htmodel/ht_requester.h"
 #include "htmodel/ht_target.h"
 #include "htmodel/ht_workload.h"
@@ -82,6 +83,9 @@ struct htnode {
 	const struct htnode_hooks *hooks;
 	void    *user;               /* for the hooks */
 	struct htnode_stats st;
+	/* round trips of the workloads' reads (not the read-back sweep): the
+	 * `now` of htnode_poll() at completion minus the `now` at issue */
+	struct lat_hist rd_lat;
 };
 
 /*

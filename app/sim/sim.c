@@ -19,7 +19,10 @@
  *    judged, since a poisoned write may or may not have been applied);
  *  - credits conserved (htoe_check_invariants) after every step;
  *  - progress: some transaction completes within stall_bound_ns of
- *    virtual time while work remains.
+ *    virtual time while work remains;
+ *  - liveness (cfg.liveness_ns): every NP request answered without error
+ *    within liveness_ns, no VL reset.
+ * Impairment "node not polled" (cfg.stall_prob): see node_turn().
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -40,6 +43,8 @@
 #define SIM_BRIDGE_UBASE 8
 #define SIM_BRIDGE_UNITS 4          /* pending table: 128 tags */
 #define SIM_FRAME_CAP    (HTOE_FRAME_MAX)
+#define SIM_RX_BURST     32         /* frames taken from an RX ring per poll */
+#define SIM_RX_RING      1024       /* default RX ring (a NIC's descriptors) */
 
 void sim_cfg_default(struct sim_cfg *c)
 {
@@ -53,6 +58,7 @@ void sim_cfg_default(struct sim_cfg *c)
 	c->link_bps = 10000000000ull;
 	c->restart_node = -1;
 	c->reset_node = -1;
+	c->rx_ring = SIM_RX_RING;
 	c->stall_bound_ns = 2000000000ull; /* 2 s of virtual time */
 	c->progress_every = 100000;
 }
@@ -152,6 +158,10 @@ struct node {
 	unsigned incarnation;
 	bool in_burst[64];
 	uint64_t seen_resets[64];   /* VL reset counter snapshot, by peer index */
+	uint64_t issued_at[HT_REQ_MAX_UNITIDS + 1][HT_REQ_TAGS]; /* NP request issue time */
+	uint64_t stall_until;       /* not polled before this (stall impairment) */
+	struct fev *rxq;            /* RX ring: frames that arrived while stalled */
+	unsigned rxq_head, rxq_n;
 };
 
 struct sim {
@@ -245,8 +255,14 @@ static int bridge_new(struct sim *s, struct node *nd, char *err, size_t errlen)
 	c.map = &nd->map;
 	if (s->cfg->rto_init_ns)
 		c.rto_init_ns = s->cfg->rto_init_ns;
-	if (c.rto_max_ns < c.rto_init_ns)
+	if (s->cfg->rto_max_ns)
+		c.rto_max_ns = s->cfg->rto_max_ns;
+	else if (c.rto_max_ns < c.rto_init_ns)
 		c.rto_max_ns = c.rto_init_ns * 64;
+	if (s->cfg->rto_min_ns)
+		c.rto_min_ns = s->cfg->rto_min_ns;
+	if (s->cfg->stall_timeout_ns)
+		c.stall_timeout_ns = s->cfg->stall_timeout_ns;
 	if (s->cfg->np_timeout_ns)
 		c.np_timeout_ns = s->cfg->np_timeout_ns;
 	if (s->cfg->retry_limit)
@@ -279,7 +295,8 @@ static int node_init(struct sim *s, unsigned i, char *err, size_t errlen)
 	nd->mem = malloc(c->mem_per_node);
 	nd->sl = calloc(c->nodes, sizeof(*nd->sl));
 	nd->wlp = calloc(c->nodes, sizeof(*nd->wlp));
-	if (!nd->mem || !nd->sl || !nd->wlp)
+	nd->rxq = c->stall_prob > 0 ? calloc(c->rx_ring, sizeof(*nd->rxq)) : NULL;
+	if (!nd->mem || !nd->sl || !nd->wlp || (c->stall_prob > 0 && !nd->rxq))
 		return -1;
 	ht_wl_fill(c->seed * 1000003u + i, nd->mem, c->mem_per_node);
 	memset(&tc, 0, sizeof(tc));
@@ -478,6 +495,21 @@ static void on_completed(struct htnode *core, unsigned dst, const struct ht_comp
 	s->res->np_responses++;
 	s->res->completed++;
 	s->last_progress = s->now;
+	if (c->unitid <= HT_REQ_MAX_UNITIDS && c->srctag < HT_REQ_TAGS) {
+		uint64_t lat = s->now - nd->issued_at[c->unitid][c->srctag];
+
+		if (lat > s->res->max_np_latency_ns)
+			s->res->max_np_latency_ns = lat;
+		if (s->cfg->liveness_ns && (lat > s->cfg->liveness_ns || c->status != HT_RSP_OK)) {
+			char what[128];
+
+			s->res->liveness_failures++;
+			snprintf(what, sizeof(what),
+				 "liveness: request answered after %" PRIu64 " ns%s", lat,
+				 c->status != HT_RSP_OK ? " with an error" : "");
+			violation(s, what, nd->idx, dst);
+		}
+	}
 	if (c->status != HT_RSP_OK) {
 		s->res->poisoned++;
 		if (!poison_explained(s, nd, dst, c->type == HT_OP_FLUSH) && !sl->tainted) {
@@ -561,6 +593,8 @@ static void on_issued(struct htnode *core, unsigned dst, const struct ht_pkt *p)
 		s->res->posted_issued++;
 	} else if (ht_pkt_vc(p) == HT_VC_NP) {
 		s->res->np_requests++;
+		if (p->unitid <= HT_REQ_MAX_UNITIDS && p->srctag < HT_REQ_TAGS)
+			node_of(core)->issued_at[p->unitid][p->srctag] = s->now;
 	} else {
 		s->res->completed++; /* Fence: done when taken */
 	}
@@ -591,15 +625,19 @@ static void note_resets(struct sim *s, struct node *nd)
 		vs = htoe_get_vl_stats(nd->core.b, (uint16_t)(k + 1));
 		if (vs && vs->resets != nd->seen_resets[k]) {
 			nd->seen_resets[k] = vs->resets;
+			if (s->cfg->liveness_ns) {
+				s->res->liveness_failures++;
+				violation(s, "liveness: VL reset", nd->idx, k);
+			}
 			slice_of(s, nd->idx, k)->tainted = true;
 			slice_of(s, k, nd->idx)->tainted = true;
 		}
 	}
 }
 
-static bool node_step(struct sim *s, struct node *nd)
+static void node_step(struct sim *s, struct node *nd)
 {
-	unsigned moved, total = 0;
+	unsigned moved;
 	int n;
 
 	htoe_handle_expiry(nd->core.b, s->now);
@@ -610,7 +648,6 @@ static bool node_step(struct sim *s, struct node *nd)
 			switch_send(s, nd, s->buf, (size_t)n);
 			moved++;
 		}
-		total += moved;
 	} while (moved);
 	note_resets(s, nd);
 
@@ -619,7 +656,71 @@ static bool node_step(struct sim *s, struct node *nd)
 		s->res->credit_errors++;
 		violation(s, err, nd->idx, nd->idx);
 	}
-	return total > 0;
+}
+
+/* ------------------------------------------------------- stalls, RX ring */
+
+static bool stalled(const struct sim *s, const struct node *nd)
+{
+	return s->now < nd->stall_until;
+}
+
+static void deliver(struct sim *s, struct node *nd, struct fev *e)
+{
+	int r = htoe_frame_input(nd->core.b, e->data, e->len, s->now);
+
+	if (r < 0 && r != -HTOE_DROP_CRC)
+		s->res->drops_other++;
+	free(e->data);
+}
+
+/* A frame arrives at its node: taken at once if the node is being polled and
+ * nothing waits before it, else queued in its RX ring (dropped if full). */
+static void arrive(struct sim *s, struct fev *e)
+{
+	struct node *nd = &s->n[e->dst];
+
+	if (!nd->rxq || (!stalled(s, nd) && !nd->rxq_n)) {
+		deliver(s, nd, e);
+		return;
+	}
+	if (nd->rxq_n == s->cfg->rx_ring) {
+		s->res->rx_ring_drops++;
+		free(e->data);
+		return;
+	}
+	nd->rxq[(nd->rxq_head + nd->rxq_n++) % s->cfg->rx_ring] = *e;
+}
+
+/* A node that runs again takes its RX ring in bursts, each followed by a
+ * poll (timers, local side, output), as a poll loop would. */
+static void drain_rx_ring(struct sim *s, struct node *nd)
+{
+	while (nd->rxq_n) {
+		for (unsigned k = 0; k < SIM_RX_BURST && nd->rxq_n; k++) {
+			deliver(s, nd, &nd->rxq[nd->rxq_head]);
+			nd->rxq_head = (nd->rxq_head + 1) % s->cfg->rx_ring;
+			nd->rxq_n--;
+		}
+		node_step(s, nd);
+	}
+}
+
+/* One scheduling step of a node: maybe it stalls, else it is polled. */
+static void node_turn(struct sim *s, struct node *nd)
+{
+	const struct sim_cfg *c = s->cfg;
+
+	if (stalled(s, nd))
+		return;
+	if (c->stall_prob > 0 && c->stall_max_ns && urand(s) < c->stall_prob) {
+		nd->stall_until = s->now + 1 + ht_rand_below(&s->rng, c->stall_max_ns);
+		s->res->stalls++;
+		s->res->stalled_ns += nd->stall_until - s->now;
+		return;
+	}
+	drain_rx_ring(s, nd);
+	node_step(s, nd);
 }
 
 /* ------------------------------------------------------------ scenarios */
@@ -712,7 +813,9 @@ static uint64_t next_event(struct sim *s)
 	uint64_t t = s->heap.n ? s->heap.v[0].t : UINT64_MAX;
 
 	for (unsigned i = 0; i < c->nodes; i++) {
-		uint64_t d = htoe_next_deadline(s->n[i].core.b);
+		/* a stalled node's timers wait for the end of its stall */
+		uint64_t d = stalled(s, &s->n[i]) ? s->n[i].stall_until :
+			     htoe_next_deadline(s->n[i].core.b);
 
 		if (d < t)
 			t = d;
@@ -742,9 +845,10 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	res->nodes = cfg->nodes;
 	res->transactions = cfg->transactions;
 	if (cfg->nodes < 2 || cfg->nodes > 64 || cfg->mem_per_node % (64ull * cfg->nodes) ||
-	    cfg->mem_per_node == 0) {
+	    cfg->mem_per_node == 0 || (cfg->stall_prob > 0 && !cfg->rx_ring)) {
 		snprintf(res->first_violation, sizeof(res->first_violation),
-			 "bad configuration: nodes must be 2..64 and mem_per_node a multiple of 64*nodes");
+			 "bad configuration: nodes must be 2..64, mem_per_node a multiple of 64*nodes "
+			 "and rx_ring > 0");
 		return -1;
 	}
 	s.slice_size = cfg->mem_per_node / cfg->nodes;
@@ -782,7 +886,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 			reset_done = true;
 		}
 		for (unsigned i = 0; i < cfg->nodes; i++)
-			node_step(&s, &s.n[i]);
+			node_turn(&s, &s.n[i]);
 		if (all_done(&s))
 			break;
 		if (cfg->progress && res->completed - s.completed_at_progress >= cfg->progress_every) {
@@ -805,11 +909,8 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		s.now = t > s.now ? t : s.now + 1;
 		while (s.heap.n && s.heap.v[0].t <= s.now) {
 			struct fev e = fheap_pop(&s.heap);
-			int r = htoe_frame_input(s.n[e.dst].core.b, e.data, e.len, s.now);
 
-			if (r < 0 && r != -HTOE_DROP_CRC)
-				res->drops_other++;
-			free(e.data);
+			arrive(&s, &e);
 		}
 	}
 	res->virtual_ns = s.now;
@@ -841,6 +942,10 @@ out:
 			free(nd->sl);
 			free(nd->wlp);
 			free(nd->mem);
+			if (nd->rxq)
+				for (unsigned k = 0; k < nd->rxq_n; k++)
+					free(nd->rxq[(nd->rxq_head + k) % cfg->rx_ring].data);
+			free(nd->rxq);
 		}
 		free(s.n);
 	}
@@ -861,13 +966,17 @@ void sim_result_json(const struct sim_result *r, FILE *f)
 		",\"lost\":%" PRIu64 ",\"duplicated\":%" PRIu64 ",\"misordered\":%" PRIu64
 		",\"wrong_data\":%" PRIu64 ",\"tainted_slices\":%" PRIu64
 		",\"unexplained_poison\":%" PRIu64 ",\"credit_errors\":%" PRIu64
+		",\"stalls\":%" PRIu64 ",\"stalled_ms\":%.3f,\"rx_ring_drops\":%" PRIu64
+		",\"max_np_latency_us\":%.1f,\"liveness_failures\":%" PRIu64
 		",\"deadlock\":%s,\"virtual_ms\":%.3f,\"violations\":%" PRIu64,
 		r->seed, r->nodes, r->transactions, r->completed, r->posted_issued,
 		r->posted_applied, r->np_requests, r->np_responses, r->poisoned, r->retransmits,
 		r->naks, r->timeouts, r->resets, r->frames, r->frames_dropped,
 		r->frames_duplicated, r->frames_corrupted, r->frames_reordered, r->drops_crc,
 		r->lost, r->duplicated, r->misordered, r->wrong_data, r->tainted_slices,
-		r->unexplained_poison, r->credit_errors, r->deadlock ? "true" : "false",
+		r->unexplained_poison, r->credit_errors, r->stalls, (double)r->stalled_ns / 1e6,
+		r->rx_ring_drops, (double)r->max_np_latency_ns / 1e3, r->liveness_failures,
+		r->deadlock ? "true" : "false",
 		(double)r->virtual_ns / 1e6, r->violations);
 	if (r->first_violation[0]) {
 		fputs(",\"first_violation\":\"", f);

@@ -48,8 +48,22 @@ struct sim_cfg {
 
 	/* bridge parameters that the profiles tune (0: library defaults) */
 	uint64_t rto_init_ns, np_timeout_ns;
+	uint64_t rto_min_ns, rto_max_ns, stall_timeout_ns;
 	uint32_t retry_limit;
 	uint16_t mtu;
+
+	/* "node not polled": with probability stall_prob per scheduling step a
+	 * node is not polled for 1..stall_max_ns of virtual time (no frame
+	 * input, no timers, no local side); frames to it wait in its RX ring of
+	 * rx_ring frames (beyond that they are dropped) and are taken in bursts
+	 * of 32, each followed by a poll, when it runs again. */
+	double   stall_prob;
+	uint64_t stall_max_ns;
+	unsigned rx_ring;          /* 0: default 1024 */
+
+	/* liveness: every NP request must be answered (not poisoned) within
+	 * this long, and no VL may be reset (0: not checked) */
+	uint64_t liveness_ns;
 
 	uint64_t stall_bound_ns;   /* no progress for this long = deadlock */
 	uint64_t max_time_ns;      /* virtual time limit (0: none) */
@@ -76,6 +90,11 @@ struct sim_result {
 	uint64_t tainted_slices;   /* slices where a reset made results uncertain */
 	uint64_t unexplained_poison; /* poisoned without a reset or timeout */
 	uint64_t credit_errors;    /* credit invariant violations */
+	uint64_t stalls;           /* times a node was not polled */
+	uint64_t stalled_ns;       /* their total length (over all nodes) */
+	uint64_t rx_ring_drops;    /* frames dropped on a full RX ring */
+	uint64_t max_np_latency_ns; /* longest issue-to-answer time of an NP request */
+	uint64_t liveness_failures; /* late or poisoned answers, VL resets (liveness_ns) */
 	bool     deadlock;
 	uint64_t violations;
 	uint64_t virtual_ns;

@@ -82,6 +82,8 @@ static unsigned lease_work(struct dimm_node *n, uint64_t now)
 		if (htoe_ctrl_send(n->cfg.b, node, buf, (size_t)len) != 0)
 			n->st.ctrl_send_fail++;
 	}
+	/* a lessor with cfg.acl: only lease holders reach the leased ranges */
+	htoe_lease_acl_sync(ep, n->cfg.b);
 events:
 	while (htoe_lease_event(ep, &ev)) {
 		moved++;

@@ -244,6 +244,7 @@ struct lcache {
 	uint32_t used[3];
 	uint64_t allowed[LAY_MAX_FIELDS];
 	uint8_t  foreign[PKT_HDR_BYTES];
+	uint64_t foreign64[PKT_HDR_BYTES / 8]; /* foreign[] as words (fast check) */
 };
 
 struct layout {
@@ -352,7 +353,25 @@ __attribute__((constructor)) static void ht_codec_derive(void)
 		for (unsigned f = 0; f < HT_F__COUNT; f++)
 			if (!mine[f])
 				memset(c->foreign + fld_desc[f].off, 0xff, fld_desc[f].size);
+		memcpy(c->foreign64, c->foreign, sizeof(c->foreign64));
 	}
+}
+
+/* Every byte of p's fields foreign to the layout is zero (padding between
+ * the members is masked out by foreign[]). */
+static inline bool foreign_zero(const struct ht_pkt *p, const struct lcache *c)
+{
+	const unsigned char *pb = (const unsigned char *)p;
+	uint64_t acc = 0, w;
+	size_t i;
+
+	for (i = 0; i < PKT_HDR_BYTES / 8; i++) {
+		memcpy(&w, pb + 8 * i, 8);
+		acc |= w & c->foreign64[i];
+	}
+	for (i = 8 * (PKT_HDR_BYTES / 8); i < PKT_HDR_BYTES; i++)
+		acc |= pb[i] & c->foreign[i];
+	return acc == 0;
 }
 
 static void pack(const struct layout *L, const struct ht_pkt *p, uint32_t w[3])
@@ -633,7 +652,20 @@ static int frame(const uint8_t *buf, size_t len, struct frame *f)
 	return HT_OK;
 }
 
+static inline int decode_fast(const uint8_t *buf, size_t len, struct ht_pkt *o);
+
 int ht_peek_len(const uint8_t *buf, size_t len)
+{
+	struct frame f;
+	int r = decode_fast(buf, len, NULL); /* a valid common packet: its length */
+
+	if (r > 0)
+		return r;
+	r = frame(buf, len, &f);
+	return r < 0 ? r : (int)f.total;
+}
+
+int ht_peek_len_table(const uint8_t *buf, size_t len)
 {
 	struct frame f;
 	int r = frame(buf, len, &f);
@@ -679,7 +711,7 @@ static int check_rules(const struct ht_pkt *p, const struct layout *L)
 
 /* ---- decode ---- */
 
-int ht_decode(const uint8_t *buf, size_t len, struct ht_pkt *out)
+int ht_decode_table(const uint8_t *buf, size_t len, struct ht_pkt *out)
 {
 	struct frame f;
 	uint32_t w[3] = { 0, 0, 0 }, u0;
@@ -728,11 +760,9 @@ int ht_decode(const uint8_t *buf, size_t len, struct ht_pkt *out)
 
 /* ---- encode ---- */
 
-int ht_encode(const struct ht_pkt *p, uint8_t *buf, size_t cap)
+int ht_encode_table(const struct ht_pkt *p, uint8_t *buf, size_t cap)
 {
 	uint32_t w[3] = { 0, 0, 0 };
-	const unsigned char *pb = (const unsigned char *)p;
-	unsigned char foreign = 0;
 	const struct layout *L;
 	size_t pfx, ctl, dbytes, total;
 	int k = ht_cmd_kind(p->cmd), r;
@@ -748,9 +778,7 @@ int ht_encode(const struct ht_pkt *p, uint8_t *buf, size_t cap)
 	for (unsigned i = 0; i < L->nf; i++)
 		if (fget(p, L->f[i].id) & ~L->c->allowed[i])
 			return HT_E_BAD_FIELD;
-	for (size_t i = 0; i < PKT_HDR_BYTES; i++)
-		foreign |= pb[i] & L->c->foreign[i];
-	if (foreign)
+	if (!foreign_zero(p, L->c))
 		return HT_E_BAD_FIELD;
 	w[0] = p->cmd & ~L->c->used[0]; /* the Cmd bits that are not modifier fields */
 	pack(L, p, w);
@@ -783,4 +811,336 @@ int ht_encode(const struct ht_pkt *p, uint8_t *buf, size_t cap)
 		wr32(buf + ctl, p->mask);
 	memcpy(buf + total - p->data_len, p->data, p->data_len);
 	return (int)total;
+}
+
+/* ---- fast paths for the common packets ----
+ *
+ * WrSized (dword), RdSized, RdResponse, TgtDone and NOP without the 0x3E
+ * prefix, by direct bit extraction/insertion. They only take the input that
+ * is valid: anything else (a reserved bit, a rule broken, a field out of
+ * range, a short buffer, a prefix, another command) returns 0 and goes to
+ * the table-driven path, so return values and error codes are those of the
+ * table for every input (tests/test_ht_packet.c compares them).
+ */
+
+#define BITS(w, pos, width) ((uint8_t)(((w) >> (pos)) & ((1u << (width)) - 1u)))
+
+/* Data bytes from data_len on are zero (the encoder rejects anything else). */
+static inline bool data_tail_zero(const struct ht_pkt *p)
+{
+	typedef uint64_t u64u __attribute__((aligned(1), may_alias));
+	size_t i = p->data_len;
+	uint64_t acc = 0;
+
+	if (i >= HT_MAX_DATA)
+		return true;
+	for (; i & 7; i++) /* data_len is a multiple of 4 when valid, not always */
+		acc |= p->data[i];
+	for (; i < HT_MAX_DATA; i += 8) /* words, not a memcmp call (perf) */
+		acc |= *(const u64u *)(p->data + i);
+	return acc == 0;
+}
+
+/* Request fields common to sized commands (dword 0): SeqID, UnitID, PassPW,
+ * Compat, Count, Addr[7:2], and the Cmd modifier bits. */
+static inline void dec_sized(uint32_t d0, uint32_t d1, struct ht_pkt *o)
+{
+	o->seqid = (uint8_t)(BITS(d0, 6, 2) << 2 | BITS(d0, 13, 2));
+	o->unitid = BITS(d0, 8, 5);
+	o->passpw = BITS(d0, 15, 1);
+	o->compat = BITS(d0, 21, 1);
+	o->count = BITS(d0, 22, 4);
+	o->posted = BITS(d0, 5, 1);
+	o->dword = BITS(d0, 2, 1);
+	o->isoc = BITS(d0, 1, 1);
+	o->coherent = BITS(d0, 0, 1);
+	o->addr = (uint64_t)d1 << 8 | (uint64_t)(d0 >> 26) << 2;
+}
+
+static inline uint32_t enc_sized(const struct ht_pkt *p)
+{
+	return (uint32_t)p->cmd | (uint32_t)(p->seqid >> 2) << 6 | (uint32_t)p->unitid << 8 |
+	       (uint32_t)(p->seqid & 3) << 13 | (uint32_t)p->passpw << 15 |
+	       (uint32_t)p->compat << 21 | (uint32_t)p->count << 22 |
+	       (uint32_t)((p->addr >> 2) & 0x3f) << 26;
+}
+
+/* The sized-request fields every fast encoder checks: ranges, the modifier
+ * fields agreeing with cmd, an address without the prefix. */
+static inline bool sized_ok(const struct ht_pkt *p, uint8_t cmd)
+{
+	return !(p->addr & 3) && p->addr <= HT_ADDR_MAX_40 && !p->addrext && p->seqid < 16 &&
+	       p->unitid < 32 && p->passpw < 2 && p->compat < 2 && p->count < 16 &&
+	       p->posted == ((cmd >> 5) & 1) && p->dword == ((cmd >> 2) & 1) &&
+	       p->isoc == ((cmd >> 1) & 1) && p->coherent == (cmd & 1);
+}
+
+/* A dword access stays inside its 64-byte block (decision 3). */
+static inline bool dword_window_ok(uint64_t addr, unsigned count)
+{
+	return ((addr & 63) >> 2) + count <= 15;
+}
+
+static inline void dec_resp(uint32_t d0, struct ht_pkt *o)
+{
+	o->unitid = BITS(d0, 8, 5);
+	o->srctag = BITS(d0, 16, 5);
+	o->passpw = BITS(d0, 15, 1);
+	o->isoc = BITS(d0, 7, 1);
+	o->bridge = BITS(d0, 14, 1);
+	o->error0 = BITS(d0, 21, 1);
+	o->error1 = BITS(d0, 29, 1);
+	o->rquid = BITS(d0, 30, 2);
+	o->rspvcset = BITS(d0, 26, 3);
+	o->count = BITS(d0, 22, 4);
+}
+
+/* Copy n (<= 64, multiple of 4) data bytes in words: gcc -O2 turns a memcpy
+ * of this size (fixed or not) into `rep movs`, which cost ~100-150 ns per
+ * packet here (perf annotate of ht_decode). */
+static inline __attribute__((always_inline)) void copy_data(uint8_t *d, const uint8_t *s,
+							    size_t n)
+{
+	typedef uint64_t u64u __attribute__((aligned(1), may_alias));
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		*(u64u *)(d + i) = *(const u64u *)(s + i);
+	if (i < n)
+		memcpy(d + i, s + i, 4);
+}
+
+/* Start a decode: zero the header fields, and the data bytes the packet
+ * does not fill and the struct's tail padding (out->data[0, n) is written by
+ * the caller), instead of the whole struct. */
+static inline __attribute__((always_inline)) void clear_pkt(struct ht_pkt *o, size_t n)
+{
+	const size_t end = sizeof(*o) - offsetof(struct ht_pkt, data); /* data + padding */
+
+	memset(o, 0, offsetof(struct ht_pkt, data));
+	if (n < end)
+		memset(o->data + n, 0, end - n);
+}
+
+/*
+ * Decode (o != NULL) or only validate (o == NULL) a common packet. Returns
+ * its length, or 0: not a valid common packet, ask the table.
+ */
+static inline __attribute__((always_inline)) int
+decode_fast(const uint8_t *buf, size_t len, struct ht_pkt *o)
+{
+	uint32_t d0, d1;
+	uint8_t cmd;
+	size_t total;
+
+	if (len < 4)
+		return 0;
+	d0 = rd32(buf);
+	cmd = d0 & 0x3f;
+	switch (cmd) {
+	case HT_CMD_NOP:
+		if (d0 & (1u << 7 | 1u << 20 | 1u << 23))
+			return 0;
+		if (o) {
+			clear_pkt(o, 0);
+			o->kind = HT_K_NOP;
+			o->discon = BITS(d0, 6, 1);
+			o->postcmd = BITS(d0, 8, 2);
+			o->postdata = BITS(d0, 10, 2);
+			o->resp = BITS(d0, 12, 2);
+			o->respdata = BITS(d0, 14, 2);
+			o->npcmd = BITS(d0, 16, 2);
+			o->npdata = BITS(d0, 18, 2);
+			o->isoc = BITS(d0, 21, 1);
+			o->diag = BITS(d0, 22, 1);
+			o->ack = (uint8_t)(d0 >> 24);
+		}
+		return 4;
+	case HT_CMD_RDRESP:
+	case HT_CMD_TGTDONE:
+		if (d0 & (1u << 6 | 1u << 13))
+			return 0;
+		if (cmd == HT_CMD_TGTDONE) {
+			if (BITS(d0, 22, 4))
+				return 0;
+			total = 4;
+		} else {
+			total = 4 + 4u * (BITS(d0, 22, 4) + 1u);
+		}
+		if (len < total)
+			return 0;
+		if (o) {
+			clear_pkt(o, total - 4);
+			o->cmd = cmd;
+			o->kind = cmd == HT_CMD_TGTDONE ? HT_K_TGTDONE : HT_K_RDRESPONSE;
+			dec_resp(d0, o);
+			o->data_len = (uint16_t)(total - 4);
+			copy_data(o->data, buf + 4, total - 4);
+		}
+		return (int)total;
+	default:
+		break;
+	}
+	if ((cmd & 0x30) == 0x10) { /* RdSized */
+		if (len < 8)
+			return 0;
+		d1 = rd32(buf + 4);
+		if ((cmd & CMD_DWORD) && !dword_window_ok((uint64_t)(d0 >> 26) << 2, BITS(d0, 22, 4)))
+			return 0;
+		if (o) {
+			clear_pkt(o, 0);
+			o->cmd = cmd;
+			o->kind = HT_K_RDSIZED;
+			dec_sized(d0, d1, o);
+			o->srctag = BITS(d0, 16, 5);
+			o->responsepasspw = BITS(d0, 3, 1);
+			if (!o->dword)
+				o->mask = o->count;
+		}
+		return 8;
+	}
+	if ((cmd & 0x1c) == 0x0c) { /* WrSized, dword, posted or not */
+		unsigned count = BITS(d0, 22, 4);
+
+		total = 8 + 4u * (count + 1u);
+		if (len < total || ((cmd & CMD_POSTED) && (d0 & 0x70000u)) ||
+		    !dword_window_ok((uint64_t)(d0 >> 26) << 2, count))
+			return 0;
+		if (o) {
+			d1 = rd32(buf + 4);
+			clear_pkt(o, total - 8);
+			o->cmd = cmd;
+			o->kind = HT_K_WRSIZED;
+			dec_sized(d0, d1, o);
+			if (cmd & CMD_POSTED) {
+				o->chain = BITS(d0, 19, 1);
+				o->dataerror = BITS(d0, 20, 1);
+			} else {
+				o->srctag = BITS(d0, 16, 5);
+			}
+			o->data_len = (uint16_t)(total - 8);
+			copy_data(o->data, buf + 8, total - 8);
+		}
+		return (int)total;
+	}
+	return 0;
+}
+
+/* Encode a common packet; 0: not one, or not valid: ask the table. */
+static inline int encode_fast(const struct ht_pkt *p, uint8_t *buf, size_t cap)
+{
+	uint8_t cmd = p->cmd;
+	uint32_t w0;
+	size_t total;
+
+	if (cmd > 0x3f)
+		return 0;
+	switch (cmd) {
+	case HT_CMD_NOP:
+		if (p->kind != HT_K_NOP || cap < 4 || p->data_len ||
+		    (p->postcmd | p->postdata | p->resp | p->respdata | p->npcmd | p->npdata) > 3 ||
+		    (p->isoc | p->discon | p->diag) > 1 || !foreign_zero(p, &lay_nop_c) ||
+		    !data_tail_zero(p))
+			return 0;
+		w0 = (uint32_t)p->discon << 6 | (uint32_t)p->postcmd << 8 |
+		     (uint32_t)p->postdata << 10 | (uint32_t)p->resp << 12 |
+		     (uint32_t)p->respdata << 14 | (uint32_t)p->npcmd << 16 |
+		     (uint32_t)p->npdata << 18 | (uint32_t)p->isoc << 21 | (uint32_t)p->diag << 22 |
+		     (uint32_t)p->ack << 24;
+		wr32(buf, w0);
+		return 4;
+	case HT_CMD_RDRESP:
+	case HT_CMD_TGTDONE:
+		total = cmd == HT_CMD_TGTDONE ? 4 : 4 + 4u * (p->count + 1u);
+		if (p->kind != (cmd == HT_CMD_TGTDONE ? HT_K_TGTDONE : HT_K_RDRESPONSE) ||
+		    p->unitid > 31 || p->srctag > 31 || p->count > 15 ||
+		    (cmd == HT_CMD_TGTDONE && p->count) || p->rquid > 3 || p->rspvcset > 7 ||
+		    (p->passpw | p->isoc | p->bridge | p->error0 | p->error1) > 1 ||
+		    p->data_len != total - 4 || cap < total ||
+		    !foreign_zero(p, &lay_rdresp_c) || !data_tail_zero(p))
+			return 0;
+		w0 = (uint32_t)cmd | (uint32_t)p->isoc << 7 | (uint32_t)p->unitid << 8 |
+		     (uint32_t)p->bridge << 14 | (uint32_t)p->passpw << 15 |
+		     (uint32_t)p->srctag << 16 | (uint32_t)p->error0 << 21 |
+		     (uint32_t)p->count << 22 | (uint32_t)p->rspvcset << 26 |
+		     (uint32_t)p->error1 << 29 | (uint32_t)p->rquid << 30;
+		wr32(buf, w0);
+		copy_data(buf + 4, p->data, p->data_len);
+		return (int)total;
+	default:
+		break;
+	}
+	if ((cmd & 0x30) == 0x10) { /* RdSized */
+		bool dw = cmd & CMD_DWORD;
+
+		if (p->kind != HT_K_RDSIZED || cap < 8 || !sized_ok(p, cmd) || p->srctag > 31 ||
+		    p->responsepasspw != ((cmd >> 3) & 1) || p->data_len ||
+		    (dw ? !dword_window_ok(p->addr, p->count) : p->mask != p->count) ||
+		    !foreign_zero(p, dw ? &lay_rd_dw_c : &lay_rd_b_c) || !data_tail_zero(p))
+			return 0;
+		wr32(buf, enc_sized(p) | (uint32_t)p->srctag << 16);
+		wr32(buf + 4, (uint32_t)(p->addr >> 8));
+		return 8;
+	}
+	if ((cmd & 0x1c) == 0x0c) { /* WrSized dword */
+		bool posted = cmd & CMD_POSTED;
+
+		total = 8 + 4u * (p->count + 1u);
+		if (p->kind != HT_K_WRSIZED || cap < total || !sized_ok(p, cmd) ||
+		    (posted ? (p->chain | p->dataerror) > 1 : p->srctag > 31) ||
+		    p->data_len != total - 8 || !dword_window_ok(p->addr, p->count) ||
+		    !foreign_zero(p, posted ? &lay_wrp_dw_c : &lay_wrnp_dw_c) || !data_tail_zero(p))
+			return 0;
+		w0 = enc_sized(p);
+		if (posted)
+			w0 |= (uint32_t)p->chain << 19 | (uint32_t)p->dataerror << 20;
+		else
+			w0 |= (uint32_t)p->srctag << 16;
+		wr32(buf, w0);
+		wr32(buf + 4, (uint32_t)(p->addr >> 8));
+		copy_data(buf + 8, p->data, p->data_len);
+		return (int)total;
+	}
+	return 0;
+}
+
+/* ---- public entry points ---- */
+
+int ht_decode(const uint8_t *buf, size_t len, struct ht_pkt *out)
+{
+	int n = decode_fast(buf, len, out);
+
+	return n > 0 ? n : ht_decode_table(buf, len, out);
+}
+
+int ht_peek_valid(const uint8_t *buf, size_t len)
+{
+	return decode_fast(buf, len, NULL);
+}
+
+int ht_validate(const uint8_t *buf, size_t len)
+{
+	struct ht_pkt p;
+	int n = decode_fast(buf, len, NULL);
+
+	return n > 0 ? n : ht_decode_table(buf, len, &p);
+}
+
+int ht_encode(const struct ht_pkt *p, uint8_t *buf, size_t cap)
+{
+	int n = encode_fast(p, buf, cap);
+
+	return n > 0 ? n : ht_encode_table(p, buf, cap);
+}
+
+enum ht_vc ht_cmd_vc(uint8_t cmd)
+{
+	struct ht_pkt p;
+	int k = ht_cmd_kind(cmd);
+
+	if (k < 0)
+		return HT_VC_NONE;
+	p.cmd = cmd;
+	p.kind = (uint8_t)k;
+	return ht_pkt_vc(&p);
 }

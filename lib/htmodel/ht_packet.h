@@ -136,6 +136,9 @@ const char *ht_kind_name(enum ht_kind k);      /* "NOP", "WrSized", ... */
 const char *ht_pkt_name(const struct ht_pkt *p); /* same as ht_kind_name(p->kind) */
 enum ht_vc  ht_pkt_vc(const struct ht_pkt *p);
 const char *ht_vc_name(enum ht_vc vc);          /* "P", "NP", "R" or NULL */
+/* The VC of a packet with Cmd[5:0] = cmd (HT_VC_NONE: info packet or not a
+ * packet kind). */
+enum ht_vc ht_cmd_vc(uint8_t cmd);
 
 /* Classify a Cmd[5:0] value: returns the kind, HT_E_RESERVED_CMD for a
  * reserved code, HT_E_BAD_PREFIX for 0x3E (a prefix, not a packet kind) and
@@ -159,6 +162,9 @@ size_t ht_pkt_len(const struct ht_pkt *p);
  * HT_E_BAD_PREFIX). Used to split a stream of back-to-back packets.
  */
 int ht_peek_len(const uint8_t *buf, size_t len);
+/* The same, by the table alone (the reference for the tests; ht_peek_len
+ * takes a fast path for valid common packets). */
+int ht_peek_len_table(const uint8_t *buf, size_t len);
 
 /* Decode exactly one packet from buf[0..len); returns the bytes consumed or a
  * negative enum ht_err. Never reads past buf+len. */
@@ -169,6 +175,25 @@ int ht_decode(const uint8_t *buf, size_t len, struct ht_pkt *out);
  * rules as ht_decode(); data[] bytes past data_len must be zero. The 0x3E
  * prefix is emitted iff addrext is 1 or addr > HT_ADDR_MAX_40. */
 int ht_encode(const struct ht_pkt *p, uint8_t *buf, size_t cap);
+
+/* ht_decode() without the decoded packet: the same return value (bytes
+ * consumed or the same negative enum ht_err) for every input, much cheaper
+ * for the common packets. For receive paths that only need the verdict. */
+int ht_validate(const uint8_t *buf, size_t len);
+
+/* Receive fast path: if buf[0..len) starts with a valid common packet
+ * (WrSized dword, RdSized, RdResponse, TgtDone, NOP without prefix), its
+ * length n, and then ht_peek_len(buf, len) == ht_validate(buf, n) == n;
+ * otherwise 0 (not one of those, or not valid: use ht_peek_len and
+ * ht_validate). Reads only buf[0..n). */
+int ht_peek_valid(const uint8_t *buf, size_t len);
+
+/* The table-driven codec: the general case behind ht_encode/ht_decode (which
+ * take specialised fast paths for WrSized, RdSized, RdResponse, TgtDone and
+ * NOP) and the reference the tests compare the fast paths with. Same
+ * contract as ht_encode/ht_decode. */
+int ht_encode_table(const struct ht_pkt *p, uint8_t *buf, size_t cap);
+int ht_decode_table(const uint8_t *buf, size_t len, struct ht_pkt *out);
 
 /* Set p->cmd and p->kind from the modifier fields (posted, dword, isoc,
  * coherent, responsepasspw) for sized commands, or from the kind alone. */

@@ -38,7 +38,8 @@ int ht_wl_init(struct ht_workload *w, const struct ht_wl_cfg *cfg)
 {
 	if (!w || !cfg || !cfg->shadow || !cfg->busy || !cfg->size || (cfg->size & 63) ||
 	    (cfg->base & 63) || cfg->base + (cfg->size - 1) < cfg->base || cfg->byte_pct > 100 ||
-	    cfg->max_inflight > HT_WL_MAX_INFLIGHT)
+	    cfg->max_inflight > HT_WL_MAX_INFLIGHT ||
+	    (cfg->fixed_len && (cfg->fixed_len > 64 || (cfg->fixed_len & 3))))
 		return -EINVAL;
 	memset(w, 0, sizeof(*w));
 	w->cfg = *cfg;
@@ -87,11 +88,14 @@ static void gen_random(struct ht_workload *w, struct ht_op *op)
 	op->type = (uint8_t)(t < 0 ? HT_OP_READ : t);
 	uint64_t blk = w->cfg.base + 64 * ht_rand_below(r, nblocks(w));
 	bool byte = ht_rand_pct(r, w->cfg.byte_pct);
-	uint32_t off, len;
+	uint32_t off, len, fixed = w->cfg.fixed_len;
 
 	switch (op->type) {
 	case HT_OP_READ:
-		if (byte) {
+		if (fixed) {
+			off = 0;
+			len = fixed;
+		} else if (byte) {
 			off = (uint32_t)ht_rand_below(r, 64);
 			len = (uint32_t)ht_rand_range(r, 1, 4 - (off & 3));
 		} else {
@@ -104,7 +108,10 @@ static void gen_random(struct ht_workload *w, struct ht_op *op)
 		break;
 	case HT_OP_WRITE_P:
 	case HT_OP_WRITE_NP:
-		if (byte) {
+		if (fixed) {
+			off = 0;
+			len = fixed;
+		} else if (byte) {
 			off = (uint32_t)ht_rand_below(r, 64);
 			uint32_t maxlen = 32 - (off & 31);
 			if (ht_rand_pct(r, 50) && maxlen > 4)
@@ -175,6 +182,11 @@ int ht_wl_peek(struct ht_workload *w, struct ht_op *op)
 
 uint64_t ht_wl_commit(struct ht_workload *w)
 {
+	return ht_wl_commit_at(w, 0);
+}
+
+uint64_t ht_wl_commit_at(struct ht_workload *w, uint64_t now)
+{
 	if (!w->have_pending)
 		return UINT64_MAX;
 	struct ht_op *p = &w->pending;
@@ -189,6 +201,7 @@ uint64_t ht_wl_commit(struct ht_workload *w)
 		sl->operand[0] = p->operand[0];
 		sl->operand[1] = p->operand[1];
 		sl->sweep = w->pending_sweep;
+		sl->issued_at = now;
 		sl->used = 1;
 		if (p->type == HT_OP_WRITE_NP)
 			memcpy(sl->data, p->data, p->len);
@@ -264,6 +277,7 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
 		res->verified = ok && match;
 		res->sweep = sl->sweep;
 		res->cas_swapped = swapped;
+		res->issued_at = sl->issued_at;
 	}
 	if (has_block(sl->type))
 		w->cfg.busy[block_of(w, sl->addr)] = 0;

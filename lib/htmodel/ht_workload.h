@@ -47,6 +47,9 @@ struct ht_wl_cfg {
 	unsigned byte_pct;    /* % of reads/writes using the byte forms, 0..100 */
 	unsigned max_inflight;/* 1..HT_WL_MAX_INFLIGHT non-posted ops in flight (0 = max) */
 	bool     sweep;       /* read back the whole window at the end */
+	uint32_t fixed_len;   /* 0: random sizes; else every read and write moves
+	                       * this many bytes (dword form, 4..64, multiple of 4)
+	                       * at the start of its block (benchmarks) */
 };
 
 /* Defaults: mix rd 35, wrp 25, wrn 10, fadd 10, cas 10, flush 5, fence 5;
@@ -77,6 +80,7 @@ struct ht_wl_result {
 	bool     verified;
 	bool     sweep;
 	bool     cas_swapped;
+	uint64_t issued_at;  /* `now` given to ht_wl_commit_at() (0: ht_wl_commit) */
 };
 
 struct ht_wl_slot {
@@ -87,6 +91,7 @@ struct ht_wl_slot {
 	uint8_t  type;
 	uint8_t  used;
 	uint8_t  sweep;
+	uint64_t issued_at;
 	uint8_t  data[HT_MAX_DATA]; /* NP write data */
 };
 
@@ -123,6 +128,9 @@ int ht_wl_peek(struct ht_workload *w, struct ht_op *op);
 
 /* The op from the last successful ht_wl_peek was issued. Returns its seq. */
 uint64_t ht_wl_commit(struct ht_workload *w);
+/* The same, remembering the driver's time of issue `now` for the op's
+ * completion (ht_wl_result.issued_at): latency measurements. */
+uint64_t ht_wl_commit_at(struct ht_workload *w, uint64_t now);
 
 /*
  * Consume a completion: verify it against the shadow and release its block.

@@ -33,6 +33,7 @@ void htoe_config_defaults(struct htoe_config *cfg)
 	cfg->ack_delay_ns = 20000;
 	cfg->rto_init_ns = 200000;
 	cfg->rto_max_ns = 20000000;
+	cfg->rto_min_ns = 50000;
 	cfg->np_timeout_ns = 100000000;
 	cfg->stall_timeout_ns = 50000000;
 }
@@ -70,6 +71,8 @@ static int check_config(const struct htoe_config *c, char *err, size_t errlen)
 		CFG_ERR("txq_pkts %u: at least 2", c->txq_pkts);
 	if (c->rto_init_ns == 0 || c->rto_max_ns < c->rto_init_ns)
 		CFG_ERR("rto_init_ns must be > 0 and <= rto_max_ns");
+	if (c->rto_min_ns > c->rto_max_ns)
+		CFG_ERR("rto_min_ns must be <= rto_max_ns");
 	/* Translation must keep HT's 64-byte rules (a dword access never
 	 * crosses a 64-byte boundary, an atomic stays 8-byte aligned): the
 	 * bridge rewrites addresses in place and relies on it. */
@@ -117,6 +120,7 @@ static int vl_init(struct htoe *b, struct htoe_vl *v, const struct htoe_map_peer
 		.window = c->window,
 		.rto_init_ns = c->rto_init_ns,
 		.rto_max_ns = c->rto_max_ns,
+		.rto_min_ns = c->rto_min_ns,
 		.retry_limit = c->retry_limit,
 		.ack_every = c->ack_every,
 		.ack_delay_ns = c->ack_delay_ns,
@@ -140,6 +144,7 @@ static int vl_init(struct htoe *b, struct htoe_vl *v, const struct htoe_map_peer
 	v->fd_mask = fsize - 1;
 	if (htoe_retry_init(&v->rt, &rc) != 0)
 		return -EINVAL;
+	v->st.rto_ns = htoe_retry_tx_rto(&v->rt);
 	htoe_credit_tx_init(&v->ctx);
 	if (htoe_credit_rx_init(&b->pool, &v->crx) != 0)
 		return -EINVAL;
@@ -333,11 +338,113 @@ static int remap_request(struct htoe *b, struct htoe_lent *e)
 	return 0;
 }
 
+static uint64_t access_len(const struct ht_pkt *p);
+
+/* ------------------------------------------------------------ access table */
+
+int htoe_acl_protect(struct htoe *b, uint64_t base, uint64_t size)
+{
+	if (size && base > UINT64_MAX - (size - 1))
+		return -EINVAL;
+	b->acl_base = base;
+	b->acl_size = size;
+	return 0;
+}
+
+static int acl_find(const struct htoe *b, uint16_t node, uint64_t base, uint64_t size)
+{
+	for (unsigned i = 0; i < b->acl_n; i++)
+		if (b->acl[i].node == node && b->acl[i].base == base && b->acl[i].size == size)
+			return (int)i;
+	return -1;
+}
+
+int htoe_acl_set(struct htoe *b, uint16_t src_node, uint64_t base, uint64_t size,
+		 unsigned flags)
+{
+	int i;
+
+	if (!size || base > UINT64_MAX - (size - 1) || !(flags & (HTOE_ACL_READ | HTOE_ACL_WRITE)) ||
+	    (flags & ~(HTOE_ACL_READ | HTOE_ACL_WRITE)))
+		return -EINVAL;
+	i = acl_find(b, src_node, base, size);
+	if (i < 0) {
+		if (b->acl_n == HTOE_ACL_MAX)
+			return -ENOSPC;
+		i = (int)b->acl_n++;
+	}
+	b->acl[i] = (struct htoe_acl_entry){ .node = src_node, .flags = (uint8_t)flags,
+					     .base = base, .size = size };
+	return 0;
+}
+
+int htoe_acl_clear(struct htoe *b, uint16_t src_node, uint64_t base, uint64_t size)
+{
+	int i = acl_find(b, src_node, base, size);
+
+	if (i < 0)
+		return -ENOENT;
+	b->acl[i] = b->acl[--b->acl_n];
+	return 0;
+}
+
+void htoe_acl_clear_all(struct htoe *b)
+{
+	b->acl_n = 0;
+}
+
+/* May remote request p from `node` run on the local side? */
+static bool acl_allows(const struct htoe *b, const struct ht_pkt *p, uint16_t node)
+{
+	unsigned need;
+	uint64_t last;
+
+	switch (p->kind) {
+	case HT_K_RDSIZED: need = HTOE_ACL_READ; break;
+	case HT_K_WRSIZED: need = HTOE_ACL_WRITE; break;
+	case HT_K_ATOMIC: need = HTOE_ACL_READ | HTOE_ACL_WRITE; break;
+	default: return true; /* no address (Flush, Fence, ...) */
+	}
+	last = p->addr + (access_len(p) - 1);
+	if (last < p->addr)
+		last = UINT64_MAX;
+	if (last < b->acl_base || p->addr > b->acl_base + (b->acl_size - 1))
+		return true; /* outside the protected region */
+	for (unsigned i = 0; i < b->acl_n; i++) {
+		const struct htoe_acl_entry *a = &b->acl[i];
+
+		if (a->node == node && (a->flags & need) == need && p->addr >= a->base &&
+		    last <= a->base + (a->size - 1))
+			return true;
+	}
+	return false;
+}
+
+/* Remote request e refused by the access table: a posted write is dropped,
+ * a non-posted request answered with Target Abort on its VL. 0: e is done
+ * with; -EAGAIN: no room for the answer yet (e stays queued). */
+static int acl_refuse(struct htoe *b, const struct ht_pkt *p, struct htoe_lent *e,
+		      enum ht_vc vc, uint64_t now)
+{
+	struct htoe_vl *v = &b->vl[e->vl];
+	struct htoe_np_info np;
+	struct ht_pkt r;
+
+	if (vc == HT_VC_NP) {
+		if (!htoe_encap_room(v, HT_VC_R))
+			return -EAGAIN;
+		if (htoe_np_info_from_req(p, &np) == 0 &&
+		    htoe_poison_build(p->unitid, p->srctag, &np, HT_RSP_TARGET_ABORT, &r) == 0)
+			htoe_encap_enqueue(b, v, &r, NULL, 0, now);
+	}
+	b->st.acl_denied++;
+	return 0;
+}
+
 int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
 {
 	static const enum ht_vc order[] = { HT_VC_P, HT_VC_R, HT_VC_NP };
 
-	(void)now;
 	for (unsigned k = 0; k < 3; k++) {
 		enum ht_vc vc = order[k];
 		struct htoe_lq *q = &b->lq[vc];
@@ -359,10 +466,25 @@ int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
 				k--; /* look at NP again */
 				continue;
 			}
-			if (remap_request(b, e) != 0) {
-				b->st.tag_full++;
+		}
+		if (b->acl_size && vc != HT_VC_R && e->vl != HTOE_NO_VL) {
+			struct ht_pkt p;
+
+			if (ht_decode(e->bytes, e->len, &p) > 0 &&
+			    !acl_allows(b, &p, b->vl[e->vl].node)) {
+				if (acl_refuse(b, &p, e, vc, now) != 0)
+					continue;
+				lq_release(b, vc, e);
+				if (vc == HT_VC_P)
+					b->lq_p_out++;
+				q->head++;
+				k--; /* look at this VC again */
 				continue;
 			}
+		}
+		if (vc == HT_VC_NP && e->vl != HTOE_NO_VL && remap_request(b, e) != 0) {
+			b->st.tag_full++;
+			continue;
 		}
 		memcpy(buf, e->bytes, e->len);
 		lq_release(b, vc, e);
@@ -497,7 +619,7 @@ static int local_request(struct htoe *b, struct ht_pkt *p, const uint8_t *raw, s
 		break;
 	}
 
-	switch (htoe_map_lookup(b->map, p->addr, access_len(p), &m)) {
+	switch (htoe_map_lookup_hint(b->map, p->addr, access_len(p), &m, &b->map_hint)) {
 	case HTOE_MAP_LOCAL:
 		if (!htoe_lq_room(b, vc))
 			return -EAGAIN;
@@ -592,6 +714,9 @@ static bool bridge_unitid(const struct htoe *b, uint8_t unitid)
 	       unitid < b->cfg.unitid_base + b->cfg.n_unitids;
 }
 
+static int local_input(struct htoe *b, struct ht_pkt *p, const uint8_t *pkt, size_t len,
+		       uint64_t now);
+
 int htoe_local_input(struct htoe *b, const uint8_t *pkt, size_t len, uint64_t now)
 {
 	struct ht_pkt p;
@@ -601,7 +726,33 @@ int htoe_local_input(struct htoe *b, const uint8_t *pkt, size_t len, uint64_t no
 		b->st.local_malformed++;
 		return -EINVAL;
 	}
-	switch (p.kind) {
+	return local_input(b, &p, pkt, len, now);
+}
+
+int htoe_local_input_pkt(struct htoe *b, const struct ht_pkt *pkt, uint64_t now)
+{
+	uint8_t raw[HT_MAX_PKT_LEN];
+	struct ht_pkt p;
+	int n = ht_encode(pkt, raw, sizeof(raw));
+
+	if (n < 0) {
+		b->st.local_malformed++;
+		return -EINVAL;
+	}
+	/* what ht_decode(raw) gives: the encoder took only a canonical packet,
+	 * and emits the address prefix for a long address even without addrext */
+	p = *pkt;
+	if (p.addr > HT_ADDR_MAX_40)
+		p.addrext = 1;
+	return local_input(b, &p, raw, (size_t)n, now);
+}
+
+static int local_input(struct htoe *b, struct ht_pkt *p, const uint8_t *pkt, size_t len,
+		       uint64_t now)
+{
+	int n;
+
+	switch (p->kind) {
 	case HT_K_NOP:
 	case HT_K_EXTFC:
 		b->st.consumed++;
@@ -611,14 +762,14 @@ int htoe_local_input(struct htoe *b, const uint8_t *pkt, size_t len, uint64_t no
 		return 0;
 	case HT_K_RDRESPONSE:
 	case HT_K_TGTDONE:
-		if (!bridge_unitid(b, p.unitid)) {
+		if (!bridge_unitid(b, p->unitid)) {
 			b->st.unexpected_responses++;
 			return -EINVAL;
 		}
-		n = local_response(b, &p, pkt, len, now);
+		n = local_response(b, p, pkt, len, now);
 		break;
 	default:
-		n = local_request(b, &p, pkt, len, now);
+		n = local_request(b, p, pkt, len, now);
 		break;
 	}
 	if (n == 0)
@@ -797,6 +948,8 @@ void htoe_handle_expiry(struct htoe *b, uint64_t now)
 			v->st.timeouts++;
 			htoe_reset_begin(b, v, false, now);
 		}
+		if (r != HTOE_RETRY_IDLE)
+			v->st.rto_ns = htoe_retry_tx_rto(&v->rt);
 		v->st.credit_starved_ns = 0;
 		for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
 			v->st.credit_starved_ns +=

@@ -69,6 +69,8 @@ struct htoe_config {
 	uint64_t flush_ns;          /* latency bound for a partly filled frame */
 	uint64_t ack_delay_ns;
 	uint64_t rto_init_ns, rto_max_ns;
+	uint64_t rto_min_ns;        /* floor of the adaptive RTO (RFC 6298, per VL;
+	                             * htoe_retry.h); 0: rto_init_ns */
 	uint64_t np_timeout_ns;     /* a remote NP request older than this is poisoned */
 	uint64_t stall_timeout_ns;  /* a VL refusing local input this long is reset */
 
@@ -103,6 +105,12 @@ enum {
  *  -EINVAL     malformed or not forwardable (counted)
  */
 int htoe_local_input(struct htoe *b, const uint8_t *pkt, size_t len, uint64_t now);
+
+/* The same for a packet the caller holds decoded (the endpoint model's
+ * requester and target): encoded once here (-EINVAL, counted as malformed,
+ * if ht_encode refuses it) instead of encoded by the caller and decoded
+ * again. The same results as htoe_local_input(encoding of pkt). */
+int htoe_local_input_pkt(struct htoe *b, const struct ht_pkt *pkt, uint64_t now);
 
 /* Can a packet of `vc` for global address `gaddr` be taken right now?
  * Lets a requester hold back only the traffic of a starved VL. */
@@ -160,6 +168,8 @@ struct htoe_vl_stats {
 	uint64_t late_responses;
 	uint64_t np_timeouts;         /* local requests poisoned after np_timeout */
 	uint64_t drops[HTOE_DROP__COUNT];
+	uint64_t srtt_ns, rttvar_ns;  /* smoothed RTT and its variation (0: no sample yet) */
+	uint64_t rto_ns;              /* current retransmission timeout */
 };
 
 struct htoe_stats {
@@ -171,10 +181,37 @@ struct htoe_stats {
 	uint64_t backpressure;        /* -EAGAIN returns */
 	uint64_t tag_full;            /* pending table full events */
 	uint64_t ctrl_sent, ctrl_rcvd, ctrl_overflow; /* CTRL messages; received but queue full */
+	uint64_t acl_denied;          /* remote requests refused by the access table */
 	uint64_t drops[HTOE_DROP__COUNT]; /* frames not attributable to a VL */
 };
 
 const struct htoe_stats *htoe_get_stats(const struct htoe *b);
+
+/*
+ * Access table for remote requests (optional; off until htoe_acl_protect).
+ * Once a region [base, base + size) of this node's local addresses is
+ * protected, a remote RdSized/WrSized/Atomic that touches it is executed
+ * only if the requesting node holds a grant covering the whole access with
+ * the right (READ for reads, WRITE for writes, both for atomics). Otherwise
+ * it never reaches the local side: a non-posted request is answered with a
+ * Target Abort error response, a posted write is dropped; both are counted
+ * in htoe_stats.acl_denied. Requests outside the region and local requests
+ * are not checked. The lease endpoint keeps the grants in step with its
+ * leases (htoe_lease_cfg.acl, htoe_lease_pump).
+ */
+#define HTOE_ACL_MAX   64u
+#define HTOE_ACL_READ  1u
+#define HTOE_ACL_WRITE 2u
+/* Protect [base, base + size); size 0 turns the check off. 0 or -EINVAL. */
+int htoe_acl_protect(struct htoe *b, uint64_t base, uint64_t size);
+/* Grant src_node `flags` on [base, base + size) (replaces a grant of that
+ * node and range): 0, -EINVAL (size 0, wraps, no flags), -ENOSPC (table full). */
+int htoe_acl_set(struct htoe *b, uint16_t src_node, uint64_t base, uint64_t size,
+		 unsigned flags);
+/* Revoke the grant of src_node on exactly [base, base + size): 0 or -ENOENT. */
+int htoe_acl_clear(struct htoe *b, uint16_t src_node, uint64_t base, uint64_t size);
+/* Revoke every grant (the region stays protected). */
+void htoe_acl_clear_all(struct htoe *b);
 /* Per-VL counters; NULL if there is no VL to that node. */
 const struct htoe_vl_stats *htoe_get_vl_stats(const struct htoe *b, uint16_t node);
 unsigned htoe_n_vls(const struct htoe *b);

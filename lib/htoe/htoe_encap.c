@@ -424,8 +424,12 @@ void htoe_encap_on_ack(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr 
 	} else {
 		n = htoe_retry_tx_ack(&v->rt, h->ack, now);
 	}
-	if (n > 0)
+	if (n > 0) {
 		release_acked(v, una, (unsigned)n);
+		v->st.srtt_ns = htoe_retry_srtt(&v->rt);
+		v->st.rttvar_ns = htoe_retry_rttvar(&v->rt);
+		v->st.rto_ns = htoe_retry_tx_rto(&v->rt);
+	}
 	htoe_credit_tx_update(&v->ctx, h->credit, now);
 	if (h->credit_req)
 		v->credit_dirty = true; /* answer the probe with our limits */

@@ -123,6 +123,7 @@ struct htoe_flush {
 struct htoe {
 	struct htoe_config cfg;
 	const struct htoe_map *map;
+	unsigned map_hint;           /* range of the last local request (htoe_map_lookup_hint) */
 	uint8_t  vl_of_node[65536];  /* node id -> VL index + 1 (0: none) */
 	unsigned n_vl;
 	struct htoe_vl *vl;
@@ -140,6 +141,15 @@ struct htoe {
 	uint8_t  flush_unitid;            /* UnitID of forwarded Flushes */
 
 	struct htoe_ctrlq ctrl_rx;
+
+	/* access table of remote requests (htoe_acl_*; acl_size 0: off) */
+	uint64_t acl_base, acl_size;
+	unsigned acl_n;
+	struct htoe_acl_entry {
+		uint16_t node;
+		uint8_t  flags;
+		uint64_t base, size;
+	} acl[HTOE_ACL_MAX];
 
 	struct htoe_stats st;
 };

@@ -915,7 +915,23 @@ unsigned htoe_lease_pump(struct htoe_lease_ep *ep, struct htoe *b, uint64_t now)
 		htoe_ctrl_send(b, node, buf, (size_t)n);
 		moved++;
 	}
+	htoe_lease_acl_sync(ep, b);
 	return moved;
+}
+
+void htoe_lease_acl_sync(const struct htoe_lease_ep *ep, struct htoe *b)
+{
+	if (!ep->cfg.acl)
+		return;
+	htoe_acl_protect(b, ep->cfg.export_addr, ep->cfg.export_size);
+	htoe_acl_clear_all(b);
+	for (unsigned i = 0; i < HTOE_LEASE_MAX; i++) {
+		const struct lessor_slot *s = &ep->ex[i];
+
+		if (s->state == EXP_ACTIVE)
+			htoe_acl_set(b, s->node, ep->cfg.export_addr + s->offset, s->size,
+				     HTOE_ACL_READ | HTOE_ACL_WRITE);
+	}
 }
 
 /* ------------------------------------------------------------ lessor info */

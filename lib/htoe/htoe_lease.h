@@ -116,6 +116,11 @@ struct htoe_lease_cfg {
 	/* The address map, to turn a grant (lessor, address) into a global
 	 * address (htoe_lease_gaddr). NULL: info.gaddr stays 0. */
 	const struct htoe_map *map;
+	/* lessor: protect the export with the bridge's access table (htoe_acl_*
+	 * in htoe.h): only a lease holder's requests reach its leased range;
+	 * htoe_lease_pump() grants on a lease and revokes on release/expiry
+	 * (default false) */
+	bool acl;
 };
 void htoe_lease_cfg_defaults(struct htoe_lease_cfg *cfg);
 
@@ -205,9 +210,15 @@ int htoe_lease_event(struct htoe_lease_ep *ep, struct htoe_lease_event *ev);
 
 struct htoe;
 /* Driver helper for a bridge whose CTRL messages are all lease messages
- * (others are counted as rx_bad and dropped): receive, run timers, send.
- * Returns messages moved. */
+ * (others are counted as rx_bad and dropped): receive, run timers, send;
+ * with cfg.acl, then bring the bridge's access table in step with the
+ * active leases (htoe_lease_acl_sync). Returns messages moved. */
 unsigned htoe_lease_pump(struct htoe_lease_ep *ep, struct htoe *b, uint64_t now);
+/* With cfg.acl (else it does nothing): protect the export in b's access
+ * table and grant read/write on each active lease to its holder, nothing
+ * else (a driver that does not use htoe_lease_pump calls this after
+ * htoe_lease_input/output/timers). */
+void htoe_lease_acl_sync(const struct htoe_lease_ep *ep, struct htoe *b);
 
 /* ---- lessee */
 

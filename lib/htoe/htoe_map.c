@@ -125,6 +125,16 @@ int htoe_map_add_peer(struct htoe_map *m, uint16_t node, const uint8_t *mac,
 	return HTOE_MAP_OK;
 }
 
+#define PEER_HASH_SIZE (sizeof(((struct htoe_map *)0)->peer_hash) / sizeof(uint16_t))
+#define PEER_HASH_MASK (PEER_HASH_SIZE - 1)
+_Static_assert((PEER_HASH_SIZE & PEER_HASH_MASK) == 0 && PEER_HASH_SIZE > HTOE_MAP_MAX_PEERS,
+	       "peer_hash: a power of two with free slots");
+
+static inline unsigned peer_hash_of(uint16_t node)
+{
+	return (unsigned)(((uint32_t)node * 2654435761u) >> 16) & PEER_HASH_MASK;
+}
+
 int htoe_map_peer_index(const struct htoe_map *m, uint16_t node)
 {
 	if (!m->finalized) {
@@ -133,17 +143,28 @@ int htoe_map_peer_index(const struct htoe_map *m, uint16_t node)
 				return (int)i;
 		return -1;
 	}
-	unsigned lo = 0, hi = m->npeers;
+	for (unsigned h = peer_hash_of(node);; h = (h + 1) & PEER_HASH_MASK) {
+		unsigned i = m->peer_hash[h];
 
-	while (lo < hi) {
-		unsigned mid = lo + (hi - lo) / 2;
-
-		if (m->peers[mid].node < node)
-			lo = mid + 1;
-		else
-			hi = mid;
+		if (i == 0)
+			return -1;
+		if (m->peers[i - 1].node == node)
+			return (int)i - 1;
 	}
-	return lo < m->npeers && m->peers[lo].node == node ? (int)lo : -1;
+}
+
+/* (Re)build the node -> peer index over the sorted peer table (at most half
+ * full: every probe sequence ends at an empty slot). */
+static void peer_hash_build(struct htoe_map *m)
+{
+	memset(m->peer_hash, 0, sizeof(m->peer_hash));
+	for (unsigned i = 0; i < m->npeers; i++) {
+		unsigned h = peer_hash_of(m->peers[i].node);
+
+		while (m->peer_hash[h])
+			h = (h + 1) & PEER_HASH_MASK;
+		m->peer_hash[h] = (uint16_t)(i + 1);
+	}
 }
 
 int htoe_map_peer_by_mac(const struct htoe_map *m, const uint8_t mac[6])
@@ -338,6 +359,7 @@ int htoe_map_finalize(struct htoe_map *m, char *err, size_t errlen)
 	 * overlaps and reported below, whatever their order */
 	qsort(m->peers, m->npeers, sizeof(m->peers[0]), cmp_peer);
 	qsort(m->ranges, m->nranges, sizeof(m->ranges[0]), cmp_range);
+	peer_hash_build(m);
 	m->finalized = true; /* peer lookups below use the sorted table */
 
 	int rc = HTOE_MAP_OK;
@@ -392,6 +414,13 @@ int htoe_map_finalize(struct htoe_map *m, char *err, size_t errlen)
 enum htoe_map_kind htoe_map_lookup(const struct htoe_map *m, uint64_t gaddr,
 				   uint64_t len, struct htoe_map_result *res)
 {
+	return htoe_map_lookup_hint(m, gaddr, len, res, NULL);
+}
+
+enum htoe_map_kind htoe_map_lookup_hint(const struct htoe_map *m, uint64_t gaddr,
+					uint64_t len, struct htoe_map_result *res,
+					unsigned *hint)
+{
 	struct htoe_map_result r = { .kind = HTOE_MAP_UNMAPPED, .range = -1, .peer = -1 };
 	uint64_t last;
 
@@ -412,6 +441,11 @@ enum htoe_map_kind htoe_map_lookup(const struct htoe_map *m, uint64_t gaddr,
 		/* last range with base <= gaddr */
 		unsigned lo = 0, hi = m->nranges;
 
+		/* the hinted range contains the whole access: it is the one
+		 * (ranges do not overlap) */
+		if (hint && *hint < hi && m->ranges[*hint].base <= gaddr &&
+		    last <= m->ranges[*hint].base + (m->ranges[*hint].size - 1))
+			lo = hi = *hint + 1;
 		while (lo < hi) {
 			unsigned mid = lo + (hi - lo) / 2;
 
@@ -427,6 +461,8 @@ enum htoe_map_kind htoe_map_lookup(const struct htoe_map *m, uint64_t gaddr,
 		if (last > e->base + (e->size - 1))
 			goto out;
 		r.range = (int)(lo - 1);
+		if (hint)
+			*hint = lo - 1;
 		r.node = e->node;
 		r.addr = gaddr - e->base + e->remote_base;
 	}

@@ -107,6 +107,9 @@ struct htoe_map {
 	/* peers, sorted by node after finalize */
 	unsigned npeers;
 	struct htoe_map_peer peers[HTOE_MAP_MAX_PEERS];
+	/* after finalize: open-addressing index node -> peer (index + 1; 0:
+	 * empty), so that htoe_map_peer_index() is O(1) on the data path */
+	uint16_t peer_hash[2 * HTOE_MAP_MAX_PEERS];
 };
 
 void htoe_map_init(struct htoe_map *m, uint16_t local_node);
@@ -142,6 +145,12 @@ int htoe_map_finalize(struct htoe_map *m, char *err, size_t errlen);
  */
 enum htoe_map_kind htoe_map_lookup(const struct htoe_map *m, uint64_t gaddr,
 				   uint64_t len, struct htoe_map_result *res);
+/* The same result, starting from the range *hint (range mode): O(1) when
+ * the access falls in the same range as the previous one, a binary search
+ * otherwise. *hint (any value at first) is updated to the range found. */
+enum htoe_map_kind htoe_map_lookup_hint(const struct htoe_map *m, uint64_t gaddr,
+					uint64_t len, struct htoe_map_result *res,
+					unsigned *hint);
 
 /* MAC of a known node: the peer table's, else htoe_map_node_mac(). Returns
  * 0, or HTOE_MAP_E_UNKNOWN_NODE (mac untouched). */

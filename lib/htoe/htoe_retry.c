@@ -25,8 +25,9 @@ static void state_reset(struct htoe_retry *r)
 	r->gb_active = false;
 	r->failed = false;
 	r->retries = 0;
-	r->rto_ns = r->cfg.rto_init_ns;
+	r->rto_ns = r->rto_base_ns;
 	r->rto_deadline = HTOE_RETRY_NEVER;
+	r->rtt_timing = false;
 
 	r->expected = 0;
 	r->unacked = 0;
@@ -41,10 +42,13 @@ int htoe_retry_init(struct htoe_retry *r, const struct htoe_retry_cfg *cfg)
 {
 	if (!r || !cfg || cfg->window == 0 || cfg->window > HTOE_RETRY_WINDOW_MAX ||
 	    cfg->ack_every == 0 || cfg->rto_init_ns == 0 ||
-	    cfg->rto_max_ns < cfg->rto_init_ns)
+	    cfg->rto_max_ns < cfg->rto_init_ns || cfg->rto_max_ns < cfg->rto_min_ns)
 		return -EINVAL;
 	memset(r, 0, sizeof(*r));
 	r->cfg = *cfg;
+	if (!r->cfg.rto_min_ns)
+		r->cfg.rto_min_ns = cfg->rto_init_ns;
+	r->rto_base_ns = cfg->rto_init_ns;
 	state_reset(r);
 	return 0;
 }
@@ -62,6 +66,32 @@ uint16_t htoe_retry_tx_next_seq(const struct htoe_retry *r) { return r->next_seq
 bool htoe_retry_tx_in_goback(const struct htoe_retry *r) { return r->gb_active; }
 bool htoe_retry_tx_failed(const struct htoe_retry *r) { return r->failed; }
 uint64_t htoe_retry_tx_rto(const struct htoe_retry *r) { return r->rto_ns; }
+uint64_t htoe_retry_srtt(const struct htoe_retry *r) { return r->srtt_ns; }
+uint64_t htoe_retry_rttvar(const struct htoe_retry *r) { return r->rttvar_ns; }
+
+/* One RTT sample (RFC 6298 §2): update SRTT, RTTVAR and the base RTO. */
+static void rtt_sample(struct htoe_retry *r, uint64_t rtt)
+{
+	uint64_t rto;
+
+	if (!r->have_rtt) {
+		r->srtt_ns = rtt;
+		r->rttvar_ns = rtt / 2;
+		r->have_rtt = true;
+	} else {
+		uint64_t diff = r->srtt_ns > rtt ? r->srtt_ns - rtt : rtt - r->srtt_ns;
+
+		r->rttvar_ns = (3 * r->rttvar_ns + diff) / 4;
+		r->srtt_ns = (7 * r->srtt_ns + rtt) / 8;
+	}
+	rto = add_sat(r->srtt_ns, 4 * r->rttvar_ns);
+	if (rto < r->cfg.rto_min_ns)
+		rto = r->cfg.rto_min_ns;
+	if (rto > r->cfg.rto_max_ns)
+		rto = r->cfg.rto_max_ns;
+	r->rto_base_ns = rto;
+	r->stats.rtt_samples++;
+}
 
 uint16_t htoe_retry_tx_outstanding(const struct htoe_retry *r)
 {
@@ -79,6 +109,11 @@ int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq)
 	if (!htoe_retry_tx_can_send(r))
 		return -EAGAIN;
 	*seq = r->next_seq++;
+	if (!r->rtt_timing) {
+		r->rtt_timing = true;
+		r->rtt_seq = *seq;
+		r->rtt_sent = now;
+	}
 	if (r->rto_deadline == HTOE_RETRY_NEVER)
 		r->rto_deadline = add_sat(now, r->rto_ns);
 	r->stats.frames_sent++;
@@ -90,9 +125,13 @@ static int release(struct htoe_retry *r, uint16_t ack, uint64_t now)
 {
 	int n = htoe_seq_diff(ack, r->una);
 
+	if (r->rtt_timing && htoe_seq_lt(r->rtt_seq, ack)) {
+		r->rtt_timing = false;
+		rtt_sample(r, now >= r->rtt_sent ? now - r->rtt_sent : 0);
+	}
 	r->una = ack;
 	r->retries = 0;
-	r->rto_ns = r->cfg.rto_init_ns;
+	r->rto_ns = r->rto_base_ns;
 	if (r->una == r->next_seq) {
 		r->rto_deadline = HTOE_RETRY_NEVER;
 		r->gb_active = false;
@@ -123,18 +162,29 @@ static int ack_common(struct htoe_retry *r, uint16_t ack, uint64_t now)
 	return release(r, ack, now);
 }
 
-int htoe_retry_tx_ack(struct htoe_retry *r, uint16_t ack, uint64_t now)
-{
-	return ack_common(r, ack, now);
-}
-
 static void goback(struct htoe_retry *r, uint16_t from, uint64_t now)
 {
 	r->gb_active = true;
 	r->gb_from = from;
 	r->gb_next = from;
+	r->gb_at = now;
 	r->rto_deadline = add_sat(now, r->rto_ns);
+	r->rtt_timing = false; /* Karn: the timed frame is sent again */
 	r->stats.gobacks++;
+}
+
+int htoe_retry_tx_ack(struct htoe_retry *r, uint16_t ack, uint64_t now)
+{
+	int n = ack_common(r, ack, now);
+
+	/* The peer answers but still expects una after a timeout: our go-back
+	 * was lost. Go back now rather than after the backed-off RTO (at most
+	 * once per base RTO, so acks sent before the go-back arrived do not
+	 * start another one). */
+	if (n == 0 && ack == r->una && r->retries && !r->failed && !r->gb_active &&
+	    r->una != r->next_seq && now - r->gb_at >= r->rto_base_ns)
+		goback(r, r->una, now);
+	return n;
 }
 
 int htoe_retry_tx_nak(struct htoe_retry *r, uint16_t ack, uint64_t now)

@@ -85,6 +85,8 @@ struct htoe_retry_cfg {
 	uint64_t rto_init_ns;   /* first retransmission timeout (> 0); also the
 	                         * NAK re-arm interval of the RX side */
 	uint64_t rto_max_ns;    /* backoff cap (>= rto_init_ns) */
+	uint64_t rto_min_ns;    /* floor of the adaptive RTO (<= rto_max_ns);
+	                         * 0: rto_init_ns (the RTO adapts upwards only) */
 	uint64_t ack_delay_ns;  /* standalone ACK at the latest this long after
 	                         * the first accepted frame not yet acked */
 };
@@ -106,6 +108,7 @@ struct htoe_retry_stats {
 	uint64_t out_of_order;    /* RX: seq after the expected one (gap) */
 	uint64_t invalid_acks;    /* ack/NAK beyond next_seq (ignored) */
 	uint64_t resets;          /* htoe_retry_reset() calls */
+	uint64_t rtt_samples;     /* RTT samples taken (Karn: first transmissions only) */
 };
 
 /* ---- state (fields are private: use the functions) ---------------------- */
@@ -119,9 +122,17 @@ struct htoe_retry {
 	uint16_t gb_next;       /* go-back: next seq to retransmit */
 	uint16_t gb_from;       /* go-back: where the current one started */
 	bool     gb_active;     /* a go-back is in progress (gb_next < next_seq) */
+	uint64_t gb_at;         /* when the last go-back started */
 	bool     failed;        /* retry limit reached; waiting for a reset */
 	uint32_t retries;       /* consecutive timeouts without progress */
-	uint64_t rto_ns;        /* current timeout (rto_init .. rto_max) */
+	uint64_t rto_ns;        /* current timeout (rto_min .. rto_max) */
+	uint64_t rto_base_ns;   /* the RTO without backoff: rto_init until the
+	                         * first RTT sample, then SRTT + 4 RTTVAR clamped */
+	uint64_t srtt_ns, rttvar_ns; /* RFC 6298 estimators (valid if have_rtt) */
+	bool     have_rtt;
+	bool     rtt_timing;    /* a frame is being timed: rtt_seq sent at rtt_sent */
+	uint16_t rtt_seq;
+	uint64_t rtt_sent;
 	uint64_t rto_deadline;  /* HTOE_RETRY_NEVER when not armed */
 
 	/* RX */
@@ -140,7 +151,8 @@ struct htoe_retry {
  * Initialize r with cfg (copied). Both sides start at seq 0, nothing
  * outstanding, no timer armed, counters zero.
  * Returns 0, or -EINVAL if cfg is out of range (window 0 or > 4096,
- * ack_every 0, rto_init_ns 0, rto_max_ns < rto_init_ns).
+ * ack_every 0, rto_init_ns 0, rto_max_ns < rto_init_ns, rto_max_ns <
+ * rto_min_ns).
  */
 int htoe_retry_init(struct htoe_retry *r, const struct htoe_retry_cfg *cfg);
 
@@ -165,8 +177,24 @@ uint16_t htoe_retry_tx_outstanding(const struct htoe_retry *r);
 bool htoe_retry_tx_in_goback(const struct htoe_retry *r);
 /* The retry limit was reached; the VL must be reset. */
 bool htoe_retry_tx_failed(const struct htoe_retry *r);
-/* Current retransmission timeout in ns (rto_init .. rto_max). */
+/* Current retransmission timeout in ns (rto_min .. rto_max), including any
+ * backoff. */
 uint64_t htoe_retry_tx_rto(const struct htoe_retry *r);
+/*
+ * Adaptive RTO (RFC 6298): one frame at a time is timed from its first
+ * transmission (htoe_retry_tx_send) to the ack that releases it, using the
+ * caller's `now`; a go-back cancels the measurement (Karn's rule: no sample
+ * from a frame that was retransmitted). Each sample R updates
+ *   first:  SRTT = R, RTTVAR = R/2
+ *   then:   RTTVAR = 3/4 RTTVAR + 1/4 |SRTT - R|,  SRTT = 7/8 SRTT + 1/8 R
+ * and the base RTO = SRTT + 4 RTTVAR clamped to [rto_min, rto_max]. Until
+ * the first sample the base is rto_init. A timeout doubles the RTO (backoff,
+ * capped at rto_max); progress returns it to the base. The estimators
+ * survive htoe_retry_reset() (the path is the same).
+ * srtt/rttvar: 0 before the first sample.
+ */
+uint64_t htoe_retry_srtt(const struct htoe_retry *r);
+uint64_t htoe_retry_rttvar(const struct htoe_retry *r);
 
 /*
  * May a NEW frame be sent now? True iff the window has room
@@ -190,11 +218,18 @@ int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq);
  * on any frame or in an ACK frame.
  *  - una < ack <= next_seq: releases the frames [una, ack): returns their
  *    number (> 0). On this progress the retry counter and the RTO return to
- *    0 and rto_init; the RTO is re-armed at now + rto_init if frames remain,
+ *    0 and the base RTO (see htoe_retry_srtt; rto_init before any RTT sample);
+ *    the RTO is re-armed at now + that RTO if frames remain,
  *    disarmed otherwise. A go-back in progress skips the released frames
  *    (and ends if none remain).
  *  - ack == una, or ack before una (stale, reordered frame): returns 0,
- *    nothing changes.
+ *    nothing changes; except that ack == una while frames are outstanding
+ *    after a timeout (retry counter > 0), no go-back in progress and at
+ *    least one base RTO since the last go-back started, starts a go-back
+ *    from una at once (the peer is alive but lost the go-back, e.g. it was
+ *    not polled and its RX ring overflowed: do not wait out the backed-off
+ *    RTO, which would end in a VL reset after retry_limit timeouts although
+ *    the peer answers). The retry counter and the RTO stay as they are.
  *  - ack after next_seq: invalid (the peer acknowledges frames never sent):
  *    counted in stats.invalid_acks, nothing changes, returns -EINVAL.
  * After a reset, until the peer has reset too, its acks are typically

@@ -278,21 +278,21 @@ int htoe_payload_check(const uint8_t *p, size_t len, unsigned npkts, unsigned vc
 
 	while (off < len) {
 		size_t rem = len - off;
-		int plen = ht_peek_len(p + off, rem);
+		int plen = ht_peek_valid(p + off, rem); /* common and valid: one pass */
 
-		if (plen == HT_E_TRUNCATED)
-			return -HTOE_DROP_LENGTH;
-		if (plen <= 0)
-			return -HTOE_DROP_HT_MALFORMED;
-		if ((size_t)plen > rem)
-			return -HTOE_DROP_LENGTH;
-
-		struct ht_pkt pkt;
-		int r = ht_decode(p + off, (size_t)plen, &pkt);
-
-		if (r != plen)
-			return -HTOE_DROP_HT_MALFORMED;
-		enum ht_vc pvc = ht_pkt_vc(&pkt);
+		if (plen <= 0) {
+			plen = ht_peek_len(p + off, rem);
+			if (plen == HT_E_TRUNCATED)
+				return -HTOE_DROP_LENGTH;
+			if (plen <= 0)
+				return -HTOE_DROP_HT_MALFORMED;
+			if ((size_t)plen > rem)
+				return -HTOE_DROP_LENGTH;
+			/* the full decoder's verdict without decoding into a struct */
+			if (ht_validate(p + off, (size_t)plen) != plen)
+				return -HTOE_DROP_HT_MALFORMED;
+		}
+		enum ht_vc pvc = ht_cmd_vc(ht_bytes_cmd(p + off, (size_t)plen));
 
 		if (pvc == HT_VC_NONE || (unsigned)pvc != vc)
 			return -HTOE_DROP_VC;
