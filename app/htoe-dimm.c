@@ -137,6 +137,7 @@ static void usage(FILE *f)
 	      "                      N page faults: shows the remote-memory-lost error\n"
 	      "  --duration SEC      an exporter-only process stops after SEC (default: signal)\n"
 	      "  --verbose           print the nodes' driver and VL counters at the end\n"
+	      "  --capture DIR       write DIR/port<N>-tx.pcap and -rx.pcap (all frames)\n"
 	      "  --help\n"
 	      "exit status: 0 all verified, 1 verification failed or stopped on an error,\n"
 	      "             2 usage/configuration error, 3 EAL/device error\n",
@@ -190,6 +191,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "kill-after-faults", required_argument, 0, 'k' },
 		{ "duration", required_argument, 0, 'd' },
 		{ "verbose", no_argument, 0, 'v' },
+		{ "capture", required_argument, 0, 'C' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -315,6 +317,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'x': o->no_explicit = true; break;
 		case 'u': o->no_uffd = true; break;
 		case 'v': o->verbose = true; break;
+		case 'C': o->ov.capture_dir = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -1062,6 +1065,8 @@ int main(int argc, char **argv)
 		goto fail;
 	for (unsigned i = 0; i < d->n_nodes; i++)
 		d->nodes[i].port = &a->ports[a->cfg.nodes[i].port];
+	if (dr_capture_open(d, err, sizeof(err)))
+		goto fail;
 	rc = 3;
 	if (br_ports_start(a, err, sizeof(err)))
 		goto fail;

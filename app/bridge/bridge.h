@@ -105,6 +105,7 @@ struct br_node {
 	uint64_t wl_start_ns;
 	uint64_t last_poll_ns;
 	struct rte_mbuf *spare;             /* allocated, not yet used for a frame */
+	struct br_macsec *ms;               /* MACsec SecY (macsec.c); NULL: off */
 	struct br_counters c;
 	struct br_pub pub;
 	uint8_t  linbuf[HTOE_FRAME_MAX + 64]; /* multi-segment RX */
@@ -171,6 +172,16 @@ void br_capture_copy(struct br_node *n, const struct rte_mbuf *m, bool tx, uint6
 unsigned br_capture_drain(struct br_app *a, unsigned max);
 void br_capture_flush(struct br_app *a);
 void br_capture_close(struct br_app *a);
+/* One capture file, DIR/port<PORT>-tx.pcap or -rx.pcap (nanosecond pcap), for a program that
+ * writes it itself (htoe-dimm): NULL with a message naming `where` on failure. Free prints
+ * "PROG: capture: FILE: N frames" (nothing if prog is NULL). */
+struct br_dumper;
+int br_capture_mkdir(const struct br_config *c, char *err, size_t errlen); /* capture_dir */
+struct br_dumper *br_dumper_new(const char *dir, unsigned port, bool tx, const char *where,
+				char *err, size_t errlen);
+void br_dumper_write(struct br_dumper *dp, const uint8_t *frame, uint32_t caplen, uint32_t len,
+		     uint64_t wall_ns);
+void br_dumper_free(struct br_dumper *dp, const char *prog);
 
 /* stats.c */
 struct br_totals {
@@ -181,6 +192,7 @@ struct br_totals {
 	uint64_t cap_frames, cap_dropped;
 	uint64_t local_in, local_out, backpressure, master_aborts;
 	uint64_t poll_max_ns, gap_max_ns;   /* maxima over the nodes */
+	uint64_t drops[HTOE_DROP__COUNT];   /* frames refused, by reason (node + VLs) */
 	unsigned nodes, wl_nodes, done_nodes;
 };
 void br_totals(struct br_app *a, int node, struct br_totals *t);

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -36,14 +37,87 @@ struct br_dumper {
 	char path[BR_PATH_MAX + 32];
 };
 
-int br_capture_open(struct br_app *a, char *err, size_t errlen)
+/* DIR/port<N>-tx.pcap or -rx.pcap, nanosecond pcap; `where` names the setting in errors. */
+static int dumper_open(struct br_dumper *dp, const char *dir, unsigned port, bool tx,
+		       const char *where, char *err, size_t errlen)
 {
-	const struct br_config *c = &a->cfg;
-	unsigned n = 0, k = 0, size;
+	snprintf(dp->path, sizeof(dp->path), "%s/port%u-%s.pcap", dir, port, tx ? "tx" : "rx");
+	dp->pcap = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
+							PCAP_TSTAMP_PRECISION_NANO);
+	dp->dump = dp->pcap ? pcap_dump_open(dp->pcap, dp->path) : NULL;
+	if (!dp->dump) {
+		snprintf(err, errlen, "%s: cannot write %s: %s", where, dp->path,
+			 dp->pcap ? pcap_geterr(dp->pcap) : "pcap_open_dead");
+		return -1;
+	}
+	return 0;
+}
+
+/* One frame (caplen of its len bytes) at wall-clock time t (ns). */
+static void dumper_write(struct br_dumper *dp, const uint8_t *frame, uint32_t caplen,
+			 uint32_t len, uint64_t t)
+{
+	struct pcap_pkthdr ph;
+
+	/* nanosecond pcap: tv_usec holds nanoseconds */
+	ph.ts.tv_sec = (time_t)(t / 1000000000ull);
+	ph.ts.tv_usec = (suseconds_t)(t % 1000000000ull);
+	ph.caplen = caplen;
+	ph.len = len;
+	pcap_dump((u_char *)dp->dump, &ph, frame);
+	dp->frames++;
+}
+
+/* Close, and say how many frames went into the file (`prog`: the program's name; NULL:
+ * say nothing). */
+static void dumper_close(struct br_dumper *dp, const char *prog)
+{
+	if (dp->dump) {
+		pcap_dump_close(dp->dump);
+		if (prog)
+			printf("%s: capture: %s: %" PRIu64 " frames\n", prog, dp->path,
+			       dp->frames);
+	}
+	if (dp->pcap)
+		pcap_close(dp->pcap);
+	dp->dump = NULL;
+	dp->pcap = NULL;
+}
+
+struct br_dumper *br_dumper_new(const char *dir, unsigned port, bool tx, const char *where,
+				char *err, size_t errlen)
+{
+	struct br_dumper *dp = calloc(1, sizeof(*dp));
+
+	if (!dp) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (dumper_open(dp, dir, port, tx, where, err, errlen)) {
+		br_dumper_free(dp, NULL);
+		return NULL;
+	}
+	return dp;
+}
+
+void br_dumper_write(struct br_dumper *dp, const uint8_t *frame, uint32_t caplen, uint32_t len,
+		     uint64_t wall_ns)
+{
+	dumper_write(dp, frame, caplen, len, wall_ns);
+}
+
+void br_dumper_free(struct br_dumper *dp, const char *prog)
+{
+	if (!dp)
+		return;
+	dumper_close(dp, prog);
+	free(dp);
+}
+
+int br_capture_mkdir(const struct br_config *c, char *err, size_t errlen)
+{
 	struct stat st;
 
-	if (!c->capture_dir[0])
-		return 0;
 	if (stat(c->capture_dir, &st) != 0 && mkdir(c->capture_dir, 0755) != 0) {
 		snprintf(err, errlen, "%s: cannot create the directory: %s", c->capture_where,
 			 strerror(errno));
@@ -53,6 +127,18 @@ int br_capture_open(struct br_app *a, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: not a directory", c->capture_where);
 		return -1;
 	}
+	return 0;
+}
+
+int br_capture_open(struct br_app *a, char *err, size_t errlen)
+{
+	const struct br_config *c = &a->cfg;
+	unsigned n = 0, k = 0, size;
+
+	if (!c->capture_dir[0])
+		return 0;
+	if (br_capture_mkdir(c, err, errlen))
+		return -1;
 	for (unsigned i = 0; i < a->n_ports; i++)
 		n += a->ports[i].probed && a->ports[i].cfg->capture;
 	if (!n)
@@ -69,19 +155,10 @@ int br_capture_open(struct br_app *a, char *err, size_t errlen)
 			continue;
 		p->cap_idx = (int)k;
 		for (int d = 0; d < 2; d++) {
-			struct br_dumper *dp = &a->dumpers[2 * k + (unsigned)d];
-
-			snprintf(dp->path, sizeof(dp->path), "%s/port%u-%s.pcap", c->capture_dir,
-				 p->cfg->index, d ? "tx" : "rx");
-			dp->pcap = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
-									PCAP_TSTAMP_PRECISION_NANO);
-			dp->dump = dp->pcap ? pcap_dump_open(dp->pcap, dp->path) : NULL;
 			a->n_dumpers = 2 * k + (unsigned)d + 1;
-			if (!dp->dump) {
-				snprintf(err, errlen, "%s: cannot write %s: %s", c->capture_where,
-					 dp->path, dp->pcap ? pcap_geterr(dp->pcap) : "pcap_open_dead");
+			if (dumper_open(&a->dumpers[2 * k + (unsigned)d], c->capture_dir,
+					p->cfg->index, d, c->capture_where, err, errlen))
 				return -1;
-			}
 		}
 		k++;
 	}
@@ -169,22 +246,12 @@ unsigned br_capture_drain(struct br_app *a, unsigned max)
 				struct rte_mbuf *c = objs[i];
 				const uint8_t *d = rte_pktmbuf_mtod(c, const uint8_t *);
 				struct br_cap_hdr h;
-				struct pcap_pkthdr ph;
-				uint64_t t;
 
 				memcpy(&h, d, sizeof(h));
-				if (h.dumper < a->n_dumpers) {
-					struct br_dumper *dp = &a->dumpers[h.dumper];
-
-					t = a->realtime0_ns + h.ns;
-					/* nanosecond pcap: tv_usec holds nanoseconds */
-					ph.ts.tv_sec = (time_t)(t / 1000000000ull);
-					ph.ts.tv_usec = (suseconds_t)(t % 1000000000ull);
-					ph.caplen = (bpf_u_int32)(c->data_len - sizeof(h));
-					ph.len = h.len;
-					pcap_dump((u_char *)dp->dump, &ph, d + sizeof(h));
-					dp->frames++;
-				}
+				if (h.dumper < a->n_dumpers)
+					dumper_write(&a->dumpers[h.dumper], d + sizeof(h),
+						     (uint32_t)(c->data_len - sizeof(h)), h.len,
+						     a->realtime0_ns + h.ns);
 				rte_pktmbuf_free(c);
 			}
 			done += nb;
@@ -205,18 +272,8 @@ void br_capture_close(struct br_app *a)
 	if (a->capture)
 		while (br_capture_drain(a, UINT32_MAX))
 			;
-	for (unsigned i = 0; i < a->n_dumpers; i++) {
-		struct br_dumper *dp = &a->dumpers[i];
-
-		if (dp->dump) {
-			pcap_dump_close(dp->dump);
-			if (a->capture)
-				printf("htoe-bridge: capture: %s: %" PRIu64 " frames\n", dp->path,
-				       dp->frames);
-		}
-		if (dp->pcap)
-			pcap_close(dp->pcap);
-	}
+	for (unsigned i = 0; i < a->n_dumpers; i++)
+		dumper_close(&a->dumpers[i], a->capture ? "htoe-bridge" : NULL);
 	free(a->dumpers);
 	a->dumpers = NULL;
 	a->n_dumpers = 0;

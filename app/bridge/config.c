@@ -29,6 +29,9 @@
 					     * software endpoint model takes longer than
 					     * the library's 200 us on a slow core */
 #define DEF_RTO_MAX_NS      200000000ull    /* 200 ms */
+#define DEF_RTO_MIN_NS      200000ull       /* 200 us: floor of the adaptive RTO; a
+					     * descheduled poller stretches single round
+					     * trips far beyond the smoothed RTT */
 #define DEF_RETRY_LIMIT     50u             /* ~9 s of silence before a VL reset */
 #define DEF_STALL_TIMEOUT_NS 10000000000ull /* 10 s */
 #define DEF_NP_TIMEOUT_NS   30000000000ull  /* 30 s */
@@ -579,19 +582,22 @@ out:
 
 /* --------------------------------------------------------- section names */
 
-enum sect_kind { S_GLOBAL, S_BRIDGE, S_NODE, S_PEER, S_PORT, S_MAP, S_IMPAIR, S_WORKLOAD, S__N };
+enum sect_kind { S_GLOBAL, S_BRIDGE, S_NODE, S_PEER, S_PORT, S_MAP, S_IMPAIR, S_WORKLOAD, S_MACSEC,
+		S__N };
 
 static const char *const sect_names[S__N] = {
-	"global", "bridge", "node", "peer", "port", "map", "impair", "workload",
+	"global", "bridge", "node", "peer", "port", "map", "impair", "workload", "macsec",
 };
 /* sections that need / allow a number */
-static const bool sect_numbered[S__N] = { false, false, true, true, true, false, true, true };
-static const bool sect_plain_ok[S__N] = { true, true, false, false, false, true, true, true };
+static const bool sect_numbered[S__N] = { false, false, true, true, true, false, true, true,
+	true };
+static const bool sect_plain_ok[S__N] = { true, true, false, false, false, true, true, true,
+	true };
 
 #define BRIDGE_KEYS "mtu", "vlan", "vid", "default_pcp", "epoch", "unitid_base", \
 	"bridge_unitids", "requester_unitids", "bufs_posted", "bufs_nonposted", \
 	"bufs_response", "reserve", "max_per_vl", "txq_pkts", "window", "ack_every", \
-	"ack_delay", "retry_limit", "rto", "rto_max", "flush", "np_timeout", \
+	"ack_delay", "retry_limit", "rto", "rto_min", "rto_max", "flush", "np_timeout", \
 	"stall_timeout", "mem_base", "mem_size"
 
 static const char *const keys_global[] = { "stats_interval", "duration", "drain_timeout",
@@ -606,13 +612,13 @@ static const char *const keys_port[] = { "dev", "crossover", "ring_size", "rxd",
 static const char *const keys_map[] = { "mask", "shift", "remote_base", NULL }; /* + range* */
 static const char *const keys_impair[] = { "direction", "seed", "loss", "burst_loss",
 	"burst_len", "reorder", "reorder_delay", "dup", "corrupt", "delay", "jitter", "queue",
-	NULL };
+	"outage_start", "outage_len", NULL };
 static const char *const keys_workload[] = { "target", "base", "size", "ops", "duration", "mix",
-	"byte_pct", "window", "sweep", "seed", NULL };
+	"byte_pct", "window", "sweep", "seed", "sizes", NULL };
 
 static const char *const *const sect_keys[S__N] = {
 	keys_global, keys_bridge, keys_node, keys_peer, keys_port, keys_map, keys_impair,
-	keys_workload,
+	keys_workload, br_macsec_keys,
 };
 
 /* Parse "kind" or "kind N". Returns the kind or -1; *num = N or -1. */
@@ -683,7 +689,8 @@ static int check_names(struct ctx *x)
 		if (kind < 0) {
 			rc = cerr(x, names[i], NULL, NULL,
 				  "unknown section (known: [global], [bridge], [node N], [peer N], "
-				  "[port N], [map], [impair], [impair N], [workload], [workload N])");
+				  "[port N], [map], [impair], [impair N], [workload], [workload N], "
+				  "[macsec], [macsec N])");
 			break;
 		}
 		int ne = rte_cfgfile_section_num_entries(x->cf, names[i]);
@@ -998,6 +1005,10 @@ static int parse_ports(struct ctx *x, struct br_config *c)
 			    &ic->reorder_ns) ||
 		    get_dur(x, isect, "impair", "delay", 0, 10000000000ull, 0, &ic->delay_ns) ||
 		    get_dur(x, isect, "impair", "jitter", 0, 10000000000ull, 0, &ic->jitter_ns) ||
+		    get_dur(x, isect, "impair", "outage_start", 0, 3600000000000ull, 0,
+			    &ic->outage_start_ns) ||
+		    get_dur(x, isect, "impair", "outage_len", 0, 3600000000000ull, 0,
+			    &ic->outage_len_ns) ||
 		    get_uint(x, isect, "impair", "queue", 16, 1u << 20, 4096, &u))
 			return -1;
 		ic->queue = (unsigned)u;
@@ -1205,6 +1216,54 @@ fail:
 
 /* ------------------------------------------------------------ the nodes */
 
+/* [macsec N] over [macsec] (macsec.c parses it through these adapters) */
+static const char *src_get(void *c, const char *sect, const char *fb, const char *key,
+			   const char **in)
+{
+	return get2(c, sect, fb, key, in);
+}
+
+static int src_error(void *c, const char *sect, const char *key, const char *val,
+		     const char *msg)
+{
+	return cerr(c, sect, key, val, "%s", msg);
+}
+
+static void src_where(void *c, const char *sect, char *buf, size_t len)
+{
+	where_of(c, sect, NULL, buf, len);
+}
+
+static int parse_macsec(struct ctx *x, struct br_node_cfg *nc, const struct member *mb)
+{
+	const struct br_cfg_src src = { x, src_get, src_error, src_where };
+	uint16_t ids[BR_MAX_MEMBERS];
+	uint8_t macs[BR_MAX_MEMBERS][6];
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < x->n_members; i++)
+		if (x->members[i].id != mb->id) {
+			ids[n] = x->members[i].id;
+			memcpy(macs[n++], x->members[i].mac, 6);
+		}
+	if (br_macsec_parse(&src, mb->id, mb->mac, n, ids, (const uint8_t (*)[6])macs,
+			    &nc->macsec))
+		return -1;
+	if (!nc->macsec.enabled)
+		return 0;
+	/* protected frames must still fit the configured mtu */
+	if (nc->bc.mtu < HTOE_HDR_LEN + HT_MAX_PKT_LEN + HTOE_MACSEC_OVERHEAD_MAX) {
+		const char *in, *v = get2(x, mb->sect, "bridge", "mtu", &in);
+
+		return cerr(x, in, "mtu", v ? v : "(default)",
+			    "too small with MACsec on (SecTAG + ICV take %u bytes): at least %u",
+			    HTOE_MACSEC_OVERHEAD_MAX,
+			    HTOE_HDR_LEN + HT_MAX_PKT_LEN + HTOE_MACSEC_OVERHEAD_MAX);
+	}
+	nc->bc.mtu -= HTOE_MACSEC_OVERHEAD_MAX;
+	return 0;
+}
+
 static int parse_node(struct ctx *x, struct br_config *c, struct br_node_cfg *nc,
 		      const struct member *mb, const struct map_entry *me, unsigned nme)
 {
@@ -1226,6 +1285,7 @@ static int parse_node(struct ctx *x, struct br_config *c, struct br_node_cfg *nc
 	 * far longer than on a wire */
 	bc->rto_init_ns = DEF_RTO_NS;
 	bc->rto_max_ns = DEF_RTO_MAX_NS;
+	bc->rto_min_ns = DEF_RTO_MIN_NS;
 	bc->retry_limit = DEF_RETRY_LIMIT;
 	bc->stall_timeout_ns = DEF_STALL_TIMEOUT_NS;
 	bc->np_timeout_ns = DEF_NP_TIMEOUT_NS;
@@ -1266,6 +1326,8 @@ static int parse_node(struct ctx *x, struct br_config *c, struct br_node_cfg *nc
 		bc->field = u; \
 	} while (0)
 	U("mtu", HTOE_HDR_LEN + HT_MAX_PKT_LEN, HTOE_MTU_MAX, mtu);
+	if (parse_macsec(x, nc, mb))
+		return -1;
 	if (get_bool(x, s, b, "vlan", false, &bc->vlan))
 		return -1;
 	U("vid", 0, 4095, vid);
@@ -1304,6 +1366,7 @@ static int parse_node(struct ctx *x, struct br_config *c, struct br_node_cfg *nc
 	U("retry_limit", 1, 1000000, retry_limit);
 	D("ack_delay", 0, 10000000000ull, ack_delay_ns);
 	D("rto", 1000, 60000000000ull, rto_init_ns);
+	D("rto_min", 1000, 60000000000ull, rto_min_ns);
 	D("rto_max", 1000, 600000000000ull, rto_max_ns);
 	D("flush", 0, 10000000000ull, flush_ns);
 	D("np_timeout", 1000, 3600000000000ull, np_timeout_ns);
@@ -1315,6 +1378,12 @@ static int parse_node(struct ctx *x, struct br_config *c, struct br_node_cfg *nc
 
 		return cerr(x, in, k, v, "rto %" PRIu64 " ns is above rto_max %" PRIu64 " ns",
 			    bc->rto_init_ns, bc->rto_max_ns);
+	}
+	if (bc->rto_max_ns < bc->rto_min_ns) {
+		const char *k = blame(x, s, b, "rto_max", "rto_min", &in, &v);
+
+		return cerr(x, in, k, v, "rto_min %" PRIu64 " ns is above rto_max %" PRIu64 " ns",
+			    bc->rto_min_ns, bc->rto_max_ns);
 	}
 	/* the receive pool must cover the reserve of every VL (as htoe-sim) */
 	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
@@ -1350,7 +1419,7 @@ static int parse_node(struct ctx *x, struct br_config *c, struct br_node_cfg *nc
 		htoe_free(t);
 	}
 	/* the largest frame this node sends */
-	u = bc->mtu + HTOE_L2_MAX;
+	u = bc->mtu + HTOE_L2_MAX + (nc->macsec.enabled ? HTOE_MACSEC_OVERHEAD_MAX : 0);
 	if (u > c->max_frame)
 		c->max_frame = (uint16_t)u;
 	return 0;
@@ -1479,6 +1548,15 @@ static int parse_workload(struct ctx *x, struct br_config *c, struct br_node_cfg
 	if (get_bool(x, s, w, "sweep", wl->sweep, &wl->sweep) ||
 	    get_uint(x, s, w, "seed", 0, UINT64_MAX, 1000u + nc->id, &wl->seed))
 		return -1;
+	v = get2(x, s, w, "sizes", &in);
+	wl->fixed_len = 0;
+	if (v && strcmp(v, "random")) {
+		if (get_uint(x, s, w, "sizes", 4, 64, 0, &u))
+			return -1;
+		if (u & 3)
+			return cerr(x, in, "sizes", v, "must be 'random' or a multiple of 4 in 4..64");
+		wl->fixed_len = (uint32_t)u;
+	}
 	(void)c;
 	return 0;
 }
@@ -1571,6 +1649,25 @@ static int open_embedded(char *path, size_t len)
 	}
 	snprintf(path, len, "/proc/self/fd/%d", fd);
 	return fd;
+}
+
+/* Every [KIND N] section has a [node N]. */
+static int check_node_sects(struct ctx *x, int kind, const char *why)
+{
+	long nums[BR_MAX_MEMBERS + 1];
+	unsigned n;
+
+	if (list_numbered(x, kind, nums, BR_MAX_MEMBERS, &n))
+		return -1;
+	for (unsigned i = 0; i < n; i++) {
+		const struct member *mb = member_find(x, (uint16_t)nums[i]);
+		char s[32];
+
+		snprintf(s, sizeof(s), "%s %ld", sect_names[kind], nums[i]);
+		if (!mb || !mb->node_sect)
+			return cerr(x, s, NULL, NULL, "there is no [node %ld]%s", nums[i], why);
+	}
+	return 0;
 }
 
 int br_cfg_load(struct br_config *c, const char *path, const struct br_overrides *o,
@@ -1693,24 +1790,9 @@ int br_cfg_load(struct br_config *c, const char *path, const struct br_overrides
 			goto out;
 		}
 	}
-	/* [workload N] */
-	{
-		long nums[BR_MAX_MEMBERS + 1];
-		unsigned n;
-
-		if (list_numbered(x, S_WORKLOAD, nums, BR_MAX_MEMBERS, &n))
-			goto out;
-		for (unsigned i = 0; i < n; i++) {
-			const struct member *mb = member_find(x, (uint16_t)nums[i]);
-			char s[32];
-
-			snprintf(s, sizeof(s), "workload %ld", nums[i]);
-			if (!mb || !mb->node_sect) {
-				cerr(x, s, NULL, NULL, "there is no [node %ld] to run it", nums[i]);
-				goto out;
-			}
-		}
-	}
+	/* [workload N] and [macsec N] belong to a [node N] */
+	if (check_node_sects(x, S_WORKLOAD, " to run it") || check_node_sects(x, S_MACSEC, ""))
+		goto out;
 	unsigned n_wl = 0;
 
 	for (unsigned i = 0; i < c->n_nodes; i++) {
@@ -1745,8 +1827,10 @@ out:
 void br_cfg_free(struct br_config *c)
 {
 	if (c->nodes)
-		for (unsigned i = 0; i < c->n_nodes; i++)
+		for (unsigned i = 0; i < c->n_nodes; i++) {
 			free(c->nodes[i].map);
+			br_macsec_cfg_wipe(&c->nodes[i].macsec);
+		}
 	free(c->nodes);
 	free(c->ports);
 	c->nodes = NULL;

@@ -24,6 +24,7 @@
 #include "htmodel/ht_workload.h"
 #include "htoe/htoe.h"
 #include "impair.h"
+#include "macsec.h"
 
 #define BR_MAX_NODES   64u   /* nodes hosted by one process */
 #define BR_MAX_PORTS   64u
@@ -58,6 +59,7 @@ struct br_wl_cfg {
 	unsigned byte_pct;
 	unsigned window;             /* max non-posted ops in flight */
 	bool     sweep;
+	uint32_t fixed_len;          /* [workload] sizes: 0 random, else bytes per read/write */
 	uint64_t seed;
 	uint64_t fill_seed;          /* the target's mem_seed */
 	uint64_t fill_offset;        /* window offset in the target's region */
@@ -73,6 +75,7 @@ struct br_node_cfg {
 	uint64_t mem_base, mem_size, mem_seed;
 	unsigned req_unitids;        /* requester UnitIDs 1..req_unitids */
 	struct br_wl_cfg wl;
+	struct br_macsec_cfg macsec; /* [macsec N] over [macsec] (macsec.h) */
 	char     where[BR_WHERE_MAX];      /* "FILE: [node N]" */
 	char     lcore_where[BR_WHERE_MAX];/* "FILE: [node N] lcore = 'L'" */
 };

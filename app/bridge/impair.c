@@ -22,7 +22,7 @@ void impair_cfg_default(struct impair_cfg *c)
 bool impair_cfg_active(const struct impair_cfg *c)
 {
 	return c->loss > 0 || c->burst_loss > 0 || c->reorder > 0 || c->dup > 0 ||
-	       c->corrupt > 0 || c->delay_ns || c->jitter_ns;
+	       c->corrupt > 0 || c->delay_ns || c->jitter_ns || c->outage_len_ns;
 }
 
 static bool prob_ok(double p)
@@ -115,6 +115,17 @@ void impair_decide(struct impair *im, size_t len, uint64_t now, struct impair_ve
 
 	memset(v, 0, sizeof(*v));
 	im->st.frames++;
+	if (!im->started) {
+		im->started = true;
+		im->t0 = now;
+	}
+	/* outage window: every frame dropped, no random draw consumed */
+	if (c->outage_len_ns && now - im->t0 >= c->outage_start_ns &&
+	    now - im->t0 - c->outage_start_ns < c->outage_len_ns) {
+		im->st.outage_dropped++;
+		im->st.dropped++;
+		return;
+	}
 	/* loss: a burst in progress ends with probability 1/burst_len per
 	 * frame (that frame passes), so a burst drops burst_len frames on
 	 * average, the one that started it included */

@@ -5,8 +5,11 @@
  * says what happens to it: dropped (independent loss, or a loss burst),
  * corrupted (one random bit flipped), delayed (fixed delay + uniform
  * jitter), held back so that later frames overtake it (reordering) and/or
- * delivered twice (duplication). The same seed and the same sequence of
- * calls give the same decisions.
+ * delivered twice (duplication), or dropped because it falls in the outage
+ * window (every frame from outage_start_ns to outage_start_ns +
+ * outage_len_ns after the first frame the stage decides: a link that goes
+ * dark, long enough for VL resets and request timeouts). The same seed and
+ * the same sequence of calls give the same decisions.
  *
  * Frames that must wait are kept in a hold queue ordered by release time:
  * the caller passes an opaque item (an mbuf in htoe-bridge) to impair_hold()
@@ -36,11 +39,13 @@ struct impair_cfg {
 	uint64_t delay_ns;    /* added to every frame */
 	uint64_t jitter_ns;   /* uniform extra delay 0..jitter_ns */
 	unsigned queue;       /* hold queue capacity in frames (0: 4096) */
+	uint64_t outage_start_ns; /* outage window start, after the first frame decided */
+	uint64_t outage_len_ns;   /* outage window length (0: no outage) */
 };
 
 /* Defaults: nothing impaired; burst_len 4, reorder_ns 50 us, seed 1. */
 void impair_cfg_default(struct impair_cfg *c);
-/* True if c changes anything (a probability > 0 or a delay). */
+/* True if c changes anything (a probability > 0, a delay or an outage). */
 bool impair_cfg_active(const struct impair_cfg *c);
 /* 0, or -EINVAL with a message naming the field: probability outside
  * 0..1, burst_len < 1. */
@@ -48,7 +53,7 @@ int impair_cfg_check(const struct impair_cfg *c, char *err, size_t errlen);
 
 struct impair_stats {
 	uint64_t frames;       /* frames decided */
-	uint64_t dropped;      /* independent losses */
+	uint64_t dropped;      /* independent losses, and outage drops */
 	uint64_t burst_dropped;/* losses in bursts (incl. the first of a burst) */
 	uint64_t bursts;       /* bursts started */
 	uint64_t corrupted;
@@ -58,6 +63,7 @@ struct impair_stats {
 	uint64_t held;         /* items put in the hold queue */
 	uint64_t released;     /* items given back by impair_release() */
 	uint64_t overflow;     /* impair_hold() refused: queue full */
+	uint64_t outage_dropped; /* of `dropped`: in the outage window */
 };
 
 struct impair_verdict {
@@ -79,6 +85,8 @@ struct impair {
 	uint64_t thr_loss, thr_burst, thr_burst_end, thr_reorder, thr_dup, thr_corrupt;
 	bool     p_loss, p_burst, p_reorder, p_dup, p_corrupt; /* probability > 0 */
 	bool     in_burst;
+	bool     started;      /* t0 is set (first impair_decide) */
+	uint64_t t0;           /* time of the first frame decided */
 	unsigned n, cap;
 	uint64_t seq;
 	struct impair_item *heap;

@@ -48,6 +48,8 @@ void br_totals(struct br_app *a, int node, struct br_totals *t)
 		t->master_aborts += RD(p->hs.master_aborts);
 		t->poll_max_ns = RTE_MAX(t->poll_max_ns, RD(p->c.poll_max_ns));
 		t->gap_max_ns = RTE_MAX(t->gap_max_ns, RD(p->c.gap_max_ns));
+		for (unsigned r = 1; r < HTOE_DROP__COUNT; r++)
+			t->drops[r] += RD(p->hs.drops[r]);
 		for (unsigned k = 0; k < n->n_vl; k++) {
 			const struct htoe_vl_stats *v = &p->vl[k];
 
@@ -57,6 +59,8 @@ void br_totals(struct br_app *a, int node, struct br_totals *t)
 			t->resets += RD(v->resets);
 			t->poisoned += RD(v->poisoned);
 			t->np_timeouts += RD(v->np_timeouts);
+			for (unsigned r = 1; r < HTOE_DROP__COUNT; r++)
+				t->drops[r] += RD(v->drops[r]);
 		}
 	}
 }
@@ -82,6 +86,9 @@ void br_print_line(struct br_app *a, FILE *f, double t_s, const struct br_totals
 			t->imp_reorder);
 	if (a->capture)
 		fprintf(f, " | captured %" PRIu64 " lost %" PRIu64, t->cap_frames, t->cap_dropped);
+	/* a serving process does not quit by itself: say when its work is done */
+	if (!a->cfg.exit_when_done && t->wl_nodes)
+		fprintf(f, " | done %u/%u", t->done_nodes, t->nodes);
 	fputc('\n', f);
 	fflush(f);
 }
@@ -131,18 +138,14 @@ static uint64_t image_check(const struct br_app *a, const struct br_node *n, boo
 }
 
 /* Why the bridge refused frames, and the VLs' other trouble (non-zero only). */
-static void print_drops(FILE *f, const struct br_node *n)
+static void print_drops(FILE *f, const struct br_node *n, const uint64_t *drops)
 {
-	uint64_t drops[HTOE_DROP__COUNT] = { 0 }, starved = 0, npto = 0, lost = 0, refused = 0;
+	uint64_t starved = 0, npto = 0, lost = 0, refused = 0;
 	bool any = false;
 
-	for (unsigned r = 1; r < HTOE_DROP__COUNT; r++)
-		drops[r] = RD(n->pub.hs.drops[r]);
 	for (unsigned k = 0; k < n->n_vl; k++) {
 		const struct htoe_vl_stats *v = &n->pub.vl[k];
 
-		for (unsigned r = 1; r < HTOE_DROP__COUNT; r++)
-			drops[r] += RD(v->drops[r]);
 		starved += RD(v->credit_starved_ns);
 		npto += RD(v->np_timeouts);
 		lost += RD(v->posted_lost_reset);
@@ -211,7 +214,7 @@ int br_print_summary(struct br_app *a, FILE *f)
 			", resets %" PRIu64 ", poisoned %" PRIu64 "\n",
 			t.tx_frames, t.rx_frames, t.rx_bad, t.retransmits, t.naks, t.timeouts,
 			t.resets, t.poisoned);
-		print_drops(f, n);
+		print_drops(f, n, t.drops);
 		fprintf(f, "          eth tx refused %" PRIu64 ", mbuf alloc failures %" PRIu64
 			", longest poll %.3f ms, longest gap between polls %.3f ms",
 			t.tx_refused, t.alloc_fail, (double)RD(n->pub.c.poll_max_ns) / 1e6,
@@ -224,6 +227,7 @@ int br_print_summary(struct br_app *a, FILE *f)
 			fprintf(f, ", captured %" PRIu64 " (lost %" PRIu64 ")", t.cap_frames,
 				t.cap_dropped);
 		fputc('\n', f);
+		br_macsec_print(f, n);
 	}
 	fprintf(f,
 		"  total: %" PRIu64 " ops in %.3f s = %.3f Mops/s; %" PRIu64 " frames (%.3f Mframes/s)"
@@ -252,6 +256,43 @@ int br_print_summary(struct br_app *a, FILE *f)
 	return pass ? 0 : 1;
 }
 
+/* ,"drops":{"runt":N,...}: frames refused by reason (every reason, also 0) */
+static void json_drops(FILE *f, const uint64_t *drops)
+{
+	for (unsigned r = 1; r < HTOE_DROP__COUNT; r++)
+		fprintf(f, "%s\"%s\":%" PRIu64, r == 1 ? ",\"drops\":{" : ",",
+			htoe_drop_name((int)r), drops[r]);
+	fputc('}', f);
+}
+
+/* A node's drops, and CRC32Cs of its exported memory and of its workload's
+ * shadow: across processes, the shadow of node A's workload on node B must
+ * equal B's memory (in one process image_check() compares them bytewise). */
+static void json_node_extra(struct br_app *a, FILE *f, const struct br_node *n)
+{
+	struct br_totals t;
+
+	br_totals(a, n->id, &t);
+	json_drops(f, t.drops);
+	fprintf(f, ",\"mem_size\":%" PRIu64 ",\"mem_crc32c\":%" PRIu32, n->cfg->mem_size,
+		n->mem ? htoe_crc32c(n->mem, n->cfg->mem_size) : 0);
+	if (n->wl && n->shadow)
+		fprintf(f, ",\"target\":%u,\"wl_offset\":%" PRIu64 ",\"wl_size\":%" PRIu64
+			",\"shadow_crc32c\":%" PRIu32, n->cfg->wl.target, n->cfg->wl.fill_offset,
+			n->cfg->wl.size, htoe_crc32c(n->shadow, n->cfg->wl.size));
+	/* per VL: the adaptive RTO's estimators (0: no RTT sample yet) */
+	fputs(",\"vl\":[", f);
+	for (unsigned k = 0; k < n->n_vl; k++) {
+		const struct htoe_vl_stats *v = &n->pub.vl[k];
+
+		fprintf(f, "%s{\"peer\":%u,\"retransmits\":%" PRIu64 ",\"timeouts\":%" PRIu64
+			",\"srtt_ns\":%" PRIu64 ",\"rttvar_ns\":%" PRIu64 ",\"rto_ns\":%" PRIu64 "}",
+			k ? "," : "", n->vl_node[k], RD(v->retransmits), RD(v->timeouts),
+			RD(v->srtt_ns), RD(v->rttvar_ns), RD(v->rto_ns));
+	}
+	fputc(']', f);
+}
+
 void br_print_json(struct br_app *a, FILE *f)
 {
 	struct br_totals t;
@@ -269,12 +310,32 @@ void br_print_json(struct br_app *a, FILE *f)
 		",\"impair_duplicated\":%" PRIu64 ",\"impair_corrupted\":%" PRIu64
 		",\"captured\":%" PRIu64 ",\"capture_lost\":%" PRIu64
 		",\"poll_max_ns\":%" PRIu64 ",\"gap_max_ns\":%" PRIu64
-		",\"elapsed_s\":%.6f,\"mops\":%.6f,\"incomplete\":%s}\n",
+		",\"elapsed_s\":%.6f,\"mops\":%.6f,\"incomplete\":%s",
 		t.nodes, t.wl_nodes, t.ops, t.sweep, t.completed, t.verified, t.mismatches, t.errors,
 		t.unexpected, t.tx_frames, t.rx_frames, t.tx_bytes, t.retransmits, t.naks,
 		t.timeouts, t.resets, t.poisoned, t.tx_refused, t.alloc_fail, t.imp_dropped,
 		t.imp_reorder, t.imp_dup, t.imp_corrupt, t.cap_frames, t.cap_dropped,
 		t.poll_max_ns, t.gap_max_ns, el,
 		el > 0 ? (double)t.ops / el / 1e6 : 0, a->incomplete ? "true" : "false");
+	/* per node, read after the lcores stopped (htoe-bench uses these) */
+	fprintf(f, ",\"run_s\":%.6f,\"per_node\":[", (double)a->run_ns / 1e9);
+	for (unsigned i = 0; i < a->n_nodes; i++) {
+		const struct br_node *n = &a->nodes[i];
+
+		fprintf(f, "%s{\"id\":%u,\"ops\":%" PRIu64 ",\"frames_tx\":%" PRIu64
+			",\"bytes_tx\":%" PRIu64 ",\"frames_rx\":%" PRIu64 ",\"bytes_rx\":%" PRIu64
+			",\"to_target\":%" PRIu64 ",\"wl_start_s\":%.6f,\"wl_finish_s\":%.6f"
+			",\"read_rtt\":", i ? "," : "", n->id,
+			n->wl ? ht_wl_stats(n->wl)->issued_total : 0, n->c.tx_frames, n->c.tx_bytes,
+			n->c.rx_frames, n->c.rx_bytes, n->hn.st.to_target,
+			(double)n->wl_start_ns / 1e9, (double)n->c.wl_finish_ns / 1e9);
+		lat_json(&n->hn.rd_lat, f);
+		json_node_extra(a, f, n);
+		fputc('}', f);
+	}
+	fputc(']', f);
+	json_drops(f, t.drops);
+	br_macsec_json(a, f);
+	fputs("}\n", f);
 	fflush(f);
 }

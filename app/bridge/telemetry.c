@@ -109,6 +109,12 @@ static int cb_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	ADD("capture_lost", t.cap_dropped);
 	ADD("poll_max_ns", t.poll_max_ns);
 	ADD("gap_max_ns", t.gap_max_ns);
+	for (unsigned r = 1; r < HTOE_DROP__COUNT; r++) {
+		char key[64];
+
+		snprintf(key, sizeof(key), "drop_%s", htoe_drop_name((int)r));
+		ADD(key, t.drops[r]);
+	}
 #undef ADD
 	return 0;
 }
@@ -158,6 +164,9 @@ static void vl_full(struct rte_tel_data *d, const struct br_node *n, unsigned k)
 	ADD("posted_lost_reset", v->posted_lost_reset);
 	ADD("late_responses", v->late_responses);
 	ADD("np_timeouts", v->np_timeouts);
+	ADD("srtt_ns", v->srtt_ns);
+	ADD("rttvar_ns", v->rttvar_ns);
+	ADD("rto_ns", v->rto_ns);
 	for (unsigned r = 1; r < HTOE_DROP__COUNT; r++) {
 		char name[48];
 
@@ -209,6 +218,9 @@ static int cb_vl(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "resets", RD(s->resets));
 		rte_tel_data_add_dict_u64(c, "poisoned", RD(s->poisoned));
 		rte_tel_data_add_dict_u64(c, "np_timeouts", RD(s->np_timeouts));
+		rte_tel_data_add_dict_u64(c, "srtt_ns", RD(s->srtt_ns));
+		rte_tel_data_add_dict_u64(c, "rttvar_ns", RD(s->rttvar_ns));
+		rte_tel_data_add_dict_u64(c, "rto_ns", RD(s->rto_ns));
 		snprintf(key, sizeof(key), "vl_%u", n->vl_node[k]);
 		if (rte_tel_data_add_dict_container(d, key, c, 0) != 0)
 			rte_tel_data_free(c);
@@ -292,5 +304,7 @@ int br_telemetry_register(struct br_app *a)
 	if (!r)
 		r = rte_telemetry_register_cmd("/htoe/map", cb_map,
 					       "Address map and peers. Parameters: [node id[,first range]]");
+	if (!r)
+		r = br_macsec_telemetry_register();
 	return r;
 }

@@ -89,6 +89,7 @@ int br_node_setup(struct br_app *a, struct br_node *n, const struct br_node_cfg 
 		wc.shadow = n->shadow;
 		wc.busy = n->busy;
 		wc.sweep = w->sweep;
+		wc.fixed_len = w->fixed_len;
 		if (ht_wl_init(n->wl, &wc)) {
 			snprintf(err, errlen, "%s: the workload refuses this configuration",
 				 w->where);
@@ -113,7 +114,7 @@ int br_node_setup(struct br_app *a, struct br_node *n, const struct br_node_cfg 
 	for (unsigned i = 0; i < n->n_vl; i++)
 		n->vl_node[i] = htoe_vl_node(n->b, i);
 	n->deadline = 0;
-	return 0;
+	return br_macsec_setup(n, err, errlen);
 }
 
 /* Frees what other threads never read; the published snapshot, the VL
@@ -123,6 +124,7 @@ void br_node_teardown(struct br_node *n)
 	if (n->spare)
 		rte_pktmbuf_free(n->spare);
 	n->spare = NULL;
+	br_macsec_teardown(n);
 	htoe_free(n->b);
 	n->b = NULL;
 	free(n->mem);
@@ -174,6 +176,7 @@ void br_node_publish(struct br_node *n)
 	pub_words(&n->pub.hs, htoe_get_stats(n->b), sizeof(struct htoe_stats));
 	pub_words(&n->pub.ws, n->wl ? ht_wl_stats(n->wl) : &zero_ws, sizeof(struct ht_wl_stats));
 	pub_words(&n->pub.ns, &n->hn.st, sizeof(struct htnode_stats));
+	br_macsec_publish(n);
 	for (unsigned i = 0; i < n->n_vl; i++) {
 		uint16_t node = n->vl_node[i];
 
@@ -195,6 +198,12 @@ static void deliver(struct br_node *n, struct rte_mbuf *m, uint64_t now)
 
 	if (len <= sizeof(n->linbuf))
 		d = rte_pktmbuf_read(m, 0, len, n->linbuf);
+	/* MACsec: nothing unvalidated reaches the bridge (drops are counted
+	 * under their 802.1AE counters, not in rx_bad) */
+	if (d && n->ms && !(d = br_macsec_rx(n, m, d, &len))) {
+		rte_pktmbuf_free(m);
+		return;
+	}
 	if (!d || htoe_frame_input(n->b, d, len, now) < 0)
 		n->c.rx_bad++;
 	rte_pktmbuf_free(m);
@@ -311,6 +320,8 @@ static unsigned tx_frames(struct br_app *a, struct br_node *n, uint64_t now, uns
 		n->spare = NULL;
 		uint32_t cap = rte_pktmbuf_tailroom(m);
 
+		if (n->ms) /* room for the ICV; the SecTAG goes into the headroom */
+			cap = cap > HTOE_MACSEC_ICV_LEN ? cap - HTOE_MACSEC_ICV_LEN : 0;
 		len = htoe_frame_output(n->b, rte_pktmbuf_mtod(m, uint8_t *),
 					cap > HTOE_FRAME_MAX ? HTOE_FRAME_MAX : cap, now, flags);
 		if (len <= 0) {
@@ -319,6 +330,10 @@ static unsigned tx_frames(struct br_app *a, struct br_node *n, uint64_t now, uns
 		}
 		m->data_len = (uint16_t)len;
 		m->pkt_len = (uint32_t)len;
+		if (n->ms && br_macsec_tx(n, m)) {
+			rte_pktmbuf_free(m); /* counted (no SA / PN exhausted) */
+			continue;
+		}
 		tx_frame(a, n, m, now);
 		sent++;
 	}

@@ -24,6 +24,42 @@ uint64_t dr_now(const struct dapp *d)
 	return br_now_ns(d->br, rte_rdtsc());
 }
 
+/* ------------------------------------------------------------ capture */
+
+int dr_capture_open(struct dapp *d, char *err, size_t errlen)
+{
+	const struct br_config *c = &d->br->cfg;
+	struct timespec ts;
+
+	if (!c->capture_dir[0])
+		return 0;
+	if (br_capture_mkdir(c, err, errlen))
+		return -1;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	d->br->realtime0_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - dr_now(d);
+	for (unsigned i = 0; i < d->n_nodes; i++) {
+		struct dnode *x = &d->nodes[i];
+
+		if (!x->port->cfg->capture)
+			continue;
+		for (int k = 0; k < 2; k++)
+			if (!(x->cap[k] = br_dumper_new(c->capture_dir, x->port->cfg->index, k,
+							c->capture_where, err, errlen)))
+				return -1;
+	}
+	return 0;
+}
+
+static void cap_frame(struct dnode *x, int tx, const struct rte_mbuf *m, uint64_t now)
+{
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	uint32_t cl = len < sizeof(x->linbuf) ? len : (uint32_t)sizeof(x->linbuf);
+	const uint8_t *p = rte_pktmbuf_read(m, 0, cl, x->linbuf);
+
+	if (p)
+		br_dumper_write(x->cap[tx], p, cl, len, x->app->br->realtime0_ns + now);
+}
+
 /* ------------------------------------------------------------ frames */
 
 static void deliver(struct dnode *x, struct rte_mbuf *m, uint64_t now)
@@ -56,6 +92,8 @@ static unsigned rx(struct dapp *d, struct dnode *x, uint64_t now)
 
 		m = pkts[i];
 		x->c.rx_frames++;
+		if (x->cap[0])
+			cap_frame(x, 0, m, now);
 		if (atomic_load_explicit(&x->dead, memory_order_relaxed)) {
 			rte_pktmbuf_free(m); /* a crashed node hears nothing */
 			continue;
@@ -88,6 +126,8 @@ static unsigned rx(struct dapp *d, struct dnode *x, uint64_t now)
 static void wire_tx(struct dnode *x, struct rte_mbuf *m)
 {
 	x->c.tx_frames++;
+	if (x->cap[1])
+		cap_frame(x, 1, m, dr_now(x->app));
 	rte_eth_tx_buffer(x->port->port_id, 0, x->port->txb, m);
 }
 
@@ -265,6 +305,7 @@ int dr_nodes_setup(struct dapp *d, uint16_t borrower, char *err, size_t errlen)
 			}
 			lc.export_addr = nc->mem_base;
 			lc.export_size = nc->mem_size;
+			lc.acl = true; /* only the lease holder reaches its range */
 			/* a lost lessee's requests still in flight are answered (or
 			 * poisoned by its own bridge) before the memory is lent again */
 			if (lc.grace_ns < nc->bc.np_timeout_ns)
@@ -299,6 +340,8 @@ void dr_nodes_teardown(struct dapp *d)
 
 		if (x->spare)
 			rte_pktmbuf_free(x->spare);
+		br_dumper_free(x->cap[0], "htoe-dimm");
+		br_dumper_free(x->cap[1], "htoe-dimm");
 		dimm_engine_free(x->eng);
 		htoe_lease_free(x->lease);
 		htoe_free(x->b);

@@ -48,6 +48,7 @@ struct dnode {
 	struct rte_mbuf *spare;
 	uint64_t deadline;
 	struct dn_ctr c;
+	struct br_dumper *cap[2];    /* --capture: rx, tx (app/bridge/capture.c); NULL: none */
 	_Atomic int dead;            /* exporter: act as a crashed node */
 	uint8_t  linbuf[HTOE_FRAME_MAX + 64];
 };
@@ -87,7 +88,12 @@ uint64_t dr_now(const struct dapp *d);
 /* Nodes from the loaded configuration (d->br->cfg); lessor memory and the
  * lease endpoints. */
 int dr_nodes_setup(struct dapp *d, uint16_t borrower, char *err, size_t errlen);
-void dr_nodes_teardown(struct dapp *d);
+void dr_nodes_teardown(struct dapp *d);   /* also closes the capture files */
+/* --capture DIR ([global] capture): every node's port writes DIR/port<N>-rx.pcap
+ * (as received, before the RX impairment) and DIR/port<N>-tx.pcap (as sent,
+ * after the TX impairment), nanosecond pcap, like htoe-bridge; each node's
+ * own thread writes its files. Call after the ports are assigned. */
+int dr_capture_open(struct dapp *d, char *err, size_t errlen);
 
 /* Exporter loop (an lcore function; arg: struct dnode *). Ends on quit_b. */
 int dr_exporter_loop(void *arg);

@@ -13,8 +13,11 @@ runtime_dirs() {
 }
 
 cleanup() {
-  local d
-  for d in $(runtime_dirs); do rm -rf "$d"; done
+  local d p
+  for p in "${BR_PIDS[@]:-}"; do [ -z "$p" ] || kill -KILL "$p" 2>/dev/null || true; done
+  for p in "${BR_PIDS[@]:-}"; do [ -z "$p" ] || wait "$p" 2>/dev/null || true; done
+  for p in "${NETNS[@]:-}"; do [ -z "$p" ] || ip netns del "$p" 2>/dev/null || true; done
+  for d in $(runtime_dirs); do rm -rf "$d" "$d"-* 2>/dev/null || true; done
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -30,4 +33,136 @@ ok() { echo "ok: $*"; }
 # json_get FILE KEY: a number from the last JSON line of FILE
 json_get() {
   grep '^{' "$1" | tail -1 | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"
+}
+
+# pcap_node2_ini FILE RX_PCAP TX_PCAP: a configuration in which node 2 alone
+# (peer 1, the demo's map) answers the frames of RX_PCAP through net_pcap
+pcap_node2_ini() {
+  cat >"$1" <<INI
+[port 0]
+dev = net_pcap0,rx_pcap=$2,tx_pcap=$3
+[node 2]
+port = 0
+[peer 1]
+[map]
+range1 = 0x100000000 64K 1
+range2 = 0x200000000 64K 2
+INI
+}
+
+# ---- several htoe-bridge processes (the deployment tests) ----
+# Each process has its own [node] and exit_when_done = off (it serves the
+# others after its own workload); when every one has printed "done N/N" the
+# test stops them all with SIGINT and checks their --json summaries.
+BR_PIDS=()
+BR_NAMES=()
+NETNS=()
+
+# add_netns NAME: a network namespace, deleted on exit (with the veth ends
+# and bridges in it); the test is skipped (77) where none can be created.
+add_netns() {
+  if ! ip netns add "$1" 2>"$TMP/netns.err"; then
+    echo "SKIP: cannot create network namespace $1 ($(cat "$TMP/netns.err"));" \
+      "this test needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN) and iproute2"
+    exit 77
+  fi
+  NETNS+=("$1")
+}
+
+# veth NS1 NS2 [NAME1 [NAME2]]: a veth pair between two namespaces (ends
+# named htoe0 unless given), up and promiscuous
+veth() {
+  local a=${3:-htoe0} b=${4:-htoe0}
+  ip link add "$a" netns "$1" type veth peer name "$b" netns "$2"
+  ip -n "$1" link set "$a" up promisc on
+  ip -n "$2" link set "$b" up promisc on
+}
+
+# eal_proc NAME LCORE [SHCONF]: EAL arguments of one process (prefix
+# $PREFIX-NAME); SHCONF "shconf" keeps the shared configuration (memif).
+eal_proc() {
+  local sh="--no-shconf"
+  [ "${3:-}" = shconf ] && sh=""
+  echo "-l $2 --no-huge -m 512 --no-pci $sh --file-prefix $PREFIX-$1 --log-level=warning"
+}
+
+# start_bridge NAME CMD...: CMD in the background, output in $TMP/NAME.out
+start_bridge() {
+  local name=$1
+  shift
+  "$@" >"$TMP/$name.out" 2>&1 &
+  BR_PIDS+=($!)
+  BR_NAMES+=("$name")
+}
+
+# stop_when_done SECONDS: wait until every bridge has said "done N/N" (a
+# watchdog, not a timed assertion), SIGINT them all, wait for their exit
+# statuses (in $TMP/NAME.rc).
+stop_when_done() {
+  local deadline=$((SECONDS + $1)) i all
+  while :; do
+    all=1
+    for i in "${!BR_NAMES[@]}"; do
+      grep -Eq '\| done ([0-9]+)/\1$' "$TMP/${BR_NAMES[$i]}.out" 2>/dev/null && continue
+      all=0
+      kill -0 "${BR_PIDS[$i]}" 2>/dev/null || {
+        cat "$TMP/${BR_NAMES[$i]}.out"; fail "${BR_NAMES[$i]} exited before its workload was done"; }
+    done
+    [ "$all" = 1 ] && break
+    [ "$SECONDS" -lt "$deadline" ] || {
+      for i in "${BR_NAMES[@]}"; do echo "== $i"; tail -n 5 "$TMP/$i.out"; done
+      fail "workloads not done after $1 s"; }
+    sleep 0.5
+  done
+  kill -INT "${BR_PIDS[@]}" 2>/dev/null || true
+  for i in "${!BR_NAMES[@]}"; do
+    local rc=0
+    wait "${BR_PIDS[$i]}" || rc=$?
+    echo "$rc" >"$TMP/${BR_NAMES[$i]}.rc"
+  done
+  BR_PIDS=()
+}
+
+# check_bridges NAME...: every process exited 0 with RESULT: PASS; its JSON
+# says every completion verified, no mismatch, no error, not incomplete; the
+# shadow of each workload equals the memory of its target node in the
+# other process (CRC32C over the whole window), and the injected loss made
+# retransmissions (retransmits > 0 over all, frames dropped by each stage).
+check_bridges() {
+  local n
+  for n in "$@"; do
+    echo "== $n"; cat "$TMP/$n.out"
+    [ "$(cat "$TMP/$n.rc")" = 0 ] || fail "$n: exit status $(cat "$TMP/$n.rc")"
+    grep -q "RESULT: PASS: all [0-9]* completions verified" "$TMP/$n.out" || fail "$n: no PASS"
+  done
+  (cd "$TMP" && python3 - "$@" <<'PY') || fail "the summaries do not check out"
+import json, sys
+runs = {}
+for name in sys.argv[1:]:
+    line = [l for l in open(name + ".out") if l.startswith("{")][-1]
+    runs[name] = json.loads(line)
+mem = {n["id"]: n for r in runs.values() for n in r["per_node"]}
+ok = True
+def check(cond, msg):
+    global ok
+    print(("ok: " if cond else "FAIL: ") + msg)
+    ok &= bool(cond)
+for name, r in runs.items():
+    check(r["workloads"] >= 1 and r["completions"] > 0 and r["verified"] == r["completions"],
+          f"{name}: {r['verified']} of {r['completions']} completions verified")
+    check(r["mismatches"] == 0 and r["errors"] == 0 and r["unexpected"] == 0
+          and not r["incomplete"], f"{name}: mismatches 0, errors 0, complete")
+    check(r["impair_dropped"] > 0, f"{name}: the impairment dropped {r['impair_dropped']} frames")
+    for n in r["per_node"]:
+        if "target" not in n:
+            continue
+        t = mem.get(n["target"])
+        check(t is not None and n["wl_offset"] == 0 and n["wl_size"] == t["mem_size"]
+              and n["shadow_crc32c"] == t["mem_crc32c"],
+              f"{name}: node {n['id']}'s view of node {n['target']}'s memory is its image "
+              f"(crc32c {n['shadow_crc32c']:#x} vs {t['mem_crc32c'] if t else 0:#x})")
+rtx = sum(r["retransmits"] for r in runs.values())
+check(rtx > 0, f"{rtx} retransmissions in all")
+sys.exit(0 if ok else 1)
+PY
 }

@@ -29,16 +29,7 @@ LCORES=0-1
 timeout -k 10 240 "$BRIDGE" $(eal) -- --transactions 2000 --stats 0 --capture "$TMP/cap" \
   >"$TMP/demo.out" 2>&1 || { cat "$TMP/demo.out"; fail "recording run failed"; }
 in=$(tshark -r "$TMP/cap/port0-tx.pcap" 2>/dev/null | wc -l)
-cat >"$TMP/pcap.ini" <<INI
-[port 0]
-dev = net_pcap0,rx_pcap=$TMP/cap/port0-tx.pcap,tx_pcap=$TMP/answers.pcap
-[node 2]
-port = 0
-[peer 1]
-[map]
-range1 = 0x100000000 64K 1
-range2 = 0x200000000 64K 2
-INI
+pcap_node2_ini "$TMP/pcap.ini" "$TMP/cap/port0-tx.pcap" "$TMP/answers.pcap"
 LCORES=0
 rc=0
 timeout -k 10 120 "$BRIDGE" $(eal) -- --config "$TMP/pcap.ini" --duration 1 --stats 0 --json \

@@ -341,6 +341,62 @@ static void test_stream(void **state)
 	impair_free(im);
 }
 
+/* Outage window: frames from outage_start to outage_start + outage_len after
+ * the first frame decided are all dropped (counted as dropped and
+ * outage_dropped), frames before and after pass; the window consumes no
+ * random draws, so loss decisions outside it are those of a run without it. */
+static void test_outage(void **state)
+{
+	struct impair_cfg c, c2;
+	struct impair_verdict v, v2;
+	struct impair *im, *ref;
+	const uint64_t t0 = 1000000000ull; /* the caller's clock does not start at 0 */
+	unsigned in_window = 0;
+
+	(void)state;
+	impair_cfg_default(&c);
+	c.outage_start_ns = 50000000;  /* 50 ms */
+	c.outage_len_ns = 300000000;   /* 300 ms */
+	assert_true(impair_cfg_active(&c));
+	im = mk(&c);
+	/* every 10 ms for 1 s: 0..40 ms pass, 50..340 ms dropped, 350 ms.. pass */
+	for (uint64_t ms = 0; ms < 1000; ms += 10) {
+		impair_decide(im, 100, t0 + ms * 1000000ull, &v);
+		if (ms >= 50 && ms < 350) {
+			assert_int_equal(v.copies, 0);
+			in_window++;
+		} else {
+			assert_int_equal(v.copies, 1);
+			assert_true(v.at[0] <= t0 + ms * 1000000ull);
+		}
+	}
+	assert_int_equal(in_window, 30);
+	assert_int_equal(impair_stats(im)->outage_dropped, 30);
+	assert_int_equal(impair_stats(im)->dropped, 30);
+	assert_int_equal(impair_stats(im)->frames, 100);
+	impair_free(im);
+
+	/* with 50 % loss: outside the window, the same decisions as without it */
+	c.loss = 0.5;
+	c2 = c;
+	c2.outage_len_ns = 0;
+	im = mk(&c);
+	ref = mk(&c2);
+	for (uint64_t ms = 0; ms < 1000; ms += 10) {
+		impair_decide(im, 100, t0 + ms * 1000000ull, &v);
+		if (ms >= 50 && ms < 350) {
+			assert_int_equal(v.copies, 0);
+			continue;
+		}
+		impair_decide(ref, 100, t0 + ms * 1000000ull, &v2);
+		assert_int_equal(v.copies, v2.copies);
+	}
+	assert_int_equal(impair_stats(im)->outage_dropped, 30);
+	assert_int_equal(impair_stats(im)->dropped, 30 + impair_stats(ref)->dropped);
+	impair_free(im);
+	impair_free(ref);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_dup_and_corrupt),
 		cmocka_unit_test(test_hold_queue),
 		cmocka_unit_test(test_stream),
+		cmocka_unit_test(test_outage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,796 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe-bridge: MACsec glue (see macsec.h): the [macsec] configuration, the
+ * per-node SecY with its TX SC and one RX SC per peer, in-place protection
+ * and validation of mbufs, the counters (summary, JSON, telemetry
+ * /htoe/macsec) and the PN exhaustion event line.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <rte_telemetry.h>
+
+#include "bridge.h"
+#include "macsec.h"
+
+#define RD(x) br_rd(&(x))
+
+_Static_assert(RTE_PKTMBUF_HEADROOM >= HTOE_MACSEC_SECTAG_SCI, "SecTAG goes into the headroom");
+
+const char *const br_macsec_keys[] = { "enable", "cipher", "mode", "backend", "key", "key0",
+	"key1", "key2", "key3", "key_file", "an", "rekey_after", "include_sci", "sci_port",
+	"replay_window", "pn", "salt", NULL };
+
+/* ------------------------------------------------------------ parsing */
+
+struct mparse {
+	const struct br_cfg_src *src;
+	char sect[32];
+	struct br_macsec_cfg *mc;
+};
+
+static const char *mget(struct mparse *p, const char *key, const char **in)
+{
+	return p->src->get(p->src->ctx, p->sect, "macsec", key, in);
+}
+
+static int __attribute__((format(printf, 5, 6)))
+merr(struct mparse *p, const char *in, const char *key, const char *val, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return p->src->error(p->src->ctx, in, key, val, msg);
+}
+
+/* HEX (optional 0x) into out[cap]; the number of octets or -1 */
+static int parse_hex(const char *s, uint8_t *out, size_t cap)
+{
+	size_t n = 0;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	if (!*s || strlen(s) % 2)
+		return -1;
+	for (; *s; s += 2) {
+		int hi, lo;
+
+		if (!isxdigit((unsigned char)s[0]) || !isxdigit((unsigned char)s[1]) || n == cap)
+			return -1;
+		hi = isdigit((unsigned char)s[0]) ? s[0] - '0' : (tolower((unsigned char)s[0]) - 'a' + 10);
+		lo = isdigit((unsigned char)s[1]) ? s[1] - '0' : (tolower((unsigned char)s[1]) - 'a' + 10);
+		out[n++] = (uint8_t)(hi << 4 | lo);
+	}
+	return (int)n;
+}
+
+static int parse_u64_dec(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return errno || *end ? -1 : 0;
+}
+
+static int parse_onoff(const char *s, bool *b)
+{
+	static const char *const t[] = { "on", "yes", "true", "1" }, *const f[] = { "off", "no",
+									       "false", "0" };
+
+	for (unsigned i = 0; i < 4; i++) {
+		if (!strcasecmp(s, t[i]))
+			return *b = true, 0;
+		if (!strcasecmp(s, f[i]))
+			return *b = false, 0;
+	}
+	return -1;
+}
+
+/* One key (name "key" or "keyN") given as HEX; origin: for messages. The
+ * value is never echoed into a message. */
+static int set_key(struct mparse *p, unsigned an, const char *hex, const char *in,
+		   const char *name, const char *origin)
+{
+	struct br_macsec_cfg *mc = p->mc;
+	size_t want = htoe_macsec_cipher_key_len(mc->cipher);
+	uint8_t k[HTOE_MACSEC_KEY_MAX];
+	int n = parse_hex(hex, k, sizeof(k));
+
+	if (n < 0) {
+		explicit_bzero(k, sizeof(k));
+		return merr(p, in, name, origin, "not a hex key (%zu hex digits for %s)", 2 * want,
+			    htoe_macsec_cipher_name(mc->cipher));
+	}
+	if ((size_t)n != want) {
+		explicit_bzero(k, sizeof(k));
+		return merr(p, in, name, origin, "%s needs a %zu-octet key (%zu hex digits), got %d "
+			    "octets", htoe_macsec_cipher_name(mc->cipher), want, 2 * want, n);
+	}
+	if (mc->has_key[an])
+		return merr(p, in, name, origin, "the key of AN %u is given twice", an);
+	memcpy(mc->key[an], k, want);
+	explicit_bzero(k, sizeof(k));
+	mc->has_key[an] = true;
+	mc->key_len = want;
+	return 0;
+}
+
+/* "key" -> 0, "keyN"/"anN" -> N; -1 otherwise */
+static int key_an(const char *name)
+{
+	if (!strcmp(name, "key"))
+		return 0;
+	if ((!strncmp(name, "key", 3) || !strncmp(name, "an", 2))) {
+		const char *d = name + (name[0] == 'k' ? 3 : 2);
+
+		if (d[0] >= '0' && d[0] <= '3' && !d[1])
+			return d[0] - '0';
+	}
+	return -1;
+}
+
+/* key_file: lines "key = HEX", "keyN = HEX" (N = AN 0..3; "anN" too),
+ * "salt = HEX", or a bare "HEX" (the next AN without a key, so that a file
+ * of htoe-pcap --key-file keys works too); '#' or ';' starts a comment. */
+static int load_key_file(struct mparse *p, const char *path, const char *in, bool *salt_given)
+{
+	FILE *f = fopen(path, "r");
+	struct stat st;
+	char line[512];
+	unsigned lineno = 0, n = 0;
+	int rc = -1;
+
+	if (!f)
+		return merr(p, in, "key_file", path, "cannot open %s: %s", path, strerror(errno));
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+		merr(p, in, "key_file", path, "%s is not a regular file", path);
+		goto out;
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		merr(p, in, "key_file", path,
+		     "%s has mode %04o: readable or writable by group or others; a key file "
+		     "must be private (chmod 600 %s)", path, (unsigned)(st.st_mode & 07777), path);
+		goto out;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char origin[BR_PATH_MAX + 16], *s = line, *e, *eq, *c;
+		int an;
+
+		lineno++;
+		snprintf(origin, sizeof(origin), "%s:%u", path, lineno);
+		if (strlen(line) == sizeof(line) - 1 && line[sizeof(line) - 2] != '\n') {
+			merr(p, in, "key_file", path, "%s: line too long", origin);
+			goto out;
+		}
+		if ((c = strpbrk(s, "#;")) != NULL)
+			*c = 0;
+		while (isspace((unsigned char)*s))
+			s++;
+		e = s + strlen(s);
+		while (e > s && isspace((unsigned char)e[-1]))
+			*--e = 0;
+		if (!*s)
+			continue;
+		eq = strchr(s, '=');
+		if (!eq) {
+			/* a bare key (htoe-pcap --key-file format): the next free AN */
+			for (an = 0; an < (int)HTOE_MACSEC_AN_COUNT && p->mc->has_key[an]; an++)
+				;
+			if (an == (int)HTOE_MACSEC_AN_COUNT) {
+				merr(p, in, "key_file", path, "%s: more than four keys", origin);
+				goto out;
+			}
+			if (set_key(p, (unsigned)an, s, in, "key_file", origin))
+				goto out;
+			n++;
+			continue;
+		}
+		*eq = 0;
+		char *name = s, *val = eq + 1;
+
+		for (e = eq; e > name && isspace((unsigned char)e[-1]);)
+			*--e = 0;
+		while (isspace((unsigned char)*val))
+			val++;
+		if (!strcmp(name, "salt")) {
+			if (parse_hex(val, p->mc->salt, sizeof(p->mc->salt)) != HTOE_MACSEC_SALT_LEN) {
+				merr(p, in, "key_file", path, "%s: salt: expected 24 hex digits",
+				     origin);
+				goto out;
+			}
+			*salt_given = true;
+			continue;
+		}
+		an = key_an(name);
+		if (an < 0) {
+			merr(p, in, "key_file", path, "%s: unknown name '%.40s' (key, key0..key3, "
+			     "salt)", origin, name);
+			goto out;
+		}
+		if (set_key(p, (unsigned)an, val, in, "key_file", origin))
+			goto out;
+		n++;
+	}
+	if (ferror(f)) {
+		merr(p, in, "key_file", path, "read error on %s", path);
+		goto out;
+	}
+	if (!n) {
+		merr(p, in, "key_file", path, "no key in %s", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	explicit_bzero(line, sizeof(line));
+	fclose(f);
+	return rc;
+}
+
+int br_macsec_parse(const struct br_cfg_src *src, uint16_t id, const uint8_t mac[6],
+		    unsigned n_peers, const uint16_t *peer_id, const uint8_t (*peer_mac)[6],
+		    struct br_macsec_cfg *mc)
+{
+	struct mparse p = { .src = src, .mc = mc };
+	const char *v, *in;
+	uint64_t u;
+	bool any_key = false, salt_given = false;
+
+	memset(mc, 0, sizeof(*mc));
+	snprintf(p.sect, sizeof(p.sect), "macsec %u", id);
+	v = mget(&p, "enable", &in);
+	if (v && parse_onoff(v, &mc->enabled))
+		return merr(&p, in, "enable", v, "not a boolean (on/off, yes/no, true/false, 1/0)");
+	if (!mc->enabled)
+		return 0;
+	src->where(src->ctx, in, mc->where, sizeof(mc->where));
+	mc->node_id = id;
+	memcpy(mc->mac, mac, 6);
+	if (n_peers > BR_MACSEC_MAX_PEERS)
+		return merr(&p, in, "enable", v, "too many peers");
+	mc->n_peers = n_peers;
+	memcpy(mc->peer_id, peer_id, n_peers * sizeof(*peer_id));
+	memcpy(mc->peer_mac, peer_mac, n_peers * sizeof(*peer_mac));
+
+	if ((v = mget(&p, "cipher", &in)) && htoe_macsec_cipher_parse(v, &mc->cipher))
+		return merr(&p, in, "cipher", v, "unknown cipher suite (gcm-aes-128, gcm-aes-256, "
+			    "gcm-aes-xpn-128, gcm-aes-xpn-256)");
+	if ((v = mget(&p, "mode", &in))) {
+		if (!strcasecmp(v, "integrity"))
+			mc->integrity_only = true;
+		else if (strcasecmp(v, "encrypt"))
+			return merr(&p, in, "mode", v, "expected encrypt or integrity");
+	}
+	mc->backend = HTOE_MACSEC_BACKEND_AUTO;
+	if ((v = mget(&p, "backend", &in))) {
+		if (!strcasecmp(v, "openssl"))
+			mc->backend = HTOE_MACSEC_BACKEND_OPENSSL;
+		else if (!strcasecmp(v, "ipsec-mb"))
+			mc->backend = HTOE_MACSEC_BACKEND_IPSECMB;
+		else if (strcasecmp(v, "auto"))
+			return merr(&p, in, "backend", v, "expected auto, openssl or ipsec-mb");
+		if (!htoe_macsec_backend_available(mc->backend))
+			return merr(&p, in, "backend", v, "this build has no %s backend (auto picks "
+				    "%s)", htoe_macsec_backend_name(mc->backend),
+				    htoe_macsec_backend_name(htoe_macsec_backend_auto()));
+	}
+	mc->include_sci = true;
+	if ((v = mget(&p, "include_sci", &in)) && parse_onoff(v, &mc->include_sci))
+		return merr(&p, in, "include_sci", v, "not a boolean (on/off)");
+	mc->sci_port = HTOE_MACSEC_PORT_ES;
+	if ((v = mget(&p, "sci_port", &in))) {
+		if (parse_u64_dec(v, &u) || u < 1 || u > 65535)
+			return merr(&p, in, "sci_port", v, "out of range 1..65535");
+		mc->sci_port = (uint16_t)u;
+		if (!mc->include_sci && u != HTOE_MACSEC_PORT_ES)
+			return merr(&p, in, "sci_port", v, "without include_sci the SCI is MAC || 1 "
+				    "(802.1AE ES bit): sci_port must be 1");
+	}
+	if ((v = mget(&p, "replay_window", &in))) {
+		uint64_t max = htoe_macsec_cipher_xpn(mc->cipher) ? (1u << 30) : UINT32_MAX;
+
+		if (parse_u64_dec(v, &u) || u > max)
+			return merr(&p, in, "replay_window", v, "out of range 0..%" PRIu64, max);
+		mc->replay_window = (uint32_t)u;
+	}
+	mc->pn = 1;
+	if ((v = mget(&p, "pn", &in))) {
+		uint64_t max = htoe_macsec_cipher_xpn(mc->cipher) ? UINT64_MAX : UINT32_MAX;
+
+		if (parse_u64_dec(v, &u) || u < 1 || u > max)
+			return merr(&p, in, "pn", v, "out of range 1..%#" PRIx64, max);
+		mc->pn = u;
+	}
+	if ((v = mget(&p, "salt", &in))) {
+		if (!htoe_macsec_cipher_xpn(mc->cipher))
+			return merr(&p, in, "salt", v, "only XPN cipher suites use a salt");
+		if (parse_hex(v, mc->salt, sizeof(mc->salt)) != HTOE_MACSEC_SALT_LEN)
+			return merr(&p, in, "salt", v, "expected 24 hex digits (12 octets)");
+		salt_given = true;
+	}
+
+	/* keys: inline key/key0..key3, or key_file */
+	const char *kf_in, *kf = mget(&p, "key_file", &kf_in);
+
+	for (unsigned i = 0; i < 5; i++) {
+		static const char *const names[] = { "key", "key0", "key1", "key2", "key3" };
+
+		if (!(v = mget(&p, names[i], &in)))
+			continue;
+		if (kf)
+			return merr(&p, in, names[i], NULL, "give the keys inline or in key_file = "
+				    "'%s', not both", kf);
+		if (set_key(&p, i ? i - 1 : 0, v, in, names[i], NULL))
+			return -1;
+		any_key = true;
+	}
+	if (kf) {
+		if (load_key_file(&p, kf, kf_in, &salt_given))
+			return -1;
+		any_key = true;
+	}
+	if (!any_key) {
+		(void)mget(&p, "enable", &in);
+		return merr(&p, in, "key", NULL, "MACsec is on but no key is given (key = HEX, "
+			    "key0..key3, or key_file = PATH)");
+	}
+	if (salt_given && !htoe_macsec_cipher_xpn(mc->cipher))
+		return merr(&p, kf_in, "key_file", kf, "only XPN cipher suites use a salt");
+	if ((v = mget(&p, "an", &in))) {
+		if (parse_u64_dec(v, &u) || u > 3)
+			return merr(&p, in, "an", v, "out of range 0..3");
+		mc->an = (unsigned)u;
+	}
+	if (!mc->has_key[mc->an])
+		return merr(&p, v ? in : p.sect, "an", v ? v : "0 (default)",
+			    "no key for AN %u (key%u)", mc->an, mc->an);
+	if ((v = mget(&p, "rekey_after", &in))) {
+		unsigned nk = 0;
+
+		if (parse_u64_dec(v, &u))
+			return merr(&p, in, "rekey_after", v, "not a number of frames");
+		for (unsigned a = 0; a < HTOE_MACSEC_AN_COUNT; a++)
+			nk += mc->has_key[a];
+		if (u && nk < 2)
+			return merr(&p, in, "rekey_after", v, "rolling over needs keys for at least "
+				    "two ANs (key0..key3)");
+		mc->rekey_after = u;
+	}
+	return 0;
+}
+
+void br_macsec_cfg_wipe(struct br_macsec_cfg *mc)
+{
+	explicit_bzero(mc->key, sizeof(mc->key));
+	explicit_bzero(mc->has_key, sizeof(mc->has_key));
+}
+
+/* ------------------------------------------------------------ runtime */
+
+struct br_macsec_peer_pub {
+	struct htoe_macsec_rx_sc_stats s;
+	uint64_t an_ok[HTOE_MACSEC_AN_COUNT];
+};
+
+/* The snapshot: u64 words, relaxed atomics. */
+struct br_macsec_pub {
+	struct htoe_macsec_stats s;
+	uint64_t tx_an[HTOE_MACSEC_AN_COUNT];   /* OutPkts{Protected,Encrypted} per TX SA */
+	uint64_t rx_an_ok[HTOE_MACSEC_AN_COUNT];/* InPktsOK per AN, all peers */
+	uint64_t encoding_an, rekeys, changeovers, pn_threshold, pn_exhausted;
+	uint64_t rx_pn_exhausted, tx_failed, events_lost;
+};
+
+struct br_macsec {
+	struct htoe_macsec *m;
+	const struct br_macsec_cfg *cfg;
+	uint64_t peer_sci[BR_MACSEC_MAX_PEERS];
+	uint64_t since;                  /* frames on the encoding SA since it became one */
+	struct br_macsec_pub c;          /* the owner's counters (events, rekeys, failures) */
+	enum htoe_macsec_backend backend;
+	struct br_macsec_pub pub;
+	struct br_macsec_peer_pub peers[BR_MACSEC_MAX_PEERS];
+};
+
+static void sa_cfg(const struct br_macsec_cfg *c, unsigned an, uint64_t pn, uint32_t ssci,
+		   struct htoe_macsec_sa_cfg *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->key = c->key[an];
+	sa->key_len = c->key_len;
+	sa->pn = pn;
+	sa->ssci = ssci;
+	memcpy(sa->salt, c->salt, sizeof(sa->salt));
+	sa->backend = c->backend;
+}
+
+int br_macsec_setup(struct br_node *n, char *err, size_t errlen)
+{
+	const struct br_macsec_cfg *c = &n->cfg->macsec;
+	struct htoe_macsec_cfg mcfg;
+	struct htoe_macsec_sa_cfg sa;
+	struct htoe_macsec_sa_state st;
+	struct br_macsec *ms;
+	int e = 0;
+
+	if (!c->enabled)
+		return 0;
+	ms = calloc(1, sizeof(*ms));
+	if (!ms) {
+		snprintf(err, errlen, "%s: out of memory", c->where);
+		return -1;
+	}
+	n->ms = ms;
+	ms->cfg = c;
+	memset(&mcfg, 0, sizeof(mcfg));
+	mcfg.cipher = c->cipher;
+	mcfg.integrity_only = c->integrity_only;
+	mcfg.tx_sci_mode = c->include_sci ? HTOE_MACSEC_TX_SCI_EXPLICIT : HTOE_MACSEC_TX_SCI_ES;
+	mcfg.sci = htoe_macsec_sci(c->mac, c->sci_port);
+	mcfg.validate = HTOE_MACSEC_VALIDATE_STRICT;
+	mcfg.replay_window = c->replay_window;
+	mcfg.max_rx_sc = c->n_peers ? c->n_peers : 1;
+	/* every installed AN stays valid for receive: rekey_after cycles
+	 * through the configured keys, each TX SA keeping its PN */
+	mcfg.rx_keep_old_sa = true;
+	mcfg.backend = c->backend;
+	ms->m = htoe_macsec_new(&mcfg, &e);
+	if (!ms->m) {
+		snprintf(err, errlen, "%s: cannot create the SecY: %s", c->where, strerror(-e));
+		return -1;
+	}
+	/* the first TX SA becomes the encoding SA; the others follow in AN
+	 * order (the library changes over to the next one on PN exhaustion) */
+	for (unsigned k = 0; k < HTOE_MACSEC_AN_COUNT; k++) {
+		unsigned an = (c->an + k) % HTOE_MACSEC_AN_COUNT;
+
+		if (!c->has_key[an])
+			continue;
+		sa_cfg(c, an, k ? 1 : c->pn, c->node_id, &sa);
+		e = htoe_macsec_tx_sa_add(ms->m, an, &sa);
+		if (e) {
+			snprintf(err, errlen, "%s: TX SA on AN %u: %s", c->where, an, strerror(-e));
+			return -1;
+		}
+	}
+	for (unsigned i = 0; i < c->n_peers; i++) {
+		uint64_t sci = htoe_macsec_sci(c->peer_mac[i], c->sci_port);
+
+		ms->peer_sci[i] = sci;
+		e = htoe_macsec_rx_sc_add(ms->m, sci);
+		for (unsigned an = 0; !e && an < HTOE_MACSEC_AN_COUNT; an++)
+			if (c->has_key[an]) {
+				sa_cfg(c, an, 1, c->peer_id[i], &sa);
+				e = htoe_macsec_rx_sa_add(ms->m, sci, an, &sa);
+			}
+		if (e) {
+			snprintf(err, errlen, "%s: RX SC of node %u: %s", c->where, c->peer_id[i],
+				 strerror(-e));
+			return -1;
+		}
+	}
+	htoe_macsec_tx_sa_state(ms->m, c->an, &st);
+	ms->backend = st.backend;
+	/* the SecY holds its own copies of the keys now: wipe the
+	 * configuration's (app-owned, const only in this view) */
+	br_macsec_cfg_wipe((struct br_macsec_cfg *)c);
+	return 0;
+}
+
+void br_macsec_teardown(struct br_node *n)
+{
+	/* the snapshot stays for the telemetry thread; the keys go */
+	if (n->ms) {
+		htoe_macsec_free(n->ms->m);
+		n->ms->m = NULL;
+	}
+}
+
+static void rekey(struct br_macsec *ms)
+{
+	int cur = htoe_macsec_tx_encoding_an(ms->m);
+
+	ms->since = 0;
+	for (unsigned k = 1; cur >= 0 && k < HTOE_MACSEC_AN_COUNT; k++) {
+		unsigned an = ((unsigned)cur + k) % HTOE_MACSEC_AN_COUNT;
+		struct htoe_macsec_sa_state st;
+
+		if (htoe_macsec_tx_sa_state(ms->m, an, &st) || !st.installed || st.exhausted)
+			continue;
+		if (!htoe_macsec_tx_sa_activate(ms->m, an))
+			ms->c.rekeys++;
+		return;
+	}
+}
+
+int br_macsec_tx(struct br_node *n, struct rte_mbuf *m)
+{
+	struct br_macsec *ms = n->ms;
+	size_t off = m->data_off, len = m->data_len;
+	enum htoe_macsec_tx_status st;
+
+	st = htoe_macsec_protect_inplace(ms->m, m->buf_addr, m->buf_len, &off, &len, NULL);
+	if (!htoe_macsec_tx_sent(st)) {
+		ms->c.tx_failed++;
+		return -1;
+	}
+	m->data_off = (uint16_t)off;
+	m->data_len = (uint16_t)len;
+	m->pkt_len = (uint32_t)len;
+	if (ms->cfg->rekey_after && ++ms->since >= ms->cfg->rekey_after)
+		rekey(ms);
+	return 0;
+}
+
+const uint8_t *br_macsec_rx(struct br_node *n, struct rte_mbuf *m, const uint8_t *d,
+			    uint32_t *len)
+{
+	struct br_macsec *ms = n->ms;
+	size_t off = 0, plen = 0;
+	enum htoe_macsec_rx_status st;
+
+	if (d != n->linbuf && rte_mbuf_refcnt_read(m) > 1) {
+		/* shared (a duplicate still to be delivered): out of place */
+		st = htoe_macsec_validate(ms->m, d, *len, n->linbuf, sizeof(n->linbuf), &plen,
+					  NULL);
+		d = n->linbuf;
+	} else {
+		/* a copy in linbuf, or the mbuf's own contiguous data */
+		uint8_t *w = d == n->linbuf ? n->linbuf : rte_pktmbuf_mtod(m, uint8_t *);
+
+		st = htoe_macsec_validate_inplace(ms->m, w, *len, &off, &plen, NULL);
+		d = w;
+	}
+	/* Strict: only validated frames reach the bridge */
+	if (st != HTOE_MACSEC_RX_OK)
+		return NULL;
+	*len = (uint32_t)plen;
+	return d + off;
+}
+
+static void pub_u64(uint64_t *d, const uint64_t *s, size_t words)
+{
+	for (size_t i = 0; i < words; i++)
+		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
+}
+
+static void events(struct br_node *n)
+{
+	struct br_macsec *ms = n->ms;
+	struct htoe_macsec_event ev;
+	bool after_exhaustion = false;
+
+	while (htoe_macsec_event_next(ms->m, &ev)) {
+		switch (ev.type) {
+		case HTOE_MACSEC_EV_TX_PN_THRESHOLD:
+			ms->c.pn_threshold++;
+			fprintf(stderr, "htoe-bridge: node %u: MACsec event: TX SA AN %u passed PN "
+				"%#" PRIx64 ": its PN space is running out (install a new key)\n",
+				n->id, ev.an, ev.pn);
+			break;
+		case HTOE_MACSEC_EV_TX_PN_EXHAUSTED:
+			ms->c.pn_exhausted++;
+			after_exhaustion = true;
+			fprintf(stderr, "htoe-bridge: node %u: MACsec event: PN EXHAUSTED: TX SA AN "
+				"%u used its last PN %#" PRIx64 " and is stopped for good (a PN "
+				"never wraps)\n", n->id, ev.an, ev.pn);
+			break;
+		case HTOE_MACSEC_EV_TX_SA_CHANGEOVER:
+			ms->c.changeovers++;
+			if (after_exhaustion)
+				fprintf(stderr, "htoe-bridge: node %u: MACsec event: TX changed over "
+					"from AN %u to AN %u (PN %#" PRIx64 ")\n", n->id, ev.prev_an,
+					ev.an, ev.pn);
+			after_exhaustion = false;
+			break;
+		case HTOE_MACSEC_EV_RX_PN_EXHAUSTED:
+			ms->c.rx_pn_exhausted++;
+			fprintf(stderr, "htoe-bridge: node %u: MACsec event: RX SA AN %u of SCI "
+				"%016" PRIx64 " accepted its last PN %#" PRIx64 "\n", n->id, ev.an,
+				ev.sci, ev.pn);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+void br_macsec_publish(struct br_node *n)
+{
+	struct br_macsec *ms = n->ms;
+	struct br_macsec_pub p;
+
+	if (!ms || !ms->m)
+		return;
+	events(n);
+	p = ms->c;
+	memset(p.rx_an_ok, 0, sizeof(p.rx_an_ok));
+	htoe_macsec_stats(ms->m, &p.s);
+	for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++) {
+		struct htoe_macsec_tx_sa_stats ts;
+
+		if (!htoe_macsec_tx_sa_stats(ms->m, an, &ts))
+			p.tx_an[an] = ts.OutPktsProtected + ts.OutPktsEncrypted;
+	}
+	for (unsigned i = 0; i < ms->cfg->n_peers; i++) {
+		struct br_macsec_peer_pub pp;
+
+		memset(&pp, 0, sizeof(pp));
+		htoe_macsec_rx_sc_stats(ms->m, ms->peer_sci[i], &pp.s);
+		for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++) {
+			struct htoe_macsec_rx_sa_stats rs;
+
+			if (!htoe_macsec_rx_sa_stats(ms->m, ms->peer_sci[i], an, &rs))
+				pp.an_ok[an] = rs.InPktsOK;
+			p.rx_an_ok[an] += pp.an_ok[an];
+		}
+		pub_u64((uint64_t *)&ms->peers[i], (const uint64_t *)&pp, sizeof(pp) / 8);
+	}
+	int an = htoe_macsec_tx_encoding_an(ms->m);
+
+	p.encoding_an = an < 0 ? UINT64_MAX : (uint64_t)an;
+	p.events_lost = htoe_macsec_events_lost(ms->m);
+	pub_u64((uint64_t *)&ms->pub, (const uint64_t *)&p, sizeof(p) / 8);
+}
+
+/* ------------------------------------------------------------ readers */
+
+static uint64_t ctr(const struct br_macsec_pub *p, size_t i)
+{
+	return RD(*(const uint64_t *)((const uint8_t *)&p->s + htoe_macsec_counters[i].offset));
+}
+
+static const char *mode_name(const struct br_macsec_cfg *c)
+{
+	return c->integrity_only ? "integrity" : "encrypt";
+}
+
+void br_macsec_print(FILE *f, const struct br_node *n)
+{
+	const struct br_macsec *ms = n->ms;
+	const struct br_macsec_pub *p;
+	bool any = false;
+
+	if (!ms)
+		return;
+	p = &ms->pub;
+	fprintf(f, "          macsec %s %s (%s), TX AN %" PRIu64 ", rekeys %" PRIu64 ":",
+		htoe_macsec_cipher_name(ms->cfg->cipher), mode_name(ms->cfg),
+		htoe_macsec_backend_name(ms->backend), RD(p->encoding_an), RD(p->rekeys));
+	/* the non-zero counters, in 802.1AE order */
+	for (size_t i = 0; i < htoe_macsec_counters_count; i++) {
+		uint64_t v = ctr(p, i);
+
+		if (v && strstr(htoe_macsec_counters[i].name, "Octets") == NULL) {
+			fprintf(f, "%s %s %" PRIu64, any ? "," : "", htoe_macsec_counters[i].name, v);
+			any = true;
+		}
+	}
+	if (!any)
+		fprintf(f, " no frames");
+	fprintf(f, "; InPktsOK by AN");
+	for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++)
+		fprintf(f, " %" PRIu64, RD(p->rx_an_ok[an]));
+	if (RD(p->pn_exhausted) || RD(p->tx_failed))
+		fprintf(f, "; PN EXHAUSTED %" PRIu64 " times, %" PRIu64 " frames not sent",
+			RD(p->pn_exhausted), RD(p->tx_failed));
+	fputc('\n', f);
+}
+
+static void json_counters(FILE *f, const struct br_macsec_pub *p)
+{
+	for (size_t i = 0; i < htoe_macsec_counters_count; i++)
+		fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", htoe_macsec_counters[i].name,
+			ctr(p, i));
+}
+
+static void json_an(FILE *f, const char *name, const uint64_t *v)
+{
+	fprintf(f, ",\"%s\":[", name);
+	for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++)
+		fprintf(f, "%s%" PRIu64, an ? "," : "", RD(v[an]));
+	fputc(']', f);
+}
+
+void br_macsec_json(struct br_app *a, FILE *f)
+{
+	bool first = true;
+
+	for (unsigned i = 0; i < a->n_nodes; i++) {
+		const struct br_node *n = &a->nodes[i];
+		const struct br_macsec *ms = n->ms;
+		const struct br_macsec_pub *p;
+
+		if (!ms)
+			continue;
+		p = &ms->pub;
+		fprintf(f, "%s\"%u\":{\"cipher\":\"%s\",\"mode\":\"%s\",\"backend\":\"%s\",",
+			first ? ",\"macsec\":{" : ",", n->id, htoe_macsec_cipher_name(ms->cfg->cipher),
+			mode_name(ms->cfg), htoe_macsec_backend_name(ms->backend));
+		first = false;
+		json_counters(f, p);
+		json_an(f, "tx_an_protected", p->tx_an);
+		json_an(f, "rx_an_ok", p->rx_an_ok);
+		fprintf(f, ",\"encoding_an\":%" PRIu64 ",\"rekeys\":%" PRIu64
+			",\"pn_exhausted\":%" PRIu64 ",\"tx_failed\":%" PRIu64
+			",\"local_in\":%" PRIu64 ",\"local_out\":%" PRIu64 ",\"peers\":{",
+			RD(p->encoding_an), RD(p->rekeys), RD(p->pn_exhausted), RD(p->tx_failed),
+			RD(n->pub.hs.local_in), RD(n->pub.hs.local_out));
+		for (unsigned k = 0; k < ms->cfg->n_peers; k++) {
+			const struct br_macsec_peer_pub *pp = &ms->peers[k];
+
+			fprintf(f, "%s\"%u\":{\"sci\":\"%016" PRIx64 "\",\"InPktsOK\":%" PRIu64
+				",\"InPktsNotValid\":%" PRIu64 ",\"InPktsInvalid\":%" PRIu64
+				",\"InPktsLate\":%" PRIu64 ",\"InPktsNotUsingSA\":%" PRIu64,
+				k ? "," : "", ms->cfg->peer_id[k], ms->peer_sci[k],
+				RD(pp->s.InPktsOK), RD(pp->s.InPktsNotValid), RD(pp->s.InPktsInvalid),
+				RD(pp->s.InPktsLate), RD(pp->s.InPktsNotUsingSA));
+			json_an(f, "an_ok", pp->an_ok);
+			fputc('}', f);
+		}
+		fputs("}}", f);
+	}
+	if (!first)
+		fputc('}', f);
+}
+
+/* /htoe/macsec[,NODE]: the counters of a node (default: the first with
+ * MACsec on). */
+static int cb_macsec(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const struct br_node *n = NULL;
+	char *end;
+	long id = -1;
+
+	(void)cmd;
+	if (params && *params) {
+		errno = 0;
+		id = strtol(params, &end, 0);
+		if (errno || *end || id < 0)
+			return -EINVAL;
+	}
+	for (unsigned i = 0; i < br_app->n_nodes && !n; i++)
+		if (br_app->nodes[i].ms && (id < 0 || br_app->nodes[i].id == id))
+			n = &br_app->nodes[i];
+	if (!n)
+		return -EINVAL;
+	const struct br_macsec *ms = n->ms;
+	const struct br_macsec_pub *p = &ms->pub;
+
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "node", n->id);
+	rte_tel_data_add_dict_string(d, "cipher", htoe_macsec_cipher_name(ms->cfg->cipher));
+	rte_tel_data_add_dict_string(d, "mode", mode_name(ms->cfg));
+	rte_tel_data_add_dict_string(d, "backend", htoe_macsec_backend_name(ms->backend));
+	for (size_t i = 0; i < htoe_macsec_counters_count; i++)
+		rte_tel_data_add_dict_u64(d, htoe_macsec_counters[i].name, ctr(p, i));
+	rte_tel_data_add_dict_u64(d, "encoding_an", RD(p->encoding_an));
+	rte_tel_data_add_dict_u64(d, "rekeys", RD(p->rekeys));
+	rte_tel_data_add_dict_u64(d, "pn_exhausted", RD(p->pn_exhausted));
+	rte_tel_data_add_dict_u64(d, "tx_failed", RD(p->tx_failed));
+	for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++) {
+		char k[32];
+
+		snprintf(k, sizeof(k), "rx_an%u_ok", an);
+		rte_tel_data_add_dict_u64(d, k, RD(p->rx_an_ok[an]));
+		snprintf(k, sizeof(k), "tx_an%u_protected", an);
+		rte_tel_data_add_dict_u64(d, k, RD(p->tx_an[an]));
+	}
+	return 0;
+}
+
+int br_macsec_telemetry_register(void)
+{
+	return rte_telemetry_register_cmd("/htoe/macsec", cb_macsec,
+					  "MACsec counters of a node (802.1AE names). "
+					  "Parameters: [NODE]");
+}
