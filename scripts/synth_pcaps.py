@@ -89,6 +89,19 @@ WRP_DW, WRP_B = 0x2D, 0x29          # posted WrSized dword/byte, coherent
 FLUSH, FENCE, BCAST, ATOMIC = 0x02, 0x3C, 0x3A, 0x3D
 RDRESP, TGTDONE, NOP, SYNC = 0x30, 0x33, 0x00, 0x3F
 
+# --------------------------------------------------------- lease messages
+# docs/wire-format.md "Lease messages": 48 bytes, big-endian, in a CTRL frame.
+
+LEASE_PROTO = 0x4C
+L_REQUEST, L_GRANT, L_REFUSE, L_RENEW, L_RENEW_ACK, L_RELEASE, L_RELEASE_ACK = range(1, 8)
+
+
+def lease(ltype, session=0, req_id=0, lease_id=0, size=0, offset=0, addr=0, duration=0,
+          status=0, version=1, proto=LEASE_PROTO):
+    return struct.pack(">BBBBIII4Q", proto, version, ltype, status, session, req_id, lease_id,
+                       size, offset, addr, duration)
+
+
 # ---------------------------------------------------------------- frames
 
 
@@ -213,6 +226,40 @@ def synthetic():
     add("CTRL with an 8-byte opaque payload (the bridge never sends CTRL)",
         ctl_frame(CTRL, 1, 2, ack=3, payload=bytes.fromhex("0102030405060708")))
     add("CTRL, empty", ctl_frame(CTRL, 2, 1, ack=2))
+    # lease messages: the worked example of docs/wire-format.md, then every other type
+    add("lease REQUEST (docs/wire-format.md example): 10000 bytes, default duration",
+        ctl_frame(CTRL, 1, 2, ack=3, payload=lease(L_REQUEST, 0x65, 1, size=10000)),
+        notes={"htoe.expert.lease"})
+    add("lease GRANT (docs/wire-format.md example): lease 0x00160001, 12288 bytes at 0x100000",
+        ctl_frame(CTRL, 2, 1, ack=2, payload=lease(L_GRANT, 0x65, 1, 0x00160001, 12288, 0,
+                                                   0x100000, 1_000_000_000)),
+        notes={"htoe.expert.lease"})
+    add("lease REFUSE, no space",
+        ctl_frame(CTRL, 2, 1, ack=2, payload=lease(L_REFUSE, 0x65, 2, status=1)),
+        notes={"htoe.expert.lease_status"})
+    add("lease RENEW", ctl_frame(CTRL, 1, 2, ack=3, payload=lease(L_RENEW, 0x65, 3,
+                                                                   0x00160001)),
+        notes={"htoe.expert.lease"})
+    add("lease RENEW_ACK ok, 64-bit address and offset, 250 ms",
+        ctl_frame(CTRL, 2, 1, ack=2, payload=lease(L_RENEW_ACK, 0x65, 3, 0x00160001, 8192,
+                                                   0x123456789A000, 0xFEDCBA9876543000,
+                                                   250_000_000)),
+        notes={"htoe.expert.lease"})
+    add("lease RENEW_ACK unknown lease",
+        ctl_frame(CTRL, 2, 1, ack=2, payload=lease(L_RENEW_ACK, 0x65, 4, 0x00160002,
+                                                   status=4)),
+        notes={"htoe.expert.lease_status"})
+    add("lease RELEASE", ctl_frame(CTRL, 1, 2, ack=3, payload=lease(L_RELEASE, 0xFFFFFFFF,
+                                                                     0xFFFFFFFE, 0x00160001)),
+        notes={"htoe.expert.lease"})
+    add("lease RELEASE_ACK, 4 bytes appended (a later version's fields)",
+        ctl_frame(CTRL, 2, 1, ack=2, payload=lease(L_RELEASE_ACK, 0xFFFFFFFF, 0xFFFFFFFE,
+                                                   0x00160001) + b"\xaa\xbb\xcc\xdd"),
+        notes={"htoe.expert.lease", "htoe.expert.lease_extra"})
+    add("lease REFUSE, node exports no memory, tagged VL",
+        ctl_frame(CTRL, 3, 1, ack=1, vlan=(5, 0, 100),
+                  payload=lease(L_REFUSE, 0x1001, 7, status=5)),
+        notes={"htoe.expert.lease_status"})
     add("RESET warm, epoch 2, nonce 0x1234", ctl_frame(RESET, 1, 2, seq=0x1234, epoch=2, ack=3),
         notes={"htoe.expert.reset"})
     add("RESET_ACK warm, nonce echoed", ctl_frame(RESET_ACK, 2, 1, seq=0x1234, epoch=2),
@@ -321,6 +368,19 @@ def malformed():
     add("dword RdSized crossing a 64-byte boundary",
         data_frame(1, 2, VC_NP, [req8(RD_DW, 0x1038, srctag=4, count=3)], seq=28),
         {"ht.expert.invalid"})
+    add("lease message of 40 bytes (truncated)",
+        ctl_frame(CTRL, 1, 2, ack=3, payload=lease(L_REQUEST, 0x65, 1, size=4096)[:40]),
+        {"htoe.expert.lease_truncated"})
+    add("lease message of 2 bytes (truncated in the fixed part)",
+        ctl_frame(CTRL, 1, 2, ack=3, payload=b"\x4c\x01"), {"htoe.expert.lease_truncated"})
+    add("lease message version 2",
+        ctl_frame(CTRL, 1, 2, ack=3, payload=lease(L_REQUEST, 0x65, 1, size=4096, version=2)),
+        {"htoe.expert.lease_invalid"})
+    add("lease message type 9",
+        ctl_frame(CTRL, 2, 1, ack=3, payload=lease(9, 0x65, 1)), {"htoe.expert.lease_invalid"})
+    add("lease message type 0, 30 bytes (invalid and truncated)",
+        ctl_frame(CTRL, 2, 1, ack=3, payload=lease(0, 0x65, 1)[:30]),
+        {"htoe.expert.lease_invalid", "htoe.expert.lease_truncated"})
     add("bad CRC and npkts mismatch together (CRC first, fields still shown)",
         data_frame(1, 2, VC_P, two, seq=29, npkts=3, crc_xor=0x80000000),
         {"htoe.expert.bad_crc", "htoe.expert.npkts_mismatch"})

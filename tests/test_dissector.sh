@@ -6,7 +6,8 @@
 #
 # Runs tshark with tools/wireshark/htoe.lua on every pcap of pcap/ and checks it with
 # tests/dissector_check.py: the fields are registered, every header field matches the
-# bytes, every HT packet matches `htoe-ht decode` field by field, no expert error except
+# bytes, every HT packet matches `htoe-ht decode` field by field, every lease message
+# matches lib/htoe's decoder (tests/lease_decode), no expert error except
 # the expected ones in pcap/malformed.pcap, the worked examples of docs/wire-format.md,
 # corpus coverage. Prints `dissector: N passed, M failed`; exits non-zero on a failure.
 # tshark is required (scripts/setup.sh installs it): without it the test fails.
@@ -20,6 +21,7 @@ build=$1
 src=$2
 lua=$src/tools/wireshark/htoe.lua
 htoe_ht=$build/app/htoe-ht
+lease_decode=$build/tests/lease_decode
 
 fail() {
 	echo "test_dissector: $*" >&2
@@ -30,6 +32,7 @@ fail() {
 tshark=$(command -v tshark || true)
 [ -n "$tshark" ] || fail "tshark not found: install it (scripts/setup.sh installs Debian's tshark)"
 [ -x "$htoe_ht" ] || fail "$htoe_ht not built"
+[ -x "$lease_decode" ] || fail "$lease_decode not built"
 [ -f "$lua" ] || fail "$lua missing"
 py=/usr/bin/python3
 [ -x "$py" ] || py=$(command -v python3 || true)
@@ -58,4 +61,4 @@ if [ -n "$installed" ]; then
 fi
 
 exec "$py" "$src/tests/dissector_check.py" --tshark "$tshark" --lua "$lua_arg" \
-	--htoe-ht "$htoe_ht" --synth "$src/scripts/synth_pcaps.py" "${pcaps[@]}"
+	--htoe-ht "$htoe_ht" --lease-decode "$lease_decode" --synth "$src/scripts/synth_pcaps.py" "${pcaps[@]}"

@@ -51,6 +51,15 @@ local crc_status_names = { [0] = "Bad", [1] = "Good", [2] = "Unverified" }
 local rsp_err_names = { [0] = "ok", [1] = "data error", [2] = "target abort",
                         [3] = "master abort" }
 
+-- CTRL protocols and lease messages (lib/htoe/htoe_lease.h)
+local LEASE_PROTO, LEASE_VERSION, LEASE_MSG_LEN = 0x4C, 1, 48
+local ctrl_protos = { [LEASE_PROTO] = "lease" }
+local lease_types = { [1] = "REQUEST", [2] = "GRANT", [3] = "REFUSE", [4] = "RENEW",
+                      [5] = "RENEW_ACK", [6] = "RELEASE", [7] = "RELEASE_ACK" }
+local lease_status = { [0] = "ok", [1] = "no space", [2] = "too many leases",
+                       [3] = "bad request", [4] = "unknown lease",
+                       [5] = "node exports no memory" }
+
 -- ---------------------------------------------------------------- protocols
 
 local p_htoe = Proto("htoe", "HyperTransport over Ethernet (HToE-like, experimental)")
@@ -93,6 +102,22 @@ local hf = {
     npkts_found = ProtoField.uint16("htoe.npkts_found", "HT packets found in the payload", base.DEC),
     retrans     = ProtoField.framenum("htoe.retransmission", "Retransmission of frame", base.NONE),
     icv         = ProtoField.bytes("htoe.macsec_icv", "MACsec ICV (not verified)"),
+    -- CTRL messages (docs/wire-format.md "Control frames"); lease messages, protocol 0x4C
+    ctrl_proto  = ProtoField.uint8("htoe.ctrl.proto", "CTRL protocol", base.HEX, ctrl_protos),
+    lease       = ProtoField.bytes("htoe.lease", "Lease message"),
+    l_proto     = ProtoField.uint8("htoe.lease.proto", "Protocol", base.HEX),
+    l_version   = ProtoField.uint8("htoe.lease.version", "Version", base.DEC),
+    l_type      = ProtoField.uint8("htoe.lease.type", "Type", base.DEC, lease_types),
+    l_type_name = ProtoField.string("htoe.lease.type_name", "Type name"),
+    l_status    = ProtoField.uint8("htoe.lease.status", "Status", base.DEC, lease_status),
+    l_session   = ProtoField.uint32("htoe.lease.session", "Session (lessee incarnation)", base.HEX),
+    l_req_id    = ProtoField.uint32("htoe.lease.req_id", "Request id", base.DEC),
+    l_lease_id  = ProtoField.uint32("htoe.lease.lease_id", "Lease id", base.HEX),
+    l_size      = ProtoField.uint64("htoe.lease.size", "Size (bytes)", base.DEC),
+    l_offset    = ProtoField.uint64("htoe.lease.offset", "Offset in the lessor's export", base.HEX),
+    l_addr      = ProtoField.uint64("htoe.lease.addr", "HT address at the lessor", base.HEX),
+    l_duration  = ProtoField.uint64("htoe.lease.duration", "Duration (ns)", base.DEC),
+    l_extra     = ProtoField.bytes("htoe.lease.extra", "Bytes after the version-1 message"),
 }
 p_htoe.fields = {
     hf.version, hf.type, hf.type_name, hf.flags, hf.flags_rsvd, hf.credit_req, hf.cold, hf.vc,
@@ -100,6 +125,9 @@ p_htoe.fields = {
     hf.credits, hf.p_cmd, hf.p_data, hf.np_cmd, hf.np_data, hf.r_cmd, hf.r_data,
     hf.payload_len, hf.reserved, hf.crc, hf.crc_status, hf.crc_calc, hf.payload,
     hf.undecoded, hf.npkts_found, hf.retrans, hf.icv,
+    hf.ctrl_proto, hf.lease, hf.l_proto, hf.l_version, hf.l_type, hf.l_type_name, hf.l_status,
+    hf.l_session, hf.l_req_id, hf.l_lease_id, hf.l_size, hf.l_offset, hf.l_addr, hf.l_duration,
+    hf.l_extra,
 }
 
 -- Wireshark 4.0's MACsec dissector hands an integrity-only frame's secure data to the
@@ -209,13 +237,24 @@ local ex = {
     reset       = ProtoExpert.new("htoe.expert.reset", "VL reset", G.SEQUENCE, S.NOTE),
     credit_req  = ProtoExpert.new("htoe.expert.credit_req", "Credit request (sender is starved)",
                                   G.SEQUENCE, S.CHAT),
+    lease       = ProtoExpert.new("htoe.expert.lease", "Lease message", G.SEQUENCE, S.CHAT),
+    lease_trunc = ProtoExpert.new("htoe.expert.lease_truncated",
+                                  "Truncated lease message (< 48 bytes)", G.MALFORMED, S.ERROR),
+    lease_bad   = ProtoExpert.new("htoe.expert.lease_invalid",
+                                  "Invalid lease message (version or type)", G.MALFORMED, S.ERROR),
+    lease_status = ProtoExpert.new("htoe.expert.lease_status", "Lease message with an error status",
+                                   G.RESPONSE_CODE, S.WARN),
+    lease_extra = ProtoExpert.new("htoe.expert.lease_extra",
+                                  "Lease message longer than 48 bytes (later version?)",
+                                  G.PROTOCOL, S.NOTE),
 }
 p_htoe.prefs.mtu = Pref.uint("HToE MTU", 1500,
     "Bridge MTU (64..9000): header + payload above it is flagged with a warning")
 
 p_htoe.experts = {
     ex.trunc_hdr, ex.bad_len, ex.bad_version, ex.bad_type, ex.bad_crc, ex.reserved, ex.npkts,
-    ex.mtu, ex.retrans, ex.nak, ex.reset, ex.credit_req,
+    ex.mtu, ex.retrans, ex.nak, ex.reset, ex.credit_req, ex.lease, ex.lease_trunc,
+    ex.lease_bad, ex.lease_status, ex.lease_extra,
 }
 local hx = {
     truncated    = ProtoExpert.new("ht.expert.truncated", "Truncated HT packet",
@@ -623,6 +662,103 @@ local function check_retrans(fnum, key, seq)
     return res
 end
 
+-- ------------------------------------------------------------ CTRL / lease
+
+-- 1000000000 -> "1s", 250000000 -> "250ms", 0 -> "0" (the lessor's default)
+local function ns_text(v)
+    local n = tonumber(tostring(v))
+    if n == 0 then return "0" end
+    for _, u in ipairs({ { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" } }) do
+        if n % u[1] == 0 then return string.format("%d%s", n / u[1], u[2]) end
+    end
+    return tostring(v) .. "ns"
+end
+
+-- One CTRL message at tvb(off, len): the protocol byte, and a lease message in full.
+-- Returns the Info text and a list of errors (for the Info column).
+local function ctrl_tree(tvb, off, len, top)
+    local errs = {}
+    if len == 0 then return "", errs end
+    local proto = tvb(off, 1):uint()
+    top:add(hf.ctrl_proto, tvb(off, 1))
+    if proto ~= LEASE_PROTO then
+        top:add(hf.payload, tvb(off, len))
+        return string.format(" proto=0x%02x", proto), errs
+    end
+    local lt = top:add(hf.lease, tvb(off, len))
+    lt:set_text(string.format("Lease message (%d bytes)", len))
+    lt:add(hf.l_proto, tvb(off, 1))
+    if len < 4 then
+        lt:add_proto_expert_info(ex.lease_trunc, string.format(
+            "Truncated lease message: %d bytes, need 48", len))
+        errs[#errs + 1] = "lease truncated"
+        return " Lease [truncated]", errs
+    end
+    local version, ltype, status = tvb(off + 1, 1):uint(), tvb(off + 2, 1):uint(),
+                                   tvb(off + 3, 1):uint()
+    local vi = lt:add(hf.l_version, tvb(off + 1, 1))
+    local ti = lt:add(hf.l_type, tvb(off + 2, 1))
+    local tname = lease_types[ltype] or string.format("type %d", ltype)
+    lt:add(hf.l_type_name, tvb(off + 2, 1), tname):set_generated()
+    local si = lt:add(hf.l_status, tvb(off + 3, 1))
+    local info = " Lease " .. tname
+    lt:append_text(": " .. tname)
+    if version ~= LEASE_VERSION then
+        vi:add_proto_expert_info(ex.lease_bad, string.format(
+            "Lease message version %d, expected 1 (dropped by the receiver)", version))
+        errs[#errs + 1] = "lease version"
+    end
+    if not lease_types[ltype] then
+        ti:add_proto_expert_info(ex.lease_bad, string.format(
+            "Lease message type %d, expected 1..7 (dropped by the receiver)", ltype))
+        errs[#errs + 1] = "lease type"
+    end
+    -- the fields present, even in a truncated message
+    local fields = {
+        { 4, 4, hf.l_session }, { 8, 4, hf.l_req_id }, { 12, 4, hf.l_lease_id },
+        { 16, 8, hf.l_size }, { 24, 8, hf.l_offset }, { 32, 8, hf.l_addr },
+        { 40, 8, hf.l_duration },
+    }
+    for _, f in ipairs(fields) do
+        if f[1] + f[2] <= len then lt:add(f[3], tvb(off + f[1], f[2])) end
+    end
+    if len < LEASE_MSG_LEN then
+        lt:add_proto_expert_info(ex.lease_trunc, string.format(
+            "Truncated lease message: %d bytes, need 48 (dropped by the receiver)", len))
+        errs[#errs + 1] = "lease truncated"
+        return info .. " [truncated]", errs
+    end
+    if len > LEASE_MSG_LEN then
+        lt:add(hf.l_extra, tvb(off + LEASE_MSG_LEN, len - LEASE_MSG_LEN))
+        lt:add_proto_expert_info(ex.lease_extra, string.format(
+            "%d bytes after the 48-byte message (ignored by a version-1 receiver)",
+            len - LEASE_MSG_LEN))
+    end
+    local req_id, lease_id = tvb(off + 8, 4):uint(), tvb(off + 12, 4):uint()
+    local size, addr = tvb(off + 16, 8):uint64(), tvb(off + 32, 8):uint64()
+    local offs, dur = tvb(off + 24, 8):uint64(), tvb(off + 40, 8):uint64()
+    info = info .. string.format(" req=%d", req_id)
+    if ltype ~= 1 and ltype ~= 3 then info = info .. string.format(" lease=0x%08x", lease_id) end
+    if ltype == 1 then
+        info = info .. string.format(" size=%s dur=%s", tostring(size), ns_text(dur))
+    elseif ltype == 2 then
+        info = info .. string.format(" size=%s off=0x%s addr=0x%s dur=%s", tostring(size),
+                                     offs:tohex():gsub("^0+(.)", "%1"),
+                                     addr:tohex():gsub("^0+(.)", "%1"), ns_text(dur))
+    elseif ltype == 5 and status == 0 then
+        info = info .. string.format(" size=%s dur=%s", tostring(size), ns_text(dur))
+    end
+    if status ~= 0 then
+        local sname = lease_status[status] or string.format("status %d", status)
+        info = info .. " status=" .. sname
+        si:add_proto_expert_info(ex.lease_status, string.format("%s: %s (status %d)", tname,
+                                                                sname, status))
+    elseif lease_types[ltype] then
+        lt:add_proto_expert_info(ex.lease, string.format("Lease %s, request %d", tname, req_id))
+    end
+    return info, errs
+end
+
 -- -------------------------------------------------------------- dissector
 
 -- " RdSized RdSized Atomic"; a run of 3 or more of one name as " RdResponse×12".
@@ -824,6 +960,7 @@ function p_htoe.dissector(tvb, pinfo, tree)
     local avail = math.min(plen, caplen - HDR_LEN)
     if not len_ok then avail = math.max(0, math.min(replen, caplen) - HDR_LEN) end
     local names = {}
+    local ctrl_info = ""
     if ftype == FT_DATA and avail > 0 then
         local s = tvb:raw(HDR_LEN, avail)
         local off, found, stopped = 0, 0, false
@@ -879,6 +1016,10 @@ function p_htoe.dissector(tvb, pinfo, tree)
                 "npkts is %d, the payload holds %d HT packets", npkts, found))
             errs[#errs + 1] = "npkts"
         end
+    elseif ftype == FT_CTRL and avail > 0 then
+        local cinfo, cerrs = ctrl_tree(tvb, HDR_LEN, avail, top)
+        ctrl_info = cinfo
+        for _, e in ipairs(cerrs) do errs[#errs + 1] = e end
     elseif avail > 0 then
         top:add(hf.payload, tvb(HDR_LEN, avail))
     end
@@ -887,7 +1028,7 @@ function p_htoe.dissector(tvb, pinfo, tree)
         info = info .. " " .. vc_names[vc] .. ":"
         info = info .. name_runs(names)
     elseif ftype == FT_CTRL then
-        info = info .. string.format(" len=%d", plen)
+        info = info .. string.format(" len=%d", plen) .. ctrl_info
     end
     if rt then info = "[Retransmission] " .. info end
     if #errs > 0 then
