@@ -380,7 +380,13 @@ static void node_poll(struct br_app *a, struct br_node *n, uint64_t now, int pha
 			finish_workload(n);
 	}
 	moved = htnode_poll(&n->hn, now);
-	sent = tx_frames(a, n, now, moved ? 0 : HTOE_TX_FLUSH);
+	/* htnode_poll has drained the local side (requests issued up to their
+	 * window, responses offered, output taken): nothing more will join a
+	 * partly filled frame in this iteration, so it leaves now instead of
+	 * one poll later (that wait cost a third of an idle read round trip;
+	 * under load frames fill up within the poll anyway: same throughput and
+	 * wire efficiency in htoe-bench) */
+	sent = tx_frames(a, n, now, HTOE_TX_FLUSH);
 	if (p->imp_tx)
 		while ((m = impair_release(p->imp_tx, now)) != NULL) {
 			wire_tx(n, m, now);

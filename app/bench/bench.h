@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe-bench internals: the measurements that do not go through htoe-bridge
+ * (raw frame forwarding on net_ring, TCP loopback ping-pong, MACsec crypto
+ * path against the raw backend). See app/htoe-bench.c and docs/benchmarks.md.
+ */
+#ifndef HTOE_BENCH_H
+#define HTOE_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bench/lat_hist.h"
+
+/* Hidden worker mode `htoe-bench __fwd EAL-ARGS -- FRAME_LEN SECONDS`: two
+ * net_ring ports joined crosswise in this process (rte_eth_from_rings), lcore
+ * 0 sends bursts of FRAME_LEN-byte frames (header written from a template,
+ * like testpmd txonly) on port 0 and frees what comes back, lcore 1 receives
+ * them on port 1, swaps the MACs (like testpmd macswap) and sends them back.
+ * Prints one JSON line {"frame_len","frames","seconds","fps"} (frames
+ * forwarded by lcore 1 in the measured interval). Returns the exit status. */
+int bench_fwd_main(int argc, char **argv);
+
+/* TCP loopback ping-pong of `len`-byte messages between this process (pinned
+ * to CPU 0) and a forked child (CPU 1): TCP_NODELAY, blocking sockets, one
+ * message in flight, for `secs` seconds after a short warm-up. Round trips
+ * go into *h. 0, or -1 with a message in err. */
+int bench_tcp_pingpong(size_t len, double secs, struct lat_hist *h, char *err, size_t errlen);
+
+/* MACsec: the crypto path (htoe_macsec_protect + htoe_macsec_validate of a
+ * frame_len-byte frame, GCM-AES-128, encrypt, SCI in the SecTAG) against the
+ * raw AES-GCM of the same backend on the same sizes (encrypt + decrypt of
+ * the frame_len - 12 bytes MACsec protects, 28 bytes of AAD, tag check).
+ * ns per frame (both directions). backend: "ipsec-mb" or "openssl".
+ * 0, or -1 (backend not available: err says why). */
+struct bench_crypto {
+	double path_ns, raw_ns;
+};
+int bench_crypto(const char *backend, size_t frame_len, double secs, struct bench_crypto *r,
+		 char *err, size_t errlen);
+
+/* CLOCK_MONOTONIC in ns / s. */
+unsigned long long bench_now_ns(void);
+
+#endif

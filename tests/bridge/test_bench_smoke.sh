@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# htoe-bench --quick (suite 'bridge'): every scenario runs and the JSON holds
+# every figure as a number, consistent with the numbers it was derived from.
+# No assertion on any value against a target or on speed: the machine is shared.
+#   test_bench_smoke.sh HTOE_BENCH
+BENCH=$1
+. "$(dirname "$0")/lib.sh"
+
+BRIDGE="$(dirname "$BENCH")/htoe-bridge"
+
+# The bridge features the bench relies on: [workload] sizes (fixed HT payload
+# size) and the read round-trip histogram and per-node counters in --json.
+cat >"$TMP/wl.ini" <<INI
+[global]
+stats_interval = 0
+[port 0]
+crossover = 1
+[port 1]
+crossover = 0
+[node 1]
+port = 0
+[node 2]
+port = 1
+[map]
+range1 = 0x100000000 64K 1
+range2 = 0x200000000 64K 2
+[workload]
+mix = wrp=100
+sizes = 64
+ops = 1000
+[workload 1]
+target = 2
+INI
+rc=0
+timeout -k 10 240 "$BRIDGE" $(eal) -- --config "$TMP/wl.ini" --set workload.sizes=6 \
+  >"$TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || { cat "$TMP/bad.out"; fail "sizes = 6: exit status $rc, not 2"; }
+grep -q "\[workload.*sizes.*'6'.*multiple of 4" "$TMP/bad.out" ||
+  { cat "$TMP/bad.out"; fail "sizes = 6: no message naming section, key and value"; }
+ok "[workload] sizes = 6 refused: $(grep sizes "$TMP/bad.out" | head -1)"
+for run in "wrp=100 64 on" "rd=100 8 off"; do
+  set -- $run
+  rc=0
+  timeout -k 10 240 "$BRIDGE" $(eal) -- --config "$TMP/wl.ini" --set "workload.mix=$1" \
+    --set "workload.sizes=$2" --set "workload.sweep=$3" --set workload.window=1 --json \
+    >"$TMP/wl.out" 2>&1 || rc=$?
+  [ "$rc" -eq 0 ] || { cat "$TMP/wl.out"; fail "workload $run: exit status $rc"; }
+  grep '^{' "$TMP/wl.out" | tail -1 | python3 -c '
+import json, sys
+mix, size, sweep = sys.argv[1:4]
+d = json.load(sys.stdin)
+n = {x["id"]: x for x in d["per_node"]}
+rtt = n[1]["read_rtt"]
+if mix == "wrp=100":
+    # 1000 posted writes, then the sweep reads all 1024 blocks: the target
+    # served exactly 2024 requests; only the sweep reads completed (they are
+    # not in the round-trip histogram)
+    assert d["ops"] == 2024 and d["completions"] == 1024 == d["verified"], d
+    assert n[2]["to_target"] == 2024 and rtt["count"] == 0, (n[2], rtt)
+else:
+    # 1000 closed-loop reads, each in the histogram
+    assert d["ops"] == d["completions"] == d["verified"] == 1000, d
+    assert n[2]["to_target"] == 1000 and rtt["count"] == 1000, (n[2], rtt)
+    assert sum(c for _, c in rtt["hist"]) == 1000, rtt
+    assert 0 < rtt["min_ns"] <= rtt["p50_ns"] <= rtt["p99_ns"] <= rtt["max_ns"], rtt
+' $run || { cat "$TMP/wl.out"; fail "workload $run: wrong counters in --json"; }
+  ok "workload mix $1 sizes $2: counters and histogram as expected"
+done
+
+rc=0
+timeout -k 10 600 "$BENCH" --quick --json "$TMP/bench.json" --plots "$TMP/plots" \
+  >"$TMP/bench.out" 2>"$TMP/bench.err" || rc=$?
+cat "$TMP/bench.out"
+[ "$rc" -eq 0 ] || { cat "$TMP/bench.err" >&2; fail "htoe-bench --quick: exit status $rc"; }
+grep -q "^figure (target from issues 4 and 5)" "$TMP/bench.out" || fail "no table of targets"
+
+python3 - "$TMP/bench.json" <<'PY' || fail "the JSON is incomplete or inconsistent"
+import json, math, sys
+
+d = json.load(open(sys.argv[1]))
+f = d["figures"]
+bad = []
+
+def need(cond, what):
+    if not cond:
+        bad.append(what)
+
+def isnum(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+def close(a, b, what):
+    need(isnum(a) and isnum(b) and abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b)), what)
+
+need(d["errors"] == [], "errors: %s" % d["errors"])
+
+# 2. throughput at every HT payload size, with its baseline and ratios
+sizes = [w["size"] for w in f["write_sizes"]]
+need(sizes == [4, 8, 16, 32, 64], "write sizes %s" % sizes)
+for w in f["write_sizes"]:
+    for k in ("ht_pps", "mbps", "frames_per_s", "avg_frame", "wire_eff_l2", "wire_eff_phy",
+              "ratio_frames", "ratio_bytes", "baseline_fps"):
+        need(isnum(w.get(k)) and w[k] > 0, "write %d B: %s = %s" % (w["size"], k, w.get(k)))
+    close(w["mbps"] * 1e6, w["ht_pps"] * w["size"], "write %d B: MB/s = pps x size" % w["size"])
+    # efficiency: payload over frame + FCS (+ preamble and IFG): < 1, L1 < L2
+    need(0 < w["wire_eff_phy"] < w["wire_eff_l2"] < 1, "write %d B: efficiencies" % w["size"])
+    close(w["wire_eff_ht_l2"] / w["wire_eff_l2"], (w["size"] + 8) / w["size"],
+          "write %d B: HT-packet efficiency = payload efficiency x (size+8)/size" % w["size"])
+    close(w["wire_eff_l2"] / w["wire_eff_phy"], (w["avg_frame"] + 24) / (w["avg_frame"] + 4),
+          "write %d B: L2/L1 efficiency ratio = (frame+24)/(frame+4)" % w["size"])
+    fl = max(60, int(w["avg_frame"] + 0.5))
+    # two sizes may give the same mean frame length: each run has its own baseline
+    b = next((b for b in f["baseline_fwd"] if b["frame_len"] == fl and isnum(b.get("fps"))
+              and abs(b["fps"] - w["baseline_fps"]) <= 1e-9 * b["fps"]), None)
+    need(b is not None, "no baseline at the %d-byte frames of the %d B run" % (fl, w["size"]))
+    if b is not None:
+        need(isnum(b["fps"]) and b["fps"] > 0 and b["frames"] > 0, "baseline %d B" % fl)
+        close(b["gbps"], b["fps"] * fl * 8 / 1e9, "baseline %d B: Gbit/s" % fl)
+        close(w["ratio_frames"], w["frames_per_s"] / b["fps"], "ratio_frames %d" % w["size"])
+        close(w["ratio_bytes"], w["mbps"] * 1e6 / (b["fps"] * fl), "ratio_bytes %d" % w["size"])
+need(f["write64"]["size"] == 64, "write64")
+
+# 3, 4. latency summaries: ordered percentiles, histograms that add up
+def lat(st, what):
+    for k in ("count", "min_ns", "mean_ns", "p50_ns", "p99_ns", "p999_ns", "max_ns"):
+        need(isnum(st.get(k)), "%s: %s" % (what, k))
+    need(st["count"] > 0, "%s: no samples" % what)
+    need(st["min_ns"] <= st["p50_ns"] <= st["p99_ns"] <= st["p999_ns"] <= st["max_ns"],
+         "%s: percentiles out of order" % what)
+    need(st["min_ns"] <= st["mean_ns"] <= st["max_ns"], "%s: mean" % what)
+    need(sum(c for _, c in st["hist"]) == st["count"], "%s: histogram sum" % what)
+    lows = [lo for lo, _ in st["hist"]]
+    need(lows == sorted(lows) and lows[0] <= st["min_ns"], "%s: histogram order" % what)
+
+for size in ("8", "64"):
+    lat(f["read_rtt_ring"][size], "net_ring read %s B" % size)
+    lat(f["read_rtt_memif"][size], "memif read %s B" % size)
+    lat(f["tcp_rtt"][size], "TCP ping-pong %s B" % size)
+    for p in ("50", "99"):
+        close(f["memif_vs_tcp"][size]["p" + p],
+              f["read_rtt_memif"][size]["p%s_ns" % p] / f["tcp_rtt"][size]["p%s_ns" % p],
+              "memif/TCP p%s %s B" % (p, size))
+
+# 5. loss: goodput against the reference run, frames really dropped
+lo = f["loss"]
+close(lo["goodput_frac"], lo["mbps"] / f["write64_reference"]["mbps"], "goodput fraction")
+need(lo["impair_dropped"] > 0, "no frame dropped by [impair] loss = 0.01")
+
+# 6. MACsec: on/off when the bridge has [macsec], else a reason; crypto rows
+m = f["macsec"]
+if m["available"]:
+    close(m["on_off_frac"], m["on"]["mbps"] / f["write64_reference"]["mbps"], "MACsec on/off")
+else:
+    need(m["reason"].startswith("unavailable"), "MACsec: no reason")
+need(len(f["crypto"]) >= 3, "crypto rows")
+for r in f["crypto"]:
+    need(isnum(r["path_ns"]) and isnum(r["raw_ns"]) and r["path_ns"] > 0 and r["raw_ns"] > 0,
+         "crypto %s %d" % (r["backend"], r["frame_len"]))
+    close(r["ratio"], r["raw_ns"] / r["path_ns"], "crypto ratio")
+
+# 7. every target: a number and a verdict (MACsec on/off only if available)
+names = [t["figure"] for t in d["targets"]]
+need(len(names) == 16 and len(set(names)) == 16, "targets: %s" % names)
+for t in d["targets"]:
+    if t["value"] is None:
+        need(t["figure"].startswith("MACsec on / off") and not m["available"],
+             "target without a value: %s (%s)" % (t["figure"], t.get("unavailable")))
+        continue
+    need(isnum(t["value"]) and isinstance(t["met"], bool), "target %s" % t["figure"])
+    need(t["met"] == (t["value"] <= t["target"] if t["cmp"] == "<=" else
+                      t["value"] >= t["target"]), "verdict of %s" % t["figure"])
+
+if bad:
+    print("\n".join("bad: " + b for b in bad), file=sys.stderr)
+    sys.exit(1)
+print("ok: %d targets, %d write sizes, %d baselines, %d crypto rows" %
+      (len(d["targets"]), len(sizes), len(f["baseline_fwd"]), len(f["crypto"])))
+PY
+ok "JSON complete and consistent"
+
+# the plots, where /usr/bin/python3 has matplotlib
+if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+  for p in throughput latency; do
+    [ -s "$TMP/plots/bench-$p.png" ] || fail "no bench-$p.png"
+    head -c 8 "$TMP/plots/bench-$p.png" | od -An -tx1 | grep -q "89 50 4e 47" ||
+      fail "bench-$p.png is not a PNG"
+  done
+  ok "plots written"
+else
+  grep -q "plots skipped" "$TMP/bench.out" || fail "no message about skipped plots"
+  ok "plots skipped with a message (no matplotlib)"
+fi
+ok "htoe-bench --quick"
