@@ -37,6 +37,7 @@
 #include "bench/bench.h"
 #include "bench_plot_py.h"
 #include "htoe/htoe_macsec.h"
+#include "run_python.h"
 
 extern char **environ;
 
@@ -560,9 +561,6 @@ static void parse(int argc, char **argv)
 
 static void plot(const char *json, const char *dir)
 {
-	char cmd[3 * PATH_MAX];
-	FILE *f;
-
 	if (access("/usr/bin/python3", X_OK) ||
 	    system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) {
 		printf("htoe-bench: plots skipped: /usr/bin/python3 with matplotlib not found "
@@ -573,14 +571,11 @@ static void plot(const char *json, const char *dir)
 		fprintf(stderr, "htoe-bench: --plots %s: %s\n", dir, strerror(errno));
 		return;
 	}
-	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 - '%s' '%s'", json, dir);
-	f = popen(cmd, "w");
-	if (!f) {
+	int r = htoe_run_python(bench_plot_py, json, dir);
+
+	if (r == -1)
 		fprintf(stderr, "htoe-bench: cannot run /usr/bin/python3 for the plots\n");
-		return;
-	}
-	fputs(bench_plot_py, f);
-	if (pclose(f) != 0)
+	else if (r)
 		fprintf(stderr, "htoe-bench: the plot script failed\n");
 	else
 		printf("htoe-bench: plots: %s/bench-throughput.png, %s/bench-latency.png\n", dir, dir);
@@ -834,7 +829,7 @@ static double scen_crypto(json_t *fig)
 	char why[1024];
 
 	printf("htoe-bench: MACsec crypto path (protect+validate) vs raw backend "
-	       "(encrypt+decrypt)\n");
+	       "(encrypt+decrypt), in place as the bridge (out of place)\n");
 	json_object_set_new(fig, "crypto", cr);
 	if (w64) {
 		csz[3] = (size_t)lround(num(w64, "avg_frame"));
@@ -849,12 +844,16 @@ static double scen_crypto(json_t *fig)
 				note_err("crypto", why);
 				break;
 			}
-			json_array_append_new(cr, json_pack("{s:s, s:i, s:f, s:f, s:f, s:b}",
+			json_array_append_new(cr, json_pack("{s:s, s:i, s:f, s:f, s:f, s:b, s:s, s:f, "
+				"s:f, s:f}",
 				"backend", bes[b], "frame_len", (json_int_t)csz[z], "path_ns", r.path_ns,
 				"raw_ns", r.raw_ns, "ratio", r.raw_ns / r.path_ns,
-				"bridge_frame", z == 3));
-			printf("  %-8s %4zu B frames: path %.0f ns, raw %.0f ns: %.1f %%%s\n", bes[b],
+				"bridge_frame", z == 3, "api", "inplace", "oop_path_ns", r.oop_path_ns,
+				"oop_raw_ns", r.oop_raw_ns, "oop_ratio", r.oop_raw_ns / r.oop_path_ns));
+			printf("  %-8s %4zu B frames: path %.0f ns, raw %.0f ns: %.1f %% "
+			       "(out of place %.0f / %.0f: %.1f %%)%s\n", bes[b],
 			       csz[z], r.path_ns, r.raw_ns, 100 * r.raw_ns / r.path_ns,
+			       r.oop_path_ns, r.oop_raw_ns, 100 * r.oop_raw_ns / r.oop_path_ns,
 			       z == 3 ? "  (the bridge's frame size)" : "");
 			if (!strcmp(bes[b], fast) && (z == 3 || (ncsz == 3 && z == 0)))
 				fig_ratio = r.raw_ns / r.path_ns;

@@ -40,6 +40,7 @@
 #include "dimm/workloads.h"
 #include "dimm_default_ini.h"
 #include "dimm_plot_py.h"
+#include "run_python.h"
 
 struct br_app *br_app; /* app/bridge's global (unused by the parts linked here) */
 
@@ -837,17 +838,11 @@ static int write_json(const struct app_state *s, const char *path, const char *t
 
 static void plot(const char *json, const char *png)
 {
-	char cmd[2048];
-	FILE *f;
+	int r = htoe_run_python(dimm_plot_py, json, png);
 
-	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 - '%s' '%s'", json, png);
-	f = popen(cmd, "w");
-	if (!f) {
+	if (r == -1)
 		fprintf(stderr, "htoe-dimm: cannot run /usr/bin/python3 for the plot\n");
-		return;
-	}
-	fputs(dimm_plot_py, f);
-	if (pclose(f) != 0)
+	else if (r)
 		fprintf(stderr, "htoe-dimm: the plot failed (python3-matplotlib installed?)\n");
 	else
 		printf("htoe-dimm: plot: %s\n", png);

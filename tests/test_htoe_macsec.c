@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "htoe/htoe_macsec.h"
+#include "htoe/htoe_macsec_gcm.h"
 
 static const char *vectors_path;
 static json_t *vectors;
@@ -579,6 +580,33 @@ static void tamper_frame(struct htoe_macsec *rx, const uint8_t *good, size_t len
 	assert_int_equal(val(rx, good, len, out, &n), HTOE_MACSEC_RX_OK);
 	assert_int_equal(n, plain_len);
 	assert_memory_equal(out, plain, n);
+}
+
+/* The tag comparison (word-wise since the fast path work): equal is 0, one
+ * flipped bit anywhere (the 8-octet words and the octet tail) is not. */
+static void test_ct_diff(void **state)
+{
+	(void)state;
+	uint8_t a[19], b[19];
+
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = b[i] = (uint8_t)(0xA5 ^ i * 29);
+	for (size_t n = 0; n <= sizeof(a); n++)
+		assert_int_equal(htoe_gcm_ct_diff(a, b, n), 0);
+	for (size_t i = 0; i < sizeof(a); i++)
+		for (int bit = 0; bit < 8; bit++) {
+			b[i] ^= (uint8_t)(1u << bit);
+			assert_int_equal(htoe_gcm_ct_diff(a, b, sizeof(a)), 1);
+			assert_int_equal(htoe_gcm_ct_diff(a, b, i + 1), 1);
+			assert_int_equal(htoe_gcm_ct_diff(a, b, i), 0);   /* before the flip */
+			b[i] ^= (uint8_t)(1u << bit);
+		}
+	/* sci_put / sci_get are big-endian */
+	uint8_t s8[8];
+
+	htoe_macsec_sci_put(s8, 0x0102030405060708ull);
+	assert_memory_equal(s8, "\x01\x02\x03\x04\x05\x06\x07\x08", 8);
+	assert_true(htoe_macsec_sci_get(s8) == 0x0102030405060708ull);
 }
 
 static void test_tamper(void **state)
@@ -1624,6 +1652,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_vectors),
 		cmocka_unit_test(test_scapy_known_answer),
 		cmocka_unit_test(test_sectag_codec),
+		cmocka_unit_test(test_ct_diff),
 		cmocka_unit_test(test_tamper),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_replay),

@@ -31,9 +31,12 @@ int bench_tcp_pingpong(size_t len, double secs, struct lat_hist *h, char *err, s
  * raw AES-GCM of the same backend on the same sizes (encrypt + decrypt of
  * the frame_len - 12 bytes MACsec protects, 28 bytes of AAD, tag check).
  * ns per frame (both directions). backend: "ipsec-mb" or "openssl".
+ * path_ns/raw_ns: in place, as the bridge does (the _inplace API, SecTAG
+ * into the headroom; raw in == out); oop_*: the out-of-place API.
  * 0, or -1 (backend not available: err says why). */
 struct bench_crypto {
-	double path_ns, raw_ns;
+	double path_ns, raw_ns;          /* in place */
+	double oop_path_ns, oop_raw_ns;  /* out of place */
 };
 int bench_crypto(const char *backend, size_t frame_len, double secs, struct bench_crypto *r,
 		 char *err, size_t errlen);

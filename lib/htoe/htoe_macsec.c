@@ -5,6 +5,7 @@
 #include "htoe/htoe_macsec.h"
 #include "htoe/htoe_macsec_gcm.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,37 +80,56 @@ struct htoe_macsec {
 
 static inline uint16_t get16(const uint8_t *p)
 {
-	return (uint16_t)(p[0] << 8 | p[1]);
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return be16toh(v);
 }
 
 static inline uint32_t get32(const uint8_t *p)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return be32toh(v);
 }
 
 static inline void put16(uint8_t *p, uint16_t v)
 {
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
+	v = htobe16(v);
+	memcpy(p, &v, 2);
 }
 
 static inline void put32(uint8_t *p, uint32_t v)
 {
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
+	v = htobe32(v);
+	memcpy(p, &v, 4);
+}
+
+/* Per frame: one 8-octet load or store instead of 8 byte moves. */
+static inline uint64_t sci_load(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return be64toh(v);
+}
+
+static inline void sci_store(uint8_t *p, uint64_t sci)
+{
+	uint64_t v = htobe64(sci);
+
+	memcpy(p, &v, 8);
 }
 
 uint64_t htoe_macsec_sci_get(const uint8_t p[8])
 {
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
+	return sci_load(p);
 }
 
 void htoe_macsec_sci_put(uint8_t p[8], uint64_t sci)
 {
-	put32(p, (uint32_t)(sci >> 32));
-	put32(p + 4, (uint32_t)sci);
+	sci_store(p, sci);
 }
 
 uint64_t htoe_macsec_sci(const uint8_t mac[6], uint16_t port)
@@ -119,6 +139,19 @@ uint64_t htoe_macsec_sci(const uint8_t mac[6], uint16_t port)
 	for (int i = 0; i < 6; i++)
 		v = v << 8 | mac[i];
 	return v << 16 | port;
+}
+
+/* Moves DA SA (12 octets) to dst; dst and src may overlap. Inline: libc
+ * memmove was a call per frame for 12 octets. */
+static inline void macs_move(uint8_t *dst, const uint8_t *src)
+{
+	uint64_t a;
+	uint32_t b;
+
+	memcpy(&a, src, 8);
+	memcpy(&b, src + 8, 4);
+	memcpy(dst, &a, 8);
+	memcpy(dst + 8, &b, 4);
 }
 
 /* ---- names -------------------------------------------------------------- */
@@ -198,6 +231,18 @@ const char *htoe_macsec_event_name(enum htoe_macsec_event_type t)
 
 /* ---- SecTAG -------------------------------------------------------------- */
 
+/* The SecTAG of a valid t (TCI/AN, SL, PN checked by the caller); with
+ * the SCI when TCI.SC. */
+static inline void sectag_put(uint8_t *p, uint8_t tci_an, uint8_t sl, uint32_t pn, uint64_t sci)
+{
+	put16(p, HTOE_MACSEC_ETHERTYPE);
+	p[2] = tci_an;
+	p[3] = sl;
+	put32(p + 4, pn);
+	if (tci_an & HTOE_MACSEC_TCI_SC)
+		sci_store(p + 8, sci);
+}
+
 int htoe_macsec_sectag_write(uint8_t *p, size_t cap, const struct htoe_macsec_sectag *t)
 {
 	if (!p || !t || t->an > HTOE_MACSEC_AN_MASK || t->sl >= HTOE_MACSEC_SL_LIMIT ||
@@ -207,12 +252,7 @@ int htoe_macsec_sectag_write(uint8_t *p, size_t cap, const struct htoe_macsec_se
 
 	if (cap < n)
 		return -ENOSPC;
-	put16(p, HTOE_MACSEC_ETHERTYPE);
-	p[2] = (uint8_t)(t->tci | t->an);
-	p[3] = t->sl;
-	put32(p + 4, t->pn);
-	if (n == HTOE_MACSEC_SECTAG_SCI)
-		htoe_macsec_sci_put(p + 8, t->sci);
+	sectag_put(p, (uint8_t)(t->tci | t->an), t->sl, t->pn, t->sci);
 	return (int)n;
 }
 
@@ -235,7 +275,7 @@ int htoe_macsec_sectag_parse(const uint8_t *f, size_t len, bool xpn,
 
 	t->len = sc ? HTOE_MACSEC_SECTAG_SCI : HTOE_MACSEC_SECTAG_NOSCI;
 	if (len >= 12u + t->len)
-		t->sci = sc ? htoe_macsec_sci_get(f + 20) : htoe_macsec_sci(f + 6, HTOE_MACSEC_PORT_ES);
+		t->sci = sc ? sci_load(f + 20) : htoe_macsec_sci(f + 6, HTOE_MACSEC_PORT_ES);
 	/* 802.1AE-2018 9.12 */
 	if ((t->tci & HTOE_MACSEC_TCI_V) ||
 	    (sc && (t->tci & (HTOE_MACSEC_TCI_ES | HTOE_MACSEC_TCI_SCB))) ||
@@ -868,20 +908,15 @@ static enum htoe_macsec_tx_status tx_seal(struct htoe_macsec *m, uint8_t *out,
 	unsigned an = (unsigned)m->encoding_an;
 	struct tx_sa *t = &m->tx[an];
 	uint64_t pn = tx_take_pn(m, an);
-	struct htoe_macsec_sectag tag = {
-		.tci = m->tx_tci,
-		.an = (uint8_t)an,
-		.sl = htoe_macsec_sl(secure_len),
-		.pn = (uint32_t)pn,
-		.sci = m->cfg.sci,
-	};
 	size_t taglen = m->tx_taglen;
 	uint8_t *sd = out + 12 + taglen;
 	uint8_t iv[HTOE_GCM_IV_LEN];
 	bool enc = m->tx_tci & HTOE_MACSEC_TCI_E;
 	int r;
 
-	htoe_macsec_sectag_write(out + 12, taglen, &tag);
+	/* tx_tci has no AN bits; htoe_macsec_sl() < HTOE_MACSEC_SL_LIMIT */
+	sectag_put(out + 12, (uint8_t)(m->tx_tci | an), htoe_macsec_sl(secure_len), (uint32_t)pn,
+	           m->cfg.sci);
 	iv_make(m->xpn, t->iv_base, pn, iv);
 	if (enc) {
 		r = t->gcm.ops->seal(&t->gcm, iv, out, 12 + taglen, src, sd, secure_len,
@@ -984,7 +1019,7 @@ htoe_macsec_protect_inplace(struct htoe_macsec *m, uint8_t *buf, size_t buf_len,
 
 	if (head) {
 		out = f - taglen;
-		memmove(out, f, 12);                          /* MACs into the headroom */
+		macs_move(out, f);                            /* MACs into the headroom */
 	} else {
 		out = f;
 		memmove(f + 12 + taglen, f + 12, n - 12);     /* secure data to the tail */
@@ -1023,7 +1058,7 @@ static void deliver_stripped(const uint8_t *in, uint8_t *dst, const struct htoe_
 
 	if (dst + 12 != sd)
 		memmove(dst + 12, sd, t->secure_len);
-	memmove(dst, in, 12);
+	macs_move(dst, in);
 }
 
 static void rx_sa_valid(struct htoe_macsec *m, struct rx_sc *sc, unsigned an, uint64_t pn)
@@ -1223,7 +1258,7 @@ static enum htoe_macsec_rx_status rx_process(struct htoe_macsec *m, uint8_t *inp
 	rx_sa_valid(m, sc, t.an, pn);
 	if (!ebit && dst + 12 != sd)
 		memmove(dst + 12, sd, t.secure_len);
-	memmove(dst, in, 12);
+	macs_move(dst, in);
 	*plen = plain_len;
 	return st;
 }

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define HTOE_GCM_IV_LEN  12u
 #define HTOE_GCM_TAG_LEN 16u
@@ -54,13 +55,27 @@ extern const struct htoe_gcm_ops htoe_gcm_openssl_ops;
 extern const struct htoe_gcm_ops htoe_gcm_ipsecmb_ops;
 #endif
 
-/* Constant-time comparison of n octets: 0 iff equal. */
+/* Constant-time comparison of n octets: 0 iff equal. The differences are
+ * OR-ed 8 octets at a time in a register (the asm barrier keeps the compiler
+ * from turning the loop into an early exit); a volatile byte accumulator
+ * went through memory on every octet and cost ~20 ns per 16-octet tag. */
 static inline int htoe_gcm_ct_diff(const uint8_t *a, const uint8_t *b, size_t n)
 {
-	volatile uint8_t d = 0;
+	uint64_t d = 0;
+	size_t i = 0;
 
-	for (size_t i = 0; i < n; i++)
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		d |= x ^ y;
+		__asm__("" : "+r"(d));
+	}
+	for (; i < n; i++) {
 		d |= (uint8_t)(a[i] ^ b[i]);
+		__asm__("" : "+r"(d));
+	}
 	return d != 0;
 }
 

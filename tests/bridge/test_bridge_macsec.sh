@@ -209,7 +209,7 @@ case "$MODE" in
     grep -qE "port [0-9]+ up" "$TMP/open.err" "$TMP/open.out" && fail "0644 key file: a port started"
     ok "key file with mode 0644 refused: $(head -1 "$TMP/open.err")"
     chmod 600 "$kf"
-    run private "${ON[@]}" --set macsec.key_file="$kf" --set macsec.rekey_after=100 --transactions 3000
+    run private "${ON[@]}" --set macsec.key_file="$kf" --set macsec.rekey_after=40 --transactions 3000
     check_pass private
     [ "$(mjson "$TMP/private.out" "m['2']['rx_an_ok'][2]")" -gt 0 ] || fail "the bare key is not AN 2"
     ok "key file with mode 0600 accepted, its keys on AN 0, 1, 2 used"
