@@ -1055,23 +1055,30 @@ static void test_determinism(void **state)
 	assert_int_not_equal(a.hash, d.hash);
 }
 
+/* A workload of one op type only, no read-back sweep. */
+static void wl_cfg_single_op(struct ht_wl_cfg *wc, uint64_t seed, uint64_t base, uint64_t size,
+			     uint64_t n_ops, uint8_t *shadow, uint8_t *busy, enum ht_op_type type)
+{
+	ht_wl_cfg_default(wc);
+	wc->seed = seed;
+	wc->base = base;
+	wc->size = size;
+	wc->n_ops = n_ops;
+	wc->shadow = shadow;
+	wc->busy = busy;
+	wc->sweep = false;
+	memset(wc->weight, 0, sizeof(wc->weight));
+	wc->weight[type] = 1;
+}
+
 static void test_workload_peek_commit_protocol(void **state)
 {
 	(void)state;
 	uint8_t shadow[64], busy[1];
 	struct ht_workload w;
 	struct ht_wl_cfg wc;
-	ht_wl_cfg_default(&wc);
 	memset(shadow, 0, sizeof(shadow));
-	wc.seed = 1;
-	wc.base = 0x40;
-	wc.size = 64;
-	wc.n_ops = 50;
-	wc.shadow = shadow;
-	wc.busy = busy;
-	wc.sweep = false;
-	memset(wc.weight, 0, sizeof(wc.weight));
-	wc.weight[HT_OP_READ] = 1;
+	wl_cfg_single_op(&wc, 1, 0x40, 64, 50, shadow, busy, HT_OP_READ);
 	assert_int_equal(ht_wl_init(&w, &wc), 0);
 	struct ht_op a, b;
 	assert_int_equal(ht_wl_peek(&w, &a), 1);
@@ -1110,6 +1117,76 @@ static void test_workload_peek_commit_protocol(void **state)
 	assert_int_equal(ht_wl_init(&w, &wc), -EINVAL);
 }
 
+/* `sizes = N` (fixed_len): every op moves N bytes at the start of a random
+ * block, so every posted write takes the dword form (8-byte control packet +
+ * N data bytes; never the byte form with its mask dword and 32-byte window).
+ * Known answers: addresses and data follow the seeded generator's draws in
+ * order (op type, block, byte-form coin, then one u64 per 8 data bytes,
+ * little-endian). */
+static void test_workload_fixed_len_posted_writes(void **state)
+{
+	(void)state;
+	static uint8_t shadow[4096], busy[4096 / 64];
+	struct ht_requester r;
+	init_req(&r, 1, (const uint8_t[]){ 3 });
+
+	for (uint32_t len = 4; len <= 64; len += 4) {
+		struct ht_workload w;
+		struct ht_wl_cfg wc;
+		struct ht_rand ref;
+
+		wl_cfg_single_op(&wc, 77 + len, 0x100000, sizeof(shadow), 40, shadow, busy,
+				 HT_OP_WRITE_P);
+		wc.fixed_len = len;
+		assert_int_equal(ht_wl_init(&w, &wc), 0);
+		ht_rand_seed(&ref, wc.seed);
+		for (unsigned k = 0; k < wc.n_ops; k++) {
+			struct ht_op op;
+			struct ht_pkt p;
+			uint8_t want[64], enc[HT_MAX_PKT_LEN];
+
+			assert_int_equal(ht_rand_pick(&ref, wc.weight, HT_OP__COUNT), HT_OP_WRITE_P);
+			uint64_t addr = wc.base + 64 * ht_rand_below(&ref, wc.size / 64);
+			(void)ht_rand_pct(&ref, wc.byte_pct);
+			for (uint32_t i = 0; i < len; i += 8) {
+				uint64_t v = ht_rand_u64(&ref);
+				for (uint32_t b = 0; b < 8 && i + b < len; b++)
+					want[i + b] = (uint8_t)(v >> (8 * b));
+			}
+			assert_int_equal(ht_wl_peek(&w, &op), 1);
+			assert_int_equal(op.type, HT_OP_WRITE_P);
+			assert_int_equal(op.len, len);
+			assert_int_equal(op.addr, addr);
+			assert_memory_equal(op.data, want, len);
+			assert_int_equal(ht_req_issue(&r, &op, &p), 0);
+			assert_int_equal(p.kind, HT_K_WRSIZED);
+			assert_int_equal(p.dword, 1);
+			assert_int_equal(p.count, len / 4 - 1);
+			assert_int_equal(p.data_len, len);
+			assert_int_equal(ht_encode(&p, enc, sizeof(enc)), 8 + (int)len);
+			(void)ht_wl_commit(&w);
+			/* the posted write is in the shadow at once */
+			assert_memory_equal(shadow + (addr - wc.base), want, len);
+		}
+		assert_true(ht_wl_done(&w));
+		assert_int_equal(ht_wl_stats(&w)->issued[HT_OP_WRITE_P], wc.n_ops);
+	}
+	/* not a multiple of 4, or above 64: refused */
+	struct ht_workload w;
+	struct ht_wl_cfg wc;
+	ht_wl_cfg_default(&wc);
+	wc.base = 0x100000;
+	wc.size = sizeof(shadow);
+	wc.shadow = shadow;
+	wc.busy = busy;
+	wc.fixed_len = 6;
+	assert_int_equal(ht_wl_init(&w, &wc), -EINVAL);
+	wc.fixed_len = 68;
+	assert_int_equal(ht_wl_init(&w, &wc), -EINVAL);
+	wc.fixed_len = 64;
+	assert_int_equal(ht_wl_init(&w, &wc), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1136,6 +1213,7 @@ int main(void)
 		cmocka_unit_test(test_workload_small_window_hotspot),
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_workload_peek_commit_protocol),
+		cmocka_unit_test(test_workload_fixed_len_posted_writes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

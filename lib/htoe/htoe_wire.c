@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include <isa-l/crc.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "htmodel/ht_packet.h"
 
@@ -73,6 +76,29 @@ const char *htoe_drop_name(int reason)
 
 /* ------------------------------------------------------------------ CRC32C */
 
+#if defined(__x86_64__) || defined(__i386__)
+/* ISA-L's AVX-512 CRC (crc32_iscsi_by16_10, picked at run time on CPUs with
+ * VPCLMULQDQ) uses zmm0-15 and returns without VZEROUPPER. With the upper
+ * register state left dirty, every later mix of legacy-SSE code (ours, -O2)
+ * and VEX code (glibc's 16..31-byte memcpy) pays a state-transition penalty:
+ * it made 8..28-byte posted writes through htoe-bridge about twice as slow as
+ * 4- or 32-byte ones. Clear the upper state after each CRC. */
+__attribute__((target("avx"))) static void crc_zeroupper_avx(void)
+{
+	_mm256_zeroupper();
+}
+
+static void crc_zeroupper(void)
+{
+	if (__builtin_cpu_supports("avx"))
+		crc_zeroupper_avx();
+}
+#else
+static void crc_zeroupper(void)
+{
+}
+#endif
+
 uint32_t htoe_crc32c_update(uint32_t crc, const void *buf, size_t len)
 {
 	/* ISA-L's crc32_iscsi() takes and returns the raw (reflected) shift
@@ -90,6 +116,7 @@ uint32_t htoe_crc32c_update(uint32_t crc, const void *buf, size_t len)
 		p += chunk;
 		len -= (size_t)chunk;
 	}
+	crc_zeroupper();
 	return ~reg;
 }
 
