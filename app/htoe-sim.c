@@ -38,7 +38,7 @@ static void usage(FILE *f)
 	      "  --rto-min NS         floor of the adaptive retransmission timeout\n"
 	      "  --rto-max NS         ceiling of the retransmission timeout\n"
 	      "  --stall-timeout NS   a VL refusing local input this long is reset\n"
-	      "  --bridge-timers      the htoe-bridge defaults: rto 1ms, rto-min 200us,\n"
+	      "  --bridge-timers      the htoe-bridge defaults: rto 1ms, rto-min 1ms,\n"
 	      "                       rto-max 200ms, retry-limit 50, np-timeout 30s,\n"
 	      "                       stall-timeout 10s (options after it override)\n"
 	      "  --mtu BYTES          HToE MTU (default 1500)\n"
@@ -191,7 +191,7 @@ int main(int argc, char **argv)
 		case 'S': bad = parse_u64(arg, &c.stall_timeout_ns); break;
 		case 'b': /* app/bridge/config.c DEF_* (docs/config.md, keys marked †) */
 			c.rto_init_ns = 1000000;
-			c.rto_min_ns = 200000;
+			c.rto_min_ns = 1000000;
 			c.rto_max_ns = 200000000;
 			c.retry_limit = 50;
 			c.np_timeout_ns = 30000000000ull;
