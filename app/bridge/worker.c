@@ -301,8 +301,9 @@ static void tx_frame(struct br_app *a, struct br_node *n, struct rte_mbuf *m, ui
 		hold_tx(n, dup, v.at[1], now);
 }
 
-/* Frames from the bridge, each written straight into a fresh mbuf. */
-static unsigned tx_frames(struct br_app *a, struct br_node *n, uint64_t now, unsigned flags)
+/* Frames from the bridge, each written straight into a fresh mbuf; partly
+ * filled frames leave too (HTOE_TX_FLUSH: see node_poll). */
+static unsigned tx_frames(struct br_app *a, struct br_node *n, uint64_t now)
 {
 	unsigned sent = 0;
 
@@ -323,7 +324,8 @@ static unsigned tx_frames(struct br_app *a, struct br_node *n, uint64_t now, uns
 		if (n->ms) /* room for the ICV; the SecTAG goes into the headroom */
 			cap = cap > HTOE_MACSEC_ICV_LEN ? cap - HTOE_MACSEC_ICV_LEN : 0;
 		len = htoe_frame_output(n->b, rte_pktmbuf_mtod(m, uint8_t *),
-					cap > HTOE_FRAME_MAX ? HTOE_FRAME_MAX : cap, now, flags);
+					cap > HTOE_FRAME_MAX ? HTOE_FRAME_MAX : cap, now,
+					HTOE_TX_FLUSH);
 		if (len <= 0) {
 			n->spare = m; /* keep it for the next frame */
 			break;
@@ -386,7 +388,7 @@ static void node_poll(struct br_app *a, struct br_node *n, uint64_t now, int pha
 	 * one poll later (that wait cost a third of an idle read round trip;
 	 * under load frames fill up within the poll anyway: same throughput and
 	 * wire efficiency in htoe-bench) */
-	sent = tx_frames(a, n, now, HTOE_TX_FLUSH);
+	sent = tx_frames(a, n, now);
 	if (p->imp_tx)
 		while ((m = impair_release(p->imp_tx, now)) != NULL) {
 			wire_tx(n, m, now);
