@@ -155,7 +155,8 @@ static void print_plan(const struct br_app *a)
 
 		br_format_mac(n->cfg->bc.mac, mac, sizeof(mac));
 		printf("htoe-bridge: node %u (%s) on lcore %u, port %u (%s), exports %#" PRIx64
-		       " +%#" PRIx64, n->id, mac, n->lc->lcore_id, n->port->cfg->index, n->port->name,
+		       " +%#" PRIx64, n->id, mac, n->lc->lcore_id, n->drv.port->cfg->index,
+		       n->drv.port->name,
 		       n->cfg->mem_base, n->cfg->mem_size);
 		if (n->cfg->wl.enabled)
 			printf(", workload: %" PRIu64 " ops on node %u [%#" PRIx64 ", +%#" PRIx64 ")",
@@ -316,7 +317,7 @@ int main(int argc, char **argv)
 	if (br_ports_create(a, err, sizeof(err)))
 		goto fail;
 	for (unsigned i = 0; i < a->n_nodes; i++)
-		a->nodes[i].port = &a->ports[a->cfg.nodes[i].port];
+		a->nodes[i].drv.port = &a->ports[a->cfg.nodes[i].port];
 	if (br_capture_open(a, err, sizeof(err)))
 		goto fail;
 	if (check) {

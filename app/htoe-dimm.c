@@ -861,9 +861,9 @@ static void print_counters(const struct dapp *d, const struct opts *o)
 		       " tx_refused %" PRIu64 " alloc_fail %" PRIu64 "; loop: polls %" PRIu64
 		       " sleeps %" PRIu64 " yields %" PRIu64 " gaps>150us %" PRIu64
 		       " (max %.1f ms); backpressure %" PRIu64 "\n",
-		       x->id, x->c.rx_frames, x->c.tx_frames, x->c.rx_bad, x->c.tx_refused,
-		       x->c.alloc_fail, x->c.polls, x->c.sleeps, x->c.yields, x->c.gaps,
-		       (double)x->c.max_gap / 1e6, hs->backpressure);
+		       x->id, x->c.rx_frames, x->c.tx_frames, x->c.rx_bad, x->drv.port->tx_refused,
+		       x->c.alloc_fail, x->c.polls, x->lc.sleeps, x->lc.yields, x->lc.gaps,
+		       (double)x->lc.max_gap / 1e6, hs->backpressure);
 		if (!v)
 			continue;
 		printf("htoe-dimm: node %u: VL to %u: tx %" PRIu64 " rx %" PRIu64 " retransmits %"
@@ -877,6 +877,17 @@ static void print_counters(const struct dapp *d, const struct opts *o)
 				printf(" %s=%" PRIu64, htoe_drop_name(k), v->drops[k]);
 		putchar('\n');
 	}
+}
+
+/* The MACsec counters of a node (nothing when MACsec is off); on the
+ * node's own thread, or after it stopped. */
+static void print_macsec(struct dnode *x)
+{
+	if (!x->drv.ms)
+		return;
+	br_macsec_publish(&x->drv);
+	printf("htoe-dimm: node %u:\n", x->id);
+	br_macsec_print(stdout, &x->drv);
 }
 
 /* ------------------------------------------------------------ setup */
@@ -968,6 +979,7 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	br_app = a;
+	a->prog = "htoe-dimm";
 	d->br = a;
 	d->efd = -1;
 	d->app_efd = -1;
@@ -1058,9 +1070,7 @@ int main(int argc, char **argv)
 		goto fail;
 	if (br_ports_create(a, err, sizeof(err)))
 		goto fail;
-	for (unsigned i = 0; i < d->n_nodes; i++)
-		d->nodes[i].port = &a->ports[a->cfg.nodes[i].port];
-	if (dr_capture_open(d, err, sizeof(err)))
+	if (dr_ports_assign(d, err, sizeof(err)))
 		goto fail;
 	rc = 3;
 	if (br_ports_start(a, err, sizeof(err)))
@@ -1079,7 +1089,7 @@ int main(int argc, char **argv)
 			if (x->borrower)
 				continue;
 			printf("htoe-dimm: node %u exports %" PRIu64 " KiB at %#" PRIx64 " (%s)\n", x->id,
-			       x->cfg->mem_size / 1024, x->cfg->mem_base, x->port->name);
+			       x->cfg->mem_size / 1024, x->cfg->mem_base, x->drv.port->name);
 			if (next < nw) {
 				rte_eal_remote_launch(dr_exporter_loop, x, workers[next++]);
 			} else if (!borrower_here && i == d->n_nodes - 1) {
@@ -1101,6 +1111,8 @@ int main(int argc, char **argv)
 			usleep(10000);
 		}
 		rte_eal_mp_wait_lcore();
+		for (unsigned i = 0; i < d->n_nodes; i++)
+			print_macsec(&d->nodes[i]);
 		rc = 0;
 		goto cleanup;
 	}
@@ -1151,6 +1163,7 @@ int main(int argc, char **argv)
 			       PRIu64 " times\n", d->lessor, vs->tx_frames, vs->rx_frames,
 			       vs->retransmits, vs->resets, d->lease.renewals);
 	}
+	print_macsec(d->borrower);
 	if (o.verbose)
 		print_counters(d, &o);
 	if (s->fatal[0]) {

@@ -31,6 +31,7 @@
 #include <rte_ring.h>
 
 #include "config.h"
+#include "driver.h"
 #include "impair.h"
 #include "node/node.h"
 
@@ -41,25 +42,6 @@ enum br_phase {
 	BR_RUN = 0,     /* workloads issue */
 	BR_FINISH = 1,  /* stop generating random ops: sweep, drain, then quit */
 	BR_QUIT = 2,    /* leave the poll loops */
-};
-
-/* Driver counters of one node, written by its lcore only. All uint64_t. */
-struct br_counters {
-	uint64_t rx_frames, rx_bytes;       /* received from the port */
-	uint64_t rx_bad;                    /* refused by htoe_frame_input (any reason) */
-	uint64_t tx_frames, tx_bytes;       /* handed to the port */
-	uint64_t tx_refused;                /* not accepted by tx: freed */
-	uint64_t alloc_fail;                /* mbuf allocation failures */
-	uint64_t imp_tx_dropped, imp_rx_dropped, imp_dup, imp_corrupt, imp_reorder;
-	uint64_t imp_overflow;              /* hold queue full: sent at once */
-	uint64_t cap_frames, cap_dropped;   /* capture copies queued / lost */
-	uint64_t expiries;                  /* htoe_handle_expiry calls */
-	uint64_t polls, busy_polls;         /* loop iterations, ones that moved something */
-	uint64_t poll_max_ns;               /* the longest node_poll() */
-	uint64_t gap_max_ns;                /* the longest time between two polls of the node */
-	uint64_t done;                      /* 1: workload done and quiescent */
-	uint64_t busy;                      /* htoe_busy() + local side */
-	uint64_t wl_finish_ns;              /* when the workload completed (0: not yet) */
 };
 
 /* The snapshot other threads read (relaxed atomics, u64 words). */
@@ -91,8 +73,7 @@ struct br_node {
 	const struct br_node_cfg *cfg;
 	uint16_t id;
 	struct br_lcore *lc;
-	struct br_port *port;
-	struct htoe *b;
+	struct htoe *b;                     /* = drv.b */
 	struct htnode hn;
 	uint8_t *mem;                       /* exported region */
 	struct ht_workload *wl;             /* NULL: no workload */
@@ -101,14 +82,11 @@ struct br_node {
 	unsigned n_vl;
 	uint16_t *vl_node;                  /* [n_vl], constant */
 	bool     finishing;                 /* n_ops cut (duration / stop) */
-	uint64_t deadline;                  /* htoe_next_deadline cache */
 	uint64_t wl_start_ns;
 	uint64_t last_poll_ns;
-	struct rte_mbuf *spare;             /* allocated, not yet used for a frame */
-	struct br_macsec *ms;               /* MACsec SecY (macsec.c); NULL: off */
 	struct br_counters c;
 	struct br_pub pub;
-	uint8_t  linbuf[HTOE_FRAME_MAX + 64]; /* multi-segment RX */
+	struct br_drv drv;                  /* its port: RX, TX, timers (driver.c) */
 } __rte_cache_aligned;
 
 struct br_lcore {
@@ -132,6 +110,7 @@ struct br_app {
 	uint64_t tsc_hz, tsc0;
 	uint64_t ns_mult;                   /* ns = (tsc * ns_mult) >> 32 */
 	uint64_t realtime0_ns;              /* wall clock at tsc0 */
+	const char *prog;                   /* the program's name in messages (NULL: htoe-bridge) */
 	volatile int phase;                 /* enum br_phase */
 	bool     incomplete;                /* stopped before done */
 	uint64_t run_ns;                    /* elapsed at QUIT */
@@ -147,6 +126,11 @@ extern volatile sig_atomic_t br_signals;  /* SIGINT/SIGTERM count */
 static inline uint64_t br_now_ns(const struct br_app *a, uint64_t tsc)
 {
 	return (uint64_t)(((unsigned __int128)(tsc - a->tsc0) * a->ns_mult) >> 32);
+}
+
+static inline const char *br_prog(void)
+{
+	return br_app && br_app->prog ? br_app->prog : "htoe-bridge";
 }
 
 static inline uint64_t br_rd(const uint64_t *p)
@@ -168,7 +152,9 @@ void br_ports_stop(struct br_app *a);
 
 /* capture.c */
 int br_capture_open(struct br_app *a, char *err, size_t errlen);
-void br_capture_copy(struct br_node *n, const struct rte_mbuf *m, bool tx, uint64_t now);
+/* A copy of m for the capture of d's port: onto d->cap_ring (htoe-bridge), else into
+ * d->cap[tx] at once (htoe-dimm). */
+void br_capture_copy(struct br_drv *d, const struct rte_mbuf *m, bool tx, uint64_t now);
 unsigned br_capture_drain(struct br_app *a, unsigned max);
 void br_capture_flush(struct br_app *a);
 void br_capture_close(struct br_app *a);
@@ -179,9 +165,10 @@ struct br_dumper;
 int br_capture_mkdir(const struct br_config *c, char *err, size_t errlen); /* capture_dir */
 struct br_dumper *br_dumper_new(const char *dir, unsigned port, bool tx, const char *where,
 				char *err, size_t errlen);
-void br_dumper_write(struct br_dumper *dp, const uint8_t *frame, uint32_t caplen, uint32_t len,
-		     uint64_t wall_ns);
 void br_dumper_free(struct br_dumper *dp, const char *prog);
+/* The capture of one driver written on its own thread (htoe-dimm): d->cap[] for d's port
+ * when a capture directory is set and the port is captured. */
+int br_capture_open_drv(const struct br_config *c, struct br_drv *d, char *err, size_t errlen);
 
 /* stats.c */
 struct br_totals {

@@ -100,12 +100,6 @@ struct br_dumper *br_dumper_new(const char *dir, unsigned port, bool tx, const c
 	return dp;
 }
 
-void br_dumper_write(struct br_dumper *dp, const uint8_t *frame, uint32_t caplen, uint32_t len,
-		     uint64_t wall_ns)
-{
-	dumper_write(dp, frame, caplen, len, wall_ns);
-}
-
 void br_dumper_free(struct br_dumper *dp, const char *prog)
 {
 	if (!dp)
@@ -190,21 +184,52 @@ int br_capture_open(struct br_app *a, char *err, size_t errlen)
 			 c->capture_where, rte_strerror(rte_errno));
 		return -1;
 	}
+	/* the nodes of a captured port send their copies to their lcore's ring */
+	for (unsigned i = 0; i < a->n_nodes; i++) {
+		struct br_node *nd = &a->nodes[i];
+
+		if (nd->drv.port && nd->drv.port->cap_idx >= 0)
+			nd->drv.cap_ring = nd->lc->cap_ring;
+	}
 	a->capture = true;
 	return 0;
 }
 
-void br_capture_copy(struct br_node *n, const struct rte_mbuf *m, bool tx, uint64_t now)
+int br_capture_open_drv(const struct br_config *c, struct br_drv *d, char *err, size_t errlen)
+{
+	if (!c->capture_dir[0] || !d->port->cfg->capture)
+		return 0;
+	if (br_capture_mkdir(c, err, errlen))
+		return -1;
+	for (int k = 0; k < 2; k++)
+		if (!(d->cap[k] = br_dumper_new(c->capture_dir, d->port->cfg->index, k,
+						c->capture_where, err, errlen)))
+			return -1;
+	return 0;
+}
+
+void br_capture_copy(struct br_drv *n, const struct rte_mbuf *m, bool tx, uint64_t now)
 {
 	struct br_app *a = br_app;
-	struct rte_mbuf *c = rte_pktmbuf_alloc(a->cap_pool);
+	struct rte_mbuf *c;
 	struct br_cap_hdr h;
 	uint32_t len = rte_pktmbuf_pkt_len(m), room, cl;
 	uint8_t *d;
 	const void *src;
 
+	if (!n->cap_ring) {
+		/* written here, on the node's own thread */
+		cl = len < sizeof(n->linbuf) ? len : (uint32_t)sizeof(n->linbuf);
+		src = rte_pktmbuf_read(m, 0, cl, n->linbuf);
+		if (src) {
+			dumper_write(n->cap[tx], src, cl, len, a->realtime0_ns + now);
+			n->c->cap_frames++;
+		}
+		return;
+	}
+	c = rte_pktmbuf_alloc(a->cap_pool);
 	if (!c) {
-		n->c.cap_dropped++;
+		n->c->cap_dropped++;
 		return;
 	}
 	room = rte_pktmbuf_tailroom(c) - (uint32_t)sizeof(h);
@@ -220,12 +245,12 @@ void br_capture_copy(struct br_node *n, const struct rte_mbuf *m, bool tx, uint6
 		memcpy(d + sizeof(h), src, cl);
 	c->data_len = (uint16_t)(sizeof(h) + cl);
 	c->pkt_len = c->data_len;
-	if (rte_ring_sp_enqueue(n->lc->cap_ring, c) != 0) {
+	if (rte_ring_sp_enqueue(n->cap_ring, c) != 0) {
 		rte_pktmbuf_free(c);
-		n->c.cap_dropped++;
+		n->c->cap_dropped++;
 		return;
 	}
-	n->c.cap_frames++;
+	n->c->cap_frames++;
 }
 
 unsigned br_capture_drain(struct br_app *a, unsigned max)

@@ -413,9 +413,8 @@ static void sa_cfg(const struct br_macsec_cfg *c, unsigned an, uint64_t pn, uint
 	sa->backend = c->backend;
 }
 
-int br_macsec_setup(struct br_node *n, char *err, size_t errlen)
+int br_macsec_setup(struct br_drv *n, const struct br_macsec_cfg *c, char *err, size_t errlen)
 {
-	const struct br_macsec_cfg *c = &n->cfg->macsec;
 	struct htoe_macsec_cfg mcfg;
 	struct htoe_macsec_sa_cfg sa;
 	struct htoe_macsec_sa_state st;
@@ -486,13 +485,20 @@ int br_macsec_setup(struct br_node *n, char *err, size_t errlen)
 	return 0;
 }
 
-void br_macsec_teardown(struct br_node *n)
+void br_macsec_teardown(struct br_drv *n)
 {
 	/* the snapshot stays for the telemetry thread; the keys go */
 	if (n->ms) {
 		htoe_macsec_free(n->ms->m);
 		n->ms->m = NULL;
 	}
+}
+
+void br_macsec_free(struct br_drv *n)
+{
+	br_macsec_teardown(n);
+	free(n->ms);
+	n->ms = NULL;
 }
 
 static void rekey(struct br_macsec *ms)
@@ -512,7 +518,7 @@ static void rekey(struct br_macsec *ms)
 	}
 }
 
-int br_macsec_tx(struct br_node *n, struct rte_mbuf *m)
+int br_macsec_tx(struct br_drv *n, struct rte_mbuf *m)
 {
 	struct br_macsec *ms = n->ms;
 	size_t off = m->data_off, len = m->data_len;
@@ -531,7 +537,7 @@ int br_macsec_tx(struct br_node *n, struct rte_mbuf *m)
 	return 0;
 }
 
-const uint8_t *br_macsec_rx(struct br_node *n, struct rte_mbuf *m, const uint8_t *d,
+const uint8_t *br_macsec_rx(struct br_drv *n, struct rte_mbuf *m, const uint8_t *d,
 			    uint32_t *len)
 {
 	struct br_macsec *ms = n->ms;
@@ -563,7 +569,7 @@ static void pub_u64(uint64_t *d, const uint64_t *s, size_t words)
 		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
 }
 
-static void events(struct br_node *n)
+static void events(struct br_drv *n)
 {
 	struct br_macsec *ms = n->ms;
 	struct htoe_macsec_event ev;
@@ -573,29 +579,29 @@ static void events(struct br_node *n)
 		switch (ev.type) {
 		case HTOE_MACSEC_EV_TX_PN_THRESHOLD:
 			ms->c.pn_threshold++;
-			fprintf(stderr, "htoe-bridge: node %u: MACsec event: TX SA AN %u passed PN "
+			fprintf(stderr, "%s: node %u: MACsec event: TX SA AN %u passed PN "
 				"%#" PRIx64 ": its PN space is running out (install a new key)\n",
-				n->id, ev.an, ev.pn);
+				br_prog(), n->id, ev.an, ev.pn);
 			break;
 		case HTOE_MACSEC_EV_TX_PN_EXHAUSTED:
 			ms->c.pn_exhausted++;
 			after_exhaustion = true;
-			fprintf(stderr, "htoe-bridge: node %u: MACsec event: PN EXHAUSTED: TX SA AN "
+			fprintf(stderr, "%s: node %u: MACsec event: PN EXHAUSTED: TX SA AN "
 				"%u used its last PN %#" PRIx64 " and is stopped for good (a PN "
-				"never wraps)\n", n->id, ev.an, ev.pn);
+				"never wraps)\n", br_prog(), n->id, ev.an, ev.pn);
 			break;
 		case HTOE_MACSEC_EV_TX_SA_CHANGEOVER:
 			ms->c.changeovers++;
 			if (after_exhaustion)
-				fprintf(stderr, "htoe-bridge: node %u: MACsec event: TX changed over "
-					"from AN %u to AN %u (PN %#" PRIx64 ")\n", n->id, ev.prev_an,
+				fprintf(stderr, "%s: node %u: MACsec event: TX changed over "
+					"from AN %u to AN %u (PN %#" PRIx64 ")\n", br_prog(), n->id, ev.prev_an,
 					ev.an, ev.pn);
 			after_exhaustion = false;
 			break;
 		case HTOE_MACSEC_EV_RX_PN_EXHAUSTED:
 			ms->c.rx_pn_exhausted++;
-			fprintf(stderr, "htoe-bridge: node %u: MACsec event: RX SA AN %u of SCI "
-				"%016" PRIx64 " accepted its last PN %#" PRIx64 "\n", n->id, ev.an,
+			fprintf(stderr, "%s: node %u: MACsec event: RX SA AN %u of SCI "
+				"%016" PRIx64 " accepted its last PN %#" PRIx64 "\n", br_prog(), n->id, ev.an,
 				ev.sci, ev.pn);
 			break;
 		default:
@@ -604,7 +610,7 @@ static void events(struct br_node *n)
 	}
 }
 
-void br_macsec_publish(struct br_node *n)
+void br_macsec_publish(struct br_drv *n)
 {
 	struct br_macsec *ms = n->ms;
 	struct br_macsec_pub p;
@@ -654,7 +660,7 @@ static const char *mode_name(const struct br_macsec_cfg *c)
 	return c->integrity_only ? "integrity" : "encrypt";
 }
 
-void br_macsec_print(FILE *f, const struct br_node *n)
+void br_macsec_print(FILE *f, const struct br_drv *n)
 {
 	const struct br_macsec *ms = n->ms;
 	const struct br_macsec_pub *p;
@@ -707,7 +713,7 @@ void br_macsec_json(struct br_app *a, FILE *f)
 
 	for (unsigned i = 0; i < a->n_nodes; i++) {
 		const struct br_node *n = &a->nodes[i];
-		const struct br_macsec *ms = n->ms;
+		const struct br_macsec *ms = n->drv.ms;
 		const struct br_macsec_pub *p;
 
 		if (!ms)
@@ -759,11 +765,11 @@ static int cb_macsec(const char *cmd, const char *params, struct rte_tel_data *d
 			return -EINVAL;
 	}
 	for (unsigned i = 0; i < br_app->n_nodes && !n; i++)
-		if (br_app->nodes[i].ms && (id < 0 || br_app->nodes[i].id == id))
+		if (br_app->nodes[i].drv.ms && (id < 0 || br_app->nodes[i].id == id))
 			n = &br_app->nodes[i];
 	if (!n)
 		return -EINVAL;
-	const struct br_macsec *ms = n->ms;
+	const struct br_macsec *ms = n->drv.ms;
 	const struct br_macsec_pub *p = &ms->pub;
 
 	rte_tel_data_start_dict(d);

@@ -80,24 +80,27 @@ int br_macsec_parse(const struct br_cfg_src *src, uint16_t id, const uint8_t mac
 void br_macsec_cfg_wipe(struct br_macsec_cfg *mc);
 
 struct br_app;
-struct br_node;
+struct br_drv;
 struct rte_mbuf;
 
-/* Runtime of a node (n->ms; NULL when MACsec is off). */
-int br_macsec_setup(struct br_node *n, char *err, size_t errlen);
-void br_macsec_teardown(struct br_node *n);
+/* Runtime of a node's driver (drv->ms; NULL when MACsec is off), from its
+ * configuration c (whose keys are wiped once the SecY holds them). */
+int br_macsec_setup(struct br_drv *d, const struct br_macsec_cfg *c, char *err, size_t errlen);
+void br_macsec_teardown(struct br_drv *d);
+/* Teardown and free the snapshot too (a program without a telemetry thread). */
+void br_macsec_free(struct br_drv *d);
 /* Protects the plain frame in m in place. 0, or -1: not sent (counted). */
-int br_macsec_tx(struct br_node *n, struct rte_mbuf *m);
-/* Validates the frame d[0..*len) of m (d: its data, or n->linbuf holding a
+int br_macsec_tx(struct br_drv *d, struct rte_mbuf *m);
+/* Validates the frame p[0..*len) of m (p: its data, or d->linbuf holding a
  * copy). Returns the plain frame (*len updated), or NULL: dropped and
  * counted. */
-const uint8_t *br_macsec_rx(struct br_node *n, struct rte_mbuf *m, const uint8_t *d,
+const uint8_t *br_macsec_rx(struct br_drv *d, struct rte_mbuf *m, const uint8_t *p,
 			    uint32_t *len);
 /* Owner lcore: events (PN exhaustion lines on stderr) and the snapshot. */
-void br_macsec_publish(struct br_node *n);
+void br_macsec_publish(struct br_drv *d);
 
 /* Readers (main lcore, telemetry): from the published snapshot. */
-void br_macsec_print(FILE *f, const struct br_node *n);
+void br_macsec_print(FILE *f, const struct br_drv *d);
 void br_macsec_json(struct br_app *a, FILE *f);  /* ,"macsec":{...} or nothing */
 int br_macsec_telemetry_register(void);
 

@@ -227,7 +227,7 @@ int br_print_summary(struct br_app *a, FILE *f)
 			fprintf(f, ", captured %" PRIu64 " (lost %" PRIu64 ")", t.cap_frames,
 				t.cap_dropped);
 		fputc('\n', f);
-		br_macsec_print(f, n);
+		br_macsec_print(f, &n->drv);
 	}
 	fprintf(f,
 		"  total: %" PRIu64 " ops in %.3f s = %.3f Mops/s; %" PRIu64 " frames (%.3f Mframes/s)"

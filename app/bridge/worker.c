@@ -41,7 +41,6 @@ int br_node_setup(struct br_app *a, struct br_node *n, const struct br_node_cfg 
 	struct ht_target_cfg tc;
 	char msg[256];
 
-	(void)a;
 	n->cfg = nc;
 	n->id = nc->id;
 	n->b = htoe_new(&nc->bc, msg, sizeof(msg));
@@ -113,18 +112,17 @@ int br_node_setup(struct br_app *a, struct br_node *n, const struct br_node_cfg 
 	}
 	for (unsigned i = 0; i < n->n_vl; i++)
 		n->vl_node[i] = htoe_vl_node(n->b, i);
-	n->deadline = 0;
-	return br_macsec_setup(n, err, errlen);
+	if (br_drv_init(&n->drv, n->b, NULL, a->pool, (uint16_t)a->cfg.burst, n->id, &n->c, err,
+			errlen))
+		return -1;
+	return br_macsec_setup(&n->drv, &nc->macsec, err, errlen);
 }
 
 /* Frees what other threads never read; the published snapshot, the VL
  * table and the config stay for the telemetry thread (see htoe-bridge.c). */
 void br_node_teardown(struct br_node *n)
 {
-	if (n->spare)
-		rte_pktmbuf_free(n->spare);
-	n->spare = NULL;
-	br_macsec_teardown(n);
+	br_drv_fini(&n->drv);
 	htoe_free(n->b);
 	n->b = NULL;
 	free(n->mem);
@@ -148,35 +146,15 @@ static void pub_words(void *dst, const void *src, size_t bytes)
 
 void br_node_publish(struct br_node *n)
 {
-	struct br_port *p = n->port;
 	static const struct ht_wl_stats zero_ws;
 
-	/* impairment counters live in the stages */
-	n->c.imp_tx_dropped = n->c.imp_rx_dropped = 0;
-	n->c.imp_dup = n->c.imp_corrupt = n->c.imp_reorder = n->c.imp_overflow = 0;
-	for (int d = 0; d < 2; d++) {
-		const struct impair *im = d ? p->imp_rx : p->imp_tx;
-
-		if (!im)
-			continue;
-		const struct impair_stats *s = impair_stats(im);
-
-		if (d)
-			n->c.imp_rx_dropped = s->dropped + s->burst_dropped;
-		else
-			n->c.imp_tx_dropped = s->dropped + s->burst_dropped;
-		n->c.imp_dup += s->duplicated;
-		n->c.imp_corrupt += s->corrupted;
-		n->c.imp_reorder += s->reordered;
-		n->c.imp_overflow += s->overflow;
-	}
-	n->c.tx_refused = p->tx_refused;
+	br_drv_count(&n->drv);
 	n->c.busy = (uint64_t)htoe_busy(n->b) + n->hn.rsp_n + ht_req_outstanding(&n->hn.req);
 	pub_words(&n->pub.c, &n->c, sizeof(n->c));
 	pub_words(&n->pub.hs, htoe_get_stats(n->b), sizeof(struct htoe_stats));
 	pub_words(&n->pub.ws, n->wl ? ht_wl_stats(n->wl) : &zero_ws, sizeof(struct ht_wl_stats));
 	pub_words(&n->pub.ns, &n->hn.st, sizeof(struct htnode_stats));
-	br_macsec_publish(n);
+	br_macsec_publish(&n->drv);
 	for (unsigned i = 0; i < n->n_vl; i++) {
 		uint16_t node = n->vl_node[i];
 
@@ -187,159 +165,6 @@ void br_node_publish(struct br_node *n)
 		__atomic_store_n(&n->pub.vl_epoch[i], (uint64_t)htoe_vl_epoch(n->b, node),
 				 __ATOMIC_RELAXED);
 	}
-}
-
-/* ------------------------------------------------------------------- RX */
-
-static void deliver(struct br_node *n, struct rte_mbuf *m, uint64_t now)
-{
-	uint32_t len = rte_pktmbuf_pkt_len(m);
-	const uint8_t *d = NULL;
-
-	if (len <= sizeof(n->linbuf))
-		d = rte_pktmbuf_read(m, 0, len, n->linbuf);
-	/* MACsec: nothing unvalidated reaches the bridge (drops are counted
-	 * under their 802.1AE counters, not in rx_bad) */
-	if (d && n->ms && !(d = br_macsec_rx(n, m, d, &len))) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	if (!d || htoe_frame_input(n->b, d, len, now) < 0)
-		n->c.rx_bad++;
-	rte_pktmbuf_free(m);
-}
-
-static void hold_rx(struct br_node *n, struct rte_mbuf *m, uint64_t at, uint64_t now)
-{
-	if (at <= now || impair_hold(n->port->imp_rx, m, at) != 0)
-		deliver(n, m, now);
-}
-
-static void rx_frame(struct br_node *n, struct rte_mbuf *m, uint64_t now)
-{
-	struct br_port *p = n->port;
-	struct impair_verdict v;
-
-	n->c.rx_frames++;
-	n->c.rx_bytes += rte_pktmbuf_pkt_len(m);
-	if (p->cap_idx >= 0)
-		br_capture_copy(n, m, false, now);
-	if (!p->imp_rx) {
-		deliver(n, m, now);
-		return;
-	}
-	impair_decide(p->imp_rx, rte_pktmbuf_pkt_len(m), now, &v);
-	if (!v.copies) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	if (v.corrupt)
-		impair_flip(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m), v.bit);
-	if (v.copies == 2)
-		rte_mbuf_refcnt_update(m, 1); /* delivered (and freed) twice */
-	hold_rx(n, m, v.at[0], now);
-	if (v.copies == 2)
-		hold_rx(n, m, v.at[1], now);
-}
-
-/* ------------------------------------------------------------------- TX */
-
-static void wire_tx(struct br_node *n, struct rte_mbuf *m, uint64_t now)
-{
-	struct br_port *p = n->port;
-
-	if (p->cap_idx >= 0)
-		br_capture_copy(n, m, true, now);
-	n->c.tx_frames++;
-	n->c.tx_bytes += rte_pktmbuf_pkt_len(m);
-	rte_eth_tx_buffer(p->port_id, 0, p->txb, m);
-}
-
-static void hold_tx(struct br_node *n, struct rte_mbuf *m, uint64_t at, uint64_t now)
-{
-	if (at <= now || impair_hold(n->port->imp_tx, m, at) != 0)
-		wire_tx(n, m, now);
-}
-
-static struct rte_mbuf *copy_frame(struct br_app *a, struct br_node *n,
-				   const struct rte_mbuf *m)
-{
-	struct rte_mbuf *d = rte_pktmbuf_alloc(a->pool);
-	uint16_t len = rte_pktmbuf_data_len(m);
-
-	if (!d) {
-		n->c.alloc_fail++;
-		return NULL;
-	}
-	memcpy(rte_pktmbuf_mtod(d, uint8_t *), rte_pktmbuf_mtod(m, const uint8_t *), len);
-	d->data_len = len;
-	d->pkt_len = len;
-	return d;
-}
-
-static void tx_frame(struct br_app *a, struct br_node *n, struct rte_mbuf *m, uint64_t now)
-{
-	struct br_port *p = n->port;
-	struct impair_verdict v;
-	struct rte_mbuf *dup = NULL;
-
-	if (!p->imp_tx) {
-		wire_tx(n, m, now);
-		return;
-	}
-	impair_decide(p->imp_tx, rte_pktmbuf_pkt_len(m), now, &v);
-	if (!v.copies) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	if (v.corrupt)
-		impair_flip(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m), v.bit);
-	if (v.copies == 2)
-		dup = copy_frame(a, n, m);
-	hold_tx(n, m, v.at[0], now);
-	if (dup)
-		hold_tx(n, dup, v.at[1], now);
-}
-
-/* Frames from the bridge, each written straight into a fresh mbuf; partly
- * filled frames leave too (HTOE_TX_FLUSH: see node_poll). */
-static unsigned tx_frames(struct br_app *a, struct br_node *n, uint64_t now)
-{
-	unsigned sent = 0;
-
-	for (;;) {
-		struct rte_mbuf *m = n->spare;
-		int len;
-
-		if (!m) {
-			m = rte_pktmbuf_alloc(a->pool);
-			if (!m) {
-				n->c.alloc_fail++;
-				break;
-			}
-		}
-		n->spare = NULL;
-		uint32_t cap = rte_pktmbuf_tailroom(m);
-
-		if (n->ms) /* room for the ICV; the SecTAG goes into the headroom */
-			cap = cap > HTOE_MACSEC_ICV_LEN ? cap - HTOE_MACSEC_ICV_LEN : 0;
-		len = htoe_frame_output(n->b, rte_pktmbuf_mtod(m, uint8_t *),
-					cap > HTOE_FRAME_MAX ? HTOE_FRAME_MAX : cap, now,
-					HTOE_TX_FLUSH);
-		if (len <= 0) {
-			n->spare = m; /* keep it for the next frame */
-			break;
-		}
-		m->data_len = (uint16_t)len;
-		m->pkt_len = (uint32_t)len;
-		if (n->ms && br_macsec_tx(n, m)) {
-			rte_pktmbuf_free(m); /* counted (no SA / PN exhausted) */
-			continue;
-		}
-		tx_frame(a, n, m, now);
-		sent++;
-	}
-	return sent;
 }
 
 /* -------------------------------------------------------------- polling */
@@ -356,23 +181,11 @@ static void finish_workload(struct br_node *n)
 
 static void node_poll(struct br_app *a, struct br_node *n, uint64_t now, int phase)
 {
-	struct br_port *p = n->port;
-	struct rte_mbuf *pkts[BR_MAX_BURST], *m;
-	unsigned moved, sent;
-	uint16_t nb;
+	unsigned nb, moved, sent;
 
 	n->c.polls++;
-	nb = rte_eth_rx_burst(p->port_id, 0, pkts, (uint16_t)a->cfg.burst);
-	for (uint16_t i = 0; i < nb; i++)
-		rx_frame(n, pkts[i], now);
-	if (p->imp_rx)
-		while ((m = impair_release(p->imp_rx, now)) != NULL)
-			deliver(n, m, now);
-	if (now >= n->deadline) {
-		htoe_handle_expiry(n->b, now);
-		n->c.expiries++;
-	}
-
+	nb = br_drv_rx(&n->drv, now);
+	br_drv_expire(&n->drv, now);
 	if (n->wl) {
 		if (!n->wl_start_ns)
 			n->wl_start_ns = now ? now : 1;
@@ -388,20 +201,11 @@ static void node_poll(struct br_app *a, struct br_node *n, uint64_t now, int pha
 	 * one poll later (that wait cost a third of an idle read round trip;
 	 * under load frames fill up within the poll anyway: same throughput and
 	 * wire efficiency in htoe-bench) */
-	sent = tx_frames(a, n, now);
-	if (p->imp_tx)
-		while ((m = impair_release(p->imp_tx, now)) != NULL) {
-			wire_tx(n, m, now);
-			sent++;
-		}
-	n->deadline = htoe_next_deadline(n->b);
+	sent = br_drv_tx(&n->drv, now);
+	n->drv.deadline = htoe_next_deadline(n->b);
 	if (nb || moved || sent)
 		n->c.busy_polls++;
-	/* The frames of one iteration leave together: holding them for the
-	 * drain timer would add up to tx_drain to every round trip (and to the
-	 * retransmission timer's view of it); the timer stays the bound. */
-	if (sent)
-		rte_eth_tx_buffer_flush(p->port_id, 0, p->txb);
+	(void)a;
 }
 
 static void node_check_done(struct br_node *n, uint64_t now)
@@ -529,14 +333,15 @@ int br_lcore_loop(void *arg)
 									   1000));
 		if (tsc - prev_drain >= drain_tsc) {
 			for (unsigned i = 0; i < lc->n_nodes; i++)
-				rte_eth_tx_buffer_flush(lc->nodes[i]->port->port_id, 0,
-							lc->nodes[i]->port->txb);
+				rte_eth_tx_buffer_flush(lc->nodes[i]->drv.port->port_id, 0,
+							lc->nodes[i]->drv.port->txb);
 			prev_drain = tsc;
 		}
 		if (tsc - prev_pub >= pub_tsc) {
 			for (unsigned i = 0; i < lc->n_nodes; i++) {
 				node_check_done(lc->nodes[i], now);
 				br_node_publish(lc->nodes[i]);
+				br_drv_watch(&lc->nodes[i]->drv, now);
 			}
 			prev_pub = tsc;
 			if (lc->is_main)
@@ -548,7 +353,7 @@ int br_lcore_loop(void *arg)
 	for (unsigned i = 0; i < lc->n_nodes; i++) {
 		struct br_node *n = lc->nodes[i];
 
-		rte_eth_tx_buffer_flush(n->port->port_id, 0, n->port->txb);
+		rte_eth_tx_buffer_flush(n->drv.port->port_id, 0, n->drv.port->txb);
 		node_check_done(n, br_now_ns(a, rte_rdtsc()));
 		br_node_publish(n);
 	}

@@ -24,176 +24,23 @@ uint64_t dr_now(const struct dapp *d)
 	return br_now_ns(d->br, rte_rdtsc());
 }
 
-/* ------------------------------------------------------------ capture */
+/* ------------------------------------------------------------ ports */
 
-int dr_capture_open(struct dapp *d, char *err, size_t errlen)
+int dr_ports_assign(struct dapp *d, char *err, size_t errlen)
 {
 	const struct br_config *c = &d->br->cfg;
 	struct timespec ts;
 
-	if (!c->capture_dir[0])
-		return 0;
-	if (br_capture_mkdir(c, err, errlen))
-		return -1;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	d->br->realtime0_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - dr_now(d);
 	for (unsigned i = 0; i < d->n_nodes; i++) {
 		struct dnode *x = &d->nodes[i];
 
-		if (!x->port->cfg->capture)
-			continue;
-		for (int k = 0; k < 2; k++)
-			if (!(x->cap[k] = br_dumper_new(c->capture_dir, x->port->cfg->index, k,
-							c->capture_where, err, errlen)))
-				return -1;
+		x->drv.port = &d->br->ports[x->cfg->port];
+		if (br_capture_open_drv(c, &x->drv, err, errlen))
+			return -1;
 	}
 	return 0;
-}
-
-static void cap_frame(struct dnode *x, int tx, const struct rte_mbuf *m, uint64_t now)
-{
-	uint32_t len = rte_pktmbuf_pkt_len(m);
-	uint32_t cl = len < sizeof(x->linbuf) ? len : (uint32_t)sizeof(x->linbuf);
-	const uint8_t *p = rte_pktmbuf_read(m, 0, cl, x->linbuf);
-
-	if (p)
-		br_dumper_write(x->cap[tx], p, cl, len, x->app->br->realtime0_ns + now);
-}
-
-/* ------------------------------------------------------------ frames */
-
-static void deliver(struct dnode *x, struct rte_mbuf *m, uint64_t now)
-{
-	uint32_t len = rte_pktmbuf_pkt_len(m);
-	const uint8_t *p = NULL;
-
-	if (len <= sizeof(x->linbuf))
-		p = rte_pktmbuf_read(m, 0, len, x->linbuf);
-	if (!p || htoe_frame_input(x->b, p, len, now) < 0)
-		x->c.rx_bad++;
-	rte_pktmbuf_free(m);
-}
-
-static void hold_rx(struct dnode *x, struct rte_mbuf *m, uint64_t at, uint64_t now)
-{
-	if (at <= now || impair_hold(x->port->imp_rx, m, at) != 0)
-		deliver(x, m, now);
-}
-
-static unsigned rx(struct dapp *d, struct dnode *x, uint64_t now)
-{
-	struct br_port *p = x->port;
-	struct rte_mbuf *pkts[BR_MAX_BURST], *m;
-	uint16_t nb = rte_eth_rx_burst(p->port_id, 0, pkts, (uint16_t)d->br->cfg.burst);
-	unsigned moved = nb;
-
-	for (uint16_t i = 0; i < nb; i++) {
-		struct impair_verdict v;
-
-		m = pkts[i];
-		x->c.rx_frames++;
-		if (x->cap[0])
-			cap_frame(x, 0, m, now);
-		if (atomic_load_explicit(&x->dead, memory_order_relaxed)) {
-			rte_pktmbuf_free(m); /* a crashed node hears nothing */
-			continue;
-		}
-		if (!p->imp_rx) {
-			deliver(x, m, now);
-			continue;
-		}
-		impair_decide(p->imp_rx, rte_pktmbuf_pkt_len(m), now, &v);
-		if (!v.copies) {
-			rte_pktmbuf_free(m);
-			continue;
-		}
-		if (v.corrupt)
-			impair_flip(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m), v.bit);
-		if (v.copies == 2)
-			rte_mbuf_refcnt_update(m, 1);
-		hold_rx(x, m, v.at[0], now);
-		if (v.copies == 2)
-			hold_rx(x, m, v.at[1], now);
-	}
-	if (p->imp_rx)
-		while ((m = impair_release(p->imp_rx, now)) != NULL) {
-			deliver(x, m, now);
-			moved++;
-		}
-	return moved;
-}
-
-static void wire_tx(struct dnode *x, struct rte_mbuf *m)
-{
-	x->c.tx_frames++;
-	if (x->cap[1])
-		cap_frame(x, 1, m, dr_now(x->app));
-	rte_eth_tx_buffer(x->port->port_id, 0, x->port->txb, m);
-}
-
-static void hold_tx(struct dnode *x, struct rte_mbuf *m, uint64_t at, uint64_t now)
-{
-	if (at <= now || impair_hold(x->port->imp_tx, m, at) != 0)
-		wire_tx(x, m);
-}
-
-static unsigned tx(struct dapp *d, struct dnode *x, uint64_t now)
-{
-	struct br_port *p = x->port;
-	struct rte_mbuf *m;
-	unsigned sent = 0;
-
-	for (;;) {
-		struct impair_verdict v;
-		int len;
-
-		m = x->spare;
-		if (!m && !(m = rte_pktmbuf_alloc(d->br->pool))) {
-			x->c.alloc_fail++;
-			break;
-		}
-		x->spare = NULL;
-		uint32_t cap = rte_pktmbuf_tailroom(m);
-
-		len = htoe_frame_output(x->b, rte_pktmbuf_mtod(m, uint8_t *),
-					cap > HTOE_FRAME_MAX ? HTOE_FRAME_MAX : cap, now, HTOE_TX_FLUSH);
-		if (len <= 0) {
-			x->spare = m;
-			break;
-		}
-		m->data_len = (uint16_t)len;
-		m->pkt_len = (uint32_t)len;
-		sent++;
-		if (!p->imp_tx) {
-			wire_tx(x, m);
-			continue;
-		}
-		impair_decide(p->imp_tx, (uint32_t)len, now, &v);
-		if (!v.copies) {
-			rte_pktmbuf_free(m);
-			continue;
-		}
-		if (v.corrupt)
-			impair_flip(rte_pktmbuf_mtod(m, uint8_t *), (uint32_t)len, v.bit);
-		if (v.copies == 2) {
-			struct rte_mbuf *c = rte_pktmbuf_copy(m, d->br->pool, 0, UINT32_MAX);
-
-			hold_tx(x, m, v.at[0], now);
-			if (c)
-				hold_tx(x, c, v.at[1], now);
-		} else {
-			hold_tx(x, m, v.at[0], now);
-		}
-	}
-	if (p->imp_tx)
-		while ((m = impair_release(p->imp_tx, now)) != NULL) {
-			wire_tx(x, m);
-			sent++;
-		}
-	if (sent)
-		rte_eth_tx_buffer_flush(p->port_id, 0, p->txb);
-	x->c.tx_refused = p->tx_refused;
-	return sent;
 }
 
 /* ------------------------------------------------------------ nodes */
@@ -246,12 +93,15 @@ int dr_nodes_setup(struct dapp *d, uint16_t borrower, char *err, size_t errlen)
 		x->cfg = nc;
 		x->id = nc->id;
 		x->borrower = nc->id == borrower;
-		atomic_init(&x->dead, 0);
 		x->b = htoe_new(&nc->bc, msg, sizeof(msg));
 		if (!x->b) {
 			snprintf(err, errlen, "%s: bridge: %s", nc->where, msg);
 			return -1;
 		}
+		if (br_drv_init(&x->drv, x->b, NULL, d->br->pool, (uint16_t)cfg->burst, nc->id,
+				&x->c, err, errlen) ||
+		    br_macsec_setup(&x->drv, &nc->macsec, err, errlen))
+			return -1;
 		htoe_lease_cfg_defaults(&lc);
 		lc.node_id = nc->id;
 		lc.session = (uint32_t)(((uint64_t)time(NULL) << 8) ^ ((uint64_t)getpid() << 4) ^
@@ -338,10 +188,10 @@ void dr_nodes_teardown(struct dapp *d)
 	for (unsigned i = 0; d->nodes && i < d->n_nodes; i++) {
 		struct dnode *x = &d->nodes[i];
 
-		if (x->spare)
-			rte_pktmbuf_free(x->spare);
-		br_dumper_free(x->cap[0], "htoe-dimm");
-		br_dumper_free(x->cap[1], "htoe-dimm");
+		br_drv_fini(&x->drv);
+		br_macsec_free(&x->drv);
+		br_dumper_free(x->drv.cap[0], "htoe-dimm");
+		br_dumper_free(x->drv.cap[1], "htoe-dimm");
 		dimm_engine_free(x->eng);
 		htoe_lease_free(x->lease);
 		htoe_free(x->b);
@@ -370,20 +220,20 @@ int dr_exporter_loop(void *arg)
 		uint64_t now = dr_now(d);
 
 		x->c.polls++;
-		rx(d, x, now);
-		if (atomic_load_explicit(&x->dead, memory_order_relaxed))
+		br_drv_rx(&x->drv, now);
+		if (__atomic_load_n(&x->drv.deaf, __ATOMIC_RELAXED))
 			continue; /* crashed: it answers nothing, keeps no time */
-		if (now >= x->deadline)
-			htoe_handle_expiry(x->b, now);
+		br_drv_expire(&x->drv, now);
 		while (htnode_poll(&x->hn, now))
 			;
 		dimm_node_poll(&x->dn, now);
-		tx(d, x, now);
-		x->deadline = dimm_node_next_deadline(&x->dn);
+		br_drv_tx(&x->drv, now);
+		x->drv.deadline = dimm_node_next_deadline(&x->dn);
+		br_drv_watch(&x->drv, now);
 	}
-	if (x->spare) {
-		rte_pktmbuf_free(x->spare);
-		x->spare = NULL;
+	if (x->drv.spare) {
+		rte_pktmbuf_free(x->drv.spare);
+		x->drv.spare = NULL;
 	}
 	return 0;
 }
@@ -406,16 +256,16 @@ static unsigned borrower_iter(struct dapp *d, struct dnode *x, uint64_t now,
 	unsigned work;
 
 	x->c.polls++;
-	work = rx(d, x, now);
-	if (now >= x->deadline)
-		htoe_handle_expiry(x->b, now);
+	work = br_drv_rx(&x->drv, now);
+	br_drv_expire(&x->drv, now);
 	if (p)
 		work += dimm_pager_poll(p);
 	work += dimm_node_poll(&x->dn, now);
 	if (p)
 		work += dimm_pager_poll(p);
-	work += tx(d, x, now);
-	x->deadline = dimm_node_next_deadline(&x->dn);
+	work += br_drv_tx(&x->drv, now);
+	x->drv.deadline = dimm_node_next_deadline(&x->dn);
+	br_drv_watch(&x->drv, now);
 	atomic_fetch_add_explicit(&d->a_iter, 1, memory_order_release);
 	return work;
 }
@@ -577,7 +427,7 @@ static void maybe_kill(struct dapp *d, struct dimm_pager *p)
 	d->killed = true;
 	for (unsigned i = 0; i < d->n_nodes; i++)
 		if (!d->nodes[i].borrower) {
-			atomic_store(&d->nodes[i].dead, 1);
+			__atomic_store_n(&d->nodes[i].drv.deaf, 1, __ATOMIC_RELAXED);
 			fprintf(stderr, "htoe-dimm: --kill-after-faults: node %u stops answering "
 				"(a crashed node) after %" PRIu64 " page faults\n", d->nodes[i].id,
 				dimm_pager_stats(p)->faults);
@@ -599,9 +449,9 @@ void dr_borrower_loop(struct dapp *d)
 
 		now = dr_now(d);
 		if (prev && now - prev > 150000) {
-			x->c.gaps++;
-			if (now - prev > x->c.max_gap)
-				x->c.max_gap = now - prev;
+			x->lc.gaps++;
+			if (now - prev > x->lc.max_gap)
+				x->lc.max_gap = now - prev;
 		}
 		work = borrower_iter(d, x, now, p);
 		maybe_kill(d, p);
@@ -620,7 +470,7 @@ void dr_borrower_loop(struct dapp *d)
 		if (!idle_since)
 			idle_since = now;
 		if (now - idle_since < d->spin_ns) {
-			x->c.yields++;
+			x->lc.yields++;
 			sched_yield();
 			continue;
 		}
@@ -632,10 +482,12 @@ void dr_borrower_loop(struct dapp *d)
 			atomic_store(&d->a_sleeping, 0);
 			continue;
 		}
-		if (x->deadline <= now)
+		uint64_t wake = br_drv_next_wake(&x->drv);
+
+		if (wake <= now)
 			tmo = 0;
-		else if (x->deadline - now < tmo)
-			tmo = x->deadline - now;
+		else if (wake - now < tmo)
+			tmo = wake - now;
 		pfd[0].fd = d->efd;
 		pfd[0].events = POLLIN;
 		pfd[1].fd = p ? dimm_pager_fd(p) : -1;
@@ -650,7 +502,7 @@ void dr_borrower_loop(struct dapp *d)
 		if (read(d->efd, &v, sizeof(v)) < 0) {
 			/* nothing was written: a fault or the timeout woke us */
 		}
-		x->c.sleeps++;
+		x->lc.sleeps++;
 		idle_since = 0;
 	}
 	/* give the lease back (bounded: the lessor expires it anyway) */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * htoe-dimm runtime: the two kinds of node of the remote-memory demo on
- * DPDK ports (app/bridge's configuration and port code).
+ * DPDK ports (app/bridge's configuration, ports and driver: RX, TX,
+ * impairment, MACsec, capture are app/bridge/driver.c, as in htoe-bridge).
  *
  *  - the *exporter* (node B): bridge + HT memory target (app/node htnode)
  *    + lease endpoint as lessor, busy-polled on its own lcore;
@@ -26,8 +27,7 @@
 #include "htoe/htoe_lease.h"
 
 struct dn_ctr {
-	uint64_t rx_frames, tx_frames, rx_bad, tx_refused, alloc_fail;
-	uint64_t polls, sleeps, yields;
+	uint64_t sleeps, yields;
 	uint64_t gaps, max_gap;       /* borrower: loop iterations more than 150 us apart */
 };
 
@@ -38,19 +38,16 @@ struct dnode {
 	const struct br_node_cfg *cfg;
 	uint16_t id;
 	bool     borrower;
-	struct br_port *port;
-	struct htoe *b;
+	struct htoe *b;              /* = drv.b */
 	struct htoe_lease_ep *lease;
 	struct dimm_node dn;
 	struct htnode hn;            /* exporter: serves its memory */
 	uint8_t *mem;
 	struct dimm_engine *eng;     /* borrower */
-	struct rte_mbuf *spare;
-	uint64_t deadline;
-	struct dn_ctr c;
-	struct br_dumper *cap[2];    /* --capture: rx, tx (app/bridge/capture.c); NULL: none */
-	_Atomic int dead;            /* exporter: act as a crashed node */
-	uint8_t  linbuf[HTOE_FRAME_MAX + 64];
+	struct br_counters c;        /* frames, polls (app/bridge/driver.h) */
+	struct dn_ctr lc;            /* the loop's own */
+	struct br_drv drv;           /* its port: RX, TX, timers, MACsec, capture; drv.deaf: an
+				      * exporter acts as a crashed node */
 };
 
 struct dapp {
@@ -85,15 +82,16 @@ struct dapp {
 
 uint64_t dr_now(const struct dapp *d);
 
-/* Nodes from the loaded configuration (d->br->cfg); lessor memory and the
- * lease endpoints. */
+/* Nodes from the loaded configuration (d->br->cfg); lessor memory, the
+ * lease endpoints, MACsec ([macsec] keys). The mbuf pool must exist. */
 int dr_nodes_setup(struct dapp *d, uint16_t borrower, char *err, size_t errlen);
 void dr_nodes_teardown(struct dapp *d);   /* also closes the capture files */
-/* --capture DIR ([global] capture): every node's port writes DIR/port<N>-rx.pcap
- * (as received, before the RX impairment) and DIR/port<N>-tx.pcap (as sent,
- * after the TX impairment), nanosecond pcap, like htoe-bridge; each node's
- * own thread writes its files. Call after the ports are assigned. */
-int dr_capture_open(struct dapp *d, char *err, size_t errlen);
+/* The nodes' ports (d->br->ports, created); then --capture DIR ([global]
+ * capture): every node's port writes DIR/port<N>-rx.pcap (as received,
+ * before the RX impairment) and DIR/port<N>-tx.pcap (as sent, after MACsec
+ * and the TX impairment), nanosecond pcap, like htoe-bridge; each node's
+ * own thread writes its files. */
+int dr_ports_assign(struct dapp *d, char *err, size_t errlen);
 
 /* Exporter loop (an lcore function; arg: struct dnode *). Ends on quit_b. */
 int dr_exporter_loop(void *arg);

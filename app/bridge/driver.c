@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The DPDK driver of one bridge on one port (see driver.h): RX, TX,
+ * timers, peer liveness. Shared by htoe-bridge and htoe-dimm.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bridge.h"
+#include "driver.h"
+
+int br_drv_init(struct br_drv *d, struct htoe *b, struct br_port *port,
+		struct rte_mempool *pool, uint16_t burst, uint16_t id, struct br_counters *c,
+		char *err, size_t errlen)
+{
+	unsigned n = htoe_n_vls(b);
+
+	d->b = b;
+	d->port = port;
+	d->pool = pool;
+	d->burst = burst ? burst : 32;
+	d->id = id;
+	d->c = c;
+	d->deadline = 0;
+	d->n_watch = n;
+	d->watch = calloc(n ? n : 1, sizeof(*d->watch));
+	if (!d->watch) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+void br_drv_fini(struct br_drv *d)
+{
+	if (d->spare)
+		rte_pktmbuf_free(d->spare);
+	d->spare = NULL;
+	br_macsec_teardown(d);
+	free(d->watch);
+	d->watch = NULL;
+	d->n_watch = 0;
+}
+
+/* -------------------------------------------------------- one frame */
+
+static void deliver(struct br_drv *d, struct rte_mbuf *m, uint64_t now)
+{
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	const uint8_t *p = NULL;
+
+	if (len <= sizeof(d->linbuf))
+		p = rte_pktmbuf_read(m, 0, len, d->linbuf);
+	/* MACsec: nothing unvalidated reaches the bridge (drops are counted
+	 * under their 802.1AE counters, not in rx_bad) */
+	if (p && d->ms && !(p = br_macsec_rx(d, m, p, &len))) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (!p || htoe_frame_input(d->b, p, len, now) < 0)
+		d->c->rx_bad++;
+	rte_pktmbuf_free(m);
+}
+
+static void wire_tx(struct br_drv *d, struct rte_mbuf *m, uint64_t now)
+{
+	struct br_port *p = d->port;
+
+	if (d->cap_ring || d->cap[1])
+		br_capture_copy(d, m, true, now);
+	d->c->tx_frames++;
+	d->c->tx_bytes += rte_pktmbuf_pkt_len(m);
+	rte_eth_tx_buffer(p->port_id, 0, p->txb, m);
+}
+
+static struct rte_mbuf *copy_frame(struct br_drv *d, const struct rte_mbuf *m)
+{
+	struct rte_mbuf *c = rte_pktmbuf_alloc(d->pool);
+	uint16_t len = rte_pktmbuf_data_len(m);
+
+	if (!c) {
+		d->c->alloc_fail++;
+		return NULL;
+	}
+	memcpy(rte_pktmbuf_mtod(c, uint8_t *), rte_pktmbuf_mtod(m, const uint8_t *), len);
+	c->data_len = len;
+	c->pkt_len = len;
+	return c;
+}
+
+/* An impairment stage decides the frame's fate: dropped, corrupted,
+ * delayed or held back (the stage keeps it until due), duplicated — on TX
+ * as a copy in a new mbuf, on RX as the same mbuf delivered twice. */
+static void hold(struct br_drv *d, struct impair *im, struct rte_mbuf *m, uint64_t at,
+		 uint64_t now, bool tx)
+{
+	if (at > now && impair_hold(im, m, at) == 0)
+		return;
+	if (tx)
+		wire_tx(d, m, now);
+	else
+		deliver(d, m, now);
+}
+
+static void impaired(struct br_drv *d, struct impair *im, struct rte_mbuf *m, uint64_t now,
+		     bool tx)
+{
+	struct impair_verdict v;
+	struct rte_mbuf *dup = NULL;
+
+	impair_decide(im, rte_pktmbuf_pkt_len(m), now, &v);
+	if (!v.copies) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (v.corrupt)
+		impair_flip(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m), v.bit);
+	if (v.copies == 2 && tx) {
+		dup = copy_frame(d, m);
+	} else if (v.copies == 2) {
+		rte_mbuf_refcnt_update(m, 1); /* delivered (and freed) twice */
+		dup = m;
+	}
+	hold(d, im, m, v.at[0], now, tx);
+	if (dup)
+		hold(d, im, dup, v.at[1], now, tx);
+}
+
+static void rx_frame(struct br_drv *d, struct rte_mbuf *m, uint64_t now)
+{
+	struct br_port *p = d->port;
+
+	d->c->rx_frames++;
+	d->c->rx_bytes += rte_pktmbuf_pkt_len(m);
+	if (d->cap_ring || d->cap[0])
+		br_capture_copy(d, m, false, now);
+	if (__atomic_load_n(&d->deaf, __ATOMIC_RELAXED)) {
+		rte_pktmbuf_free(m); /* a crashed node hears nothing */
+		return;
+	}
+	if (p->imp_rx)
+		impaired(d, p->imp_rx, m, now, false);
+	else
+		deliver(d, m, now);
+}
+
+unsigned br_drv_rx(struct br_drv *d, uint64_t now)
+{
+	struct br_port *p = d->port;
+	struct rte_mbuf *pkts[BR_MAX_BURST], *m;
+	uint16_t nb = rte_eth_rx_burst(p->port_id, 0, pkts, d->burst);
+	unsigned moved = nb;
+
+	for (uint16_t i = 0; i < nb; i++)
+		rx_frame(d, pkts[i], now);
+	if (p->imp_rx)
+		while ((m = impair_release(p->imp_rx, now)) != NULL) {
+			deliver(d, m, now);
+			moved++;
+		}
+	return moved;
+}
+
+bool br_drv_expire(struct br_drv *d, uint64_t now)
+{
+	if (now < d->deadline)
+		return false;
+	htoe_handle_expiry(d->b, now);
+	d->c->expiries++;
+	return true;
+}
+
+/* ------------------------------------------------------------------- TX */
+
+unsigned br_drv_tx(struct br_drv *d, uint64_t now)
+{
+	struct br_port *p = d->port;
+	struct rte_mbuf *m;
+	unsigned sent = 0;
+
+	/* each frame straight into a fresh mbuf; partly filled frames leave
+	 * too (HTOE_TX_FLUSH): the program has drained its local side, so
+	 * nothing more would join them in this iteration */
+	for (;;) {
+		int len;
+
+		m = d->spare;
+		if (!m && !(m = rte_pktmbuf_alloc(d->pool))) {
+			d->c->alloc_fail++;
+			break;
+		}
+		d->spare = NULL;
+		uint32_t cap = rte_pktmbuf_tailroom(m);
+
+		if (d->ms) /* room for the ICV; the SecTAG goes into the headroom */
+			cap = cap > HTOE_MACSEC_ICV_LEN ? cap - HTOE_MACSEC_ICV_LEN : 0;
+		len = htoe_frame_output(d->b, rte_pktmbuf_mtod(m, uint8_t *),
+					cap > HTOE_FRAME_MAX ? HTOE_FRAME_MAX : cap, now,
+					HTOE_TX_FLUSH);
+		if (len <= 0) {
+			d->spare = m; /* kept for the next frame */
+			break;
+		}
+		m->data_len = (uint16_t)len;
+		m->pkt_len = (uint32_t)len;
+		if (d->ms && br_macsec_tx(d, m)) {
+			rte_pktmbuf_free(m); /* counted (no SA / PN exhausted) */
+			continue;
+		}
+		if (p->imp_tx)
+			impaired(d, p->imp_tx, m, now, true);
+		else
+			wire_tx(d, m, now);
+		sent++;
+	}
+	if (p->imp_tx)
+		while ((m = impair_release(p->imp_tx, now)) != NULL) {
+			wire_tx(d, m, now);
+			sent++;
+		}
+	/* The frames of one iteration leave together: holding them for a
+	 * drain timer would add its period to every round trip (and to the
+	 * retransmission timer's view of it). */
+	if (sent)
+		rte_eth_tx_buffer_flush(p->port_id, 0, p->txb);
+	return sent;
+}
+
+uint64_t br_drv_next_wake(const struct br_drv *d)
+{
+	uint64_t t = d->deadline;
+
+	if (d->port->imp_rx && impair_next(d->port->imp_rx) < t)
+		t = impair_next(d->port->imp_rx);
+	if (d->port->imp_tx && impair_next(d->port->imp_tx) < t)
+		t = impair_next(d->port->imp_tx);
+	return t;
+}
+
+void br_drv_count(struct br_drv *d)
+{
+	struct br_port *p = d->port;
+	struct br_counters *c = d->c;
+
+	/* impairment counters live in the stages */
+	c->imp_tx_dropped = c->imp_rx_dropped = 0;
+	c->imp_dup = c->imp_corrupt = c->imp_reorder = c->imp_overflow = 0;
+	for (int k = 0; k < 2; k++) {
+		const struct impair *im = k ? p->imp_rx : p->imp_tx;
+
+		if (!im)
+			continue;
+		const struct impair_stats *s = impair_stats(im);
+
+		if (k)
+			c->imp_rx_dropped = s->dropped + s->burst_dropped;
+		else
+			c->imp_tx_dropped = s->dropped + s->burst_dropped;
+		c->imp_dup += s->duplicated;
+		c->imp_corrupt += s->corrupted;
+		c->imp_reorder += s->reordered;
+		c->imp_overflow += s->overflow;
+	}
+	c->tx_refused = p->tx_refused;
+}
+
+/* ------------------------------------------------------------ liveness */
+
+void br_drv_watch(struct br_drv *d, uint64_t now)
+{
+	if (now < d->next_watch_ns)
+		return;
+	d->next_watch_ns = now + 100000000ull;
+	for (unsigned i = 0; i < d->n_watch; i++) {
+		struct br_peer_watch *w = &d->watch[i];
+		uint16_t peer = htoe_vl_node(d->b, i);
+		const struct htoe_vl_stats *v = htoe_get_vl_stats(d->b, peer);
+
+		if (!v)
+			continue;
+		if (v->rx_frames != w->rx) {
+			/* it answered */
+			if (w->reported)
+				fprintf(stderr, "%s: node %u: peer node %u answers again (silent for "
+					"%.1f s)\n", br_prog(), d->id, peer,
+					(double)(now - (w->last_rx_ns ? w->last_rx_ns : w->waiting_since)) /
+					1e9);
+			w->rx = v->rx_frames;
+			w->tx = v->tx_frames;
+			w->last_rx_ns = now;
+			w->waiting_since = 0;
+			w->reported = false;
+			continue;
+		}
+		if (v->tx_frames != w->tx) {
+			/* sent to it since it last answered: from now on we wait */
+			w->tx = v->tx_frames;
+			if (!w->waiting_since)
+				w->waiting_since = now ? now : 1;
+		}
+		if (w->waiting_since && !w->reported && now - w->waiting_since >= BR_PEER_SILENT_NS) {
+			w->reported = true;
+			if (w->last_rx_ns)
+				fprintf(stderr, "%s: node %u: peer node %u has not answered for %.1f s "
+					"(frames to it, none back on port %u, %s): is it still running, "
+					"and is the link up?\n", br_prog(), d->id, peer,
+					(double)(now - w->waiting_since) / 1e9, d->port->cfg->index,
+					d->port->name);
+			else
+				fprintf(stderr, "%s: node %u: peer node %u not connected: no frame from "
+					"it in %.1f s on port %u (%s): is it running, and is the other "
+					"end of the port there?\n", br_prog(), d->id, peer,
+					(double)(now - w->waiting_since) / 1e9, d->port->cfg->index,
+					d->port->name);
+		}
+	}
+}

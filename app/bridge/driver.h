@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The DPDK driver of one bridge (struct htoe) on one ethdev port, shared by
+ * htoe-bridge (worker.c) and htoe-dimm (app/dimm/runtime.c). A program's
+ * poll loop calls the pieces around its own local side, like DPDK's
+ * examples/l2fwd:
+ *
+ *   br_drv_rx      rte_eth_rx_burst -> capture -> RX impairment -> MACsec
+ *                  validation -> htoe_frame_input; then what the RX
+ *                  impairment releases
+ *   br_drv_expire  htoe_handle_expiry once drv->deadline has passed
+ *   (the program:  its local side — htoe-bridge: requester, target and
+ *                  workload; htoe-dimm: lease endpoint, dimm engine, pager;
+ *                  then it sets drv->deadline to its next deadline)
+ *   br_drv_tx      htoe_frame_output into a fresh mbuf -> MACsec protection
+ *                  -> TX impairment -> capture -> rte_eth_tx_buffer; what
+ *                  the TX impairment releases; flush
+ *   br_drv_watch   "peer not answering" / "answers again", once each
+ *
+ * Everything here runs on the lcore that owns the driver; nothing is
+ * shared with other lcores but the mbuf pool and the capture ring.
+ */
+#ifndef HTOE_BRIDGE_DRIVER_H
+#define HTOE_BRIDGE_DRIVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "htoe/htoe.h"
+
+/* Driver counters of one node, written by its lcore only. All uint64_t.
+ * br_drv fills the first group; the rest belong to the program's loop. */
+struct br_counters {
+	uint64_t rx_frames, rx_bytes;       /* received from the port */
+	uint64_t rx_bad;                    /* refused by htoe_frame_input (any reason) */
+	uint64_t tx_frames, tx_bytes;       /* handed to the port */
+	uint64_t tx_refused;                /* not accepted by tx: freed */
+	uint64_t alloc_fail;                /* mbuf allocation failures */
+	uint64_t imp_tx_dropped, imp_rx_dropped, imp_dup, imp_corrupt, imp_reorder;
+	uint64_t imp_overflow;              /* hold queue full: sent at once */
+	uint64_t cap_frames, cap_dropped;   /* capture copies queued / lost */
+	uint64_t expiries;                  /* htoe_handle_expiry calls */
+	/* the program's loop */
+	uint64_t polls, busy_polls;         /* loop iterations, ones that moved something */
+	uint64_t poll_max_ns;               /* the longest node_poll() */
+	uint64_t gap_max_ns;                /* the longest time between two polls of the node */
+	uint64_t done;                      /* 1: workload done and quiescent */
+	uint64_t busy;                      /* htoe_busy() + local side */
+	uint64_t wl_finish_ns;              /* when the workload completed (0: not yet) */
+};
+
+/* A peer that has not answered for this long is reported (once). */
+#define BR_PEER_SILENT_NS 2000000000ull
+
+struct br_peer_watch {
+	uint64_t rx, tx;                    /* the VL's frame counters last seen */
+	uint64_t waiting_since;             /* first frame sent after the last one received */
+	uint64_t last_rx_ns;                /* when a frame from it was last seen (0: never) */
+	bool     reported;                  /* "not answering" said */
+};
+
+struct br_port;
+struct br_macsec;
+struct br_dumper;
+
+struct br_drv {
+	struct htoe *b;
+	struct br_port *port;
+	struct rte_mempool *pool;
+	uint16_t burst;                     /* RX burst */
+	uint16_t id;                        /* the node's id (messages) */
+	struct br_counters *c;              /* the owner's counters */
+	struct br_macsec *ms;               /* MACsec SecY (macsec.c); NULL: off */
+	/* capture: copies on a ring to a writer thread (htoe-bridge's main
+	 * lcore), or written on this lcore into the dumpers (htoe-dimm) */
+	struct rte_ring *cap_ring;
+	struct br_dumper *cap[2];           /* rx, tx */
+	uint64_t deadline;                  /* expiry: htoe_handle_expiry from then on */
+	int      deaf;                      /* test hook (atomic): drop every received frame */
+	struct rte_mbuf *spare;             /* allocated, not yet used for a frame */
+	unsigned n_watch;
+	struct br_peer_watch *watch;        /* [htoe_n_vls] (br_drv_watch) */
+	uint64_t next_watch_ns;
+	uint8_t  linbuf[HTOE_FRAME_MAX + 64]; /* multi-segment RX, MACsec copies */
+};
+
+/* Binds the driver to its bridge, port, pool and counters (everything
+ * else zero: no MACsec, no capture). 0, or -1 with a message (no memory). */
+int br_drv_init(struct br_drv *d, struct htoe *b, struct br_port *port,
+		struct rte_mempool *pool, uint16_t burst, uint16_t id, struct br_counters *c,
+		char *err, size_t errlen);
+/* Frees the spare mbuf, the MACsec SecY and the watch table (not the
+ * capture dumpers: br_dumper_free). */
+void br_drv_fini(struct br_drv *d);
+
+/* One RX burst and the RX impairment's due frames; returns the frames
+ * handed on (received + released). */
+unsigned br_drv_rx(struct br_drv *d, uint64_t now);
+/* htoe_handle_expiry when drv->deadline has passed; true if it ran. */
+bool br_drv_expire(struct br_drv *d, uint64_t now);
+/* Every frame the bridge has (partly filled ones too: the local side has
+ * been drained) and the TX impairment's due frames, then a flush; returns
+ * the frames handed to the port. */
+unsigned br_drv_tx(struct br_drv *d, uint64_t now);
+/* The earliest time the driver needs a call: drv->deadline, or a frame
+ * held by an impairment stage. */
+uint64_t br_drv_next_wake(const struct br_drv *d);
+/* Port-side counters into *c (tx_refused, impairment). */
+void br_drv_count(struct br_drv *d);
+/* Peer liveness messages on stderr, at most every 100 ms of `now`:
+ * "peer node N has not answered for 2.0 s" once when a frame to it stays
+ * unanswered that long, "peer node N answers again" once when it does. */
+void br_drv_watch(struct br_drv *d, uint64_t now);
+
+#endif
