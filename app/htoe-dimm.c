@@ -127,7 +127,7 @@ static void usage(FILE *f)
 	      "  --readahead N       pager: fetch N more pages on sequential faults (default 0)\n"
 	      "  --no-wp             pager: no write-protect dirty tracking (write back every page)\n"
 	      "  --spin-us N         borrower loop: spin this long before sleeping (default 50)\n"
-	      "  --lease-ms N        lease duration (default 1000; renewed every third)\n"
+	      "  --lease-ms N        lease duration (default 10000; renewed every third)\n"
 	      "  --json FILE         results as JSON (default htoe-dimm.json)\n"
 	      "  --plot FILE         slowdown vs budget as PNG (default htoe-dimm.png)\n"
 	      "  --no-plot           no PNG\n"
@@ -212,7 +212,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		o->wl[k] = true;
 	wl_params_default(&o->wp);
 	o->spin_us = 50;
-	o->lease_ms = 1000;
+	o->lease_ms = 10000;
 	o->json = "htoe-dimm.json";
 	o->plot = "htoe-dimm.png";
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
