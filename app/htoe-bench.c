@@ -37,6 +37,7 @@
 #include "bench/bench.h"
 #include "bench_plot_py.h"
 #include "htoe/htoe_macsec.h"
+#include "htoe_version.h"
 #include "run_python.h"
 
 extern char **environ;
@@ -509,6 +510,8 @@ static void usage(FILE *f)
 		"                   (/usr/bin/python3 with matplotlib)\n"
 		"  --bridge PATH    the htoe-bridge to run (default: next to htoe-bench)\n"
 		"  --keep           keep the temporary directory (INIs, outputs)\n"
+		"  --help           this text\n"
+		"  --version        the version\n"
 		"Runs on lcores 0-1 (two CPUs); see docs/benchmarks.md.\n");
 }
 
@@ -518,7 +521,8 @@ static void parse(int argc, char **argv)
 		{ "quick", no_argument, 0, 'q' }, { "duration", required_argument, 0, 'd' },
 		{ "json", required_argument, 0, 'j' }, { "plots", required_argument, 0, 'p' },
 		{ "bridge", required_argument, 0, 'b' }, { "keep", no_argument, 0, 'k' },
-		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
+		{ "help", no_argument, 0, 'h' }, { "version", no_argument, 0, 'V' },
+		{ 0, 0, 0, 0 }
 	};
 	int c;
 
@@ -536,6 +540,7 @@ static void parse(int argc, char **argv)
 		case 'b': snprintf(O.bridge, sizeof(O.bridge), "%s", optarg); break;
 		case 'k': O.keep = true; break;
 		case 'h': usage(stdout); exit(0);
+		case 'V': htoe_print_version("htoe-bench"); exit(0);
 		default: usage(stderr); exit(2);
 		}
 	}

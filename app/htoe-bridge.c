@@ -27,6 +27,7 @@
 #include <rte_lcore.h>
 
 #include "bridge/bridge.h"
+#include "htoe_version.h"
 
 struct br_app *br_app;
 
@@ -48,7 +49,8 @@ static void usage(FILE *f)
 	      "  --json               print the final summary also as one JSON line\n"
 	      "  --check              check the configuration and the devices, start nothing\n"
 	      "  --print-config       print the embedded default configuration and exit\n"
-	      "  --help\n"
+	      "  --help               this text\n"
+	      "  --version            the version\n"
 	      "exit status: 0 all verified, 1 verification failed or incomplete,\n"
 	      "             2 configuration/usage error (nothing started), 3 EAL/device error\n",
 	      f);
@@ -179,6 +181,7 @@ int main(int argc, char **argv)
 		{ "check", no_argument, 0, 'k' },
 		{ "print-config", no_argument, 0, 'p' },
 		{ "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, 'V' },
 		{ 0, 0, 0, 0 },
 	};
 	struct br_overrides ov;
@@ -202,7 +205,7 @@ int main(int argc, char **argv)
 	if (eal_argc == argc)
 		for (int i = 1; i < argc; i++)
 			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") ||
-			    !strcmp(argv[i], "--print-config")) {
+			    !strcmp(argv[i], "--print-config") || !strcmp(argv[i], "--version")) {
 				/* no --: still answer these without the EAL */
 				eal_argc = 1;
 				app_start = 1;
@@ -253,6 +256,7 @@ int main(int argc, char **argv)
 		case 'k': check = true; break;
 		case 'p': fputs(br_cfg_default_text(), stdout); ARGS_DONE(0);
 		case 'h': usage(stdout); ARGS_DONE(0);
+		case 'V': htoe_print_version("htoe-bridge"); ARGS_DONE(0);
 		default: usage(stderr); ARGS_DONE(2);
 		}
 	}

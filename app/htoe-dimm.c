@@ -40,6 +40,8 @@
 #include "dimm/workloads.h"
 #include "dimm_default_ini.h"
 #include "dimm_plot_py.h"
+#include "htoe_version.h"
+#include "parse_num.h"
 #include "run_python.h"
 
 struct br_app *br_app; /* app/bridge's global (unused by the parts linked here) */
@@ -139,7 +141,8 @@ static void usage(FILE *f)
 	      "  --duration SEC      an exporter-only process stops after SEC (default: signal)\n"
 	      "  --verbose           print the nodes' driver and VL counters at the end\n"
 	      "  --capture DIR       write DIR/port<N>-tx.pcap and -rx.pcap (all frames)\n"
-	      "  --help\n"
+	      "  --help              this text\n"
+	      "  --version           the version\n"
 	      "exit status: 0 all verified, 1 verification failed or stopped on an error,\n"
 	      "             2 usage/configuration error, 3 EAL/device error\n",
 	      f);
@@ -153,10 +156,9 @@ static int parse_list_u(const char *s, unsigned *out, unsigned max, unsigned lo,
 	char *dup = strdup(s), *save = NULL, *tok;
 
 	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		unsigned long v = strtoul(tok, &end, 10);
+		uint64_t v;
 
-		if (*end || v < lo || v > hi || n == max) {
+		if (htoe_parse_unsigned(tok, 10, lo, hi, &v) || n == max) {
 			free(dup);
 			return -1;
 		}
@@ -194,6 +196,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "verbose", no_argument, 0, 'v' },
 		{ "capture", required_argument, 0, 'C' },
 		{ "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, 'V' },
 		{ 0, 0, 0, 0 },
 	};
 	int opt;
@@ -320,6 +323,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'v': o->verbose = true; break;
 		case 'C': o->ov.capture_dir = optarg; break;
 		case 'h': usage(stdout); exit(0);
+		case 'V': htoe_print_version("htoe-dimm"); exit(0);
 		default: usage(stderr); return -1;
 		}
 	}
@@ -940,11 +944,16 @@ int main(int argc, char **argv)
 			break;
 		}
 	if (eal_argc == argc)
-		for (int i = 1; i < argc; i++)
+		for (int i = 1; i < argc; i++) {
 			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 				usage(stdout);
 				return 0;
 			}
+			if (!strcmp(argv[i], "--version")) {
+				htoe_print_version("htoe-dimm");
+				return 0;
+			}
+		}
 	{
 		int n = 1 + argc - app_start;
 		char **av = calloc((size_t)n + 1, sizeof(char *));
