@@ -28,6 +28,7 @@
 
 #include "bridge/bridge.h"
 #include "htoe_version.h"
+#include "out_file.h"
 
 struct br_app *br_app;
 
@@ -266,6 +267,10 @@ int main(int argc, char **argv)
 		ARGS_DONE(2);
 	}
 
+	if (ov.capture_dir && htoe_check_out_dir(ov.capture_dir, err, sizeof(err))) {
+		fprintf(stderr, "htoe-bridge: --capture: %s\n", err);
+		ARGS_DONE(2);
+	}
 	free(app_argv); /* optarg points into argv, not into app_argv */
 #undef ARGS_DONE
 

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -41,6 +42,7 @@
 #include "dimm_default_ini.h"
 #include "dimm_plot_py.h"
 #include "htoe_version.h"
+#include "out_file.h"
 #include "parse_num.h"
 #include "run_python.h"
 
@@ -330,6 +332,21 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	if (optind < argc) {
 		fprintf(stderr, "htoe-dimm: unexpected argument '%s' (EAL arguments go before --)\n",
 			argv[optind]);
+		return -1;
+	}
+	/* output paths, before anything runs */
+	char err[PATH_MAX + 128];
+
+	if (o->json && htoe_check_out_file(o->json, err, sizeof(err))) {
+		fprintf(stderr, "htoe-dimm: --json: %s\n", err);
+		return -1;
+	}
+	if (o->json && !o->no_plot && o->plot && htoe_check_out_file(o->plot, err, sizeof(err))) {
+		fprintf(stderr, "htoe-dimm: --plot: %s (--no-plot: none)\n", err);
+		return -1;
+	}
+	if (o->ov.capture_dir && htoe_check_out_dir(o->ov.capture_dir, err, sizeof(err))) {
+		fprintf(stderr, "htoe-dimm: --capture: %s\n", err);
 		return -1;
 	}
 	return 0;
@@ -840,16 +857,19 @@ static int write_json(const struct app_state *s, const char *path, const char *t
 	return r;
 }
 
-static void plot(const char *json, const char *png)
+/* --plot FILE: 0 when written, -1 (message on stderr) if not */
+static int plot(const char *json, const char *png)
 {
 	int r = htoe_run_python(dimm_plot_py, json, png);
 
 	if (r == -1)
-		fprintf(stderr, "htoe-dimm: cannot run /usr/bin/python3 for the plot\n");
+		fprintf(stderr, "htoe-dimm: --plot %s: cannot run /usr/bin/python3\n", png);
 	else if (r)
-		fprintf(stderr, "htoe-dimm: the plot failed (python3-matplotlib installed?)\n");
+		fprintf(stderr, "htoe-dimm: --plot %s: the plot failed (python3-matplotlib "
+			"installed?)\n", png);
 	else
 		printf("htoe-dimm: plot: %s\n", png);
+	return r ? -1 : 0;
 }
 
 /* --verbose: the driver's and the bridges' counters of every node here. */
@@ -934,7 +954,7 @@ int main(int argc, char **argv)
 	int eal_argc = argc, app_start = argc, rc = 0, cfd = -1;
 	uint64_t export_size;
 	pthread_t th;
-	bool th_started = false;
+	bool th_started = false, out_failed = false;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int i = 1; i < argc; i++)
@@ -1145,12 +1165,14 @@ int main(int argc, char **argv)
 		if (impaired)
 			transport = o.config ? "config, impaired" : "in-process net_ring, impaired";
 		if (o.json) {
-			if (write_json(s, o.json, transport))
-				fprintf(stderr, "htoe-dimm: cannot write %s\n", o.json);
-			else
+			if (write_json(s, o.json, transport)) {
+				fprintf(stderr, "htoe-dimm: --json %s: cannot write it\n", o.json);
+				out_failed = true;
+			} else {
 				printf("htoe-dimm: results: %s\n", o.json);
-			if (!o.no_plot && o.plot && s->n_runs)
-				plot(o.json, o.plot);
+				if (!o.no_plot && o.plot && s->n_runs && plot(o.json, o.plot))
+					out_failed = true;
+			}
 		}
 		const struct htoe_vl_stats *vs = htoe_get_vl_stats(d->borrower->b, d->lessor);
 
@@ -1171,6 +1193,11 @@ int main(int argc, char **argv)
 	} else {
 		printf("htoe-dimm: all results verified against local memory\n");
 		rc = 0;
+	}
+	if (out_failed && !rc) {
+		/* printed at cleanup */
+		snprintf(err, sizeof(err), "an output file was not written (above)");
+		rc = 1;
 	}
 stop:
 	if (th_started) {
