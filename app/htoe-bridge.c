@@ -27,6 +27,7 @@
 #include <rte_lcore.h>
 
 #include "bridge/bridge.h"
+#include "eal_hint.h"
 #include "htoe_version.h"
 #include "out_file.h"
 
@@ -286,9 +287,8 @@ int main(int argc, char **argv)
 	}
 
 	if (rte_eal_init(eal_argc, argv) < 0) {
-		fprintf(stderr, "htoe-bridge: EAL initialisation failed: %s\n"
-			"  (without hugepages: -l 0-1 --no-huge -m 512 --no-pci --no-shconf "
-			"--file-prefix NAME)\n", rte_strerror(rte_errno));
+		htoe_eal_init_failed(stderr, "htoe-bridge", rte_errno ? rte_strerror(rte_errno) : NULL,
+				     eal_argc, argv);
 		return 3;
 	}
 	signal(SIGINT, on_signal);

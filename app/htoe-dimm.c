@@ -41,6 +41,7 @@
 #include "dimm/workloads.h"
 #include "dimm_default_ini.h"
 #include "dimm_plot_py.h"
+#include "eal_hint.h"
 #include "htoe_version.h"
 #include "out_file.h"
 #include "parse_num.h"
@@ -1057,9 +1058,8 @@ int main(int argc, char **argv)
 	d->lessor = (uint16_t)o.lessor;
 
 	if (rte_eal_init(eal_argc, argv) < 0) {
-		fprintf(stderr, "htoe-dimm: EAL initialisation failed: %s\n"
-			"  (without hugepages: -l 0-1 --no-huge -m 512 --no-pci --no-shconf "
-			"--file-prefix NAME)\n", rte_strerror(rte_errno));
+		htoe_eal_init_failed(stderr, "htoe-dimm", rte_errno ? rte_strerror(rte_errno) : NULL,
+				     eal_argc, argv);
 		rc = 3;
 		goto out_free;
 	}
