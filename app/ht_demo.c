@@ -17,6 +17,7 @@
 
 #include "htmodel/ht_b2b.h"
 #include "htmodel/ht_workload.h"
+#include "parse_num.h"
 
 #define DEMO_BASE        0x1000ull
 #define DEMO_SIZE        (16u * 1024u)
@@ -54,15 +55,7 @@ static void demo_usage(FILE *f)
 
 static bool parse_u64(const char *s, uint64_t *v)
 {
-	char *end;
-	if (!s || !*s || *s == '-')
-		return false;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 0);
-	if (errno || *end)
-		return false;
-	*v = x;
-	return true;
+	return !htoe_parse_u64(s, v);
 }
 
 static int parse_opts(int argc, char **argv, struct demo_opts *o)

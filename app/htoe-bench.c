@@ -37,6 +37,8 @@
 #include "bench/bench.h"
 #include "bench_plot_py.h"
 #include "htoe/htoe_macsec.h"
+#include "htoe_version.h"
+#include "out_file.h"
 #include "run_python.h"
 
 extern char **environ;
@@ -509,6 +511,8 @@ static void usage(FILE *f)
 		"                   (/usr/bin/python3 with matplotlib)\n"
 		"  --bridge PATH    the htoe-bridge to run (default: next to htoe-bench)\n"
 		"  --keep           keep the temporary directory (INIs, outputs)\n"
+		"  --help           this text\n"
+		"  --version        the version\n"
 		"Runs on lcores 0-1 (two CPUs); see docs/benchmarks.md.\n");
 }
 
@@ -518,7 +522,8 @@ static void parse(int argc, char **argv)
 		{ "quick", no_argument, 0, 'q' }, { "duration", required_argument, 0, 'd' },
 		{ "json", required_argument, 0, 'j' }, { "plots", required_argument, 0, 'p' },
 		{ "bridge", required_argument, 0, 'b' }, { "keep", no_argument, 0, 'k' },
-		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
+		{ "help", no_argument, 0, 'h' }, { "version", no_argument, 0, 'V' },
+		{ 0, 0, 0, 0 }
 	};
 	int c;
 
@@ -536,11 +541,18 @@ static void parse(int argc, char **argv)
 		case 'b': snprintf(O.bridge, sizeof(O.bridge), "%s", optarg); break;
 		case 'k': O.keep = true; break;
 		case 'h': usage(stdout); exit(0);
+		case 'V': htoe_print_version("htoe-bench"); exit(0);
 		default: usage(stderr); exit(2);
 		}
 	}
 	if (optind < argc)
 		die("unexpected argument '%s' (--help)", argv[optind]);
+	char err[PATH_MAX + 128];
+
+	if (O.json && htoe_check_out_file(O.json, err, sizeof(err)))
+		die("--json: %s", err);
+	if (O.plots && htoe_check_out_dir(O.plots, err, sizeof(err)))
+		die("--plots: %s", err);
 	if (!O.dur)
 		O.dur = O.quick ? 1 : 3;
 	O.dur_short = O.quick ? 0.5 : O.dur / 2 < 1 ? 1 : O.dur / 2;
@@ -559,26 +571,28 @@ static void parse(int argc, char **argv)
 		die("%s: %s (--bridge PATH)", O.bridge, strerror(errno));
 }
 
-static void plot(const char *json, const char *dir)
+/* --plots DIR: 0 when the plots were written, -1 (message on stderr) if not */
+static int plot(const char *json, const char *dir)
 {
 	if (access("/usr/bin/python3", X_OK) ||
 	    system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) {
-		printf("htoe-bench: plots skipped: /usr/bin/python3 with matplotlib not found "
-		       "(apt-get install python3-matplotlib)\n");
-		return;
+		fprintf(stderr, "htoe-bench: --plots %s: not written: /usr/bin/python3 with "
+			"matplotlib not found (apt-get install python3-matplotlib)\n", dir);
+		return -1;
 	}
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		fprintf(stderr, "htoe-bench: --plots %s: %s\n", dir, strerror(errno));
-		return;
+		return -1;
 	}
 	int r = htoe_run_python(bench_plot_py, json, dir);
 
 	if (r == -1)
-		fprintf(stderr, "htoe-bench: cannot run /usr/bin/python3 for the plots\n");
+		fprintf(stderr, "htoe-bench: --plots %s: cannot run /usr/bin/python3\n", dir);
 	else if (r)
-		fprintf(stderr, "htoe-bench: the plot script failed\n");
+		fprintf(stderr, "htoe-bench: --plots %s: the plot script failed\n", dir);
 	else
 		printf("htoe-bench: plots: %s/bench-throughput.png, %s/bench-latency.png\n", dir, dir);
+	return r ? -1 : 0;
 }
 
 static double get_or_nan(json_t *o, const char *k)
@@ -974,8 +988,8 @@ int main(int argc, char **argv)
 			printf("htoe-bench: JSON: %s\n", jpath);
 		}
 	}
-	if (O.plots && jpath[0])
-		plot(jpath, O.plots);
+	if (O.plots && jpath[0] && plot(jpath, O.plots))
+		ret = 1;
 	printf("htoe-bench: %s in %.0f s%s\n", ret ? "done with errors" : "done",
 	       (double)(bench_now_ns() - t_start) / 1e9,
 	       ret ? " (see \"errors\" in the JSON)" : "");

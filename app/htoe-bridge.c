@@ -27,6 +27,9 @@
 #include <rte_lcore.h>
 
 #include "bridge/bridge.h"
+#include "eal_hint.h"
+#include "htoe_version.h"
+#include "out_file.h"
 
 struct br_app *br_app;
 
@@ -48,7 +51,8 @@ static void usage(FILE *f)
 	      "  --json               print the final summary also as one JSON line\n"
 	      "  --check              check the configuration and the devices, start nothing\n"
 	      "  --print-config       print the embedded default configuration and exit\n"
-	      "  --help\n"
+	      "  --help               this text\n"
+	      "  --version            the version\n"
 	      "exit status: 0 all verified, 1 verification failed or incomplete,\n"
 	      "             2 configuration/usage error (nothing started), 3 EAL/device error\n",
 	      f);
@@ -180,6 +184,7 @@ int main(int argc, char **argv)
 		{ "check", no_argument, 0, 'k' },
 		{ "print-config", no_argument, 0, 'p' },
 		{ "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, 'V' },
 		{ 0, 0, 0, 0 },
 	};
 	struct br_overrides ov;
@@ -203,7 +208,7 @@ int main(int argc, char **argv)
 	if (eal_argc == argc)
 		for (int i = 1; i < argc; i++)
 			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") ||
-			    !strcmp(argv[i], "--print-config")) {
+			    !strcmp(argv[i], "--print-config") || !strcmp(argv[i], "--version")) {
 				/* no --: still answer these without the EAL */
 				eal_argc = 1;
 				app_start = 1;
@@ -254,6 +259,7 @@ int main(int argc, char **argv)
 		case 'k': check = true; break;
 		case 'p': fputs(br_cfg_default_text(), stdout); ARGS_DONE(0);
 		case 'h': usage(stdout); ARGS_DONE(0);
+		case 'V': htoe_print_version("htoe-bridge"); ARGS_DONE(0);
 		default: usage(stderr); ARGS_DONE(2);
 		}
 	}
@@ -263,6 +269,10 @@ int main(int argc, char **argv)
 		ARGS_DONE(2);
 	}
 
+	if (ov.capture_dir && htoe_check_out_dir(ov.capture_dir, err, sizeof(err))) {
+		fprintf(stderr, "htoe-bridge: --capture: %s\n", err);
+		ARGS_DONE(2);
+	}
 	free(app_argv); /* optarg points into argv, not into app_argv */
 #undef ARGS_DONE
 
@@ -278,9 +288,8 @@ int main(int argc, char **argv)
 	}
 
 	if (rte_eal_init(eal_argc, argv) < 0) {
-		fprintf(stderr, "htoe-bridge: EAL initialisation failed: %s\n"
-			"  (without hugepages: -l 0-1 --no-huge -m 512 --no-pci --no-shconf "
-			"--file-prefix NAME)\n", rte_strerror(rte_errno));
+		htoe_eal_init_failed(stderr, "htoe-bridge", rte_errno ? rte_strerror(rte_errno) : NULL,
+				     eal_argc, argv);
 		return 3;
 	}
 	signal(SIGINT, on_signal);

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -40,6 +41,10 @@
 #include "dimm/workloads.h"
 #include "dimm_default_ini.h"
 #include "dimm_plot_py.h"
+#include "eal_hint.h"
+#include "htoe_version.h"
+#include "out_file.h"
+#include "parse_num.h"
 #include "run_python.h"
 
 struct br_app *br_app; /* app/bridge's global (unused by the parts linked here) */
@@ -139,7 +144,8 @@ static void usage(FILE *f)
 	      "  --duration SEC      an exporter-only process stops after SEC (default: signal)\n"
 	      "  --verbose           print the nodes' driver and VL counters at the end\n"
 	      "  --capture DIR       write DIR/port<N>-tx.pcap and -rx.pcap (all frames)\n"
-	      "  --help\n"
+	      "  --help              this text\n"
+	      "  --version           the version\n"
 	      "exit status: 0 all verified, 1 verification failed or stopped on an error,\n"
 	      "             2 usage/configuration error, 3 EAL/device error\n",
 	      f);
@@ -153,10 +159,9 @@ static int parse_list_u(const char *s, unsigned *out, unsigned max, unsigned lo,
 	char *dup = strdup(s), *save = NULL, *tok;
 
 	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		unsigned long v = strtoul(tok, &end, 10);
+		uint64_t v;
 
-		if (*end || v < lo || v > hi || n == max) {
+		if (htoe_parse_unsigned(tok, 10, lo, hi, &v) || n == max) {
 			free(dup);
 			return -1;
 		}
@@ -194,6 +199,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "verbose", no_argument, 0, 'v' },
 		{ "capture", required_argument, 0, 'C' },
 		{ "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, 'V' },
 		{ 0, 0, 0, 0 },
 	};
 	int opt;
@@ -320,12 +326,28 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'v': o->verbose = true; break;
 		case 'C': o->ov.capture_dir = optarg; break;
 		case 'h': usage(stdout); exit(0);
+		case 'V': htoe_print_version("htoe-dimm"); exit(0);
 		default: usage(stderr); return -1;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "htoe-dimm: unexpected argument '%s' (EAL arguments go before --)\n",
 			argv[optind]);
+		return -1;
+	}
+	/* output paths, before anything runs */
+	char err[PATH_MAX + 128];
+
+	if (o->json && htoe_check_out_file(o->json, err, sizeof(err))) {
+		fprintf(stderr, "htoe-dimm: --json: %s\n", err);
+		return -1;
+	}
+	if (o->json && !o->no_plot && o->plot && htoe_check_out_file(o->plot, err, sizeof(err))) {
+		fprintf(stderr, "htoe-dimm: --plot: %s (--no-plot: none)\n", err);
+		return -1;
+	}
+	if (o->ov.capture_dir && htoe_check_out_dir(o->ov.capture_dir, err, sizeof(err))) {
+		fprintf(stderr, "htoe-dimm: --capture: %s\n", err);
 		return -1;
 	}
 	return 0;
@@ -836,16 +858,19 @@ static int write_json(const struct app_state *s, const char *path, const char *t
 	return r;
 }
 
-static void plot(const char *json, const char *png)
+/* --plot FILE: 0 when written, -1 (message on stderr) if not */
+static int plot(const char *json, const char *png)
 {
 	int r = htoe_run_python(dimm_plot_py, json, png);
 
 	if (r == -1)
-		fprintf(stderr, "htoe-dimm: cannot run /usr/bin/python3 for the plot\n");
+		fprintf(stderr, "htoe-dimm: --plot %s: cannot run /usr/bin/python3\n", png);
 	else if (r)
-		fprintf(stderr, "htoe-dimm: the plot failed (python3-matplotlib installed?)\n");
+		fprintf(stderr, "htoe-dimm: --plot %s: the plot failed (python3-matplotlib "
+			"installed?)\n", png);
 	else
 		printf("htoe-dimm: plot: %s\n", png);
+	return r ? -1 : 0;
 }
 
 /* --verbose: the driver's and the bridges' counters of every node here. */
@@ -941,7 +966,7 @@ int main(int argc, char **argv)
 	int eal_argc = argc, app_start = argc, rc = 0, cfd = -1;
 	uint64_t export_size;
 	pthread_t th;
-	bool th_started = false;
+	bool th_started = false, out_failed = false;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int i = 1; i < argc; i++)
@@ -951,11 +976,16 @@ int main(int argc, char **argv)
 			break;
 		}
 	if (eal_argc == argc)
-		for (int i = 1; i < argc; i++)
+		for (int i = 1; i < argc; i++) {
 			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 				usage(stdout);
 				return 0;
 			}
+			if (!strcmp(argv[i], "--version")) {
+				htoe_print_version("htoe-dimm");
+				return 0;
+			}
+		}
 	{
 		int n = 1 + argc - app_start;
 		char **av = calloc((size_t)n + 1, sizeof(char *));
@@ -1040,9 +1070,8 @@ int main(int argc, char **argv)
 	d->lessor = (uint16_t)o.lessor;
 
 	if (rte_eal_init(eal_argc, argv) < 0) {
-		fprintf(stderr, "htoe-dimm: EAL initialisation failed: %s\n"
-			"  (without hugepages: -l 0-1 --no-huge -m 512 --no-pci --no-shconf "
-			"--file-prefix NAME)\n", rte_strerror(rte_errno));
+		htoe_eal_init_failed(stderr, "htoe-dimm", rte_errno ? rte_strerror(rte_errno) : NULL,
+				     eal_argc, argv);
 		rc = 3;
 		goto out_free;
 	}
@@ -1148,12 +1177,14 @@ int main(int argc, char **argv)
 		if (impaired)
 			transport = o.config ? "config, impaired" : "in-process net_ring, impaired";
 		if (o.json) {
-			if (write_json(s, o.json, transport))
-				fprintf(stderr, "htoe-dimm: cannot write %s\n", o.json);
-			else
+			if (write_json(s, o.json, transport)) {
+				fprintf(stderr, "htoe-dimm: --json %s: cannot write it\n", o.json);
+				out_failed = true;
+			} else {
 				printf("htoe-dimm: results: %s\n", o.json);
-			if (!o.no_plot && o.plot && s->n_runs)
-				plot(o.json, o.plot);
+				if (!o.no_plot && o.plot && s->n_runs && plot(o.json, o.plot))
+					out_failed = true;
+			}
 		}
 		const struct htoe_vl_stats *vs = htoe_get_vl_stats(d->borrower->b, d->lessor);
 
@@ -1175,6 +1206,11 @@ int main(int argc, char **argv)
 	} else {
 		printf("htoe-dimm: all results verified against local memory\n");
 		rc = 0;
+	}
+	if (out_failed && !rc) {
+		/* printed at cleanup */
+		snprintf(err, sizeof(err), "an output file was not written (above)");
+		rc = 1;
 	}
 stop:
 	if (th_started) {

@@ -25,6 +25,8 @@
 #include "htmodel/ht_crc.h"
 #include "htmodel/ht_packet.h"
 #include "ht_demo.h"
+#include "htoe_version.h"
+#include "parse_num.h"
 
 #define RAW_CRC_MAX 1024u  /* bytes accepted by `crc --raw` */
 
@@ -38,6 +40,8 @@ static void usage(FILE *f)
 	      "  crc [--raw] [FILE]  print the transmitted HT3 CRC (~crc) of each hex packet;\n"
 	      "                      --raw: no packet check, 'CTLHEX [/ DATAHEX]' per line\n"
 	      "  demo [options]      run the HT endpoint model demo (see 'demo --help')\n"
+	      "  --help              this text\n"
+	      "  --version           the version\n"
 	      "\n"
 	      "FILE defaults to standard input ('-' also means standard input). Empty lines\n"
 	      "and lines starting with '#' are skipped. A failing line prints\n"
@@ -234,13 +238,7 @@ static int get_u64(const json_t *v, uint64_t *out)
 	}
 	if (json_is_string(v)) {
 		const char *s = json_string_value(v);
-		char *end;
-
-		if (!isdigit((unsigned char)s[0]))
-			return HT_E_BAD_FIELD;
-		errno = 0;
-		*out = strtoull(s, &end, 10);
-		return errno || *end ? HT_E_BAD_FIELD : HT_OK;
+		return htoe_parse_unsigned(s, 10, 0, UINT64_MAX, out) ? HT_E_BAD_FIELD : HT_OK;
 	}
 	return HT_E_BAD_FIELD;
 }
@@ -467,6 +465,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version")) {
+		htoe_print_version("htoe-ht");
 		return 0;
 	}
 	if (!strcmp(cmd, "demo"))

@@ -35,6 +35,8 @@
 #include <pcap/pcap.h>
 
 #include "htoe/htoe_macsec.h"
+#include "htoe_version.h"
+#include "parse_num.h"
 
 #define MAX_KEYS  64
 #define FRAME_MAX 65536
@@ -72,7 +74,10 @@ static void usage(FILE *f)
 		"\n"
 		"Keys are 32 or 64 hex digits (GCM-AES-128 / -256). A key file holds one key\n"
 		"per line ('#' starts a comment) and must not be accessible by group or others.\n"
-		"SCI: 16 hex digits (MAC address then port, e.g. 020000000001:0001).\n",
+		"SCI: 16 hex digits (MAC address then port, e.g. 020000000001:0001).\n"
+		"\n"
+		"  --help       this text\n"
+		"  --version    the version\n",
 		prog, prog);
 }
 
@@ -231,16 +236,9 @@ out:
 
 static int parse_u64(const char *opt, const char *s, int base, uint64_t max, uint64_t *v)
 {
-	char *end;
+	uint64_t x;
 
-	errno = 0;
-	if (!*s || *s == '-') {
-		fprintf(stderr, "%s: %s: '%s' is not a number\n", prog, opt, s);
-		return -1;
-	}
-	unsigned long long x = strtoull(s, &end, base);
-
-	if (errno || *end) {
+	if (htoe_parse_unsigned(s, base, 0, UINT64_MAX, &x)) {
 		fprintf(stderr, "%s: %s: '%s' is not a number\n", prog, opt, s);
 		return -1;
 	}
@@ -858,6 +856,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	           !strcmp(argv[1], "help")) {
 		usage(stdout);
+		rc = 0;
+	} else if (!strcmp(argv[1], "--version")) {
+		htoe_print_version(prog);
 		rc = 0;
 	} else {
 		fprintf(stderr, "%s: unknown command '%s'\n", prog, argv[1]);

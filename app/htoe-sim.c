@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "htoe_version.h"
+#include "parse_num.h"
 #include "sim/sim.h"
 
 static void usage(FILE *f)
@@ -18,7 +20,8 @@ static void usage(FILE *f)
 	      "  --nodes N            nodes on the switch (2..64, default 2)\n"
 	      "  --seed S             PRNG seed (default 1); same seed, same run\n"
 	      "  --transactions N     HT operations in total (default 10000)\n"
-	      "  --mem BYTES          memory each node exports (default 65536)\n"
+	      "  --mem BYTES          memory each node exports, a multiple of 64*N\n"
+	      "                       (default 65536 rounded up to one: 65664 for 3 nodes)\n"
 	      "  --loss P             frame loss probability, 0..1\n"
 	      "  --burst-loss P       probability a loss burst starts\n"
 	      "  --burst-len N        mean burst length in frames (default 4)\n"
@@ -51,17 +54,9 @@ static void usage(FILE *f)
 	      "  --progress N         progress line on stderr every N transactions\n"
 	      "  --quiet              no progress lines\n"
 	      "  --pcap FILE          write every frame sent (virtual time stamps) to FILE\n"
-	      "  --help\n",
+	      "  --help               this text\n"
+	      "  --version            the version\n",
 	      f);
-}
-
-static int parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return (errno || end == s || *end) ? -1 : 0;
 }
 
 static int parse_prob(const char *s, double *v)
@@ -80,6 +75,7 @@ static int parse_mix(const char *s, unsigned w[HT_OP__COUNT])
 		[HT_OP_CAS] = "cas",
 	};
 	char buf[256], *save = NULL;
+	uint64_t v;
 
 	snprintf(buf, sizeof(buf), "%s", s);
 	memset(w, 0, sizeof(unsigned) * HT_OP__COUNT);
@@ -95,7 +91,9 @@ static int parse_mix(const char *s, unsigned w[HT_OP__COUNT])
 				break;
 		if (i == HT_OP__COUNT)
 			return -1;
-		w[i] = (unsigned)strtoul(eq + 1, NULL, 10);
+		if (htoe_parse_unsigned(eq + 1, 10, 0, UINT32_MAX, &v))
+			return -1;
+		w[i] = (unsigned)v;
 	}
 	return 0;
 }
@@ -135,12 +133,13 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, 0, 'q' },
 		{ "pcap", required_argument, 0, 'W' },
 		{ "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, 'v' },
 		{ 0, 0, 0, 0 },
 	};
 	struct sim_cfg c;
 	struct sim_result r;
-	uint64_t v, a, b;
-	int opt, rc;
+	uint64_t v, t[3];
+	int opt, rc, mem_set = 0;
 
 	sim_cfg_default(&c);
 	c.progress = stderr;
@@ -149,46 +148,43 @@ int main(int argc, char **argv)
 		int bad = 0;
 
 		switch (opt) {
-		case 'n': bad = parse_u64(arg, &v) || v < 2 || v > 64; c.nodes = (unsigned)v; break;
-		case 's': bad = parse_u64(arg, &c.seed); break;
-		case 't': bad = parse_u64(arg, &c.transactions); break;
-		case 'm': bad = parse_u64(arg, &c.mem_per_node); break;
+		case 'n': bad = htoe_parse_u64(arg, &v) || v < 2 || v > 64; c.nodes = (unsigned)v; break;
+		case 's': bad = htoe_parse_u64(arg, &c.seed); break;
+		case 't': bad = htoe_parse_u64(arg, &c.transactions); break;
+		case 'm': bad = htoe_parse_u64(arg, &c.mem_per_node) || !c.mem_per_node; mem_set = 1; break;
 		case 'l': bad = parse_prob(arg, &c.loss); break;
 		case 'B': bad = parse_prob(arg, &c.burst_loss); break;
 		case 'L': c.burst_len = strtod(arg, NULL); bad = c.burst_len < 1; break;
 		case 'r': bad = parse_prob(arg, &c.reorder); break;
 		case 'd': bad = parse_prob(arg, &c.dup); break;
 		case 'c': bad = parse_prob(arg, &c.corrupt); break;
-		case 'D': bad = parse_u64(arg, &c.delay_ns); break;
-		case 'j': bad = parse_u64(arg, &c.jitter_ns); break;
-		case 'g': bad = parse_u64(arg, &v); c.link_bps = v * 1000000000ull; break;
+		case 'D': bad = htoe_parse_u64(arg, &c.delay_ns); break;
+		case 'j': bad = htoe_parse_u64(arg, &c.jitter_ns); break;
+		case 'g': bad = htoe_parse_unsigned(arg, 0, 0, 100000, &v); c.link_bps = v * 1000000000ull; break;
 		case 'p':
-			bad = sscanf(arg, "%" SCNu64 ":%" SCNu64, &a, &b) != 2;
-			c.partition_at_ns = a;
-			c.partition_ns = b;
+			bad = htoe_parse_u64_list(arg, ':', t, 2);
+			c.partition_at_ns = t[0];
+			c.partition_ns = t[1];
 			break;
 		case 'R':
-			bad = sscanf(arg, "%" SCNu64 ":%" SCNu64, &a, &b) != 2 || a < 1;
-			c.restart_node = (int)a - 1;
-			c.restart_at_ns = b;
+			bad = htoe_parse_u64_list(arg, ':', t, 2) || t[0] < 1 || t[0] > 64;
+			c.restart_node = (int)t[0] - 1;
+			c.restart_at_ns = t[1];
 			break;
-		case 'V': {
-			uint64_t p;
-
-			bad = sscanf(arg, "%" SCNu64 ":%" SCNu64 ":%" SCNu64, &a, &p, &b) != 3 ||
-			      a < 1 || p < 1 || a == p;
-			c.reset_node = (int)a - 1;
-			c.reset_peer = (int)p - 1;
-			c.reset_at_ns = b;
+		case 'V':
+			bad = htoe_parse_u64_list(arg, ':', t, 3) || t[0] < 1 || t[1] < 1 ||
+			      t[0] > 64 || t[1] > 64 || t[0] == t[1];
+			c.reset_node = (int)t[0] - 1;
+			c.reset_peer = (int)t[1] - 1;
+			c.reset_at_ns = t[2];
 			break;
-		}
 		case 'x': bad = parse_mix(arg, c.weight); break;
-		case 'o': bad = parse_u64(arg, &c.rto_init_ns); break;
-		case 'T': bad = parse_u64(arg, &c.np_timeout_ns); break;
-		case 'y': bad = parse_u64(arg, &v); c.retry_limit = (uint32_t)v; break;
-		case 'I': bad = parse_u64(arg, &c.rto_min_ns); break;
-		case 'X': bad = parse_u64(arg, &c.rto_max_ns); break;
-		case 'S': bad = parse_u64(arg, &c.stall_timeout_ns); break;
+		case 'o': bad = htoe_parse_u64(arg, &c.rto_init_ns); break;
+		case 'T': bad = htoe_parse_u64(arg, &c.np_timeout_ns); break;
+		case 'y': bad = htoe_parse_unsigned(arg, 0, 0, UINT32_MAX, &v); c.retry_limit = (uint32_t)v; break;
+		case 'I': bad = htoe_parse_u64(arg, &c.rto_min_ns); break;
+		case 'X': bad = htoe_parse_u64(arg, &c.rto_max_ns); break;
+		case 'S': bad = htoe_parse_u64(arg, &c.stall_timeout_ns); break;
 		case 'b': /* app/bridge/config.c DEF_* (docs/config.md, keys marked †) */
 			c.rto_init_ns = 1000000;
 			c.rto_min_ns = 1000000;
@@ -202,16 +198,17 @@ int main(int argc, char **argv)
 
 			c.stall_prob = strtod(arg, &end);
 			bad = end == arg || *end != ':' || c.stall_prob < 0 || c.stall_prob > 1 ||
-			      parse_u64(end + 1, &c.stall_max_ns) || !c.stall_max_ns;
+			      htoe_parse_u64(end + 1, &c.stall_max_ns) || !c.stall_max_ns;
 			break;
 		}
-		case 'Q': bad = parse_u64(arg, &v) || v < 1 || v > 1000000; c.rx_ring = (unsigned)v; break;
-		case 'E': bad = parse_u64(arg, &c.liveness_ns) || !c.liveness_ns; break;
-		case 'u': bad = parse_u64(arg, &v) || v > 9000; c.mtu = (uint16_t)v; break;
-		case 'P': bad = parse_u64(arg, &c.progress_every) || !c.progress_every; break;
+		case 'Q': bad = htoe_parse_u64(arg, &v) || v < 1 || v > 1000000; c.rx_ring = (unsigned)v; break;
+		case 'E': bad = htoe_parse_u64(arg, &c.liveness_ns) || !c.liveness_ns; break;
+		case 'u': bad = htoe_parse_u64(arg, &v) || v > 9000; c.mtu = (uint16_t)v; break;
+		case 'P': bad = htoe_parse_u64(arg, &c.progress_every) || !c.progress_every; break;
 		case 'q': c.progress = NULL; break;
 		case 'W': c.pcap_path = arg; break;
 		case 'h': usage(stdout); return 0;
+		case 'v': htoe_print_version("htoe-sim"); return 0;
 		default: usage(stderr); return 2;
 		}
 		if (bad) {
@@ -224,6 +221,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (!mem_set)
+		c.mem_per_node = sim_mem_default(c.nodes);
 	if (optind < argc) {
 		fprintf(stderr, "htoe-sim: unexpected argument '%s'\n", argv[optind]);
 		return 2;

@@ -4,8 +4,8 @@
 set -euo pipefail
 
 PKGS=(
-  # build
-  build-essential meson ninja-build pkg-config clang libclang-rt-14-dev llvm
+  # build (help2man: the man pages are generated from the programs' --help)
+  build-essential meson ninja-build pkg-config clang libclang-rt-14-dev llvm help2man
   # DPDK 22.11 and the PMDs/libraries the bridge loads
   dpdk dpdk-dev libdpdk-dev
   # libraries

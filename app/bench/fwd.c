@@ -10,6 +10,7 @@
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
+#include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_eth_ring.h>
 #include <rte_ether.h>
@@ -19,6 +20,7 @@
 #include <rte_ring.h>
 
 #include "bench.h"
+#include "eal_hint.h"
 
 #define FWD_BURST 32
 #define FWD_DESC  1024
@@ -119,7 +121,8 @@ int bench_fwd_main(int argc, char **argv)
 	int n = rte_eal_init(argc, argv);
 
 	if (n < 0) {
-		fprintf(stderr, "htoe-bench __fwd: EAL init failed\n");
+		htoe_eal_init_failed(stderr, "htoe-bench __fwd",
+				     rte_errno ? rte_strerror(rte_errno) : NULL, argc, argv);
 		return 3;
 	}
 	argc -= n;

@@ -188,5 +188,10 @@ void br_print_line(struct br_app *a, FILE *f, double t_s, const struct br_totals
 int br_print_summary(struct br_app *a, FILE *f);
 void br_print_json(struct br_app *a, FILE *f);
 int br_telemetry_register(struct br_app *a);
+/* A telemetry command's error reply: d becomes {"error": "MESSAGE"} (and
+ * the command answers that, not null); returns 0 for the callback to return. */
+struct rte_tel_data;
+int br_tel_error(struct rte_tel_data *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 #endif

@@ -762,13 +762,15 @@ static int cb_macsec(const char *cmd, const char *params, struct rte_tel_data *d
 		errno = 0;
 		id = strtol(params, &end, 0);
 		if (errno || *end || id < 0)
-			return -EINVAL;
+			return br_tel_error(d, "bad parameter '%s': expected [NODE] (a number)",
+					    params);
 	}
 	for (unsigned i = 0; i < br_app->n_nodes && !n; i++)
 		if (br_app->nodes[i].drv.ms && (id < 0 || br_app->nodes[i].id == id))
 			n = &br_app->nodes[i];
 	if (!n)
-		return -EINVAL;
+		return id < 0 ? br_tel_error(d, "no node with MACsec in this process")
+			      : br_tel_error(d, "no node %ld with MACsec in this process", id);
 	const struct br_macsec *ms = n->drv.ms;
 	const struct br_macsec_pub *p = &ms->pub;
 

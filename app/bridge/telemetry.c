@@ -6,12 +6,15 @@
  *                             all VLs in brief, or one in full
  *   /htoe/map[,NODE[,FIRST]]  the address map and peer table of a node,
  *                             100 ranges per reply from FIRST
+ * Bad parameters (junk, a node not in this process, no VL to that peer) are
+ * answered with {"error": "..."} saying which (br_tel_error).
  * The callbacks run in the telemetry thread and read only the published
  * snapshots (relaxed atomic loads) and the configuration, which live until
  * the process exits. Replies stay under the 16 KiB limit.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,16 +60,60 @@ static const struct br_node *find_node(long id)
 	return NULL;
 }
 
+int br_tel_error(struct rte_tel_data *d, const char *fmt, ...)
+{
+	char msg[RTE_TEL_MAX_STRING_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "error", msg);
+	return 0;
+}
+
+/* "1, 2": the node ids of this process, for the error messages */
+static const char *node_list(char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (unsigned i = 0; i < br_app->n_nodes && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%u", i ? ", " : "", br_app->nodes[i].id);
+	return buf;
+}
+
+/* The node of params[0] (default: the first), or NULL with an error reply. */
+static const struct br_node *param_node(struct rte_tel_data *d, const char *params, int np,
+					long id, const char *usage)
+{
+	const struct br_node *n;
+	char ids[128];
+
+	if (np < 0) {
+		br_tel_error(d, "bad parameters '%s': expected %s (numbers)", params, usage);
+		return NULL;
+	}
+	n = np ? find_node(id) : &br_app->nodes[0];
+	if (!n)
+		br_tel_error(d, "no node %ld in this process (nodes: %s)", id,
+			     node_list(ids, sizeof(ids)));
+	return n;
+}
+
 static int cb_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct br_app *a = br_app;
 	struct br_totals t;
-	long v[2];
+	long v[2] = { 0, 0 };
 	int np = parse_params(params, v);
 
 	(void)cmd;
-	if (np < 0 || np > 1 || (np == 1 && !find_node(v[0])))
-		return -EINVAL;
+	if (np > 1)
+		np = -1;
+	if (!param_node(d, params, np, v[0], "[NODE]"))
+		return 0;
 	br_totals(a, np ? (int)v[0] : -1, &t);
 	rte_tel_data_start_dict(d);
 #define ADD(k, x) rte_tel_data_add_dict_u64(d, k, x)
@@ -179,16 +226,14 @@ static void vl_full(struct rte_tel_data *d, const struct br_node *n, unsigned k)
 
 static int cb_vl(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	long v[2];
+	long v[2] = { 0, 0 };
 	int np = parse_params(params, v);
 	const struct br_node *n;
 
 	(void)cmd;
-	if (np < 0)
-		return -EINVAL;
-	n = np ? find_node(v[0]) : &br_app->nodes[0];
+	n = param_node(d, params, np, v[0], "[NODE[,PEER]]");
 	if (!n)
-		return -EINVAL;
+		return 0;
 	rte_tel_data_start_dict(d);
 	if (np == 2) {
 		for (unsigned k = 0; k < n->n_vl; k++)
@@ -196,7 +241,7 @@ static int cb_vl(const char *cmd, const char *params, struct rte_tel_data *d)
 				vl_full(d, n, k);
 				return 0;
 			}
-		return -EINVAL;
+		return br_tel_error(d, "node %u has no VL to node %ld", n->id, v[1]);
 	}
 	rte_tel_data_add_dict_u64(d, "node", n->id);
 	rte_tel_data_add_dict_u64(d, "vls", n->n_vl);
@@ -232,7 +277,7 @@ static int cb_vl(const char *cmd, const char *params, struct rte_tel_data *d)
 
 static int cb_map(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	long v[2];
+	long v[2] = { 0, 0 };
 	int np = parse_params(params, v);
 	const struct br_node *n;
 	const struct htoe_map *m;
@@ -241,11 +286,9 @@ static int cb_map(const char *cmd, const char *params, struct rte_tel_data *d)
 	char buf[RTE_TEL_MAX_STRING_LEN];
 
 	(void)cmd;
-	if (np < 0)
-		return -EINVAL;
-	n = np ? find_node(v[0]) : &br_app->nodes[0];
+	n = param_node(d, params, np, v[0], "[NODE[,FIRST]]");
 	if (!n)
-		return -EINVAL;
+		return 0;
 	m = n->cfg->map;
 	first = np == 2 ? (unsigned)v[1] : 0;
 	rte_tel_data_start_dict(d);

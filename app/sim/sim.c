@@ -46,13 +46,20 @@
 #define SIM_RX_BURST     32         /* frames taken from an RX ring per poll */
 #define SIM_RX_RING      1024       /* default RX ring (a NIC's descriptors) */
 
+uint64_t sim_mem_default(unsigned nodes)
+{
+	uint64_t unit = 64ull * (nodes ? nodes : 1);
+
+	return (64 * 1024 + unit - 1) / unit * unit;
+}
+
 void sim_cfg_default(struct sim_cfg *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->nodes = 2;
 	c->seed = 1;
 	c->transactions = 10000;
-	c->mem_per_node = 64 * 1024;
+	c->mem_per_node = sim_mem_default(c->nodes);
 	c->burst_len = 4;
 	c->delay_ns = 1000;
 	c->link_bps = 10000000000ull;
@@ -844,11 +851,22 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	res->seed = cfg->seed;
 	res->nodes = cfg->nodes;
 	res->transactions = cfg->transactions;
-	if (cfg->nodes < 2 || cfg->nodes > 64 || cfg->mem_per_node % (64ull * cfg->nodes) ||
-	    cfg->mem_per_node == 0 || (cfg->stall_prob > 0 && !cfg->rx_ring)) {
+	if (cfg->nodes < 2 || cfg->nodes > 64) {
 		snprintf(res->first_violation, sizeof(res->first_violation),
-			 "bad configuration: nodes must be 2..64, mem_per_node a multiple of 64*nodes "
-			 "and rx_ring > 0");
+			 "bad configuration: %u nodes: must be 2..64", cfg->nodes);
+		return -1;
+	}
+	if (cfg->mem_per_node == 0 || cfg->mem_per_node % (64ull * cfg->nodes)) {
+		snprintf(res->first_violation, sizeof(res->first_violation),
+			 "bad configuration: memory per node %" PRIu64 " is not a non-zero multiple "
+			 "of 64 * nodes = %" PRIu64 " (each node's memory is cut into one slice of "
+			 "whole 64-byte lines per node; e.g. %" PRIu64 ")", cfg->mem_per_node,
+			 (uint64_t)64 * cfg->nodes, sim_mem_default(cfg->nodes));
+		return -1;
+	}
+	if (cfg->stall_prob > 0 && !cfg->rx_ring) {
+		snprintf(res->first_violation, sizeof(res->first_violation),
+			 "bad configuration: a node stall probability needs an RX ring (rx_ring > 0)");
 		return -1;
 	}
 	s.slice_size = cfg->mem_per_node / cfg->nodes;

@@ -74,6 +74,11 @@ struct sim_cfg {
 
 void sim_cfg_default(struct sim_cfg *c);
 
+/* The default memory per node for `nodes` nodes: 64 KiB rounded up to a
+ * multiple of 64 * nodes (each node's memory is cut into `nodes` slices of
+ * whole 64-byte lines), so any node count runs without --mem. */
+uint64_t sim_mem_default(unsigned nodes);
+
 struct sim_result {
 	uint64_t seed, nodes, transactions;
 	uint64_t completed;        /* NP ops answered + posted writes applied + fences */

@@ -312,10 +312,11 @@ case "$MODE" in
     [ "$okc" -gt 0 ] || fail "/htoe/macsec: InPktsOK = $okc"
     [ "$(tq /htoe/macsec "r['cipher']")" = gcm-aes-128 ] || fail "/htoe/macsec: cipher"
     [ "$(tq /htoe/macsec "r['node']")" -eq 1 ] || fail "/htoe/macsec: not node 1"
-    [ "$(tq /htoe/macsec,9 "r")" = None ] || fail "/htoe/macsec,9 should be null"
+    [ "$(tq /htoe/macsec,9 "r['error']")" = "no node 9 with MACsec in this process" ] ||
+      fail "/htoe/macsec,9 should answer an error"
     kill -INT $pid; sleep 0.5; kill -INT $pid 2>/dev/null || true
     wait $pid || true
-    ok "/htoe/macsec: InPktsOK $okc on node 1, per node, null for an unknown node"
+    ok "/htoe/macsec: InPktsOK $okc on node 1, per node, an error for an unknown node"
     ;;
   *) fail "unknown mode $MODE" ;;
 esac

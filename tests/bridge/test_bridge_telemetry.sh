@@ -59,7 +59,14 @@ ok "/htoe/stats: ops $ops1"
 [ "$(field /htoe/stats "r['mismatches']")" -eq 0 ] || fail "/htoe/stats: mismatches"
 [ "$(field /htoe/stats,2 "r['node']")" -eq 2 ] || fail "/htoe/stats,2"
 [ "$(field /htoe/stats,2 "r['nodes']")" -eq 1 ] || fail "/htoe/stats,2: one node"
-[ "$(query /htoe/stats,9)" = '{"/htoe/stats": null}' ] || fail "/htoe/stats,9 should be null"
+# bad parameters: an error object saying what is wrong, not null
+[ "$(field /htoe/stats,9 "r['error']")" = "no node 9 in this process (nodes: 1, 2)" ] ||
+  fail "/htoe/stats,9: $(query /htoe/stats,9)"
+[ "$(field /htoe/vl,2,9 "r['error']")" = "node 2 has no VL to node 9" ] ||
+  fail "/htoe/vl,2,9: $(query /htoe/vl,2,9)"
+field /htoe/map,x "r['error']" | grep -q "^bad parameters 'x'" || fail "/htoe/map,x: $(query /htoe/map,x)"
+field /htoe/macsec "r['error']" | grep -q "no node with MACsec" || fail "/htoe/macsec: $(query /htoe/macsec)"
+ok "bad parameters answer {\"error\": ...}"
 [ "$(field /htoe/vl,1 "r['vl_2']['up']")" -eq 1 ] || fail "/htoe/vl,1: VL to node 2 not up"
 [ "$(field /htoe/vl,2 "r['vls']")" -eq 1 ] || fail "/htoe/vl,2: vls"
 [ "$(field /htoe/vl,2,1 "r['peer']")" -eq 1 ] || fail "/htoe/vl,2,1: peer"
