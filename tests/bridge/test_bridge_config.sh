@@ -59,10 +59,12 @@ check "line too long" "syn8.ini:2" "longer than" -- --config "$f"
 
 # --- names
 f=$(file sect.ini "$(cat "$base")\n[nodes 3]\nport = 0\n")
-check "unknown section" "sect.ini: [nodes 3]" "unknown section" -- --config "$f"
+l=$(grep -n '^\[nodes 3\]' "$f" | cut -d: -f1)
+check "unknown section" "sect.ini:$l: [nodes 3]" "unknown section" "did you mean [node 3]?" -- --config "$f"
 check "unknown section (--set)" "--set: [nodes 1]" "unknown section" -- --set "nodes 1.port=0"
 sed 's/^\[global\].*/&\ndurration = 1s/' "$base" >"$TMP/names.ini"; f=$TMP/names.ini
-check "unknown key" "names.ini: [global] durration = '1s'" "unknown key" -- --config "$f"
+l=$(grep -n '^durration' "$f" | cut -d: -f1)
+check "unknown key" "names.ini:$l: [global] durration = '1s'" "unknown key" "did you mean 'duration'?" -- --config "$f"
 check "unknown key (--set)" "--set: [node 1] speed = 'fast'" "unknown key" -- --set "node 1.speed=fast"
 
 # --- values
@@ -121,7 +123,8 @@ check "workload window" "--set: [workload 2] window = '1000'" "out of range" -- 
 # --- what needs the EAL (still before any port starts)
 sed 's/^dev = .*/dev = net_nothing1/' "$SRC/config/null-port.ini" >"$TMP/null1.ini"
 check "lcore not enabled" "--set: [node 1] lcore = '3'" "not enabled" -- --set "node 1.lcore=3"
-check "no such device" "null1.ini: [port 0] dev = 'net_nothing1'" "probing it as devargs failed" -- --config "$TMP/null1.ini"
+l=$(grep -n '^dev = ' "$TMP/null1.ini" | cut -d: -f1)
+check "no such device" "null1.ini:$l: [port 0] dev = 'net_nothing1'" "probing it as devargs failed" -- --config "$TMP/null1.ini"
 check "no such device (--set)" "--set: [port 0] dev = 'net_nothing0'" "probing it as devargs failed" -- --config "$SRC/config/null-port.ini" --set "port 0.dev=net_nothing0"
 check "capture dir" "--capture '/proc/htoe'" "cannot create" -- --capture /proc/htoe
 
