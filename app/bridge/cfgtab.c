@@ -1027,11 +1027,15 @@ static void default_text(const struct cfg_schema *sch, const struct cfg_key *k, 
 			 char *buf, size_t len)
 {
 	char lib[64] = "";
+	bool haslib = false;
 
 	if (obj && k->obj >= 0 && k->off != CFG_NO_FIELD && sch->obj_defaults) {
 		memset(obj, 0, sch->obj_size_max);
 		sch->obj_defaults(k->obj, obj);
 		fmt_field(k, (char *)obj + k->off, lib, sizeof(lib));
+		/* a field the defaults leave zero has no library default */
+		for (size_t i = 0; i < k->size && !haslib; i++)
+			haslib = ((const char *)obj)[k->off + i] != 0;
 	}
 	if (k->flags & CFG_F_REQUIRED)
 		snprintf(buf, len, "required");
@@ -1039,7 +1043,7 @@ static void default_text(const struct cfg_schema *sch, const struct cfg_key *k, 
 		snprintf(buf, len, lib[0] ? "`%s`" : "—", lib);
 	else if (k->def[0] == '(')
 		snprintf(buf, len, "%.*s", (int)strlen(k->def) - 2, k->def + 1);
-	else if (lib[0] && strcmp(lib, k->def))
+	else if (haslib && strcmp(lib, k->def))
 		snprintf(buf, len, "`%s` (library: `%s`)", k->def, lib);
 	else
 		snprintf(buf, len, "`%s`", k->def);
@@ -1160,7 +1164,7 @@ void cfg_reference(const struct cfg_schema *sch, enum cfg_ref_format fmt, FILE *
 			}
 		}
 		if (fmt == CFG_REF_MD)
-			fprintf(f, "%s%s\n", s->after ? "\n" : "", s->after ? s->after : "");
+			fprintf(f, s->after ? "\n%s\n\n" : "\n", s->after);
 		else if (fmt == CFG_REF_MAN && s->after) {
 			fputs(".PP\n", f);
 			man_text(f, s->after);
