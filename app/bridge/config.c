@@ -153,15 +153,6 @@ static unsigned list_kind(struct ctx *x, int kind, long *nums, unsigned max)
 	return c;
 }
 
-static unsigned count_kind(const struct ctx *x, int kind)
-{
-	unsigned c = 0;
-
-	for (unsigned i = 0; i < x->d.n; i++)
-		c += x->d.s[i].kind == kind && x->d.s[i].num >= 0;
-	return c;
-}
-
 /* At most max [KIND N] sections: else the error names the first one too many. */
 static int check_count(struct ctx *x, int kind, unsigned max)
 {
@@ -267,10 +258,11 @@ static int parse_members(struct ctx *x, const struct br_overrides *o)
 	long nums[BR_MAX_MEMBERS];
 	unsigned n;
 
-	if (count_kind(x, BR_S_NODE) + count_kind(x, BR_S_PEER) > BR_MAX_MEMBERS)
-		return check_count(x, BR_S_NODE, BR_MAX_MEMBERS) ? -1 :
-		       ERR(x, "global", NULL, "more than %u nodes and peers (one VL per peer, at "
-			   "most %u)", BR_MAX_MEMBERS, HTOE_MAX_PEERS);
+	for (unsigned i = 0, c = 0; i < x->d.n; i++)
+		if ((x->d.s[i].kind == BR_S_NODE || x->d.s[i].kind == BR_S_PEER) &&
+		    ++c > BR_MAX_MEMBERS)
+			return ERR(x, x->d.s[i].name, NULL, "more than %u nodes and peers (one VL per "
+				   "peer, at most %u)", BR_MAX_MEMBERS, HTOE_MAX_PEERS);
 	for (int kind = BR_S_NODE; kind <= BR_S_PEER; kind++) {
 		n = list_kind(x, kind, nums, BR_MAX_MEMBERS);
 		for (unsigned i = 0; i < n; i++) {
