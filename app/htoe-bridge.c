@@ -26,6 +26,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
+#include "bridge/args.h"
 #include "bridge/bridge.h"
 #include "eal_hint.h"
 #include "htoe_version.h"
@@ -51,6 +52,9 @@ static void usage(FILE *f)
 	      "  --json               print the final summary also as one JSON line\n"
 	      "  --check              check the configuration and the devices, start nothing\n"
 	      "  --print-config       print the embedded default configuration and exit\n"
+	      "  --config-reference md|man|txt\n"
+	      "                       print every section and key of the configuration\n"
+	      "                       (type, range, default, meaning) and exit\n"
 	      "  --help               this text\n"
 	      "  --version            the version\n"
 	      "exit status: 0 all verified, 1 verification failed or incomplete,\n"
@@ -183,6 +187,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, 0, 'j' },
 		{ "check", no_argument, 0, 'k' },
 		{ "print-config", no_argument, 0, 'p' },
+		{ "config-reference", required_argument, 0, 'R' },
 		{ "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, 'V' },
 		{ 0, 0, 0, 0 },
@@ -191,7 +196,9 @@ int main(int argc, char **argv)
 	const char *config = NULL;
 	bool check = false, json = false;
 	char err[1024];
-	int eal_argc = argc, app_argc = 0, app_start = argc, opt, rc = 0;
+	static const char *const no_eal[] = { "--help", "-h", "--print-config",
+					      "--config-reference", "--version", NULL };
+	int eal_argc, app_argc, opt, rc = 0;
 	char **app_argv;
 	struct br_app *a;
 	uint64_t u;
@@ -199,28 +206,9 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	br_overrides_init(&ov);
 	/* EAL arguments, then --, then ours */
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--")) {
-			eal_argc = i;
-			app_start = i + 1;
-			break;
-		}
-	if (eal_argc == argc)
-		for (int i = 1; i < argc; i++)
-			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") ||
-			    !strcmp(argv[i], "--print-config") || !strcmp(argv[i], "--version")) {
-				/* no --: still answer these without the EAL */
-				eal_argc = 1;
-				app_start = 1;
-				break;
-			}
-	app_argc = 1 + argc - app_start;
-	app_argv = calloc((size_t)app_argc + 1, sizeof(char *));
-	if (!app_argv)
+	app_argc = br_split_args(argc, argv, no_eal, &eal_argc, &app_argv);
+	if (app_argc < 0)
 		return 3;
-	app_argv[0] = argv[0];
-	for (int i = app_start; i < argc; i++)
-		app_argv[1 + i - app_start] = argv[i];
 #define ARGS_DONE(code) do { free(app_argv); return (code); } while (0)
 	while ((opt = getopt_long(app_argc, app_argv, "h", opts, NULL)) != -1) {
 		switch (opt) {
@@ -258,6 +246,15 @@ int main(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'k': check = true; break;
 		case 'p': fputs(br_cfg_default_text(), stdout); ARGS_DONE(0);
+		case 'R':
+			if (strcmp(optarg, "md") && strcmp(optarg, "man") && strcmp(optarg, "txt")) {
+				fprintf(stderr, "htoe-bridge: --config-reference '%s': md, man or txt\n",
+					optarg);
+				ARGS_DONE(2);
+			}
+			cfg_reference(&br_cfg_schema, !strcmp(optarg, "md") ? CFG_REF_MD :
+				      !strcmp(optarg, "man") ? CFG_REF_MAN : CFG_REF_TXT, stdout);
+			ARGS_DONE(0);
 		case 'h': usage(stdout); ARGS_DONE(0);
 		case 'V': htoe_print_version("htoe-bridge"); ARGS_DONE(0);
 		default: usage(stderr); ARGS_DONE(2);

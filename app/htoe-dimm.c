@@ -37,6 +37,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
+#include "bridge/args.h"
 #include "dimm/runtime.h"
 #include "dimm/workloads.h"
 #include "dimm_default_ini.h"
@@ -963,36 +964,19 @@ int main(int argc, char **argv)
 	struct br_app *a;
 	struct app_state *s;
 	char err[1024], cfgpath[64], set_mem[64], set_map[96];
-	int eal_argc = argc, app_start = argc, rc = 0, cfd = -1;
+	int eal_argc, rc = 0, cfd = -1;
 	uint64_t export_size;
 	pthread_t th;
 	bool th_started = false, out_failed = false;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--")) {
-			eal_argc = i;
-			app_start = i + 1;
-			break;
-		}
-	if (eal_argc == argc)
-		for (int i = 1; i < argc; i++) {
-			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-				usage(stdout);
-				return 0;
-			}
-			if (!strcmp(argv[i], "--version")) {
-				htoe_print_version("htoe-dimm");
-				return 0;
-			}
-		}
 	{
-		int n = 1 + argc - app_start;
-		char **av = calloc((size_t)n + 1, sizeof(char *));
+		static const char *const no_eal[] = { "--help", "-h", "--version", NULL };
+		char **av;
+		int n = br_split_args(argc, argv, no_eal, &eal_argc, &av);
 
-		av[0] = argv[0];
-		for (int i = app_start; i < argc; i++)
-			av[1 + i - app_start] = argv[i];
+		if (n < 0)
+			return 3;
 		if (parse_opts(n, av, &o)) {
 			free(av);
 			return 2;

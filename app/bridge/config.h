@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * htoe-bridge configuration: an INI file read with rte_cfgfile (or the
- * embedded two-node demo), checked completely before anything starts.
- * docs/config.md is the reference of every section and key.
+ * htoe-bridge configuration: an INI file (or the embedded two-node demo),
+ * read once by cfgtab.c and checked completely before anything starts.
+ * Every key is one entry of the table in cfgkeys.c, which also generates
+ * the reference (docs/config.md, htoe.ini(5)).
  *
- * Every error message names the file, the section, the key and the value:
- *   "bridge.ini: [node 1] mtu = '40': out of range 64..9000"
+ * Every error message names the file and line, the section, the key and
+ * the value:
+ *   "bridge.ini:14: [node 1] mtu = '40': out of range 112..9000"
  * Values given with --set SECTION.KEY=VALUE are reported as coming from
  * "--set". The address map errors come from htoe_map with labels
  * "FILE:[map] KEY", "FILE:[peer N] mac", ...
@@ -23,6 +25,7 @@
 #include "htmodel/ht_requester.h"
 #include "htmodel/ht_workload.h"
 #include "htoe/htoe.h"
+#include "cfgtab.h"
 #include "impair.h"
 #include "macsec.h"
 
@@ -33,6 +36,38 @@
 #define BR_WHERE_MAX   160u
 #define BR_DEV_MAX     256u
 #define BR_PATH_MAX    1024u
+
+/* The section kinds of the table (cfgkeys.c), in its order. */
+enum br_cfg_sect {
+	BR_S_GLOBAL, BR_S_BRIDGE, BR_S_NODE, BR_S_PEER, BR_S_PORT, BR_S_MAP, BR_S_IMPAIR,
+	BR_S_WORKLOAD, BR_S_MACSEC, BR_S__COUNT
+};
+
+/* The structs whose fields the table fills (cfg_key.obj). */
+enum br_cfg_obj {
+	BR_OBJ_GLOBAL,   /* struct br_config:     [global] */
+	BR_OBJ_NODE,     /* struct br_node_cfg:   [node N] over [bridge] */
+	BR_OBJ_MEMBER,   /* struct br_member_cfg: [node N] or [peer N] (over [bridge]) */
+	BR_OBJ_PORT,     /* struct br_port_cfg:   [port N] */
+	BR_OBJ_IMPAIR,   /* struct impair_cfg:    [impair N] over [impair] */
+	BR_OBJ_WL,       /* struct br_wl_cfg:     [workload N] over [workload] */
+};
+
+/* The table of every section and key (cfgkeys.c). */
+extern const struct cfg_schema br_cfg_schema;
+
+/* A member of the cluster: a [node N] or a [peer N]. */
+struct br_member_cfg {
+	uint16_t id;
+	bool     node_sect;    /* [node N] (else [peer N]) */
+	bool     local;        /* hosted here */
+	bool     has_mac;
+	uint8_t  mac[6];
+	int      pcp;          /* -1: default */
+	uint64_t mem_base, mem_size, mem_seed;
+	char     sect[32];
+	char     mac_label[HTOE_MAP_LABEL_MAX];
+};
 
 struct br_port_cfg {
 	unsigned index;              /* N of [port N] */
@@ -45,8 +80,9 @@ struct br_port_cfg {
 	bool     used;               /* a node of this process uses it */
 	struct impair_cfg imp;
 	bool     imp_tx, imp_rx;     /* where the impairment applies (none if inactive) */
-	char     where[BR_WHERE_MAX];/* "FILE: [port N]" */
-	char     dev_where[BR_WHERE_MAX + BR_DEV_MAX]; /* "FILE: [port N] dev = 'DEV'" */
+	unsigned direction;          /* [impair] direction: 0 tx, 1 rx, 2 both */
+	char     where[BR_WHERE_MAX];/* "FILE:LINE: [port N]" */
+	char     dev_where[BR_WHERE_MAX + BR_DEV_MAX]; /* "FILE:LINE: [port N] dev = 'DEV'" */
 };
 
 struct br_wl_cfg {
@@ -63,7 +99,7 @@ struct br_wl_cfg {
 	uint64_t seed;
 	uint64_t fill_seed;          /* the target's mem_seed */
 	uint64_t fill_offset;        /* window offset in the target's region */
-	char     where[BR_WHERE_MAX];/* "FILE: [workload N]" */
+	char     where[BR_WHERE_MAX];/* "FILE:LINE: [workload N]" */
 };
 
 struct br_node_cfg {
@@ -76,8 +112,8 @@ struct br_node_cfg {
 	unsigned req_unitids;        /* requester UnitIDs 1..req_unitids */
 	struct br_wl_cfg wl;
 	struct br_macsec_cfg macsec; /* [macsec N] over [macsec] (macsec.h) */
-	char     where[BR_WHERE_MAX];      /* "FILE: [node N]" */
-	char     lcore_where[BR_WHERE_MAX];/* "FILE: [node N] lcore = 'L'" */
+	char     where[BR_WHERE_MAX];      /* "FILE:LINE: [node N]" */
+	char     lcore_where[BR_WHERE_MAX];/* "FILE:LINE: [node N] lcore = 'L'" */
 };
 
 struct br_config {
@@ -129,10 +165,10 @@ int br_cfg_load(struct br_config *c, const char *path, const struct br_overrides
 		char *err, size_t errlen);
 void br_cfg_free(struct br_config *c);
 
-/* Helpers shared with the app. */
-int br_parse_duration(const char *s, uint64_t *ns);   /* "100us", "1.5s", "0" */
-int br_parse_size(const char *s, uint64_t *v);        /* "4096", "0x1000", "64K", "1M" */
-int br_parse_mac(const char *s, uint8_t mac[6]);
+/* Helpers shared with the app (cfgtab.c's parsers). */
+#define br_parse_duration cfg_parse_duration /* "100us", "1.5s", "0" */
+#define br_parse_size     cfg_parse_size     /* "4096", "0x1000", "64K", "1M" */
+#define br_parse_mac      cfg_parse_mac
 void br_format_mac(const uint8_t mac[6], char *buf, size_t len);
 
 #endif

@@ -21,10 +21,6 @@
 
 _Static_assert(RTE_PKTMBUF_HEADROOM >= HTOE_MACSEC_SECTAG_SCI, "SecTAG goes into the headroom");
 
-const char *const br_macsec_keys[] = { "enable", "cipher", "mode", "backend", "key", "key0",
-	"key1", "key2", "key3", "key_file", "an", "rekey_after", "include_sci", "sci_port",
-	"replay_window", "pn", "salt", NULL };
-
 /* ------------------------------------------------------------ parsing */
 
 struct mparse {
@@ -71,30 +67,9 @@ static int parse_hex(const char *s, uint8_t *out, size_t cap)
 	return (int)n;
 }
 
-static int parse_u64_dec(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (!*s || *s == '-')
-		return -1;
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return errno || *end ? -1 : 0;
-}
-
-static int parse_onoff(const char *s, bool *b)
-{
-	static const char *const t[] = { "on", "yes", "true", "1" }, *const f[] = { "off", "no",
-									       "false", "0" };
-
-	for (unsigned i = 0; i < 4; i++) {
-		if (!strcasecmp(s, t[i]))
-			return *b = true, 0;
-		if (!strcasecmp(s, f[i]))
-			return *b = false, 0;
-	}
-	return -1;
-}
+/* the configuration's parsers (cfgtab.c) */
+#define parse_u64_dec cfg_parse_u64
+#define parse_onoff cfg_parse_bool
 
 /* One key (name "key" or "keyN") given as HEX; origin: for messages. The
  * value is never echoed into a message. */

@@ -66,9 +66,6 @@ struct br_cfg_src {
 	void (*where)(void *ctx, const char *sect, char *buf, size_t len);
 };
 
-/* The keys of [macsec] and [macsec N] (NULL-terminated). */
-extern const char *const br_macsec_keys[];
-
 /* Parses [macsec N] over [macsec] for node `id` (its MAC, and the members
  * it exchanges frames with) into *mc. Reads a key_file (refused if group or
  * others may read or write it). 0, or -1 with the error written by src. */

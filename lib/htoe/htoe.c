@@ -47,32 +47,56 @@ static unsigned pow2_at_least(unsigned n)
 	return p;
 }
 
-#define CFG_ERR(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+#define CFG_ERR(f, ...) do { \
+		if (field) \
+			*field = (f); \
+		snprintf(err, errlen, __VA_ARGS__); \
+		return -1; \
+	} while (0)
+#define F(x) offsetof(struct htoe_config, x)
 
-static int check_config(const struct htoe_config *c, char *err, size_t errlen)
+int htoe_config_check(const struct htoe_config *c, size_t *field, char *err, size_t errlen)
 {
+	unsigned n_vl;
+
 	if (c->mtu < HTOE_MTU_MIN || c->mtu > HTOE_MTU_MAX)
-		CFG_ERR("mtu %u out of range %u..%u", c->mtu, HTOE_MTU_MIN, HTOE_MTU_MAX);
+		CFG_ERR(F(mtu), "mtu %u out of range %u..%u", c->mtu, HTOE_MTU_MIN, HTOE_MTU_MAX);
 	if (c->mtu < HTOE_HDR_LEN + HT_MAX_PKT_LEN)
-		CFG_ERR("mtu %u cannot carry a %u-byte HT packet", c->mtu, HT_MAX_PKT_LEN);
+		CFG_ERR(F(mtu), "mtu %u cannot carry a %u-byte HT packet", c->mtu, HT_MAX_PKT_LEN);
 	if (c->n_unitids < 1 || c->unitid_base + c->n_unitids + 1 > 32)
-		CFG_ERR("unitid_base %u + n_unitids %u (+1 for Flush) exceeds UnitID 31",
+		CFG_ERR(F(unitid_base), "unitid_base %u + n_unitids %u (+1 for Flush) exceeds UnitID 31",
 			c->unitid_base, c->n_unitids);
 	if (!c->map)
-		CFG_ERR("no address map");
-	if (htoe_map_peer_count(c->map) > HTOE_MAX_PEERS)
-		CFG_ERR("%u peers, at most %u", htoe_map_peer_count(c->map), HTOE_MAX_PEERS);
+		CFG_ERR(SIZE_MAX, "no address map");
+	n_vl = htoe_map_peer_count(c->map);
+	if (n_vl > HTOE_MAX_PEERS)
+		CFG_ERR(SIZE_MAX, "%u peers, at most %u", n_vl, HTOE_MAX_PEERS);
 	if (c->map->local_node != c->node_id)
-		CFG_ERR("the address map is for node %u, the bridge is node %u",
+		CFG_ERR(SIZE_MAX, "the address map is for node %u, the bridge is node %u",
 			c->map->local_node, c->node_id);
 	if (c->window < 2 || c->window > 4096)
-		CFG_ERR("window %u out of range 2..4096", c->window);
+		CFG_ERR(F(window), "window %u out of range 2..4096", c->window);
 	if (c->txq_pkts < 2)
-		CFG_ERR("txq_pkts %u: at least 2", c->txq_pkts);
-	if (c->rto_init_ns == 0 || c->rto_max_ns < c->rto_init_ns)
-		CFG_ERR("rto_init_ns must be > 0 and <= rto_max_ns");
+		CFG_ERR(F(txq_pkts), "txq_pkts %u: at least 2", c->txq_pkts);
+	if (c->rto_init_ns == 0)
+		CFG_ERR(F(rto_init_ns), "rto_init_ns must be > 0");
+	if (c->rto_max_ns < c->rto_init_ns)
+		CFG_ERR(F(rto_max_ns), "rto_init_ns %" PRIu64 " ns is above rto_max_ns %" PRIu64 " ns",
+			c->rto_init_ns, c->rto_max_ns);
 	if (c->rto_min_ns > c->rto_max_ns)
-		CFG_ERR("rto_min_ns must be <= rto_max_ns");
+		CFG_ERR(F(rto_max_ns), "rto_min_ns %" PRIu64 " ns is above rto_max_ns %" PRIu64 " ns",
+			c->rto_min_ns, c->rto_max_ns);
+	if (c->reserve == 0 || c->max_per_vl < c->reserve)
+		CFG_ERR(F(reserve), "receive pool: reserve %u must be 1..max_per_vl (%u)", c->reserve,
+			c->max_per_vl);
+	for (unsigned v = 0; v < HT_VC_COUNT; v++)
+		for (unsigned d = 0; d < 2; d++)
+			if (c->rx_bufs[v][d] > HTOE_CREDIT_POOL_MAX ||
+			    (uint32_t)c->rx_bufs[v][d] < (uint32_t)(n_vl ? n_vl : 1) * c->reserve)
+				CFG_ERR(F(rx_bufs[v][d]), "receive pool: %u %s buffers of VC %u: at "
+					"least reserve %u x %u peers and at most %u", c->rx_bufs[v][d],
+					d ? "data" : "command", v, c->reserve, n_vl ? n_vl : 1,
+					HTOE_CREDIT_POOL_MAX);
 	/* Translation must keep HT's 64-byte rules (a dword access never
 	 * crosses a 64-byte boundary, an atomic stays 8-byte aligned): the
 	 * bridge rewrites addresses in place and relies on it. */
@@ -80,20 +104,22 @@ static int check_config(const struct htoe_config *c, char *err, size_t errlen)
 		const struct htoe_map_range *r = &c->map->ranges[i];
 
 		if ((r->base | r->size | r->remote_base) % 64)
-			CFG_ERR("%s: base 0x%" PRIx64 ", size 0x%" PRIx64 " and remote base 0x%" PRIx64
-				" must be multiples of 64 bytes", r->label, r->base, r->size,
+			CFG_ERR(SIZE_MAX, "%s: base 0x%" PRIx64 ", size 0x%" PRIx64 " and remote base 0x%"
+				PRIx64 " must be multiples of 64 bytes", r->label, r->base, r->size,
 				r->remote_base);
 	}
 	if (c->map->mask_mode && (c->map->shift < 6 || c->map->mask_remote_base % 64))
-		CFG_ERR("%s: the node bits must start at bit 6 or above and the remote base be "
-			"a multiple of 64 bytes", c->map->mask_label);
+		CFG_ERR(SIZE_MAX, "%s: the node bits must start at bit 6 or above and the remote base "
+			"be a multiple of 64 bytes", c->map->mask_label);
 	if (c->default_pcp > 7)
-		CFG_ERR("default pcp %u > 7", c->default_pcp);
+		CFG_ERR(F(default_pcp), "default pcp %u > 7", c->default_pcp);
 	for (unsigned i = 0; i < c->n_pcp; i++)
 		if (c->pcp[i].pcp > 7)
-			CFG_ERR("node %u: pcp %u > 7", c->pcp[i].node, c->pcp[i].pcp);
+			CFG_ERR(F(pcp), "node %u: pcp %u > 7", c->pcp[i].node, c->pcp[i].pcp);
 	return 0;
 }
+#undef F
+#undef CFG_ERR
 
 static int lq_init(struct htoe_lq *q, unsigned n)
 {
@@ -156,7 +182,7 @@ struct htoe *htoe_new(const struct htoe_config *cfg, char *err, size_t errlen)
 {
 	struct htoe *b;
 
-	if (check_config(cfg, err, errlen) != 0)
+	if (htoe_config_check(cfg, NULL, err, errlen) != 0)
 		return NULL;
 	b = calloc(1, sizeof(*b));
 	if (!b) {

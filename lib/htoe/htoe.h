@@ -85,6 +85,12 @@ struct htoe_config {
 /* Fill `cfg` with the defaults documented in docs/config.md. */
 void htoe_config_defaults(struct htoe_config *cfg);
 
+/* Check cfg as htoe_new() does, without allocating anything: 0, or -1 with
+ * a message in err and, if field is not NULL, *field =
+ * offsetof(struct htoe_config, F) of the field F to blame (SIZE_MAX: the
+ * address map, whose labels name the culprit). */
+int htoe_config_check(const struct htoe_config *cfg, size_t *field, char *err, size_t errlen);
+
 /* Create a bridge; on error returns NULL with a message in err. */
 struct htoe *htoe_new(const struct htoe_config *cfg, char *err, size_t errlen);
 void htoe_free(struct htoe *b);

@@ -56,14 +56,24 @@ f=$(file syn7.ini '[global\nduration = 1s\n')
 check "unclosed bracket" "syn7.ini:1" "'[' without ']'" -- --config "$f"
 f=$(file syn8.ini "[global]\ncapture = $(printf 'x%.0s' $(seq 300))\n")
 check "line too long" "syn8.ini:2" "longer than" -- --config "$f"
+check "not a regular file" "/dev/zero: a character device" "not a configuration file" -- --config /dev/zero --check
+f=$(file nul.ini '[global]\nduration = 1s\n\0\n')
+check "NUL byte" "nul.ini:3: a NUL byte" -- --config "$f" --check
+head -c 1100000 /dev/zero | tr '\0' ';' >"$TMP/big.ini"
+check "file too large" "big.ini: 1100000 bytes" "at most 1048576" -- --config "$TMP/big.ini"
 
 # --- names
 f=$(file sect.ini "$(cat "$base")\n[nodes 3]\nport = 0\n")
-check "unknown section" "sect.ini: [nodes 3]" "unknown section" -- --config "$f"
+l=$(grep -n '^\[nodes 3\]' "$f" | cut -d: -f1)
+check "unknown section" "sect.ini:$l: [nodes 3]" "unknown section" "did you mean [node 3]?" -- --config "$f"
 check "unknown section (--set)" "--set: [nodes 1]" "unknown section" -- --set "nodes 1.port=0"
 sed 's/^\[global\].*/&\ndurration = 1s/' "$base" >"$TMP/names.ini"; f=$TMP/names.ini
-check "unknown key" "names.ini: [global] durration = '1s'" "unknown key" -- --config "$f"
+l=$(grep -n '^durration' "$f" | cut -d: -f1)
+check "unknown key" "names.ini:$l: [global] durration = '1s'" "unknown key" "did you mean 'duration'?" -- --config "$f"
 check "unknown key (--set)" "--set: [node 1] speed = 'fast'" "unknown key" -- --set "node 1.speed=fast"
+check "removed key" "--set: [bridge] flush = '2us'" "key flush was removed in 0.2" -- --set bridge.flush=2us
+sed "s/^\\[bridge\\].*/&\\nflush = 2us/" "$base" >"$TMP/rm.ini"; f=$TMP/rm.ini
+check "removed key (file)" "rm.ini:" "[bridge] flush = '2us': key flush was removed in 0.2" -- --config "$f"
 
 # --- values
 check "not a number" "--set: [node 1] mtu = 'big'" "not a number" -- --set "node 1.mtu=big"
@@ -78,6 +88,10 @@ check "bad MAC" "--set: [node 1] mac = '02:48:54:00:00'" "not a MAC" -- --set "n
 check "multicast MAC" "--set: [node 2] mac = '01:00:5e:00:00:01'" "not a unicast" -- --set "node 2.mac=01:00:5e:00:00:01"
 check "duplicate MAC" "--set: [node 2] mac = '02:48:54:00:00:01'" "same MAC" -- --set "node 2.mac=02:48:54:00:00:01"
 check "bad probability" "--set: [impair] loss = '150%'" "not a probability" -- --set impair.loss=150%
+check "probability 1" "--set: [impair 0] dup = '1'" "a bare 1 would mean 100%" "write 100%" -- --set "impair 0.dup=1"
+check "negative" "--set: [port 0] rxd = '-1'" "negative, but only 32..16384" -- --set "port 0.rxd=-1"
+check "macsec key without enable" "--set: [macsec] key" "MACsec is not enabled" -- --set macsec.key=00112233445566778899aabbccddeeff
+check "macsec N without enable" "--set: [macsec 2] an = '1'" "MACsec is not enabled for this node" -- --config "$SRC/config/two-node-macsec.ini" --set "macsec 2.an=1" --set "macsec 2.enable=off"
 check "bad direction" "--set: [impair 0] direction = 'sideways'" "tx, rx or both" -- --set "impair 0.direction=sideways"
 check "bad burst_len" "--set: [impair] burst_len = '0.5'" "burst length" -- --set impair.burst_len=0.5
 check "impair without port" "--set: [impair 7]" "no [port 7]" -- --set "impair 7.loss=1%"
@@ -121,7 +135,8 @@ check "workload window" "--set: [workload 2] window = '1000'" "out of range" -- 
 # --- what needs the EAL (still before any port starts)
 sed 's/^dev = .*/dev = net_nothing1/' "$SRC/config/null-port.ini" >"$TMP/null1.ini"
 check "lcore not enabled" "--set: [node 1] lcore = '3'" "not enabled" -- --set "node 1.lcore=3"
-check "no such device" "null1.ini: [port 0] dev = 'net_nothing1'" "probing it as devargs failed" -- --config "$TMP/null1.ini"
+l=$(grep -n '^dev = ' "$TMP/null1.ini" | cut -d: -f1)
+check "no such device" "null1.ini:$l: [port 0] dev = 'net_nothing1'" "probing it as devargs failed" -- --config "$TMP/null1.ini"
 check "no such device (--set)" "--set: [port 0] dev = 'net_nothing0'" "probing it as devargs failed" -- --config "$SRC/config/null-port.ini" --set "port 0.dev=net_nothing0"
 check "capture dir" "--capture '/proc/htoe'" "cannot create" -- --capture /proc/htoe
 

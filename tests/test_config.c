@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The configuration table and its reader (app/bridge/cfgtab.c, cfgkeys.c)
+ * and the argument split (args.c), without DPDK: every value type, ranges,
+ * defaults, fallbacks, unknown and removed names, duplicates, --set, line
+ * numbers in the messages, the input file checks and the reference.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "args.h"
+#include "config.h"
+
+static char err[2048];
+
+/* a doc from text ("t.ini"), names checked; expect_ok: 0 expected */
+static int load(struct cfg_doc *d, const char *text)
+{
+	cfg_doc_init(d, &br_cfg_schema, "t.ini", err, sizeof(err));
+	if (cfg_parse(d, text, strlen(text)))
+		return -1;
+	return cfg_check_names(d);
+}
+
+#define ASSERT_ERR(cond, substr) do { \
+		assert_true(cond); \
+		if (!strstr(err, substr)) \
+			fail_msg("message '%s' lacks '%s'", err, substr); \
+	} while (0)
+
+static void test_table_consistent(void **state)
+{
+	const struct cfg_schema *s = &br_cfg_schema;
+
+	(void)state;
+	for (unsigned i = 0; i < s->n_keys; i++) {
+		const struct cfg_key *k = &s->keys[i];
+
+		assert_true(k->sects != 0);
+		assert_non_null(k->help);
+		/* a field holds its maximum */
+		if (k->off != CFG_NO_FIELD && (k->type == CFG_UINT || k->type == CFG_SIZE) &&
+		    k->size < 8)
+			assert_true(k->max < (1ull << (8 * k->size)));
+		if ((k->type == CFG_ENUM || k->type == CFG_TEXT))
+			assert_non_null(k->syntax);
+		/* one entry per name and section kind */
+		for (unsigned j = i + 1; j < s->n_keys; j++)
+			if (!strcmp(k->name, s->keys[j].name))
+				assert_int_equal(k->sects & s->keys[j].sects, 0);
+	}
+	/* every default that is a value parses: apply everything to empty sections */
+	struct cfg_doc d;
+	struct br_config g;
+	struct br_node_cfg n;
+	struct br_member_cfg m;
+	struct br_port_cfg p;
+	struct impair_cfg ic;
+	struct br_wl_cfg w;
+
+	assert_int_equal(load(&d, ""), 0);
+	assert_int_equal(cfg_apply(&d, BR_OBJ_GLOBAL, "global", &g), 0);
+	assert_int_equal(cfg_apply(&d, BR_OBJ_NODE, "node 1", &n), 0);
+	assert_int_equal(cfg_apply(&d, BR_OBJ_MEMBER, "peer 1", &m), 0);
+	assert_int_equal(cfg_apply(&d, BR_OBJ_PORT, "port 1", &p), 0);
+	assert_int_equal(cfg_apply(&d, BR_OBJ_IMPAIR, "impair 1", &ic), 0);
+	assert_int_equal(cfg_apply(&d, BR_OBJ_WL, "workload 1", &w), 0);
+	cfg_doc_free(&d);
+}
+
+static void test_defaults_and_fallback(void **state)
+{
+	struct cfg_doc d;
+	struct br_config g;
+	struct br_node_cfg n1, n2;
+	struct br_member_cfg m;
+	struct impair_cfg i0, i1;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(load(&d, "[global]\nburst = 8\n[bridge]\nmtu = 9000\nmem_size = 1M\n"
+			       "[node 1]\nmtu = 2000\n[node 2]\n[impair]\nloss = 1%\n"
+			       "[impair 1]\nloss = 2%\n"), 0);
+	assert_int_equal(cfg_apply(&d, BR_OBJ_GLOBAL, "global", &g), 0);
+	assert_int_equal(g.burst, 8);
+	assert_int_equal(g.stats_interval_ns, 1000000000ull);  /* the table's default */
+	assert_int_equal(g.tx_drain_ns, 100000);
+	assert_true(g.exit_when_done);
+	htoe_config_defaults(&n1.bc);
+	htoe_config_defaults(&n2.bc);
+	assert_int_equal(cfg_apply(&d, BR_OBJ_NODE, "node 1", &n1), 0);
+	assert_int_equal(cfg_apply(&d, BR_OBJ_NODE, "node 2", &n2), 0);
+	assert_int_equal(n1.bc.mtu, 2000);               /* its own */
+	assert_int_equal(n2.bc.mtu, 9000);               /* [bridge]'s */
+	assert_int_equal(n2.bc.window, 256);             /* the library's */
+	assert_int_equal(n2.bc.rto_init_ns, 1000000);    /* htoe-bridge's over the library's */
+	assert_int_equal(n2.bc.n_unitids, 4);
+	assert_int_equal(cfg_apply(&d, BR_OBJ_MEMBER, "peer 7", &m), 0);
+	assert_int_equal(m.mem_size, 1u << 20);           /* [peer N] over [bridge] */
+	assert_int_equal(m.mem_base, 0x100000);
+	assert_int_equal(cfg_apply(&d, BR_OBJ_IMPAIR, "impair 0", &i0), 0);
+	assert_int_equal(cfg_apply(&d, BR_OBJ_IMPAIR, "impair 1", &i1), 0);
+	assert_true(i0.loss == 0.01 && i1.loss == 0.02);
+	assert_int_equal(i0.queue, 4096);
+	cfg_doc_free(&d);
+}
+
+/* one value of [sect] key: its parse result, the message in err */
+static int one(const char *sect, const char *key, const char *val, void *out)
+{
+	char text[512];
+	struct cfg_doc d;
+	int r;
+
+	snprintf(text, sizeof(text), "; a comment\n[%s]\n\n%s = %s   ; why\n", sect, key, val);
+	r = load(&d, text);
+	if (!r)
+		r = cfg_get_typed(&d, sect, key, out);
+	cfg_doc_free(&d);
+	return r;
+}
+
+static void test_types(void **state)
+{
+	uint64_t u = 0;
+	uint16_t u16 = 0;
+	double x = 0;
+	bool b = false;
+	unsigned e = 9;
+	uint8_t mac[6];
+	char dev[BR_DEV_MAX];
+
+	(void)state;
+	/* integer */
+	assert_int_equal(one("port 0", "rxd", "0x40", &u16), 1);
+	assert_int_equal(u16, 64);
+	ASSERT_ERR(one("port 0", "rxd", "16", &u16) < 0, "t.ini:4: [port 0] rxd = '16': out of range 32..16384");
+	ASSERT_ERR(one("port 0", "rxd", "-1", &u16) < 0, "negative, but only 32..16384 is accepted");
+	ASSERT_ERR(one("port 0", "rxd", "12x", &u16) < 0, "not a number");
+	ASSERT_ERR(one("port 0", "ring_size", "1000", &u16) < 0, "not a power of two");
+	/* size */
+	assert_int_equal(one("bridge", "mem_size", "64K", &u), 1);
+	assert_int_equal(u, 65536);
+	ASSERT_ERR(one("bridge", "mem_size", "1000", &u) < 0, "not a multiple of 64");
+	ASSERT_ERR(one("bridge", "mem_size", "64X", &u) < 0, "not a size");
+	ASSERT_ERR(one("bridge", "mem_size", "-64K", &u) < 0, "negative");
+	ASSERT_ERR(one("bridge", "mem_size", "8G", &u) < 0, "out of range 0x40..0x100000000");
+	/* duration */
+	assert_int_equal(one("bridge", "rto", "1.5ms", &u), 1);
+	assert_int_equal(u, 1500000);
+	assert_int_equal(one("bridge", "ack_delay", "0", &u), 1);
+	assert_int_equal(u, 0);
+	ASSERT_ERR(one("bridge", "rto", "200", &u) < 0, "needs a unit");
+	ASSERT_ERR(one("bridge", "rto", "5 minutes", &u) < 0, "not a duration");
+	ASSERT_ERR(one("bridge", "rto", "100ns", &u) < 0, "out of range 1us..60s");
+	/* boolean */
+	assert_int_equal(one("port 1", "promisc", "No", &b), 1);
+	assert_false(b);
+	ASSERT_ERR(one("port 1", "promisc", "maybe", &b) < 0, "not a boolean");
+	/* probability: exactly one only as 100% */
+	assert_int_equal(one("impair", "loss", "0.5%", &x), 1);
+	assert_true(x == 0.005);
+	assert_int_equal(one("impair", "dup", "100%", &x), 1);
+	assert_true(x == 1.0);
+	assert_int_equal(one("impair", "corrupt", "0.25", &x), 1);
+	assert_true(x == 0.25);
+	ASSERT_ERR(one("impair", "reorder", "1", &x) < 0, "a bare 1 would mean 100%");
+	ASSERT_ERR(one("impair", "loss", "1.0", &x) < 0, "write 100% if you mean it, or 1%");
+	ASSERT_ERR(one("impair", "loss", "150%", &x) < 0, "not a probability");
+	ASSERT_ERR(one("impair", "loss", "-0.1", &x) < 0, "not a probability");
+	ASSERT_ERR(one("global", "lcore_pause", "1", &x) < 0, "a bare 1");
+	/* number */
+	assert_int_equal(one("impair 3", "burst_len", "2.5", &x), 1);
+	assert_true(x == 2.5);
+	ASSERT_ERR(one("impair 3", "burst_len", "0.5", &x) < 0, "mean burst length in frames, 1..");
+	/* enum */
+	assert_int_equal(one("impair 0", "direction", "both", &e), 1);
+	assert_int_equal(e, 2);
+	ASSERT_ERR(one("impair 0", "direction", "up", &e) < 0, "expected tx, rx or both");
+	/* MAC */
+	assert_int_equal(one("peer 2", "mac", "02:00:00:00:00:09", mac), 1);
+	assert_int_equal(mac[5], 9);
+	ASSERT_ERR(one("peer 2", "mac", "02:00:00:00:00", mac) < 0, "not a MAC address");
+	ASSERT_ERR(one("peer 2", "mac", "01:00:5e:00:00:01", mac) < 0, "not a unicast MAC");
+	/* text */
+	assert_int_equal(one("port 0", "dev", "net_null0", dev), 1);
+	assert_string_equal(dev, "net_null0");
+	/* not given: the default (0), the field otherwise untouched */
+	u = 77;
+	{
+		struct cfg_doc d;
+
+		assert_int_equal(load(&d, "[workload 1]\ntarget = 2\n"), 0);
+		assert_int_equal(cfg_get_typed(&d, "workload 1", "seed", &u), 0);
+		assert_int_equal(u, 77);                      /* "(1000 + N)": the caller's */
+		assert_int_equal(cfg_get_typed(&d, "workload 1", "ops", &u), 0);
+		assert_int_equal(u, 100000);                  /* the table's */
+		cfg_doc_free(&d);
+	}
+}
+
+static void test_memory_limit(void **state)
+{
+	struct cfg_doc d;
+	uint64_t u;
+
+	(void)state;
+	assert_int_equal(load(&d, "[node 1]\nmem_size = 2M\n"), 0);
+	d.phys_mem = 1u << 20; /* a 1 MiB machine */
+	ASSERT_ERR(cfg_get_typed(&d, "node 1", "mem_size", &u) < 0,
+		   "t.ini:2: [node 1] mem_size = '2M': more than the memory of this machine "
+		   "(1048576 bytes = 1M");
+	d.phys_mem = 4u << 20;
+	assert_int_equal(cfg_get_typed(&d, "node 1", "mem_size", &u), 1);
+	assert_int_equal(u, 2u << 20);
+	cfg_doc_free(&d);
+	/* the real machine: far below 4 GiB * 2^20 */
+	cfg_doc_init(&d, &br_cfg_schema, "t.ini", err, sizeof(err));
+	assert_true(d.phys_mem > (1u << 20) && d.phys_mem < UINT64_MAX);
+	cfg_doc_free(&d);
+}
+
+static void test_names(void **state)
+{
+	struct cfg_doc d;
+
+	(void)state;
+	ASSERT_ERR(load(&d, "[global]\nstats_interval = 1s\ndurration = 1s\n") < 0,
+		   "t.ini:3: [global] durration = '1s': unknown key in a [global] section");
+	assert_non_null(strstr(err, "did you mean 'duration'?"));
+	cfg_doc_free(&d);
+	ASSERT_ERR(load(&d, "[global]\n[nodes 3]\nport = 0\n") < 0,
+		   "t.ini:2: [nodes 3]: unknown section (did you mean [node 3]?");
+	cfg_doc_free(&d);
+	ASSERT_ERR(load(&d, "[port]\ndev = x\n") < 0, "t.ini:1: [port]: unknown section");
+	cfg_doc_free(&d);
+	ASSERT_ERR(load(&d, "[global]\nmtu = 1500\n") < 0, "'mtu' belongs in [bridge] [node N]");
+	cfg_doc_free(&d);
+	/* [peer N] takes mem_base but not mtu */
+	ASSERT_ERR(load(&d, "[peer 4]\nmem_base = 0\nmtu = 1500\n") < 0, "t.ini:3: [peer 4] mtu");
+	cfg_doc_free(&d);
+	/* range* is a prefix */
+	assert_int_equal(load(&d, "[map]\nrange1 = 0 64K 1\nrange_two = 0x10000 64K 2\n"), 0);
+	cfg_doc_free(&d);
+}
+
+static void test_removed(void **state)
+{
+	struct cfg_doc d;
+
+	(void)state;
+	ASSERT_ERR(load(&d, "[bridge]\nmtu = 1500\nflush = 2us\n") < 0,
+		   "t.ini:3: [bridge] flush = '2us': key flush was removed in 0.2: ");
+	cfg_doc_free(&d);
+	ASSERT_ERR(load(&d, "[node 2]\nflush = 0\n") < 0, "was removed in 0.2");
+	cfg_doc_free(&d);
+}
+
+static void test_syntax_and_duplicates(void **state)
+{
+	struct cfg_doc d;
+
+	(void)state;
+	ASSERT_ERR(load(&d, "[global]\nduration = 1s\n\n; x\nduration = 2s\n") < 0,
+		   "t.ini:5: [global] duration: key given twice (first at line 2)");
+	cfg_doc_free(&d);
+	ASSERT_ERR(load(&d, "[map]\n[global]\n[map]\n") < 0,
+		   "t.ini:3: section [map] appears twice (first at line 1)");
+	cfg_doc_free(&d);
+	ASSERT_ERR(load(&d, "[global]\nno equals\n") < 0, "t.ini:2: 'no equals' is neither");
+	cfg_doc_free(&d);
+	ASSERT_ERR(load(&d, "x = 1\n") < 0, "t.ini:1: key 'x' before the first [section]");
+	cfg_doc_free(&d);
+	ASSERT_ERR(load(&d, "[global]\n# duration = 1s\n") < 0, "use ';'");
+	cfg_doc_free(&d);
+	ASSERT_ERR(load(&d, "[global]\nduration = ; none\n") < 0, "t.ini:2: [global] duration: no value");
+	cfg_doc_free(&d);
+	ASSERT_ERR(load(&d, "[global\n") < 0, "t.ini:1: '[' without ']'");
+	cfg_doc_free(&d);
+	ASSERT_ERR(load(&d, "[global] x\n") < 0, "text after ']'");
+	cfg_doc_free(&d);
+	/* no final newline, CRLF-free whitespace, comments after values */
+	assert_int_equal(load(&d, "  [global]  \n\tburst = 4 ; four"), 0);
+	assert_string_equal(cfg_val(&d, "global", "burst"), "4");
+	cfg_doc_free(&d);
+}
+
+static void test_set(void **state)
+{
+	struct cfg_doc d;
+	uint16_t mtu = 0;
+	char where[256];
+
+	(void)state;
+	assert_int_equal(load(&d, "[bridge]\nmtu = 1500\n[node 1]\nport = 0\n"), 0);
+	assert_int_equal(cfg_set(&d, "bridge.mtu=9000"), 0);
+	assert_int_equal(cfg_set(&d, "node 2.port=1"), 0);   /* a new section */
+	assert_int_equal(cfg_set(&d, "impair.lost=1%"), 0);  /* checked with the others */
+	ASSERT_ERR(cfg_check_names(&d) < 0, "--set: [impair] lost = '1%': unknown key");
+	assert_non_null(strstr(err, "did you mean 'loss'?"));
+	assert_int_equal(cfg_get_typed(&d, "node 1", "mtu", &mtu), 1);
+	assert_int_equal(mtu, 9000);
+	cfg_where(&d, "node 1", "mtu", where, sizeof(where));
+	assert_string_equal(where, "--set: [bridge] mtu = '9000'");
+	cfg_where(&d, "node 1", "port", where, sizeof(where));
+	assert_string_equal(where, "t.ini:4: [node 1] port = '0'");
+	cfg_where(&d, "node 2", NULL, where, sizeof(where));
+	assert_string_equal(where, "--set: [node 2]");
+	cfg_where(&d, "node 3", "port", where, sizeof(where));
+	assert_string_equal(where, "t.ini: [node 3] port");
+	ASSERT_ERR(cfg_set(&d, "impairloss") < 0, "--set 'impairloss': expected SECTION.KEY=VALUE");
+	ASSERT_ERR(cfg_set(&d, "impair.loss=") < 0, "expected SECTION.KEY=VALUE");
+	assert_int_equal(cfg_set(&d, "bridge.mtu=big"), 0);
+	ASSERT_ERR(cfg_get_typed(&d, "node 1", "mtu", &mtu) < 0, "--set: [bridge] mtu = 'big': not a number");
+	cfg_doc_free(&d);
+}
+
+static void test_secret_never_printed(void **state)
+{
+	struct cfg_doc d;
+
+	(void)state;
+	assert_int_equal(load(&d, "[macsec]\nkey = 00112233445566778899aabbccddeeff\n"), 0);
+	cfg_error(&d, "macsec 1", "key", "bad");
+	assert_null(strstr(err, "0011"));
+	assert_non_null(strstr(err, "t.ini:2: [macsec] key: bad"));
+	cfg_doc_free(&d);
+}
+
+static void test_files(void **state)
+{
+	char dir[] = "/tmp/test_config.XXXXXX", path[64];
+	struct cfg_doc d;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	cfg_doc_init(&d, &br_cfg_schema, "/dev/zero", err, sizeof(err));
+	ASSERT_ERR(cfg_read(&d, "/dev/zero") < 0, "/dev/zero: a character device, not a configuration file");
+	cfg_doc_free(&d);
+	cfg_doc_init(&d, &br_cfg_schema, dir, err, sizeof(err));
+	ASSERT_ERR(cfg_read(&d, dir) < 0, "a directory");
+	cfg_doc_free(&d);
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	cfg_doc_init(&d, &br_cfg_schema, path, err, sizeof(err));
+	ASSERT_ERR(cfg_read(&d, path) < 0, "a FIFO");
+	cfg_doc_free(&d);
+	unlink(path);
+	/* a NUL byte on line 3 */
+	snprintf(path, sizeof(path), "%s/nul.ini", dir);
+	f = fopen(path, "w");
+	fwrite("[global]\nburst = 4\nx\0y = 1\n", 1, 26, f);
+	fclose(f);
+	cfg_doc_init(&d, &br_cfg_schema, "nul.ini", err, sizeof(err));
+	ASSERT_ERR(cfg_read(&d, path) < 0, "nul.ini:3: a NUL byte");
+	cfg_doc_free(&d);
+	/* larger than 1 MiB */
+	f = fopen(path, "w");
+	for (unsigned i = 0; i < CFG_FILE_MAX / 16 + 1; i++)
+		fputs(";;;;;;;;;;;;;;;\n", f);
+	fclose(f);
+	cfg_doc_init(&d, &br_cfg_schema, "big.ini", err, sizeof(err));
+	ASSERT_ERR(cfg_read(&d, path) < 0, "big.ini: 1048592 bytes: a configuration file is at most");
+	cfg_doc_free(&d);
+	/* a good one, read once */
+	f = fopen(path, "w");
+	fputs("[global]\nburst = 4\n", f);
+	fclose(f);
+	cfg_doc_init(&d, &br_cfg_schema, "ok.ini", err, sizeof(err));
+	assert_int_equal(cfg_read(&d, path), 0);
+	assert_string_equal(cfg_val(&d, "global", "burst"), "4");
+	cfg_doc_free(&d);
+	unlink(path);
+	cfg_doc_init(&d, &br_cfg_schema, "none.ini", err, sizeof(err));
+	ASSERT_ERR(cfg_read(&d, path) < 0, "none.ini: cannot open: No such file");
+	cfg_doc_free(&d);
+	rmdir(dir);
+}
+
+static char *reference(enum cfg_ref_format fmt)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+
+	assert_non_null(f);
+	cfg_reference(&br_cfg_schema, fmt, f);
+	fclose(f);
+	return buf;
+}
+
+static void test_reference(void **state)
+{
+	char *md = reference(CFG_REF_MD), *man = reference(CFG_REF_MAN);
+	char want[128];
+
+	(void)state;
+	/* every key in both, with its type and range */
+	for (unsigned i = 0; i < br_cfg_schema.n_keys; i++) {
+		snprintf(want, sizeof(want), "| `%s%s` |", br_cfg_schema.keys[i].name,
+			 br_cfg_schema.keys[i].flags & CFG_F_PREFIX ? "*" : "");
+		if (!strstr(md, want))
+			fail_msg("markdown lacks %s", want);
+		snprintf(want, sizeof(want), "\\fB%s", br_cfg_schema.keys[i].name);
+		if (!strstr(man, want))
+			fail_msg("man page lacks %s", want);
+	}
+	assert_non_null(strstr(md, "| `mtu` | integer 112..9000 | `1500` |"));
+	assert_non_null(strstr(md, "| `rto` | duration 1us..60s | `1ms` (library: `200us`) |"));
+	assert_non_null(strstr(md, "| `flush` | 0.2 |"));
+	assert_non_null(strstr(man, ".TH HTOE.INI 5"));
+	assert_non_null(strstr(man, "\\fBflush\\fR (removed in 0.2)"));
+	free(md);
+	free(man);
+}
+
+static void test_split_args(void **state)
+{
+	static const char *const no_eal[] = { "--help", NULL };
+	char *a1[] = { "prog", "-l", "0-1", "--", "--config", "x.ini", NULL };
+	char *a2[] = { "prog", "--help", NULL };
+	char *a3[] = { "prog", "-l", "0-1", NULL };
+	char **av;
+	int eal, n;
+
+	(void)state;
+	n = br_split_args(6, a1, no_eal, &eal, &av);
+	assert_int_equal(n, 3);
+	assert_int_equal(eal, 3);
+	assert_string_equal(av[0], "prog");
+	assert_string_equal(av[1], "--config");
+	assert_string_equal(av[2], "x.ini");
+	assert_null(av[3]);
+	free(av);
+	n = br_split_args(2, a2, no_eal, &eal, &av);
+	assert_int_equal(n, 2);
+	assert_int_equal(eal, 1);
+	assert_string_equal(av[1], "--help");
+	free(av);
+	n = br_split_args(3, a3, no_eal, &eal, &av);
+	assert_int_equal(n, 1);
+	assert_int_equal(eal, 3);
+	assert_null(av[1]);
+	free(av);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table_consistent),
+		cmocka_unit_test(test_defaults_and_fallback),
+		cmocka_unit_test(test_types),
+		cmocka_unit_test(test_memory_limit),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_removed),
+		cmocka_unit_test(test_syntax_and_duplicates),
+		cmocka_unit_test(test_set),
+		cmocka_unit_test(test_secret_never_printed),
+		cmocka_unit_test(test_files),
+		cmocka_unit_test(test_reference),
+		cmocka_unit_test(test_split_args),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
