@@ -50,6 +50,21 @@ static void test_table_consistent(void **state)
 		if (k->off != CFG_NO_FIELD && (k->type == CFG_UINT || k->type == CFG_SIZE) &&
 		    k->size < 8)
 			assert_true(k->max < (1ull << (8 * k->size)));
+		/* the field has the type's size (cfg_get_typed writes that many bytes) */
+		if (k->off != CFG_NO_FIELD) {
+			switch (k->type) {
+			case CFG_UINT: case CFG_SIZE:
+				assert_true(k->size == 1 || k->size == 2 || k->size == 4 || k->size == 8);
+				break;
+			case CFG_DUR: assert_int_equal(k->size, sizeof(uint64_t)); break;
+			case CFG_BOOL: assert_int_equal(k->size, sizeof(bool)); break;
+			case CFG_PROB: case CFG_REAL: assert_int_equal(k->size, sizeof(double)); break;
+			case CFG_ENUM: assert_int_equal(k->size, sizeof(unsigned)); break;
+			case CFG_MAC: assert_int_equal(k->size, 6); break;
+			case CFG_STR: assert_true(k->size >= k->max + 1); break;
+			case CFG_TEXT: fail_msg("%s: a CFG_TEXT key has no field", k->name); break;
+			}
+		}
 		if ((k->type == CFG_ENUM || k->type == CFG_TEXT))
 			assert_non_null(k->syntax);
 		/* one entry per name and section kind */
@@ -131,7 +146,7 @@ static int one(const char *sect, const char *key, const char *val, void *out)
 static void test_types(void **state)
 {
 	uint64_t u = 0;
-	uint16_t u16 = 0;
+	unsigned u32 = 0;  /* the size of the field: struct br_port_cfg's rxd, ring_size */
 	double x = 0;
 	bool b = false;
 	unsigned e = 9;
@@ -140,12 +155,12 @@ static void test_types(void **state)
 
 	(void)state;
 	/* integer */
-	assert_int_equal(one("port 0", "rxd", "0x40", &u16), 1);
-	assert_int_equal(u16, 64);
-	ASSERT_ERR(one("port 0", "rxd", "16", &u16) < 0, "t.ini:4: [port 0] rxd = '16': out of range 32..16384");
-	ASSERT_ERR(one("port 0", "rxd", "-1", &u16) < 0, "negative, but only 32..16384 is accepted");
-	ASSERT_ERR(one("port 0", "rxd", "12x", &u16) < 0, "not a number");
-	ASSERT_ERR(one("port 0", "ring_size", "1000", &u16) < 0, "not a power of two");
+	assert_int_equal(one("port 0", "rxd", "0x40", &u32), 1);
+	assert_int_equal(u32, 64);
+	ASSERT_ERR(one("port 0", "rxd", "16", &u32) < 0, "t.ini:4: [port 0] rxd = '16': out of range 32..16384");
+	ASSERT_ERR(one("port 0", "rxd", "-1", &u32) < 0, "negative, but only 32..16384 is accepted");
+	ASSERT_ERR(one("port 0", "rxd", "12x", &u32) < 0, "not a number");
+	ASSERT_ERR(one("port 0", "ring_size", "1000", &u32) < 0, "not a power of two");
 	/* size */
 	assert_int_equal(one("bridge", "mem_size", "64K", &u), 1);
 	assert_int_equal(u, 65536);

@@ -999,6 +999,51 @@ static void test_config_errors(void **state)
 	assert_non_null(strstr(err, "multiples of 64"));
 }
 
+/* htoe_config_check: what htoe_new refuses, without allocating, and the
+ * field it blames (so that a configuration reader can name the key) */
+static void test_config_check_field(void **state)
+{
+	struct htoe_config c;
+	struct htoe_map m;
+	char err[256];
+	size_t field = 0;
+
+	(void)state;
+	htoe_map_init(&m, 1);
+	assert_int_equal(htoe_map_add_range(&m, 0, 4096, 1, 0, "r", err, sizeof(err)), 0);
+	assert_int_equal(htoe_map_finalize(&m, err, sizeof(err)), 0);
+	htoe_config_defaults(&c);
+	c.node_id = 1;
+	c.map = &m;
+	assert_int_equal(htoe_config_check(&c, &field, err, sizeof(err)), 0);
+	c.rto_max_ns = c.rto_init_ns - 1;
+	assert_int_equal(htoe_config_check(&c, &field, err, sizeof(err)), -1);
+	assert_int_equal(field, offsetof(struct htoe_config, rto_max_ns));
+	assert_non_null(strstr(err, "is above rto_max_ns"));
+	htoe_config_defaults(&c);
+	c.node_id = 1;
+	c.map = &m;
+	c.window = 1;
+	assert_int_equal(htoe_config_check(&c, NULL, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "window 1"));
+	c.window = 256;
+	c.reserve = 200; /* above max_per_vl */
+	assert_int_equal(htoe_config_check(&c, &field, err, sizeof(err)), -1);
+	assert_int_equal(field, offsetof(struct htoe_config, reserve));
+	c.reserve = 16;
+	c.rx_bufs[HT_VC_R][1] = 8; /* below reserve x peers */
+	assert_int_equal(htoe_config_check(&c, &field, err, sizeof(err)), -1);
+	assert_int_equal(field, offsetof(struct htoe_config, rx_bufs[HT_VC_R][1]));
+	assert_non_null(strstr(err, "8 data buffers"));
+	assert_null(htoe_new(&c, err, sizeof(err)));      /* the same verdict */
+	assert_non_null(strstr(err, "8 data buffers"));
+	c.rx_bufs[HT_VC_R][1] = 256;
+	c.map = &m;
+	c.node_id = 2;
+	assert_int_equal(htoe_config_check(&c, &field, err, sizeof(err)), -1);
+	assert_int_equal(field, SIZE_MAX);                /* the map */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1017,6 +1062,7 @@ int main(void)
 		cmocka_unit_test(test_vlan_pcp),
 		cmocka_unit_test(test_ctrl_messages),
 		cmocka_unit_test(test_config_errors),
+		cmocka_unit_test(test_config_check_field),
 		cmocka_unit_test(test_local_input_pkt),
 		cmocka_unit_test(test_lease_acl),
 		cmocka_unit_test(test_acl_api),

@@ -970,7 +970,9 @@ static void type_text(const struct cfg_key *k, bool md, char *buf, size_t len)
 	char r[96] = "", c[256];
 	bool full = k->min == 0 && k->max == UINT64_MAX;
 
-	if (!full && (k->type == CFG_UINT || k->type == CFG_SIZE || k->type == CFG_DUR))
+	if (!full && k->max == UINT64_MAX)
+		snprintf(r, sizeof(r), "%" PRIu64 " or more", k->min);
+	else if (!full && (k->type == CFG_UINT || k->type == CFG_SIZE || k->type == CFG_DUR))
 		fmt_range(k, r, sizeof(r));
 	switch (k->type) {
 	case CFG_UINT: snprintf(buf, len, "integer %s", r); break;

@@ -145,8 +145,10 @@ const struct cfg_key *cfg_key_find(const struct cfg_schema *sch, int kind, const
 int cfg_kind(const struct cfg_schema *sch, const char *sect, long *num);
 
 /*
- * Parses key of sect (or its fallback) by its table entry into out (the
- * field's size; NULL: check only), its default when not given.
+ * Parses key of sect (or its fallback) by its table entry into out (NULL:
+ * check only), its default when not given. out is of the field's type, or
+ * for a key without a field: uint64_t (UINT, SIZE, DUR), double (PROB,
+ * REAL), bool, unsigned (ENUM), uint8_t[6] (MAC), char[max + 1] (STR).
  * Returns 1 given, 0 not given (default stored), -1 error (message written).
  */
 int cfg_get_typed(struct cfg_doc *d, const char *sect, const char *key, void *out);

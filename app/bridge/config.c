@@ -45,12 +45,6 @@ static const char *skip_ws(const char *s)
 	return s;
 }
 
-static const char *const op_names[HT_OP__COUNT] = {
-	[HT_OP_READ] = "rd", [HT_OP_WRITE_P] = "wrp", [HT_OP_WRITE_NP] = "wrn",
-	[HT_OP_FLUSH] = "flush", [HT_OP_FENCE] = "fence", [HT_OP_FETCH_ADD] = "fadd",
-	[HT_OP_CAS] = "cas",
-};
-
 /* "rd=35,wrp=25,...": weights of the named ops, the others 0. */
 static int parse_mix(const char *s, unsigned w[HT_OP__COUNT], char *why, size_t whylen)
 {
@@ -73,7 +67,7 @@ static int parse_mix(const char *s, unsigned w[HT_OP__COUNT], char *why, size_t 
 		for (char *e = eq - 1; e >= tok && isspace((unsigned char)*e); e--)
 			*e = 0;
 		for (i = 0; i < HT_OP__COUNT; i++)
-			if (!strcmp(tok, op_names[i]))
+			if (!strcmp(tok, ht_op_name(i)))
 				break;
 		if (i == HT_OP__COUNT) {
 			snprintf(why, whylen,

@@ -49,11 +49,11 @@ struct br_macsec_cfg {
 	unsigned n_peers;              /* one RX SC each */
 	uint16_t peer_id[BR_MACSEC_MAX_PEERS];
 	uint8_t  peer_mac[BR_MACSEC_MAX_PEERS][6];
-	char     where[BR_MACSEC_WHERE_MAX]; /* "FILE: [macsec N]" or "FILE: [macsec]" */
+	char     where[BR_MACSEC_WHERE_MAX]; /* "FILE:LINE: [macsec N]" or "... [macsec]" */
 };
 
 /* The configuration reader config.c hands to br_macsec_parse (its `where`
- * conventions: "FILE: [sect] key = 'value': message"). */
+ * conventions: "FILE:LINE: [sect] key = 'value': message"). */
 struct br_cfg_src {
 	void *ctx;
 	/* the value of key in sect, else in fb; *in: the section it came from */
