@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Command-line mistakes are refused with a message naming what is wrong, and
+# what a newcomer tries first works: --version on every program; htoe-sim
+# with any node count; no negative number taken for a huge unsigned one; an
+# output file that cannot be written is an error before anything runs; a
+# second DPDK process on a --file-prefix in use is told so.
+#   usage: test_cli_errors.sh BUILD-APP-DIR BRIDGE(yes|no) VERSION
+set -u
+
+APP=${1:?usage: $0 BUILD-APP-DIR BRIDGE VERSION}
+BRIDGE=${2:?}
+VERSION=${3:?}
+
+export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:halt_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-abort_on_error=1:halt_on_error=1:print_stacktrace=1}"
+
+T=$(mktemp -d)
+PREFIX="htoe-test-cli-$$"
+PIDS=()
+cleanup() {
+	local p
+	for p in "${PIDS[@]:-}"; do [ -z "$p" ] || kill -KILL "$p" 2>/dev/null; done
+	for p in "${PIDS[@]:-}"; do [ -z "$p" ] || wait "$p" 2>/dev/null; done
+	rm -rf "$T" /var/run/dpdk/"$PREFIX"* "${XDG_RUNTIME_DIR:-/nonexistent}"/dpdk/"$PREFIX"* \
+		/tmp/dpdk/"$PREFIX"* 2>/dev/null
+}
+trap cleanup EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   - $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
+
+# expect NAME RC REGEX CMD...: CMD exits RC and its stderr+stdout matches REGEX
+expect() {
+	local name=$1 want=$2 re=$3 rc=0
+	shift 3
+	"$@" >"$T/out" 2>&1 || rc=$?
+	if [ "$rc" -ge 128 ]; then
+		bad "$name: crashed (exit $rc)"; cat "$T/out"
+	elif [ "$rc" -ne "$want" ]; then
+		bad "$name: exit $rc, expected $want"; cat "$T/out"
+	elif ! grep -Eq -- "$re" "$T/out"; then
+		bad "$name: output does not match /$re/"; cat "$T/out"
+	else
+		ok "$name"
+	fi
+}
+
+progs="htoe-sim htoe-pcap htoe-ht"
+[ "$BRIDGE" = yes ] && progs="$progs htoe-bridge htoe-dimm htoe-bench"
+for p in $progs; do
+	expect "$p --version" 0 "^$p $VERSION\$" "$APP/$p" --version
+done
+
+# htoe-sim: any node count with the default memory
+for n in 3 5 6 7; do
+	expect "htoe-sim --nodes $n (default --mem)" 0 '"violations":0' \
+		"$APP/htoe-sim" --nodes "$n" --transactions 500 --quiet
+done
+expect "htoe-sim --mem not a multiple of 64*nodes names that condition" 2 \
+	'memory per node 65536 is not a non-zero multiple of 64 \* nodes = 192.*65664' \
+	"$APP/htoe-sim" --nodes 3 --mem 65536
+expect "htoe-sim --nodes 65 names --nodes" 2 "bad value '65' for --nodes" "$APP/htoe-sim" --nodes 65
+# negative numbers are not 2^64-1
+expect "htoe-sim --seed -1" 2 "bad value '-1' for --seed" "$APP/htoe-sim" --seed -1
+expect "htoe-sim --transactions ' 5'" 2 "bad value ' 5' for --transactions" \
+	"$APP/htoe-sim" --transactions ' 5'
+expect "htoe-sim --reset 1:-2:5" 2 "bad value '1:-2:5' for --reset" "$APP/htoe-sim" --reset 1:-2:5
+expect "htoe-sim --mix rd=-1" 2 "bad value 'rd=-1' for --mix" "$APP/htoe-sim" --mix rd=-1
+expect "htoe-ht demo --ops -1" 2 "ops" "$APP/htoe-ht" demo --ops -1
+expect "htoe-pcap --an -1" 2 "--an: '-1' is not a number" \
+	"$APP/htoe-pcap" macsec-encrypt --in x --out y --key 00112233445566778899aabbccddeeff \
+	--sci 0000000000000001 --an -1 --pn 1
+# output files: an error at once
+expect "htoe-sim --pcap into a missing directory" 2 "cannot write pcap $T/no/x.pcap" \
+	"$APP/htoe-sim" --pcap "$T/no/x.pcap"
+
+if [ "$BRIDGE" = yes ]; then
+	EAL="-l 0 --no-huge -m 512 --no-pci --no-shconf --file-prefix $PREFIX-x --log-level=warning"
+	expect "htoe-dimm --json /nonexistent" 2 "htoe-dimm: --json: cannot write $T/no/x.json" \
+		"$APP/htoe-dimm" $EAL -- --json "$T/no/x.json"
+	expect "htoe-dimm --plot /nonexistent" 2 "htoe-dimm: --plot: cannot write $T/no/x.png" \
+		"$APP/htoe-dimm" $EAL -- --json "$T/x.json" --plot "$T/no/x.png"
+	[ -e "$T/x.json" ] && bad "htoe-dimm left $T/x.json behind after refusing to run"
+	expect "htoe-dimm --capture /nonexistent/d" 2 "htoe-dimm: --capture: cannot create the directory $T/no/d" \
+		"$APP/htoe-dimm" $EAL -- --capture "$T/no/d"
+	expect "htoe-bridge --capture /nonexistent/d" 2 "htoe-bridge: --capture: cannot create the directory $T/no/d" \
+		"$APP/htoe-bridge" $EAL -- --capture "$T/no/d"
+	expect "htoe-bench --json /nonexistent" 2 "htoe-bench: --json: cannot write $T/no/x.json" \
+		"$APP/htoe-bench" --json "$T/no/x.json"
+	expect "htoe-bench --plots /nonexistent/d/e" 2 "htoe-bench: --plots: cannot create the directory" \
+		"$APP/htoe-bench" --plots "$T/no/d"
+	expect "htoe-dimm --budgets 50,-1" 2 "budgets '50,-1'" "$APP/htoe-dimm" $EAL -- --budgets 50,-1
+	expect "htoe-bridge --transactions -1" 2 "--transactions '-1': not a count" \
+		"$APP/htoe-bridge" $EAL -- --transactions -1
+
+	# a second process on a --file-prefix in use (shared configuration: no --no-shconf)
+	SH="-l 0 --no-huge -m 512 --no-pci --file-prefix $PREFIX-dup --log-level=warning"
+	"$APP/htoe-bridge" $SH -- --duration 60 --stats 0 >"$T/first.out" 2>&1 &
+	PIDS+=($!)
+	first=$!
+	for _ in $(seq 300); do grep -q "node 2 " "$T/first.out" && break; sleep 0.1; done
+	if grep -q "node 2 " "$T/first.out"; then
+		expect "a second htoe-bridge on a --file-prefix in use" 3 \
+			"another process \\(pid $first\\) is using --file-prefix $PREFIX-dup" \
+			"$APP/htoe-bridge" $SH -- --stats 0
+		grep -q "failed: Success" "$T/out" && bad "still says 'failed: Success'"
+	else
+		cat "$T/first.out"
+		bad "the first htoe-bridge did not start"
+	fi
+	kill -KILL "$first" 2>/dev/null
+fi
+
+echo "# $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
