@@ -35,9 +35,11 @@ import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 FENCE = re.compile(r'^(\s*)(```+|~~~+)\s*([^\s`]*)(.*)$')
 MARK_NOT = re.compile(r'^\s*<!--\s*not-tested:\s*(\S.*?)\s*-->\s*$')
@@ -244,6 +246,37 @@ def make_scratch(src, build, tmp):
     return root
 
 
+def kill_group(pgid, sig):
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def run_block(script, root, env, timeout):
+    """bash -e SCRIPT in its own process group; output to a file (a background job that keeps
+    it open cannot hang the test); whatever the block left running is stopped afterwards."""
+    with tempfile.TemporaryFile() as f:
+        p = subprocess.Popen(['bash', '-e', '-c', script], cwd=root, env=env,
+                             stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+        try:
+            rc = p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            rc = f'timeout after {timeout} s'
+        kill_group(p.pid, signal.SIGINT)
+        for _ in range(50):
+            if not kill_group(p.pid, 0):
+                break
+            time.sleep(0.1)
+        kill_group(p.pid, signal.SIGKILL)
+        if not isinstance(rc, int):
+            p.wait()
+        f.seek(0)
+        return f.read().decode('utf-8', 'replace'), rc
+
+
 def run_file(src, build, path, netns_why):
     text = open(os.path.join(src, path), encoding='utf-8').read()
     blocks = parse(path, text)
@@ -280,15 +313,7 @@ def run_file(src, build, path, netns_why):
                 print(f'SKIP {b.where()}: needs network namespaces ({netns_why})')
                 continue
             script = '\n'.join(b.body) + '\n'
-            try:
-                r = subprocess.run(['bash', '-e', '-c', script], cwd=root, env=env,
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, timeout=timeout,
-                                   start_new_session=True)
-                out, rc = r.stdout.decode('utf-8', 'replace'), r.returncode
-            except subprocess.TimeoutExpired as e:
-                out = (e.stdout or b'').decode('utf-8', 'replace')
-                rc = f'timeout after {timeout} s'
+            out, rc = run_block(script, root, env, timeout)
             why = None
             if rc != 0:
                 why = f'exit status {rc}'
