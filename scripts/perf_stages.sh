@@ -24,19 +24,16 @@ stats_interval = 0
 [bridge]
 mem_base = 0x100000
 mem_size = 64K
-[port 0]
-crossover = 1
-[port 1]
-crossover = 0
 [node 1]
 port = 0
 lcore = 0
 [node 2]
 port = 1
 lcore = 1
-[map]
-range1 = 0x100000000 64K 1
-range2 = 0x200000000 64K 2
+[port 0]
+crossover = 1
+[port 1]
+crossover = 0
 [workload 1]
 target = 2
 mix = wrp=100
@@ -44,6 +41,9 @@ sizes = 64
 window = 1
 sweep = off
 duration = $((SECS * 1000 + 6000))ms
+[map]
+range1 = 0x100000000 64K 1
+range2 = 0x200000000 64K 2
 INI
 "$BRIDGE" -l 0-1 --no-huge -m 512 --no-pci --no-shconf --file-prefix "$PREFIX" \
   --log-level=warning -- --config "$TMP/w64.ini" --json >"$TMP/run.out" 2>&1 &
