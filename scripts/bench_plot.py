@@ -58,6 +58,8 @@ def latency(fig_data, dst):
     fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=110)
     any_curve = False
     for key, label in (("read_rtt_ring", "read, net_ring"), ("read_rtt_memif", "read, memif"),
+                       ("raw_rtt_ring", "raw ping-pong, net_ring"),
+                       ("raw_rtt_memif", "raw ping-pong, memif"),
                        ("tcp_rtt", "TCP ping-pong")):
         for size, st in sorted(fig_data.get(key, {}).items(), key=lambda kv: int(kv[0])):
             if not st.get("hist"):

@@ -17,7 +17,22 @@
  * like testpmd txonly) on port 0 and frees what comes back, lcore 1 receives
  * them on port 1, swaps the MACs (like testpmd macswap) and sends them back.
  * Prints one JSON line {"frame_len","frames","seconds","fps"} (frames
- * forwarded by lcore 1 in the measured interval). Returns the exit status. */
+ * forwarded by lcore 1 in the measured interval). Returns the exit status.
+ *
+ * The other modes (`EAL-ARGS -- MODE ARGS`; frames from node 1's MAC to node
+ * 2's, EtherType 0x88B5):
+ *   pingpong FRAME_LEN SECONDS  the same net_ring pair; one frame in flight:
+ *       the main lcore sends it on port 0 and waits for it, lcore 1 swaps the
+ *       MACs and sends it back. {"frame_len","lost","rtt":{lat_json}}
+ * and on the one ethdev the EAL made from --vdev (memif, af_packet, af_xdp):
+ *   ping FRAME_LEN SECONDS  the sending half of that ping-pong (same JSON)
+ *   echo                    the echoing half, until SIGINT; {"echoed"}
+ *   tx FRAME_LEN            bursts of 32 frames until SIGINT (testpmd txonly)
+ *   rx SECONDS              counts the 0x88B5 frames over SECONDS after the
+ *                           first one + 0.2 s (testpmd rxonly);
+ *                           {"frame_len","frames","seconds","fps"}
+ * A ping counts a frame not back in 10 ms as lost (and sends the next one);
+ * ping and rx give up (exit 4) when nothing arrives for 10 / 20 s. */
 int bench_fwd_main(int argc, char **argv);
 
 /* TCP loopback ping-pong of `len`-byte messages between this process (pinned

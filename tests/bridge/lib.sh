@@ -70,10 +70,12 @@ add_netns() {
 }
 
 # veth NS1 NS2 [NAME1 [NAME2]]: a veth pair between two namespaces (ends
-# named htoe0 unless given), up and promiscuous
+# named htoe0 unless given), up and promiscuous; VETH_QUEUES=N gives each end
+# N RX and N TX queues (the kernel's default: one per CPU)
 veth() {
-  local a=${3:-htoe0} b=${4:-htoe0}
-  ip link add "$a" netns "$1" type veth peer name "$b" netns "$2"
+  local a=${3:-htoe0} b=${4:-htoe0} q=()
+  [ -n "${VETH_QUEUES:-}" ] && q=(numtxqueues "$VETH_QUEUES" numrxqueues "$VETH_QUEUES")
+  ip link add "$a" "${q[@]}" netns "$1" type veth peer name "$b" "${q[@]}" netns "$2"
   ip -n "$1" link set "$a" up promisc on
   ip -n "$2" link set "$b" up promisc on
 }
@@ -93,6 +95,19 @@ start_bridge() {
   "$@" >"$TMP/$name.out" 2>&1 &
   BR_PIDS+=($!)
   BR_NAMES+=("$name")
+}
+
+# wait_for_line NAME TEXT SECONDS: until $TMP/NAME.out has TEXT (0), the
+# process NAME exited (1) or SECONDS passed (2); a watchdog, not a timing
+wait_for_line() {
+  local deadline=$((SECONDS + $3)) i
+  for i in "${!BR_NAMES[@]}"; do [ "${BR_NAMES[$i]}" = "$1" ] && break; done
+  while :; do
+    grep -q "$2" "$TMP/$1.out" 2>/dev/null && return 0
+    kill -0 "${BR_PIDS[$i]}" 2>/dev/null || return 1
+    [ "$SECONDS" -lt "$deadline" ] || return 2
+    sleep 0.2
+  done
 }
 
 # stop_when_done SECONDS: wait until every bridge has said "done N/N" (a

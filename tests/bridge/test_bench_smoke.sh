@@ -75,7 +75,7 @@ timeout -k 10 600 "$BENCH" --quick --json "$TMP/bench.json" "${plots[@]}" \
   >"$TMP/bench.out" 2>"$TMP/bench.err" || rc=$?
 cat "$TMP/bench.out"
 [ "$rc" -eq 0 ] || { cat "$TMP/bench.err" >&2; fail "htoe-bench --quick: exit status $rc"; }
-grep -q "^figure (target from issues 4 and 5)" "$TMP/bench.out" || fail "no table of targets"
+grep -q "^figure (target from issues 4, 5 and 11)" "$TMP/bench.out" || fail "no table of targets"
 
 python3 - "$TMP/bench.json" <<'PY' || fail "the JSON is incomplete or inconsistent"
 import json, math, sys
@@ -143,6 +143,54 @@ for size in ("8", "64"):
               f["read_rtt_memif"][size]["p%s_ns" % p] / f["tcp_rtt"][size]["p%s_ns" % p],
               "memif/TCP p%s %s B" % (p, size))
 
+# 3a. the raw ping-pong floors, shaped like read_rtt_*, and read RTT / raw
+for link in ("ring", "memif"):
+    for size in ("8", "64"):
+        raw = f["raw_rtt_" + link][size]
+        lat(raw, "raw ping-pong %s %s B" % (link, size))
+        need(raw["frame_len"] == 14 + 32 + 8 + int(size) and isnum(raw["lost"]),
+             "raw ping-pong %s %s B: frame_len %s" % (link, size, raw.get("frame_len")))
+        for p in ("50", "99"):
+            close(f["read_vs_raw"][link][size]["p" + p],
+                  f["read_rtt_" + link][size]["p%s_ns" % p] / raw["p%s_ns" % p],
+                  "read/raw %s p%s %s B" % (link, p, size))
+
+# 8. the two-namespace path: skipped with a reason, or every figure
+ns = f["netns"]
+ns_skip = None
+if not ns["available"]:
+    need(ns["reason"].startswith("unavailable"), "netns: no reason")
+    ns_skip = ns["reason"]
+else:
+    for pmd in ("af_packet", "af_xdp"):
+        p = ns[pmd]
+        need(p["vdev"] == "net_%s0,iface=htoe0" % pmd, "netns %s: vdev %s" % (pmd, p["vdev"]))
+        if not p["available"]:
+            need(pmd == "af_xdp" and p["reason"].startswith("unavailable"),
+                 "netns %s: unavailable without a reason" % pmd)
+            continue
+        for r in (p["raw_fwd_64"], p["raw_fwd"]):
+            need(isnum(r["fps"]) and r["fps"] > 0 and r["frames"] > 0, "netns %s raw" % pmd)
+            close(r["gbps"], r["fps"] * r["frame_len"] * 8 / 1e9, "netns %s raw Gbit/s" % pmd)
+        need(p["raw_fwd_64"]["frame_len"] == 64, "netns %s: raw 64 B" % pmd)
+        w = p["write64"]
+        need(w["size"] == 64 and isnum(w["ht_pps"]) and w["ht_pps"] > 0, "netns %s write" % pmd)
+        need(p["raw_fwd"]["frame_len"] == max(60, int(w["avg_frame"] + 0.5)),
+             "netns %s: raw at the bridge's mean frame" % pmd)
+        close(w["ratio_frames"], w["frames_per_s"] / p["raw_fwd"]["fps"],
+              "netns %s: bridge/raw frames" % pmd)
+        lat(p["read_rtt"]["8"], "netns %s read 8 B" % pmd)
+        lat(p["raw_rtt"]["8"], "netns %s raw ping-pong" % pmd)
+        close(p["read_vs_raw"]["8"]["p50"],
+              p["read_rtt"]["8"]["p50_ns"] / p["raw_rtt"]["8"]["p50_ns"],
+              "netns %s read/raw" % pmd)
+    if ns["af_xdp"]["available"]:
+        close(ns["af_xdp_vs_af_packet"]["write64_ht_pps"],
+              ns["af_xdp"]["write64"]["ht_pps"] / ns["af_packet"]["write64"]["ht_pps"],
+              "netns af_xdp / af_packet")
+    else:
+        ns_skip = ns["af_xdp"]["reason"]
+
 # 5. loss: goodput against the reference run, frames really dropped
 lo = f["loss"]
 close(lo["goodput_frac"], lo["mbps"] / f["write64_reference"]["mbps"], "goodput fraction")
@@ -160,12 +208,15 @@ for r in f["crypto"]:
          "crypto %s %d" % (r["backend"], r["frame_len"]))
     close(r["ratio"], r["raw_ns"] / r["path_ns"], "crypto ratio")
 
-# 7. every target: a number and a verdict (MACsec on/off only if available)
+# 7. every target: a number and a verdict (MACsec on/off only if available,
+# the namespace ones only if namespaces and af_xdp are there)
 names = [t["figure"] for t in d["targets"]]
-need(len(names) == 16 and len(set(names)) == 16, "targets: %s" % names)
+need(len(names) == 23 and len(set(names)) == 23, "targets: %s" % names)
 for t in d["targets"]:
     if t["value"] is None:
-        need(t["figure"].startswith("MACsec on / off") and not m["available"],
+        need((t["figure"].startswith("MACsec on / off") and not m["available"]) or
+             (t["figure"].startswith("netns") and ns_skip is not None and
+              t["unavailable"] in (ns_skip, ns.get("reason"))),
              "target without a value: %s (%s)" % (t["figure"], t.get("unavailable")))
         continue
     need(isnum(t["value"]) and isinstance(t["met"], bool), "target %s" % t["figure"])
