@@ -257,6 +257,12 @@ static void test_names(void **state)
 	cfg_doc_free(&d);
 	ASSERT_ERR(load(&d, "[port]\ndev = x\n") < 0, "t.ini:1: [port]: unknown section");
 	cfg_doc_free(&d);
+	ASSERT_ERR(load(&d, "[node 1]\n[node 01]\n") < 0, "t.ini:2: [node 01]: unknown section");
+	cfg_doc_free(&d);
+	ASSERT_ERR(load(&d, "[node 65536]\n") < 0, "t.ini:1: [node 65536]: unknown section");
+	cfg_doc_free(&d);
+	assert_int_equal(load(&d, "[node 0]\n[port 65535]\n"), 0);
+	cfg_doc_free(&d);
 	ASSERT_ERR(load(&d, "[global]\nmtu = 1500\n") < 0, "'mtu' belongs in [bridge] [node N]");
 	cfg_doc_free(&d);
 	/* [peer N] takes mem_base but not mtu */

@@ -349,8 +349,9 @@ int cfg_kind(const struct cfg_schema *sch, const char *name, long *num)
 			continue;
 		if (!name[n])
 			return sc->plain ? (int)k : -1;
-		if (!sc->numbered || name[n] != ' ' || !isdigit((unsigned char)name[n + 1]))
-			return -1;
+		if (!sc->numbered || name[n] != ' ' || !isdigit((unsigned char)name[n + 1]) ||
+		    (name[n + 1] == '0' && name[n + 2]))
+			return -1; /* one spelling per number: [node 1], not [node 01] */
 		errno = 0;
 		v = strtol(name + n + 1, &end, 10);
 		if (errno || *end || v < 0 || v > 65535)
