@@ -96,66 +96,57 @@ static int parse_onoff(const char *s, bool *b)
 	return -1;
 }
 
-/* A SAK given as HEX into k (the cipher's key length); origin: for
- * messages. The value is never echoed into a message. */
-static int parse_sak(struct mparse *p, const char *hex, const char *in, const char *name,
-		     const char *origin, uint8_t k[HTOE_MACSEC_KEY_MAX])
+/* A SAK of n octets (from HEX: n < 0 if it was not hex) into k, checked
+ * against the cipher's key length; origin: for messages. A key value is
+ * never echoed into a message. */
+static int take_sak(struct mparse *p, const uint8_t *v, int n, const char *in, const char *name,
+		    const char *origin, uint8_t k[HTOE_MACSEC_KEY_MAX])
 {
 	struct br_macsec_cfg *mc = p->mc;
 	size_t want = htoe_macsec_cipher_key_len(mc->cipher);
-	int n = parse_hex(hex, k, HTOE_MACSEC_KEY_MAX);
 
-	if (n < 0 || (size_t)n != want) {
-		explicit_bzero(k, HTOE_MACSEC_KEY_MAX);
-		if (n < 0)
-			return merr(p, in, name, origin, "not a hex key (%zu hex digits for %s)",
-				    2 * want, htoe_macsec_cipher_name(mc->cipher));
+	if (n < 0)
+		return merr(p, in, name, origin, "not a hex key (%zu hex digits for %s)", 2 * want,
+			    htoe_macsec_cipher_name(mc->cipher));
+	if ((size_t)n != want)
 		return merr(p, in, name, origin, "%s needs a %zu-octet key (%zu hex digits), got %d "
 			    "octets", htoe_macsec_cipher_name(mc->cipher), want, 2 * want, n);
-	}
+	memcpy(k, v, want);
 	mc->key_len = want;
 	return 0;
 }
 
-/* One key (name "key" or "keyN") given as HEX */
-static int set_key(struct mparse *p, unsigned an, const char *hex, const char *in,
+/* One key of AN an (inline "key"/"keyN", or a key_file line) */
+static int set_key(struct mparse *p, unsigned an, const uint8_t *v, int n, const char *in,
 		   const char *name, const char *origin)
 {
 	struct br_macsec_cfg *mc = p->mc;
-	uint8_t k[HTOE_MACSEC_KEY_MAX];
 
 	if (mc->pairwise)
 		return merr(p, in, name, origin, "keys = pairwise: the SAKs come from master_key or "
 			    "from pairwise lines in key_file ('key%u A>B = HEX')", an);
-	if (parse_sak(p, hex, in, name, origin, k))
-		return -1;
-	if (mc->has_key[an]) {
-		explicit_bzero(k, sizeof(k));
+	if (mc->has_key[an])
 		return merr(p, in, name, origin, "the key of AN %u is given twice", an);
-	}
-	memcpy(mc->key[an], k, mc->key_len);
-	explicit_bzero(k, sizeof(k));
+	if (take_sak(p, v, n, in, name, origin, mc->key[an]))
+		return -1;
 	mc->has_key[an] = true;
 	return 0;
 }
 
-/* master_key = HEX: 16 or 32 octets (AES-128-CMAC / AES-256-CMAC) */
-static int set_master(struct mparse *p, const char *hex, const char *in, const char *name,
-		      const char *origin)
+/* master_key: 16 or 32 octets (AES-128-CMAC / AES-256-CMAC) */
+static int set_master(struct mparse *p, const uint8_t *v, int n, const char *in,
+		      const char *name, const char *origin)
 {
 	struct br_macsec_cfg *mc = p->mc;
-	int n;
 
 	if (!mc->pairwise)
 		return merr(p, in, name, origin, "a master_key needs keys = pairwise");
 	if (mc->master_len)
 		return merr(p, in, name, origin, "master_key is given twice");
-	n = parse_hex(hex, mc->master, sizeof(mc->master));
-	if (n != 16 && n != 32) {
-		explicit_bzero(mc->master, sizeof(mc->master));
+	if (n != 16 && n != 32)
 		return merr(p, in, name, origin, "a master_key is 32 or 64 hex digits (16 or 32 "
 			    "octets)");
-	}
+	memcpy(mc->master, v, (size_t)n);
 	mc->master_len = (size_t)n;
 	return 0;
 }
@@ -168,46 +159,34 @@ static int peer_index(const struct br_macsec_cfg *mc, unsigned node)
 	return -1;
 }
 
-/* A key_file line "keyN A>B = HEX" ("key A>B" is AN 0): the SAK node A
- * sends to node B with on AN N. Lines of pairs without this node are
- * skipped (one file may serve the nodes of one process). 1: not such a
- * name, 0: done, -1: error. */
-static int pair_line(struct mparse *p, const char *name, const char *hex, const char *in,
-		     const char *path, const char *origin)
+/* A key_file line "keyN A>B = HEX": the SAK node A sends to node B with on
+ * AN N. Lines of pairs without this node are skipped (one file may serve
+ * the nodes of one process). */
+static int set_pair(struct mparse *p, const struct htoe_macsec_keyline *kl, const char *in,
+		    const char *path, const char *origin)
 {
 	struct br_macsec_cfg *mc = p->mc;
-	unsigned an = 0, a, b;
-	int used = 0;
-	char tail;
+	unsigned an = (unsigned)kl->an;
 
-	if (!strchr(name, '>'))
-		return 1;
-	if (sscanf(name, "key%u %u>%u%c", &an, &a, &b, &tail) != 3 &&
-	    (an = 0, sscanf(name, "key %u>%u%c", &a, &b, &tail) != 2))
-		return merr(p, in, "key_file", path, "%s: '%.40s': a pairwise key is named 'keyN "
-			    "A>B' (AN N, from node A to node B)", origin, name);
-	if (an >= HTOE_MACSEC_AN_COUNT || a > UINT16_MAX || b > UINT16_MAX || a == b)
-		return merr(p, in, "key_file", path, "%s: '%.40s': AN 0..3 and two different "
-			    "node ids", origin, name);
 	if (!mc->pairwise)
 		return merr(p, in, "key_file", path, "%s: pairwise keys need keys = pairwise",
 			    origin);
-	if (a != mc->node_id && b != mc->node_id)
+	if (kl->from != mc->node_id && kl->to != mc->node_id)
 		return 0;
-	unsigned peer = a == mc->node_id ? b : a;
+	bool out = kl->from == mc->node_id;
+	unsigned peer = out ? kl->to : kl->from;
 	int i = peer_index(mc, peer);
 
 	if (i < 0)
 		return merr(p, in, "key_file", path, "%s: node %u is not a member of this "
 			    "configuration", origin, peer);
-	bool *has = a == mc->node_id ? &mc->has_pw_tx[i][an] : &mc->has_pw_rx[i][an];
-	uint8_t *k = a == mc->node_id ? mc->pw_tx[i][an] : mc->pw_rx[i][an];
+	bool *has = out ? &mc->has_pw_tx[i][an] : &mc->has_pw_rx[i][an];
 
 	if (*has)
 		return merr(p, in, "key_file", path, "%s: the key of %u>%u on AN %u is given "
-			    "twice", origin, a, b, an);
-	used = parse_sak(p, hex, in, "key_file", origin, k);
-	if (used)
+			    "twice", origin, kl->from, kl->to, an);
+	if (take_sak(p, kl->val, (int)kl->len, in, "key_file", origin,
+		     out ? mc->pw_tx[i][an] : mc->pw_rx[i][an]))
 		return -1;
 	*has = true;
 	return 0;
@@ -262,28 +241,15 @@ static int pairwise_finish(struct mparse *p, const char *mk_in, const char *kf_i
 	return 0;
 }
 
-/* "key" -> 0, "keyN"/"anN" -> N; -1 otherwise */
-static int key_an(const char *name)
-{
-	if (!strcmp(name, "key"))
-		return 0;
-	if ((!strncmp(name, "key", 3) || !strncmp(name, "an", 2))) {
-		const char *d = name + (name[0] == 'k' ? 3 : 2);
-
-		if (d[0] >= '0' && d[0] <= '3' && !d[1])
-			return d[0] - '0';
-	}
-	return -1;
-}
-
-/* key_file: lines "key = HEX", "keyN = HEX" (N = AN 0..3; "anN" too),
- * "salt = HEX", or a bare "HEX" (the next AN without a key, so that a file
- * of htoe-pcap --key-file keys works too); with keys = pairwise
- * "master_key = HEX" or "keyN A>B = HEX"; '#' or ';' starts a comment. */
+/* key_file: the lines of htoe_macsec_keyline_parse ("keyN = HEX", a bare
+ * HEX for the next AN without a key, "salt = HEX"; with keys = pairwise
+ * "master_key = HEX" or "keyN A>B = HEX"), the format htoe-pcap --key-file
+ * reads too. */
 static int load_key_file(struct mparse *p, const char *path, const char *in, bool *salt_given)
 {
 	FILE *f = fopen(path, "r");
 	struct stat st;
+	struct htoe_macsec_keyline kl;
 	char line[512];
 	unsigned lineno = 0, n = 0;
 	int rc = -1;
@@ -301,8 +267,8 @@ static int load_key_file(struct mparse *p, const char *path, const char *in, boo
 		goto out;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		char origin[BR_PATH_MAX + 16], *s = line, *e, *eq, *c;
-		int an;
+		char origin[BR_PATH_MAX + 16];
+		int e = 0, an;
 
 		lineno++;
 		snprintf(origin, sizeof(origin), "%s:%u", path, lineno);
@@ -310,71 +276,46 @@ static int load_key_file(struct mparse *p, const char *path, const char *in, boo
 			merr(p, in, "key_file", path, "%s: line too long", origin);
 			goto out;
 		}
-		if ((c = strpbrk(s, "#;")) != NULL)
-			*c = 0;
-		while (isspace((unsigned char)*s))
-			s++;
-		e = s + strlen(s);
-		while (e > s && isspace((unsigned char)e[-1]))
-			*--e = 0;
-		if (!*s)
+		switch (htoe_macsec_keyline_parse(line, &kl)) {
+		case HTOE_MACSEC_KL_EMPTY:
 			continue;
-		eq = strchr(s, '=');
-		if (!eq && p->mc->pairwise) {
-			merr(p, in, "key_file", path, "%s: keys = pairwise: a key line names its pair "
-			     "('key0 1>2 = HEX') or is 'master_key = HEX'", origin);
+		case HTOE_MACSEC_KL_ERROR:
+			merr(p, in, "key_file", path, "%s: %.40s: %s", origin, kl.name, kl.err);
 			goto out;
-		}
-		if (!eq) {
-			/* a bare key (htoe-pcap --key-file format): the next free AN */
-			for (an = 0; an < (int)HTOE_MACSEC_AN_COUNT && p->mc->has_key[an]; an++)
-				;
-			if (an == (int)HTOE_MACSEC_AN_COUNT) {
-				merr(p, in, "key_file", path, "%s: more than four keys", origin);
-				goto out;
-			}
-			if (set_key(p, (unsigned)an, s, in, "key_file", origin))
-				goto out;
-			n++;
-			continue;
-		}
-		*eq = 0;
-		char *name = s, *val = eq + 1;
-
-		for (e = eq; e > name && isspace((unsigned char)e[-1]);)
-			*--e = 0;
-		while (isspace((unsigned char)*val))
-			val++;
-		if (!strcmp(name, "master_key")) {
-			if (set_master(p, val, in, "key_file", origin))
-				goto out;
-			n++;
-			continue;
-		}
-		int r = pair_line(p, name, val, in, path, origin);
-
-		if (r <= 0) {
-			if (r)
-				goto out;
-			n++;
-			continue;
-		}
-		if (!strcmp(name, "salt")) {
-			if (parse_hex(val, p->mc->salt, sizeof(p->mc->salt)) != HTOE_MACSEC_SALT_LEN) {
+		case HTOE_MACSEC_KL_SALT:
+			if (kl.len != HTOE_MACSEC_SALT_LEN) {
 				merr(p, in, "key_file", path, "%s: salt: expected 24 hex digits",
 				     origin);
 				goto out;
 			}
+			memcpy(p->mc->salt, kl.val, HTOE_MACSEC_SALT_LEN);
 			*salt_given = true;
 			continue;
+		case HTOE_MACSEC_KL_MASTER:
+			e = set_master(p, kl.val, (int)kl.len, in, "key_file", origin);
+			break;
+		case HTOE_MACSEC_KL_PAIR:
+			e = set_pair(p, &kl, in, path, origin);
+			break;
+		case HTOE_MACSEC_KL_KEY:
+			an = kl.an;
+			if (an < 0 && p->mc->pairwise) {
+				merr(p, in, "key_file", path, "%s: keys = pairwise: a key line names "
+				     "its pair ('key0 1>2 = HEX') or is 'master_key = HEX'", origin);
+				goto out;
+			}
+			/* a bare key (htoe-pcap --key-file format): the next free AN */
+			for (unsigned k = 0; an < 0 && k < HTOE_MACSEC_AN_COUNT; k++)
+				if (!p->mc->has_key[k])
+					an = (int)k;
+			if (an < 0) {
+				merr(p, in, "key_file", path, "%s: more than four keys", origin);
+				goto out;
+			}
+			e = set_key(p, (unsigned)an, kl.val, (int)kl.len, in, "key_file", origin);
+			break;
 		}
-		an = key_an(name);
-		if (an < 0) {
-			merr(p, in, "key_file", path, "%s: unknown name '%.40s' (key, key0..key3, "
-			     "salt, master_key, keyN A>B)", origin, name);
-			goto out;
-		}
-		if (set_key(p, (unsigned)an, val, in, "key_file", origin))
+		if (e)
 			goto out;
 		n++;
 	}
@@ -389,6 +330,7 @@ static int load_key_file(struct mparse *p, const char *path, const char *in, boo
 	rc = 0;
 out:
 	explicit_bzero(line, sizeof(line));
+	explicit_bzero(&kl, sizeof(kl));
 	fclose(f);
 	return rc;
 }
@@ -491,7 +433,12 @@ int br_macsec_parse(const struct br_cfg_src *src, uint16_t id, const uint8_t mac
 		if (kf)
 			return merr(&p, mk_in, "master_key", NULL, "give the keys inline or in "
 				    "key_file = '%s', not both", kf);
-		if (set_master(&p, mk, mk_in, "master_key", NULL))
+		uint8_t k[HTOE_MACSEC_KEY_MAX];
+		int kn = parse_hex(mk, k, sizeof(k)), r = set_master(&p, k, kn, mk_in, "master_key",
+								       NULL);
+
+		explicit_bzero(k, sizeof(k));
+		if (r)
 			return -1;
 		any_key = true;
 	}
@@ -504,7 +451,12 @@ int br_macsec_parse(const struct br_cfg_src *src, uint16_t id, const uint8_t mac
 		if (kf)
 			return merr(&p, in, names[i], NULL, "give the keys inline or in key_file = "
 				    "'%s', not both", kf);
-		if (set_key(&p, i ? i - 1 : 0, v, in, names[i], NULL))
+		uint8_t k[HTOE_MACSEC_KEY_MAX];
+		int kn = parse_hex(v, k, sizeof(k)), r = set_key(&p, i ? i - 1 : 0, k, kn, in,
+								names[i], NULL);
+
+		explicit_bzero(k, sizeof(k));
+		if (r)
 			return -1;
 		any_key = true;
 	}

@@ -412,6 +412,33 @@ void htoe_macsec_pairwise_context(uint16_t tx_node, uint16_t rx_node, unsigned a
 int htoe_macsec_pairwise_sak(const uint8_t *master, size_t master_len, uint16_t tx_node,
                              uint16_t rx_node, unsigned an, uint8_t *sak, size_t sak_len);
 
+/* ---- key files ----------------------------------------------------------------
+ * One line of a key file (htoe-bridge key_file and htoe-pcap --key-file
+ * share the format; docs/macsec.md): '#' or ';' starts a comment; then
+ *   HEX                 a bare key                       -> KEY, an = -1
+ *   key = HEX, keyN/anN = HEX (N = AN 0..3)              -> KEY, an
+ *   keyN A>B = HEX      pairwise SAK from node A to B    -> PAIR, an, from, to
+ *   master_key = HEX    the pairwise master key          -> MASTER
+ *   salt = HEX          the XPN salt                     -> SALT
+ * Blank and comment lines are EMPTY. val/len: the value, up to 32 octets
+ * (the caller checks the length it needs). ERROR: err says what is wrong;
+ * a value is never quoted. The line is modified. */
+enum htoe_macsec_keyline_kind {
+	HTOE_MACSEC_KL_EMPTY = 0, HTOE_MACSEC_KL_KEY, HTOE_MACSEC_KL_PAIR, HTOE_MACSEC_KL_MASTER,
+	HTOE_MACSEC_KL_SALT, HTOE_MACSEC_KL_ERROR,
+};
+struct htoe_macsec_keyline {
+	enum htoe_macsec_keyline_kind kind;
+	int      an;
+	uint16_t from, to;
+	uint8_t  val[HTOE_MACSEC_KEY_MAX];
+	size_t   len;
+	char     name[41];       /* the name as written (cut), for messages */
+	const char *err;
+};
+enum htoe_macsec_keyline_kind htoe_macsec_keyline_parse(char *line,
+                                                        struct htoe_macsec_keyline *kl);
+
 /* ---- events ----------------------------------------------------------------- */
 
 enum htoe_macsec_event_type {

@@ -13,6 +13,7 @@
 #include "htoe/htoe_macsec.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <openssl/core_names.h>
@@ -96,4 +97,120 @@ int htoe_macsec_pairwise_sak(const uint8_t *master, size_t master_len, uint16_t 
 	return htoe_macsec_kdf(master, master_len, HTOE_MACSEC_PAIRWISE_LABEL,
 	                       sizeof(HTOE_MACSEC_PAIRWISE_LABEL) - 1, ctx, sizeof(ctx), sak,
 	                       sak_len);
+}
+
+/* ---- key file lines -------------------------------------------------------- */
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static bool is_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (is_space((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && is_space((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+static int unhex(const char *s, uint8_t *out, size_t cap, size_t *len)
+{
+	size_t n = 0;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	if (!*s || strlen(s) % 2)
+		return -1;
+	for (; *s; s += 2) {
+		int hi = hexval((unsigned char)s[0]), lo = hexval((unsigned char)s[1]);
+
+		if (hi < 0 || lo < 0 || n == cap)
+			return -1;
+		out[n++] = (uint8_t)(hi << 4 | lo);
+	}
+	*len = n;
+	return 0;
+}
+
+/* "keyN A>B" / "key A>B" (AN 0) */
+static bool pair_name(const char *name, struct htoe_macsec_keyline *kl)
+{
+	unsigned an = 0, a, b;
+	char tail;
+
+	if (sscanf(name, "key%u %u>%u%c", &an, &a, &b, &tail) != 3 &&
+	    (an = 0, sscanf(name, "key %u>%u%c", &a, &b, &tail) != 2))
+		return false;
+	if (an >= HTOE_MACSEC_AN_COUNT || a > UINT16_MAX || b > UINT16_MAX || a == b)
+		return false;
+	kl->an = (int)an;
+	kl->from = (uint16_t)a;
+	kl->to = (uint16_t)b;
+	return true;
+}
+
+enum htoe_macsec_keyline_kind htoe_macsec_keyline_parse(char *line, struct htoe_macsec_keyline *kl)
+{
+	char *s, *eq, *name = NULL, *val;
+
+	memset(kl, 0, sizeof(*kl));
+	line[strcspn(line, "#;")] = 0;
+	s = trim(line);
+	if (!*s)
+		return kl->kind = HTOE_MACSEC_KL_EMPTY;
+	eq = strchr(s, '=');
+	if (eq) {
+		*eq = 0;
+		name = trim(s);
+		val = trim(eq + 1);
+		snprintf(kl->name, sizeof(kl->name), "%s", name);
+	} else {
+		val = s;
+		snprintf(kl->name, sizeof(kl->name), "(a bare key)");
+	}
+	if (!name) {
+		kl->kind = HTOE_MACSEC_KL_KEY;
+		kl->an = -1;
+	} else if (!strcmp(name, "salt")) {
+		kl->kind = HTOE_MACSEC_KL_SALT;
+	} else if (!strcmp(name, "master_key")) {
+		kl->kind = HTOE_MACSEC_KL_MASTER;
+	} else if (!strcmp(name, "key")) {
+		kl->kind = HTOE_MACSEC_KL_KEY;
+	} else if ((!strncmp(name, "key", 3) || !strncmp(name, "an", 2)) &&
+	           name[name[0] == 'k' ? 3 : 2] >= '0' && name[name[0] == 'k' ? 3 : 2] <= '3' &&
+	           !name[(name[0] == 'k' ? 3 : 2) + 1]) {
+		kl->kind = HTOE_MACSEC_KL_KEY;
+		kl->an = name[name[0] == 'k' ? 3 : 2] - '0';
+	} else if (strchr(name, '>')) {
+		if (!pair_name(name, kl)) {
+			kl->err = "a pairwise key is named 'keyN A>B' (AN N 0..3, from node A to "
+			          "another node B)";
+			return kl->kind = HTOE_MACSEC_KL_ERROR;
+		}
+		kl->kind = HTOE_MACSEC_KL_PAIR;
+	} else {
+		kl->err = "unknown name (key, key0..key3, salt, master_key, keyN A>B)";
+		return kl->kind = HTOE_MACSEC_KL_ERROR;
+	}
+	if (unhex(val, kl->val, sizeof(kl->val), &kl->len)) {
+		explicit_bzero(kl->val, sizeof(kl->val));
+		kl->err = kl->kind == HTOE_MACSEC_KL_SALT ? "not a hex salt (24 hex digits)"
+		                                          : "not a hex key (32 or 64 hex digits)";
+		return kl->kind = HTOE_MACSEC_KL_ERROR;
+	}
+	return kl->kind;
 }
