@@ -53,22 +53,7 @@ merr(struct mparse *p, const char *in, const char *key, const char *val, const c
 /* HEX (optional 0x) into out[cap]; the number of octets or -1 */
 static int parse_hex(const char *s, uint8_t *out, size_t cap)
 {
-	size_t n = 0;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		s += 2;
-	if (!*s || strlen(s) % 2)
-		return -1;
-	for (; *s; s += 2) {
-		int hi, lo;
-
-		if (!isxdigit((unsigned char)s[0]) || !isxdigit((unsigned char)s[1]) || n == cap)
-			return -1;
-		hi = isdigit((unsigned char)s[0]) ? s[0] - '0' : (tolower((unsigned char)s[0]) - 'a' + 10);
-		lo = isdigit((unsigned char)s[1]) ? s[1] - '0' : (tolower((unsigned char)s[1]) - 'a' + 10);
-		out[n++] = (uint8_t)(hi << 4 | lo);
-	}
-	return (int)n;
+	return htoe_macsec_unhex(s, out, cap);
 }
 
 static int parse_u64_dec(const char *s, uint64_t *v)

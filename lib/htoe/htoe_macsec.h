@@ -438,6 +438,9 @@ struct htoe_macsec_keyline {
 };
 enum htoe_macsec_keyline_kind htoe_macsec_keyline_parse(char *line,
                                                         struct htoe_macsec_keyline *kl);
+/* HEX (an even number of hex digits, optional 0x) into out[cap]: the
+ * number of octets, or -1 (not hex, odd, empty, longer than cap). */
+int htoe_macsec_unhex(const char *s, uint8_t *out, size_t cap);
 
 /* ---- events ----------------------------------------------------------------- */
 

@@ -126,7 +126,7 @@ static char *trim(char *s)
 	return s;
 }
 
-static int unhex(const char *s, uint8_t *out, size_t cap, size_t *len)
+int htoe_macsec_unhex(const char *s, uint8_t *out, size_t cap)
 {
 	size_t n = 0;
 
@@ -141,8 +141,7 @@ static int unhex(const char *s, uint8_t *out, size_t cap, size_t *len)
 			return -1;
 		out[n++] = (uint8_t)(hi << 4 | lo);
 	}
-	*len = n;
-	return 0;
+	return (int)n;
 }
 
 /* "keyN A>B" / "key A>B" (AN 0) */
@@ -206,7 +205,11 @@ enum htoe_macsec_keyline_kind htoe_macsec_keyline_parse(char *line, struct htoe_
 		kl->err = "unknown name (key, key0..key3, salt, master_key, keyN A>B)";
 		return kl->kind = HTOE_MACSEC_KL_ERROR;
 	}
-	if (unhex(val, kl->val, sizeof(kl->val), &kl->len)) {
+	int n = htoe_macsec_unhex(val, kl->val, sizeof(kl->val));
+
+	if (n >= 0)
+		kl->len = (size_t)n;
+	if (n < 0) {
 		explicit_bzero(kl->val, sizeof(kl->val));
 		kl->err = kl->kind == HTOE_MACSEC_KL_SALT ? "not a hex salt (24 hex digits)"
 		                                          : "not a hex key (32 or 64 hex digits)";
