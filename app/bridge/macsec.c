@@ -195,6 +195,8 @@ static int pairwise_finish(struct mparse *p, const char *mk_in, const char *kf_i
 			return merr(p, kf_in, "key_file", kf, "give a master_key or pairwise keys, not "
 				    "both");
 		mc->key_len = len;
+		for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++)
+			mc->has_key[an] = true;   /* every AN, also for a node without peers */
 		for (unsigned i = 0; i < mc->n_peers; i++)
 			for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++) {
 				if (htoe_macsec_pairwise_sak(mc->master, mc->master_len, mc->node_id,
