@@ -382,6 +382,22 @@ for an in (0, 1):
     [ "$rc" -eq 2 ] && grep -qF "AN 1: no key1 2>1" "$TMP/short.err" ||
       { show short; fail "incomplete pairwise key file not refused"; }
     ok "incomplete pairwise key file refused: $(head -1 "$TMP/short.err")"
+    # configuration errors of the pairwise keys: exit 2, key named, no key value shown
+    perr() { # perr NAME EXPECTED ARGS...
+      local name=$1 exp=$2; shift 2
+      run "$name" --transactions 100 "${ON[@]}" "$@"
+      [ "$rc" -eq 2 ] && grep -qF -- "$exp" "$TMP/$name.err" || { show "$name"; fail "$name: expected '$exp'"; }
+      ! grep -q "$MASTER" "$TMP/$name.err" || fail "$name: the message shows a key"
+      ok "$name: $(grep -F -- "$exp" "$TMP/$name.err" | head -1)"
+    }
+    perr pw-inline "[macsec] key: keys = pairwise: the SAKs come from master_key" \
+      --set macsec.keys=pairwise --set macsec.key=$MASTER
+    perr pw-shared "[macsec] master_key: a master_key needs keys = pairwise" --set macsec.master_key=$MASTER
+    perr pw-len "[macsec] master_key: a master_key is 32 or 64 hex digits" \
+      --set macsec.keys=pairwise --set macsec.master_key=0011
+    perr pw-none "[macsec] master_key: MACsec is on but no key is given (master_key = HEX" \
+      --set macsec.keys=pairwise
+    perr pw-mode "[macsec] keys = 'triple': expected shared" --set macsec.keys=triple --set macsec.key=$MASTER
     ;;
   impersonate)
     command -v tshark >/dev/null || true
