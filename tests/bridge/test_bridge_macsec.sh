@@ -340,6 +340,8 @@ case "$MODE" in
     done
     [ "$okc" -gt 0 ] || fail "/htoe/macsec: InPktsOK = $okc"
     [ "$(tq /htoe/macsec "r['cipher']")" = gcm-aes-128 ] || fail "/htoe/macsec: cipher"
+    [ "$(tq /htoe/macsec "r['keys']")" = shared ] || fail "/htoe/macsec: keys"
+    [ "$(tq /htoe/macsec "r['InPktsSCIMismatch']")" -eq 0 ] || fail "/htoe/macsec: InPktsSCIMismatch"
     [ "$(tq /htoe/macsec "r['node']")" -eq 1 ] || fail "/htoe/macsec: not node 1"
     [ "$(tq /htoe/macsec,9 "r")" = None ] || fail "/htoe/macsec,9 should be null"
     kill -INT $pid; sleep 0.5; kill -INT $pid 2>/dev/null || true
