@@ -1851,6 +1851,69 @@ static void test_pairwise_sak(void **state)
 	assert_memory_equal(ctx, ((const uint8_t[]){ 0x01, 0x02, 0xA0, 0xB0, 0x03 }), 5);
 }
 
+/* Key file lines (htoe-bridge key_file and htoe-pcap --key-file). */
+static void test_keyline(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *line;
+		enum htoe_macsec_keyline_kind kind;
+		int an;
+		unsigned from, to;
+		size_t len;
+	} c[] = {
+		{ "", HTOE_MACSEC_KL_EMPTY, 0, 0, 0, 0 },
+		{ "   # only a comment", HTOE_MACSEC_KL_EMPTY, 0, 0, 0, 0 },
+		{ "; ini comment", HTOE_MACSEC_KL_EMPTY, 0, 0, 0, 0 },
+		{ "000102030405060708090a0b0c0d0e0f\n", HTOE_MACSEC_KL_KEY, -1, 0, 0, 16 },
+		{ "key = 000102030405060708090a0b0c0d0e0f", HTOE_MACSEC_KL_KEY, 0, 0, 0, 16 },
+		{ " key2=0x000102030405060708090A0B0C0D0E0F ; c", HTOE_MACSEC_KL_KEY, 2, 0, 0, 16 },
+		{ "an3 = 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+		  HTOE_MACSEC_KL_KEY, 3, 0, 0, 32 },
+		{ "key1 1>2 = 000102030405060708090a0b0c0d0e0f", HTOE_MACSEC_KL_PAIR, 1, 1, 2, 16 },
+		{ "key 513>7 = 000102030405060708090a0b0c0d0e0f", HTOE_MACSEC_KL_PAIR, 0, 513, 7, 16 },
+		{ "master_key = 000102030405060708090a0b0c0d0e0f", HTOE_MACSEC_KL_MASTER, 0, 0, 0, 16 },
+		{ "salt = 0102030405060708090a0b0c # XPN", HTOE_MACSEC_KL_SALT, 0, 0, 0, 12 },
+		{ "key4 = 000102030405060708090a0b0c0d0e0f", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+		{ "colour = 00", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+		{ "key0 1>1 = 000102030405060708090a0b0c0d0e0f", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+		{ "key4 1>2 = 000102030405060708090a0b0c0d0e0f", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+		{ "key0 1>70000 = 000102030405060708090a0b0c0d0e0f", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+		{ "key0 = 00010203040506070809xa0b0c0d0e0f", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+		{ "key0 = 0001020", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+		{ "key0 =", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+		{ "00 01", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char line[200];
+		struct htoe_macsec_keyline kl;
+
+		snprintf(line, sizeof(line), "%s", c[i].line);
+		assert_int_equal(htoe_macsec_keyline_parse(line, &kl), c[i].kind);
+		assert_int_equal(kl.kind, c[i].kind);
+		if (c[i].kind == HTOE_MACSEC_KL_ERROR) {
+			assert_non_null(kl.err);
+			continue;
+		}
+		assert_int_equal(kl.len, c[i].len);
+		if (c[i].kind == HTOE_MACSEC_KL_KEY || c[i].kind == HTOE_MACSEC_KL_PAIR)
+			assert_int_equal(kl.an, c[i].an);
+		if (c[i].kind == HTOE_MACSEC_KL_PAIR) {
+			assert_int_equal(kl.from, c[i].from);
+			assert_int_equal(kl.to, c[i].to);
+		}
+		if (c[i].len >= 2)
+			assert_true(kl.val[0] == (c[i].kind == HTOE_MACSEC_KL_SALT ? 1 : 0) &&
+			            kl.val[1] == (c[i].kind == HTOE_MACSEC_KL_SALT ? 2 : 1));
+	}
+	uint8_t b[4];
+
+	assert_int_equal(htoe_macsec_unhex("0a0B", b, sizeof(b)), 2);
+	assert_int_equal(b[1], 0x0B);
+	assert_int_equal(htoe_macsec_unhex("0a0b0c0d0e", b, sizeof(b)), -1);
+	assert_int_equal(htoe_macsec_unhex("", b, sizeof(b)), -1);
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -1935,6 +1998,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_sci_binding),
 		cmocka_unit_test(test_pairwise_attacker),
 		cmocka_unit_test(test_pairwise_sak),
+		cmocka_unit_test(test_keyline),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_event_overflow),
 	};
