@@ -1588,6 +1588,332 @@ static void test_many_peers(void **state)
 	htoe_macsec_free(rx);
 }
 
+/* ---- issue 13: node binding and pairwise keys (the attacker's view) ---------- */
+
+/* Three members 1, 2, 3 (MAC 02:48:54:00:00:0N, SCI MAC || 1); node 2 is the
+ * receiver, node 3 the attacker who wants node 2 to accept a frame as node
+ * 1's. */
+static uint64_t node_sci(uint16_t node)
+{
+	uint8_t mac[6] = { 0x02, 0x48, 0x54, 0x00, (uint8_t)(node >> 8), (uint8_t)node };
+
+	return htoe_macsec_sci(mac, 1);
+}
+
+/* A plain HToE frame DA SA [8100 TCI] 88B5 | header(32: source node at +4,
+ * destination at +6) | payload; ethertype != 0x88B5 builds a non-HToE one. */
+static size_t htoe_plain(uint8_t *f, uint16_t from_mac, uint16_t src_node, uint16_t dst_node,
+                         bool vlan, uint16_t ethertype)
+{
+	size_t o = 12;
+
+	memset(f, 0, 128);
+	f[0] = 0x02; f[1] = 0x48; f[2] = 0x54; f[5] = (uint8_t)dst_node;
+	f[6] = 0x02; f[7] = 0x48; f[8] = 0x54; f[11] = (uint8_t)from_mac;
+	if (vlan) {
+		f[o++] = 0x81; f[o++] = 0x00; f[o++] = 0x20; f[o++] = 0x05;
+	}
+	f[o++] = (uint8_t)(ethertype >> 8);
+	f[o++] = (uint8_t)ethertype;
+	f[o] = 0x11;                       /* version 1, DATA */
+	f[o + 4] = (uint8_t)(src_node >> 8);
+	f[o + 5] = (uint8_t)src_node;
+	f[o + 6] = (uint8_t)(dst_node >> 8);
+	f[o + 7] = (uint8_t)dst_node;
+	for (size_t i = o + 32; i < 128; i++)
+		f[i] = (uint8_t)(i * 7);
+	return 128;
+}
+
+/* A TX SecY speaking with `sci` under `key` (what a member can build with
+ * the keys it holds). */
+static struct htoe_macsec *sender(uint64_t sci, const uint8_t *key, bool integ)
+{
+	struct htoe_macsec_cfg cfg = { .cipher = HTOE_MACSEC_GCM_AES_128, .sci = sci,
+	                               .integrity_only = integ };
+	struct htoe_macsec *m = secy_new(&cfg);
+	struct htoe_macsec_sa_cfg s = sa_cfg(key, 16, 1, HTOE_MACSEC_BACKEND_AUTO);
+
+	assert_int_equal(htoe_macsec_tx_sa_add(m, 0, &s), 0);
+	return m;
+}
+
+/* Node 2's SecY: an RX SC per peer (1 and 3) with the SAK that peer sends
+ * with, bound to the peer's node id if bind. */
+static struct htoe_macsec *receiver2(const uint8_t *key1, const uint8_t *key3, bool bind)
+{
+	struct htoe_macsec_cfg cfg = { .cipher = HTOE_MACSEC_GCM_AES_128, .sci = node_sci(2) };
+	struct htoe_macsec *m = secy_new(&cfg);
+	const uint8_t *keys[2] = { key1, key3 };
+	const uint16_t nodes[2] = { 1, 3 };
+
+	for (int i = 0; i < 2; i++) {
+		struct htoe_macsec_sa_cfg s = sa_cfg(keys[i], 16, 1, HTOE_MACSEC_BACKEND_AUTO);
+
+		assert_int_equal(htoe_macsec_rx_sc_add(m, node_sci(nodes[i])), 0);
+		assert_int_equal(htoe_macsec_rx_sa_add(m, node_sci(nodes[i]), 0, &s), 0);
+		if (bind)
+			assert_int_equal(htoe_macsec_rx_sc_bind(m, node_sci(nodes[i]), nodes[i]), 0);
+	}
+	return m;
+}
+
+/* Protects plain with tx and validates it in place at rx. */
+static int send_to(struct htoe_macsec *tx, struct htoe_macsec *rx, const uint8_t *plain,
+                   size_t len, uint8_t *f, size_t *flen)
+{
+	size_t off, plen;
+
+	assert_int_equal(htoe_macsec_protect(tx, plain, len, f, 300, flen, NULL), HTOE_MACSEC_TX_OK);
+	return htoe_macsec_validate_inplace(rx, f, *flen, &off, &plen, NULL);
+}
+
+static uint64_t sc_ctr(struct htoe_macsec *m, uint16_t node, size_t field)
+{
+	struct htoe_macsec_rx_sc_stats s;
+
+	assert_int_equal(htoe_macsec_rx_sc_stats(m, node_sci(node), &s), 0);
+	return *(uint64_t *)((uint8_t *)&s + field);
+}
+
+#define SC_OK(m, n)       sc_ctr(m, n, offsetof(struct htoe_macsec_rx_sc_stats, InPktsOK))
+#define SC_MISMATCH(m, n) sc_ctr(m, n, offsetof(struct htoe_macsec_rx_sc_stats, InPktsSCIMismatch))
+#define SC_NOTVALID(m, n) sc_ctr(m, n, offsetof(struct htoe_macsec_rx_sc_stats, InPktsNotValid))
+
+/* One SAK shared by all: member 3 sending under its own SCI but claiming
+ * HToE source node 1 is dropped by the binding (InPktsSCIMismatch), with no
+ * replay-window change and no plaintext left; honest frames pass; a
+ * non-HToE plaintext on a bound SC is dropped; without the binding the
+ * forgery passes (what issue 13 found). What the binding cannot stop: with
+ * the shared SAK, member 3 also forges node 1's SCI, and that validates. */
+static void test_sci_binding(void **state)
+{
+	(void)state;
+	uint8_t k[16], plain[128], f[300], keep[300];
+	size_t n;
+	struct htoe_macsec_sa_state st;
+
+	rnd_bytes(k, sizeof(k));
+	for (int integ = 0; integ < 2; integ++) {
+		struct htoe_macsec *rx = receiver2(k, k, true);
+		struct htoe_macsec *as3 = sender(node_sci(3), k, integ);
+		struct htoe_macsec *as1 = sender(node_sci(1), k, integ);
+
+		/* the forgery: SCI 3, HToE source 1 */
+		htoe_plain(plain, 3, 1, 2, false, 0x88B5);
+		assert_int_equal(htoe_macsec_protect(as3, plain, 128, f, 300, &n, NULL),
+		                 HTOE_MACSEC_TX_OK);
+		memcpy(keep, f, n);
+		size_t off, plen;
+
+		assert_int_equal(htoe_macsec_validate_inplace(rx, f, n, &off, &plen, NULL),
+		                 HTOE_MACSEC_RX_SCI_MISMATCH);
+		if (!integ)   /* the decrypted plaintext is not left behind */
+			for (size_t i = 12 + 16; i < n - 16; i++)
+				assert_int_equal(f[i], 0);
+		assert_int_equal(SC_MISMATCH(rx, 3), 1);
+		assert_int_equal(SC_OK(rx, 3), 0);
+		assert_int_equal(htoe_macsec_rx_sa_state(rx, node_sci(3), 0, &st), 0);
+		assert_int_equal(st.next_pn, 1);          /* replay window untouched */
+		assert_false(st.in_use);
+		/* out of place: nothing delivered */
+		uint8_t out[300];
+		size_t ol = 99;
+
+		assert_int_equal(htoe_macsec_validate(rx, keep, n, out, sizeof(out), &ol, NULL),
+		                 HTOE_MACSEC_RX_SCI_MISMATCH);
+		assert_int_equal(ol, 0);
+		struct htoe_macsec_stats s = stats(rx);
+
+		assert_int_equal(s.rx.InPktsSCIMismatch, 2);
+		assert_int_equal(s.rx.InPktsOK, 0);
+		/* the same member speaking as itself: accepted (also behind a VLAN tag) */
+		htoe_plain(plain, 3, 3, 2, false, 0x88B5);
+		assert_int_equal(send_to(as3, rx, plain, 128, f, &n), HTOE_MACSEC_RX_OK);
+		htoe_plain(plain, 3, 3, 2, true, 0x88B5);
+		assert_int_equal(send_to(as3, rx, plain, 128, f, &n), HTOE_MACSEC_RX_OK);
+		assert_int_equal(SC_OK(rx, 3), 2);
+		/* a VLAN-tagged forgery is caught too */
+		htoe_plain(plain, 3, 1, 2, true, 0x88B5);
+		assert_int_equal(send_to(as3, rx, plain, 128, f, &n), HTOE_MACSEC_RX_SCI_MISMATCH);
+		/* a bound SC carries HToE frames only */
+		htoe_plain(plain, 3, 3, 2, false, 0x0800);
+		assert_int_equal(send_to(as3, rx, plain, 128, f, &n), HTOE_MACSEC_RX_SCI_MISMATCH);
+		assert_int_equal(send_to(as3, rx, plain, 20, f, &n), HTOE_MACSEC_RX_SCI_MISMATCH);
+		assert_int_equal(SC_MISMATCH(rx, 3), 5);
+		/* the limit of a shared SAK: member 3 writes node 1's SCI as well */
+		htoe_plain(plain, 3, 1, 2, false, 0x88B5);
+		assert_int_equal(send_to(as1, rx, plain, 128, f, &n), HTOE_MACSEC_RX_OK);
+		assert_int_equal(SC_OK(rx, 1), 1);
+		htoe_macsec_free(rx);
+
+		/* without the binding, the forgery of issue 13 is accepted */
+		rx = receiver2(k, k, false);
+		htoe_plain(plain, 3, 1, 2, false, 0x88B5);
+		assert_int_equal(send_to(as3, rx, plain, 128, f, &n), HTOE_MACSEC_RX_OK);
+		assert_int_equal(htoe_macsec_rx_sc_bind(rx, node_sci(9), 9), -ENOENT);
+		htoe_macsec_free(rx);
+		htoe_macsec_free(as3);
+		htoe_macsec_free(as1);
+	}
+}
+
+/* Pairwise SAKs from one master key: member 3 holds only the SAKs of its
+ * own pairs (3->x it sends with, x->3 it receives with). Forging node 1's
+ * SCI towards node 2 fails the ICV under every key 3 has; its own SCI with
+ * HToE source 1 fails the binding; node 1's real frames pass. */
+static void test_pairwise_attacker(void **state)
+{
+	(void)state;
+	uint8_t master[16], k12[16], k32[16], k31[16], k13[16], k21[16], f[300], plain[128];
+	size_t n;
+
+	rnd_bytes(master, sizeof(master));
+	assert_int_equal(htoe_macsec_pairwise_sak(master, 16, 1, 2, 0, k12, 16), 0);
+	assert_int_equal(htoe_macsec_pairwise_sak(master, 16, 3, 2, 0, k32, 16), 0);
+	assert_int_equal(htoe_macsec_pairwise_sak(master, 16, 3, 1, 0, k31, 16), 0);
+	assert_int_equal(htoe_macsec_pairwise_sak(master, 16, 1, 3, 0, k13, 16), 0);
+	assert_int_equal(htoe_macsec_pairwise_sak(master, 16, 2, 1, 0, k21, 16), 0);
+	/* every ordered pair has its own key */
+	assert_memory_not_equal(k12, k21, 16);
+	assert_memory_not_equal(k12, k32, 16);
+	assert_memory_not_equal(k13, k31, 16);
+	for (int integ = 0; integ < 2; integ++) {
+		struct htoe_macsec *rx = receiver2(k12, k32, true);
+		const uint8_t *held[3] = { k32, k31, k13 };   /* what member 3 knows */
+
+		htoe_plain(plain, 1, 1, 2, false, 0x88B5);
+		for (int i = 0; i < 3; i++) {
+			struct htoe_macsec *forger = sender(node_sci(1), held[i], integ);
+
+			assert_int_equal(send_to(forger, rx, plain, 128, f, &n),
+			                 HTOE_MACSEC_RX_NOT_VALID);
+			htoe_macsec_free(forger);
+		}
+		assert_int_equal(SC_NOTVALID(rx, 1), 3);
+		/* its own SCI and its own key, claiming node 1: the binding */
+		struct htoe_macsec *as3 = sender(node_sci(3), k32, integ);
+
+		assert_int_equal(send_to(as3, rx, plain, 128, f, &n), HTOE_MACSEC_RX_SCI_MISMATCH);
+		assert_int_equal(SC_MISMATCH(rx, 3), 1);
+		/* as itself it is fine */
+		htoe_plain(plain, 3, 3, 2, false, 0x88B5);
+		assert_int_equal(send_to(as3, rx, plain, 128, f, &n), HTOE_MACSEC_RX_OK);
+		/* the real node 1 */
+		struct htoe_macsec *n1 = sender(node_sci(1), k12, integ);
+
+		htoe_plain(plain, 1, 1, 2, false, 0x88B5);
+		assert_int_equal(send_to(n1, rx, plain, 128, f, &n), HTOE_MACSEC_RX_OK);
+		assert_int_equal(SC_OK(rx, 1), 1);
+		/* node 1's SAK to node 3 does not open at node 2 either */
+		htoe_macsec_free(n1);
+		n1 = sender(node_sci(1), k13, integ);
+		/* (PN 1 was used on that SA: take PN 2, past the replay check) */
+		assert_int_equal(htoe_macsec_protect(n1, plain, 128, f, 300, &n, NULL),
+		                 HTOE_MACSEC_TX_OK);
+		assert_int_equal(send_to(n1, rx, plain, 128, f, &n), HTOE_MACSEC_RX_NOT_VALID);
+		htoe_macsec_free(n1);
+		htoe_macsec_free(as3);
+		htoe_macsec_free(rx);
+	}
+}
+
+/* The pairwise SAK derivation: deterministic, a different key per AN, per
+ * direction, per master key, per length; argument checks. The KDF itself
+ * is checked against an independent implementation in test_macsec_kdf. */
+static void test_pairwise_sak(void **state)
+{
+	(void)state;
+	uint8_t m16[16], m32[32], a[32], b[32];
+
+	rnd_bytes(m16, sizeof(m16));
+	rnd_bytes(m32, sizeof(m32));
+	assert_int_equal(htoe_macsec_pairwise_sak(m16, 16, 1, 2, 0, a, 16), 0);
+	assert_int_equal(htoe_macsec_pairwise_sak(m16, 16, 1, 2, 0, b, 16), 0);
+	assert_memory_equal(a, b, 16);
+	for (unsigned an = 1; an < 4; an++) {
+		assert_int_equal(htoe_macsec_pairwise_sak(m16, 16, 1, 2, an, b, 16), 0);
+		assert_memory_not_equal(a, b, 16);
+	}
+	assert_int_equal(htoe_macsec_pairwise_sak(m32, 32, 1, 2, 0, b, 16), 0);
+	assert_memory_not_equal(a, b, 16);
+	/* the Length input is part of the derivation: a 32-octet SAK does not
+	 * start with the 16-octet one */
+	assert_int_equal(htoe_macsec_pairwise_sak(m16, 16, 1, 2, 0, b, 32), 0);
+	assert_memory_not_equal(a, b, 16);
+	assert_int_equal(htoe_macsec_pairwise_sak(m16, 16, 1, 1, 0, b, 16), -EINVAL);
+	assert_int_equal(htoe_macsec_pairwise_sak(m16, 16, 1, 2, 4, b, 16), -EINVAL);
+	assert_int_equal(htoe_macsec_pairwise_sak(m16, 24, 1, 2, 0, b, 16), -EINVAL);
+	assert_int_equal(htoe_macsec_pairwise_sak(m16, 16, 1, 2, 0, b, 24), -EINVAL);
+	uint8_t ctx[HTOE_MACSEC_PAIRWISE_CTX_LEN];
+
+	htoe_macsec_pairwise_context(0x0102, 0xA0B0, 3, ctx);
+	assert_memory_equal(ctx, ((const uint8_t[]){ 0x01, 0x02, 0xA0, 0xB0, 0x03 }), 5);
+}
+
+/* Key file lines (htoe-bridge key_file and htoe-pcap --key-file). */
+static void test_keyline(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *line;
+		enum htoe_macsec_keyline_kind kind;
+		int an;
+		unsigned from, to;
+		size_t len;
+	} c[] = {
+		{ "", HTOE_MACSEC_KL_EMPTY, 0, 0, 0, 0 },
+		{ "   # only a comment", HTOE_MACSEC_KL_EMPTY, 0, 0, 0, 0 },
+		{ "; ini comment", HTOE_MACSEC_KL_EMPTY, 0, 0, 0, 0 },
+		{ "000102030405060708090a0b0c0d0e0f\n", HTOE_MACSEC_KL_KEY, -1, 0, 0, 16 },
+		{ "key = 000102030405060708090a0b0c0d0e0f", HTOE_MACSEC_KL_KEY, 0, 0, 0, 16 },
+		{ " key2=0x000102030405060708090A0B0C0D0E0F ; c", HTOE_MACSEC_KL_KEY, 2, 0, 0, 16 },
+		{ "an3 = 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+		  HTOE_MACSEC_KL_KEY, 3, 0, 0, 32 },
+		{ "key1 1>2 = 000102030405060708090a0b0c0d0e0f", HTOE_MACSEC_KL_PAIR, 1, 1, 2, 16 },
+		{ "key 513>7 = 000102030405060708090a0b0c0d0e0f", HTOE_MACSEC_KL_PAIR, 0, 513, 7, 16 },
+		{ "master_key = 000102030405060708090a0b0c0d0e0f", HTOE_MACSEC_KL_MASTER, 0, 0, 0, 16 },
+		{ "salt = 0102030405060708090a0b0c # XPN", HTOE_MACSEC_KL_SALT, 0, 0, 0, 12 },
+		{ "key4 = 000102030405060708090a0b0c0d0e0f", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+		{ "colour = 00", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+		{ "key0 1>1 = 000102030405060708090a0b0c0d0e0f", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+		{ "key4 1>2 = 000102030405060708090a0b0c0d0e0f", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+		{ "key0 1>70000 = 000102030405060708090a0b0c0d0e0f", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+		{ "key0 = 00010203040506070809xa0b0c0d0e0f", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+		{ "key0 = 0001020", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+		{ "key0 =", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+		{ "00 01", HTOE_MACSEC_KL_ERROR, 0, 0, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char line[200];
+		struct htoe_macsec_keyline kl;
+
+		snprintf(line, sizeof(line), "%s", c[i].line);
+		assert_int_equal(htoe_macsec_keyline_parse(line, &kl), c[i].kind);
+		assert_int_equal(kl.kind, c[i].kind);
+		if (c[i].kind == HTOE_MACSEC_KL_ERROR) {
+			assert_non_null(kl.err);
+			continue;
+		}
+		assert_int_equal(kl.len, c[i].len);
+		if (c[i].kind == HTOE_MACSEC_KL_KEY || c[i].kind == HTOE_MACSEC_KL_PAIR)
+			assert_int_equal(kl.an, c[i].an);
+		if (c[i].kind == HTOE_MACSEC_KL_PAIR) {
+			assert_int_equal(kl.from, c[i].from);
+			assert_int_equal(kl.to, c[i].to);
+		}
+		if (c[i].len >= 2)
+			assert_true(kl.val[0] == (c[i].kind == HTOE_MACSEC_KL_SALT ? 1 : 0) &&
+			            kl.val[1] == (c[i].kind == HTOE_MACSEC_KL_SALT ? 2 : 1));
+	}
+	uint8_t b[4];
+
+	assert_int_equal(htoe_macsec_unhex("0a0B", b, sizeof(b)), 2);
+	assert_int_equal(b[1], 0x0B);
+	assert_int_equal(htoe_macsec_unhex("0a0b0c0d0e", b, sizeof(b)), -1);
+	assert_int_equal(htoe_macsec_unhex("", b, sizeof(b)), -1);
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -1597,7 +1923,7 @@ static void test_names(void **state)
 		assert_string_not_equal(htoe_macsec_tx_status_name(i), "?");
 	assert_string_equal(htoe_macsec_rx_status_name(HTOE_MACSEC_RX_LATE), "InPktsLate");
 	assert_string_equal(htoe_macsec_rx_status_name(99), "?");
-	assert_int_equal(htoe_macsec_counters_count, 24);
+	assert_int_equal(htoe_macsec_counters_count, 25);
 	for (size_t i = 0; i < htoe_macsec_counters_count; i++)
 		assert_true(htoe_macsec_counters[i].offset < sizeof(struct htoe_macsec_stats));
 	enum htoe_macsec_cipher c;
@@ -1669,6 +1995,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_tx_api),
 		cmocka_unit_test(test_retransmit),
 		cmocka_unit_test(test_many_peers),
+		cmocka_unit_test(test_sci_binding),
+		cmocka_unit_test(test_pairwise_attacker),
+		cmocka_unit_test(test_pairwise_sak),
+		cmocka_unit_test(test_keyline),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_event_overflow),
 	};

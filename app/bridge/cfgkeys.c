@@ -352,11 +352,21 @@ static const struct cfg_key keys[] = {
 	X(MS, "key1", CFG_TEXT, 0, 0, NULL, CFG_F_SECRET, "hex", "the SAK of AN 1"),
 	X(MS, "key2", CFG_TEXT, 0, 0, NULL, CFG_F_SECRET, "hex", "the SAK of AN 2"),
 	X(MS, "key3", CFG_TEXT, 0, 0, NULL, CFG_F_SECRET, "hex", "the SAK of AN 3"),
+	X(MS, "keys", CFG_ENUM, 0, 0, "shared", 0, "shared|pairwise",
+	  "`shared`: one SAK per AN for every node (`key`, `key0`..`key3`); `pairwise`: one SAK "
+	  "per ordered pair of nodes and AN, from `master_key` or from `keyN A>B` lines of "
+	  "`key_file` (docs/macsec.md §9)"),
+	X(MS, "master_key", CFG_TEXT, 0, 0, NULL, CFG_F_SECRET, "hex",
+	  "`keys = pairwise` only: 32 or 64 hex digits; every SAK of the node's pairs is derived "
+	  "from it with the IEEE 802.1X-2010 KDF at start. Every holder of it can derive every "
+	  "pair's SAK: against a dishonest member give each node its own `key_file` "
+	  "(`htoe-pcap macsec-keys`) instead"),
 	X(MS, "key_file", CFG_STR, 0, CFG_VALUE_MAX - 1, NULL, 0, NULL,
 	  "instead of inline keys: a file of `keyN = HEX` lines (`key` = `key0`), bare `HEX` "
-	  "lines (next free AN) and `salt = HEX`; `#`/`;` comments. Refused when group or "
-	  "others may read or write it (the error names the file and its mode). Relative paths "
-	  "from the current directory"),
+	  "lines (next free AN) and `salt = HEX`; with `keys = pairwise` `keyN A>B = HEX` lines "
+	  "(the SAK node A sends to node B with on AN N; lines without this node are skipped) or "
+	  "`master_key = HEX`; `#`/`;` comments. Refused when group or others may read or write "
+	  "it (the error names the file and its mode). Relative paths from the current directory"),
 	X(MS, "an", CFG_UINT, 0, 3, "0", 0, NULL,
 	  "the AN the node starts sending on (needs its key)"),
 	X(MS, "rekey_after", CFG_UINT, 0, U64, "0", 0, NULL,

@@ -49,78 +49,169 @@ merr(struct mparse *p, const char *in, const char *key, const char *val, const c
 /* HEX (optional 0x) into out[cap]; the number of octets or -1 */
 static int parse_hex(const char *s, uint8_t *out, size_t cap)
 {
-	size_t n = 0;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		s += 2;
-	if (!*s || strlen(s) % 2)
-		return -1;
-	for (; *s; s += 2) {
-		int hi, lo;
-
-		if (!isxdigit((unsigned char)s[0]) || !isxdigit((unsigned char)s[1]) || n == cap)
-			return -1;
-		hi = isdigit((unsigned char)s[0]) ? s[0] - '0' : (tolower((unsigned char)s[0]) - 'a' + 10);
-		lo = isdigit((unsigned char)s[1]) ? s[1] - '0' : (tolower((unsigned char)s[1]) - 'a' + 10);
-		out[n++] = (uint8_t)(hi << 4 | lo);
-	}
-	return (int)n;
+	return htoe_macsec_unhex(s, out, cap);
 }
 
 /* the configuration's parsers (cfgtab.c) */
 #define parse_u64_dec cfg_parse_u64
 #define parse_onoff cfg_parse_bool
 
-/* One key (name "key" or "keyN") given as HEX; origin: for messages. The
- * value is never echoed into a message. */
-static int set_key(struct mparse *p, unsigned an, const char *hex, const char *in,
-		   const char *name, const char *origin)
+/* A SAK of n octets (from HEX: n < 0 if it was not hex) into k, checked
+ * against the cipher's key length; origin: for messages. A key value is
+ * never echoed into a message. */
+static int take_sak(struct mparse *p, const uint8_t *v, int n, const char *in, const char *name,
+		    const char *origin, uint8_t k[HTOE_MACSEC_KEY_MAX])
 {
 	struct br_macsec_cfg *mc = p->mc;
 	size_t want = htoe_macsec_cipher_key_len(mc->cipher);
-	uint8_t k[HTOE_MACSEC_KEY_MAX];
-	int n = parse_hex(hex, k, sizeof(k));
 
-	if (n < 0) {
-		explicit_bzero(k, sizeof(k));
+	if (n < 0)
 		return merr(p, in, name, origin, "not a hex key (%zu hex digits for %s)", 2 * want,
 			    htoe_macsec_cipher_name(mc->cipher));
-	}
-	if ((size_t)n != want) {
-		explicit_bzero(k, sizeof(k));
+	if ((size_t)n != want)
 		return merr(p, in, name, origin, "%s needs a %zu-octet key (%zu hex digits), got %d "
 			    "octets", htoe_macsec_cipher_name(mc->cipher), want, 2 * want, n);
-	}
-	if (mc->has_key[an])
-		return merr(p, in, name, origin, "the key of AN %u is given twice", an);
-	memcpy(mc->key[an], k, want);
-	explicit_bzero(k, sizeof(k));
-	mc->has_key[an] = true;
+	memcpy(k, v, want);
 	mc->key_len = want;
 	return 0;
 }
 
-/* "key" -> 0, "keyN"/"anN" -> N; -1 otherwise */
-static int key_an(const char *name)
+/* One key of AN an (inline "key"/"keyN", or a key_file line) */
+static int set_key(struct mparse *p, unsigned an, const uint8_t *v, int n, const char *in,
+		   const char *name, const char *origin)
 {
-	if (!strcmp(name, "key"))
-		return 0;
-	if ((!strncmp(name, "key", 3) || !strncmp(name, "an", 2))) {
-		const char *d = name + (name[0] == 'k' ? 3 : 2);
+	struct br_macsec_cfg *mc = p->mc;
 
-		if (d[0] >= '0' && d[0] <= '3' && !d[1])
-			return d[0] - '0';
-	}
+	if (mc->pairwise)
+		return merr(p, in, name, origin, "keys = pairwise: the SAKs come from master_key or "
+			    "from pairwise lines in key_file ('key%u A>B = HEX')", an);
+	if (mc->has_key[an])
+		return merr(p, in, name, origin, "the key of AN %u is given twice", an);
+	if (take_sak(p, v, n, in, name, origin, mc->key[an]))
+		return -1;
+	mc->has_key[an] = true;
+	return 0;
+}
+
+/* master_key: 16 or 32 octets (AES-128-CMAC / AES-256-CMAC) */
+static int set_master(struct mparse *p, const uint8_t *v, int n, const char *in,
+		      const char *name, const char *origin)
+{
+	struct br_macsec_cfg *mc = p->mc;
+
+	if (!mc->pairwise)
+		return merr(p, in, name, origin, "a master_key needs keys = pairwise");
+	if (mc->master_len)
+		return merr(p, in, name, origin, "master_key is given twice");
+	if (n != 16 && n != 32)
+		return merr(p, in, name, origin, "a master_key is 32 or 64 hex digits (16 or 32 "
+			    "octets)");
+	memcpy(mc->master, v, (size_t)n);
+	mc->master_len = (size_t)n;
+	return 0;
+}
+
+static int peer_index(const struct br_macsec_cfg *mc, unsigned node)
+{
+	for (unsigned i = 0; i < mc->n_peers; i++)
+		if (mc->peer_id[i] == node)
+			return (int)i;
 	return -1;
 }
 
-/* key_file: lines "key = HEX", "keyN = HEX" (N = AN 0..3; "anN" too),
- * "salt = HEX", or a bare "HEX" (the next AN without a key, so that a file
- * of htoe-pcap --key-file keys works too); '#' or ';' starts a comment. */
+/* A key_file line "keyN A>B = HEX": the SAK node A sends to node B with on
+ * AN N. Lines of pairs without this node are skipped (one file may serve
+ * the nodes of one process). */
+static int set_pair(struct mparse *p, const struct htoe_macsec_keyline *kl, const char *in,
+		    const char *path, const char *origin)
+{
+	struct br_macsec_cfg *mc = p->mc;
+	unsigned an = (unsigned)kl->an;
+
+	if (!mc->pairwise)
+		return merr(p, in, "key_file", path, "%s: pairwise keys need keys = pairwise",
+			    origin);
+	if (kl->from != mc->node_id && kl->to != mc->node_id)
+		return 0;
+	bool out = kl->from == mc->node_id;
+	unsigned peer = out ? kl->to : kl->from;
+	int i = peer_index(mc, peer);
+
+	if (i < 0)
+		return merr(p, in, "key_file", path, "%s: node %u is not a member of this "
+			    "configuration", origin, peer);
+	bool *has = out ? &mc->has_pw_tx[i][an] : &mc->has_pw_rx[i][an];
+
+	if (*has)
+		return merr(p, in, "key_file", path, "%s: the key of %u>%u on AN %u is given "
+			    "twice", origin, kl->from, kl->to, an);
+	if (take_sak(p, kl->val, (int)kl->len, in, "key_file", origin,
+		     out ? mc->pw_tx[i][an] : mc->pw_rx[i][an]))
+		return -1;
+	*has = true;
+	return 0;
+}
+
+/* keys = pairwise: every SAK of this node's pairs from master_key, or a
+ * check that the key file gave, for each AN it names, both directions with
+ * every peer. Sets has_key[] to the complete ANs. */
+static int pairwise_finish(struct mparse *p, const char *mk_in, const char *kf_in,
+			   const char *kf)
+{
+	struct br_macsec_cfg *mc = p->mc;
+	size_t len = htoe_macsec_cipher_key_len(mc->cipher);
+	bool lines = false;
+
+	for (unsigned i = 0; i < mc->n_peers; i++)
+		for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++)
+			lines |= mc->has_pw_tx[i][an] || mc->has_pw_rx[i][an];
+	if (mc->master_len) {
+		if (lines)
+			return merr(p, kf_in, "key_file", kf, "give a master_key or pairwise keys, not "
+				    "both");
+		mc->key_len = len;
+		for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++)
+			mc->has_key[an] = true;   /* every AN, also for a node without peers */
+		for (unsigned i = 0; i < mc->n_peers; i++)
+			for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++) {
+				if (htoe_macsec_pairwise_sak(mc->master, mc->master_len, mc->node_id,
+							     mc->peer_id[i], an, mc->pw_tx[i][an],
+							     len) ||
+				    htoe_macsec_pairwise_sak(mc->master, mc->master_len,
+							     mc->peer_id[i], mc->node_id, an,
+							     mc->pw_rx[i][an], len))
+					return merr(p, mk_in, "master_key", NULL, "the key derivation "
+						    "failed (OpenSSL AES-CMAC)");
+				mc->has_pw_tx[i][an] = mc->has_pw_rx[i][an] = true;
+			}
+		explicit_bzero(mc->master, sizeof(mc->master));
+	}
+	for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++) {
+		unsigned got = 0;
+
+		for (unsigned i = 0; i < mc->n_peers; i++)
+			got += mc->has_pw_tx[i][an] + mc->has_pw_rx[i][an];
+		if (!got)
+			continue;
+		for (unsigned i = 0; i < mc->n_peers; i++)
+			if (!mc->has_pw_tx[i][an] || !mc->has_pw_rx[i][an])
+				return merr(p, kf_in, "key_file", kf, "AN %u: no key%u %u>%u", an, an,
+					    mc->has_pw_tx[i][an] ? mc->peer_id[i] : mc->node_id,
+					    mc->has_pw_tx[i][an] ? mc->node_id : mc->peer_id[i]);
+		mc->has_key[an] = true;
+	}
+	return 0;
+}
+
+/* key_file: the lines of htoe_macsec_keyline_parse ("keyN = HEX", a bare
+ * HEX for the next AN without a key, "salt = HEX"; with keys = pairwise
+ * "master_key = HEX" or "keyN A>B = HEX"), the format htoe-pcap --key-file
+ * reads too. */
 static int load_key_file(struct mparse *p, const char *path, const char *in, bool *salt_given)
 {
 	FILE *f = fopen(path, "r");
 	struct stat st;
+	struct htoe_macsec_keyline kl;
 	char line[512];
 	unsigned lineno = 0, n = 0;
 	int rc = -1;
@@ -138,8 +229,8 @@ static int load_key_file(struct mparse *p, const char *path, const char *in, boo
 		goto out;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		char origin[BR_PATH_MAX + 16], *s = line, *e, *eq, *c;
-		int an;
+		char origin[BR_PATH_MAX + 16];
+		int e = 0, an;
 
 		lineno++;
 		snprintf(origin, sizeof(origin), "%s:%u", path, lineno);
@@ -147,52 +238,46 @@ static int load_key_file(struct mparse *p, const char *path, const char *in, boo
 			merr(p, in, "key_file", path, "%s: line too long", origin);
 			goto out;
 		}
-		if ((c = strpbrk(s, "#;")) != NULL)
-			*c = 0;
-		while (isspace((unsigned char)*s))
-			s++;
-		e = s + strlen(s);
-		while (e > s && isspace((unsigned char)e[-1]))
-			*--e = 0;
-		if (!*s)
+		switch (htoe_macsec_keyline_parse(line, &kl)) {
+		case HTOE_MACSEC_KL_EMPTY:
 			continue;
-		eq = strchr(s, '=');
-		if (!eq) {
-			/* a bare key (htoe-pcap --key-file format): the next free AN */
-			for (an = 0; an < (int)HTOE_MACSEC_AN_COUNT && p->mc->has_key[an]; an++)
-				;
-			if (an == (int)HTOE_MACSEC_AN_COUNT) {
-				merr(p, in, "key_file", path, "%s: more than four keys", origin);
-				goto out;
-			}
-			if (set_key(p, (unsigned)an, s, in, "key_file", origin))
-				goto out;
-			n++;
-			continue;
-		}
-		*eq = 0;
-		char *name = s, *val = eq + 1;
-
-		for (e = eq; e > name && isspace((unsigned char)e[-1]);)
-			*--e = 0;
-		while (isspace((unsigned char)*val))
-			val++;
-		if (!strcmp(name, "salt")) {
-			if (parse_hex(val, p->mc->salt, sizeof(p->mc->salt)) != HTOE_MACSEC_SALT_LEN) {
+		case HTOE_MACSEC_KL_ERROR:
+			merr(p, in, "key_file", path, "%s: %.40s: %s", origin, kl.name, kl.err);
+			goto out;
+		case HTOE_MACSEC_KL_SALT:
+			if (kl.len != HTOE_MACSEC_SALT_LEN) {
 				merr(p, in, "key_file", path, "%s: salt: expected 24 hex digits",
 				     origin);
 				goto out;
 			}
+			memcpy(p->mc->salt, kl.val, HTOE_MACSEC_SALT_LEN);
 			*salt_given = true;
 			continue;
+		case HTOE_MACSEC_KL_MASTER:
+			e = set_master(p, kl.val, (int)kl.len, in, "key_file", origin);
+			break;
+		case HTOE_MACSEC_KL_PAIR:
+			e = set_pair(p, &kl, in, path, origin);
+			break;
+		case HTOE_MACSEC_KL_KEY:
+			an = kl.an;
+			if (an < 0 && p->mc->pairwise) {
+				merr(p, in, "key_file", path, "%s: keys = pairwise: a key line names "
+				     "its pair ('key0 1>2 = HEX') or is 'master_key = HEX'", origin);
+				goto out;
+			}
+			/* a bare key (htoe-pcap --key-file format): the next free AN */
+			for (unsigned k = 0; an < 0 && k < HTOE_MACSEC_AN_COUNT; k++)
+				if (!p->mc->has_key[k])
+					an = (int)k;
+			if (an < 0) {
+				merr(p, in, "key_file", path, "%s: more than four keys", origin);
+				goto out;
+			}
+			e = set_key(p, (unsigned)an, kl.val, (int)kl.len, in, "key_file", origin);
+			break;
 		}
-		an = key_an(name);
-		if (an < 0) {
-			merr(p, in, "key_file", path, "%s: unknown name '%.40s' (key, key0..key3, "
-			     "salt)", origin, name);
-			goto out;
-		}
-		if (set_key(p, (unsigned)an, val, in, "key_file", origin))
+		if (e)
 			goto out;
 		n++;
 	}
@@ -207,6 +292,7 @@ static int load_key_file(struct mparse *p, const char *path, const char *in, boo
 	rc = 0;
 out:
 	explicit_bzero(line, sizeof(line));
+	explicit_bzero(&kl, sizeof(kl));
 	fclose(f);
 	return rc;
 }
@@ -293,8 +379,31 @@ int br_macsec_parse(const struct br_cfg_src *src, uint16_t id, const uint8_t mac
 		salt_given = true;
 	}
 
-	/* keys: inline key/key0..key3, or key_file */
+	if ((v = mget(&p, "keys", &in))) {
+		if (!strcasecmp(v, "pairwise"))
+			mc->pairwise = true;
+		else if (strcasecmp(v, "shared"))
+			return merr(&p, in, "keys", v, "expected shared (one SAK per AN for every "
+				    "node) or pairwise (one per ordered pair of nodes)");
+	}
+
+	/* keys: inline key/key0..key3 or master_key, or key_file */
 	const char *kf_in, *kf = mget(&p, "key_file", &kf_in);
+	const char *mk_in, *mk = mget(&p, "master_key", &mk_in);
+
+	if (mk) {
+		if (kf)
+			return merr(&p, mk_in, "master_key", NULL, "give the keys inline or in "
+				    "key_file = '%s', not both", kf);
+		uint8_t k[HTOE_MACSEC_KEY_MAX];
+		int kn = parse_hex(mk, k, sizeof(k)), r = set_master(&p, k, kn, mk_in, "master_key",
+								       NULL);
+
+		explicit_bzero(k, sizeof(k));
+		if (r)
+			return -1;
+		any_key = true;
+	}
 
 	for (unsigned i = 0; i < 5; i++) {
 		static const char *const names[] = { "key", "key0", "key1", "key2", "key3" };
@@ -304,7 +413,12 @@ int br_macsec_parse(const struct br_cfg_src *src, uint16_t id, const uint8_t mac
 		if (kf)
 			return merr(&p, in, names[i], NULL, "give the keys inline or in key_file = "
 				    "'%s', not both", kf);
-		if (set_key(&p, i ? i - 1 : 0, v, in, names[i], NULL))
+		uint8_t k[HTOE_MACSEC_KEY_MAX];
+		int kn = parse_hex(v, k, sizeof(k)), r = set_key(&p, i ? i - 1 : 0, k, kn, in,
+								names[i], NULL);
+
+		explicit_bzero(k, sizeof(k));
+		if (r)
 			return -1;
 		any_key = true;
 	}
@@ -315,9 +429,12 @@ int br_macsec_parse(const struct br_cfg_src *src, uint16_t id, const uint8_t mac
 	}
 	if (!any_key) {
 		(void)mget(&p, "enable", &in);
-		return merr(&p, in, "key", NULL, "MACsec is on but no key is given (key = HEX, "
-			    "key0..key3, or key_file = PATH)");
+		return merr(&p, in, mc->pairwise ? "master_key" : "key", NULL,
+			    "MACsec is on but no key is given (%s, or key_file = PATH)",
+			    mc->pairwise ? "master_key = HEX" : "key = HEX, key0..key3");
 	}
+	if (mc->pairwise && pairwise_finish(&p, mk_in, kf_in, kf))
+		return -1;
 	if (salt_given && !htoe_macsec_cipher_xpn(mc->cipher))
 		return merr(&p, kf_in, "key_file", kf, "only XPN cipher suites use a salt");
 	if ((v = mget(&p, "an", &in))) {
@@ -347,6 +464,9 @@ void br_macsec_cfg_wipe(struct br_macsec_cfg *mc)
 {
 	explicit_bzero(mc->key, sizeof(mc->key));
 	explicit_bzero(mc->has_key, sizeof(mc->has_key));
+	explicit_bzero(mc->pw_tx, sizeof(mc->pw_tx));
+	explicit_bzero(mc->pw_rx, sizeof(mc->pw_rx));
+	explicit_bzero(mc->master, sizeof(mc->master));
 }
 
 /* ------------------------------------------------------------ runtime */
@@ -363,29 +483,60 @@ struct br_macsec_pub {
 	uint64_t rx_an_ok[HTOE_MACSEC_AN_COUNT];/* InPktsOK per AN, all peers */
 	uint64_t encoding_an, rekeys, changeovers, pn_threshold, pn_exhausted;
 	uint64_t rx_pn_exhausted, tx_failed, events_lost;
+	uint64_t tx_no_pair;             /* pairwise: frame to a node without a pairwise key */
 };
 
 struct br_macsec {
-	struct htoe_macsec *m;
+	struct htoe_macsec *m;           /* the SecY: the RX SCs (and the TX SC, shared keys) */
 	const struct br_macsec_cfg *cfg;
 	uint64_t peer_sci[BR_MACSEC_MAX_PEERS];
-	uint64_t since;                  /* frames on the encoding SA since it became one */
+	/* TX SecYs: shared keys: one, m; pairwise: one per peer (TX SC only) */
+	unsigned n_tx;
+	struct htoe_macsec *tx[BR_MACSEC_MAX_PEERS];
+	uint64_t since[BR_MACSEC_MAX_PEERS]; /* frames on the encoding SA since it became one */
+	uint8_t *tx_of_node;             /* pairwise: node id -> TX SecY index + 1 */
 	struct br_macsec_pub c;          /* the owner's counters (events, rekeys, failures) */
 	enum htoe_macsec_backend backend;
 	struct br_macsec_pub pub;
 	struct br_macsec_peer_pub peers[BR_MACSEC_MAX_PEERS];
 };
 
-static void sa_cfg(const struct br_macsec_cfg *c, unsigned an, uint64_t pn, uint32_t ssci,
+static void sa_cfg(const struct br_macsec_cfg *c, const uint8_t *key, uint64_t pn, uint32_t ssci,
 		   struct htoe_macsec_sa_cfg *sa)
 {
 	memset(sa, 0, sizeof(*sa));
-	sa->key = c->key[an];
+	sa->key = key;
 	sa->key_len = c->key_len;
 	sa->pn = pn;
 	sa->ssci = ssci;
 	memcpy(sa->salt, c->salt, sizeof(sa->salt));
 	sa->backend = c->backend;
+}
+
+/* The TX SAs of one TX SecY: keys[an] for every configured AN; the first
+ * becomes the encoding SA, the others follow in AN order (the library
+ * changes over to the next one on PN exhaustion). */
+static int tx_sas(const struct br_macsec_cfg *c, struct htoe_macsec *m,
+		  const uint8_t (*keys)[HTOE_MACSEC_KEY_MAX], const char *to, char *err,
+		  size_t errlen)
+{
+	struct htoe_macsec_sa_cfg sa;
+
+	for (unsigned k = 0; k < HTOE_MACSEC_AN_COUNT; k++) {
+		unsigned an = (c->an + k) % HTOE_MACSEC_AN_COUNT;
+		int e;
+
+		if (!c->has_key[an])
+			continue;
+		sa_cfg(c, keys[an], k ? 1 : c->pn, c->node_id, &sa);
+		e = htoe_macsec_tx_sa_add(m, an, &sa);
+		if (e) {
+			snprintf(err, errlen, "%s: TX SA on AN %u%s: %s", c->where, an, to,
+				 strerror(-e));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 int br_macsec_setup(struct br_drv *n, const struct br_macsec_cfg *c, char *err, size_t errlen)
@@ -399,7 +550,8 @@ int br_macsec_setup(struct br_drv *n, const struct br_macsec_cfg *c, char *err, 
 	if (!c->enabled)
 		return 0;
 	ms = calloc(1, sizeof(*ms));
-	if (!ms) {
+	if (!ms || (c->pairwise && !(ms->tx_of_node = calloc(UINT16_MAX + 1, 1)))) {
+		free(ms);
 		snprintf(err, errlen, "%s: out of memory", c->where);
 		return -1;
 	}
@@ -422,28 +574,42 @@ int br_macsec_setup(struct br_drv *n, const struct br_macsec_cfg *c, char *err, 
 		snprintf(err, errlen, "%s: cannot create the SecY: %s", c->where, strerror(-e));
 		return -1;
 	}
-	/* the first TX SA becomes the encoding SA; the others follow in AN
-	 * order (the library changes over to the next one on PN exhaustion) */
-	for (unsigned k = 0; k < HTOE_MACSEC_AN_COUNT; k++) {
-		unsigned an = (c->an + k) % HTOE_MACSEC_AN_COUNT;
+	if (!c->pairwise) {
+		ms->n_tx = 1;
+		ms->tx[0] = ms->m;
+		if (tx_sas(c, ms->m, c->key, "", err, errlen))
+			return -1;
+	}
+	/* pairwise: a TX-only SecY per peer, with this node's SAKs to it */
+	mcfg.max_rx_sc = 1;
+	for (unsigned i = 0; c->pairwise && i < c->n_peers; i++) {
+		char to[32];
 
-		if (!c->has_key[an])
-			continue;
-		sa_cfg(c, an, k ? 1 : c->pn, c->node_id, &sa);
-		e = htoe_macsec_tx_sa_add(ms->m, an, &sa);
-		if (e) {
-			snprintf(err, errlen, "%s: TX SA on AN %u: %s", c->where, an, strerror(-e));
+		snprintf(to, sizeof(to), " to node %u", c->peer_id[i]);
+		ms->tx[i] = htoe_macsec_new(&mcfg, &e);
+		if (!ms->tx[i]) {
+			snprintf(err, errlen, "%s: cannot create the SecY%s: %s", c->where, to,
+				 strerror(-e));
 			return -1;
 		}
+		ms->n_tx = i + 1;
+		ms->tx_of_node[c->peer_id[i]] = (uint8_t)(i + 1);
+		if (tx_sas(c, ms->tx[i], c->pw_tx[i], to, err, errlen))
+			return -1;
 	}
+	/* an RX SC per peer, with the SAKs that peer sends with, bound to the
+	 * peer's node id (a valid frame claiming another node is dropped) */
 	for (unsigned i = 0; i < c->n_peers; i++) {
 		uint64_t sci = htoe_macsec_sci(c->peer_mac[i], c->sci_port);
 
 		ms->peer_sci[i] = sci;
 		e = htoe_macsec_rx_sc_add(ms->m, sci);
+		if (!e)
+			e = htoe_macsec_rx_sc_bind(ms->m, sci, c->peer_id[i]);
 		for (unsigned an = 0; !e && an < HTOE_MACSEC_AN_COUNT; an++)
 			if (c->has_key[an]) {
-				sa_cfg(c, an, 1, c->peer_id[i], &sa);
+				sa_cfg(c, c->pairwise ? c->pw_rx[i][an] : c->key[an], 1,
+				       c->peer_id[i], &sa);
 				e = htoe_macsec_rx_sa_add(ms->m, sci, an, &sa);
 			}
 		if (e) {
@@ -452,9 +618,14 @@ int br_macsec_setup(struct br_drv *n, const struct br_macsec_cfg *c, char *err, 
 			return -1;
 		}
 	}
-	htoe_macsec_tx_sa_state(ms->m, c->an, &st);
-	ms->backend = st.backend;
-	/* the SecY holds its own copies of the keys now: wipe the
+	if (ms->n_tx) {
+		htoe_macsec_tx_sa_state(ms->tx[0], c->an, &st);
+		ms->backend = st.backend;
+	} else {
+		ms->backend = htoe_macsec_cfg(ms->m)->backend == HTOE_MACSEC_BACKEND_AUTO
+			      ? htoe_macsec_backend_auto() : htoe_macsec_cfg(ms->m)->backend;
+	}
+	/* the SecYs hold their own copies of the keys now: wipe the
 	 * configuration's (app-owned, const only in this view) */
 	br_macsec_cfg_wipe((struct br_macsec_cfg *)c);
 	return 0;
@@ -464,8 +635,14 @@ void br_macsec_teardown(struct br_drv *n)
 {
 	/* the snapshot stays for the telemetry thread; the keys go */
 	if (n->ms) {
+		for (unsigned i = 0; i < n->ms->n_tx; i++)
+			if (n->ms->tx[i] != n->ms->m)
+				htoe_macsec_free(n->ms->tx[i]);
+		n->ms->n_tx = 0;
 		htoe_macsec_free(n->ms->m);
 		n->ms->m = NULL;
+		free(n->ms->tx_of_node);
+		n->ms->tx_of_node = NULL;
 	}
 }
 
@@ -476,21 +653,37 @@ void br_macsec_free(struct br_drv *n)
 	n->ms = NULL;
 }
 
-static void rekey(struct br_macsec *ms)
+static void rekey(struct br_macsec *ms, unsigned t)
 {
-	int cur = htoe_macsec_tx_encoding_an(ms->m);
+	struct htoe_macsec *m = ms->tx[t];
+	int cur = htoe_macsec_tx_encoding_an(m);
 
-	ms->since = 0;
+	ms->since[t] = 0;
 	for (unsigned k = 1; cur >= 0 && k < HTOE_MACSEC_AN_COUNT; k++) {
 		unsigned an = ((unsigned)cur + k) % HTOE_MACSEC_AN_COUNT;
 		struct htoe_macsec_sa_state st;
 
-		if (htoe_macsec_tx_sa_state(ms->m, an, &st) || !st.installed || st.exhausted)
+		if (htoe_macsec_tx_sa_state(m, an, &st) || !st.installed || st.exhausted)
 			continue;
-		if (!htoe_macsec_tx_sa_activate(ms->m, an))
+		if (!htoe_macsec_tx_sa_activate(m, an))
 			ms->c.rekeys++;
 		return;
 	}
+}
+
+/* Pairwise: the TX SecY of the frame's destination node (HToE header,
+ * after at most one 802.1Q tag; the frame comes from htoe_frame_output).
+ * HToE has no multicast or broadcast frames: every frame names one node.
+ * -1: no pairwise key for it. */
+static int tx_index(const struct br_macsec *ms, const uint8_t *f, size_t len)
+{
+	size_t o = HTOE_ETH_HLEN - 2;
+
+	if (len >= o + 2 && htoe_get_be16(f + o) == HTOE_TPID_8021Q)
+		o += HTOE_VLAN_HLEN;
+	if (len < o + 2 + 8 || htoe_get_be16(f + o) != HTOE_ETHERTYPE)
+		return -1;
+	return (int)ms->tx_of_node[htoe_get_be16(f + o + 2 + 6)] - 1;
 }
 
 int br_macsec_tx(struct br_drv *n, struct rte_mbuf *m)
@@ -498,8 +691,14 @@ int br_macsec_tx(struct br_drv *n, struct rte_mbuf *m)
 	struct br_macsec *ms = n->ms;
 	size_t off = m->data_off, len = m->data_len;
 	enum htoe_macsec_tx_status st;
+	int t = ms->cfg->pairwise ? tx_index(ms, rte_pktmbuf_mtod(m, uint8_t *), len) : 0;
 
-	st = htoe_macsec_protect_inplace(ms->m, m->buf_addr, m->buf_len, &off, &len, NULL);
+	if (t < 0) {
+		ms->c.tx_no_pair++;
+		ms->c.tx_failed++;
+		return -1;
+	}
+	st = htoe_macsec_protect_inplace(ms->tx[t], m->buf_addr, m->buf_len, &off, &len, NULL);
 	if (!htoe_macsec_tx_sent(st)) {
 		ms->c.tx_failed++;
 		return -1;
@@ -507,8 +706,8 @@ int br_macsec_tx(struct br_drv *n, struct rte_mbuf *m)
 	m->data_off = (uint16_t)off;
 	m->data_len = (uint16_t)len;
 	m->pkt_len = (uint32_t)len;
-	if (ms->cfg->rekey_after && ++ms->since >= ms->cfg->rekey_after)
-		rekey(ms);
+	if (ms->cfg->rekey_after && ++ms->since[t] >= ms->cfg->rekey_after)
+		rekey(ms, (unsigned)t);
 	return 0;
 }
 
@@ -544,33 +743,33 @@ static void pub_u64(uint64_t *d, const uint64_t *s, size_t words)
 		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
 }
 
-static void events(struct br_drv *n)
+static void events(struct br_drv *n, struct htoe_macsec *m, const char *to)
 {
 	struct br_macsec *ms = n->ms;
 	struct htoe_macsec_event ev;
 	bool after_exhaustion = false;
 
-	while (htoe_macsec_event_next(ms->m, &ev)) {
+	while (htoe_macsec_event_next(m, &ev)) {
 		switch (ev.type) {
 		case HTOE_MACSEC_EV_TX_PN_THRESHOLD:
 			ms->c.pn_threshold++;
-			fprintf(stderr, "%s: node %u: MACsec event: TX SA AN %u passed PN "
+			fprintf(stderr, "%s: node %u: MACsec event: TX SA AN %u%s passed PN "
 				"%#" PRIx64 ": its PN space is running out (install a new key)\n",
-				br_prog(), n->id, ev.an, ev.pn);
+				br_prog(), n->id, ev.an, to, ev.pn);
 			break;
 		case HTOE_MACSEC_EV_TX_PN_EXHAUSTED:
 			ms->c.pn_exhausted++;
 			after_exhaustion = true;
 			fprintf(stderr, "%s: node %u: MACsec event: PN EXHAUSTED: TX SA AN "
-				"%u used its last PN %#" PRIx64 " and is stopped for good (a PN "
-				"never wraps)\n", br_prog(), n->id, ev.an, ev.pn);
+				"%u%s used its last PN %#" PRIx64 " and is stopped for good (a PN "
+				"never wraps)\n", br_prog(), n->id, ev.an, to, ev.pn);
 			break;
 		case HTOE_MACSEC_EV_TX_SA_CHANGEOVER:
 			ms->c.changeovers++;
 			if (after_exhaustion)
-				fprintf(stderr, "%s: node %u: MACsec event: TX changed over "
-					"from AN %u to AN %u (PN %#" PRIx64 ")\n", br_prog(), n->id, ev.prev_an,
-					ev.an, ev.pn);
+				fprintf(stderr, "%s: node %u: MACsec event: TX%s changed "
+					"over from AN %u to AN %u (PN %#" PRIx64 ")\n", br_prog(), n->id, to,
+					ev.prev_an, ev.an, ev.pn);
 			after_exhaustion = false;
 			break;
 		case HTOE_MACSEC_EV_RX_PN_EXHAUSTED:
@@ -592,15 +791,38 @@ void br_macsec_publish(struct br_drv *n)
 
 	if (!ms || !ms->m)
 		return;
-	events(n);
+	events(n, ms->m, "");
 	p = ms->c;
 	memset(p.rx_an_ok, 0, sizeof(p.rx_an_ok));
+	memset(p.tx_an, 0, sizeof(p.tx_an));
 	htoe_macsec_stats(ms->m, &p.s);
-	for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++) {
-		struct htoe_macsec_tx_sa_stats ts;
+	p.events_lost = htoe_macsec_events_lost(ms->m);
+	for (unsigned t = 0; t < ms->n_tx; t++) {
+		struct htoe_macsec *m = ms->tx[t];
 
-		if (!htoe_macsec_tx_sa_stats(ms->m, an, &ts))
-			p.tx_an[an] = ts.OutPktsProtected + ts.OutPktsEncrypted;
+		if (m != ms->m) {  /* pairwise: the TX SecY to peer t */
+			struct htoe_macsec_stats ts;
+			char to[32];
+
+			snprintf(to, sizeof(to), " to node %u", ms->cfg->peer_id[t]);
+			events(n, m, to);
+			htoe_macsec_stats(m, &ts);
+			p.s.tx.OutPktsProtected += ts.tx.OutPktsProtected;
+			p.s.tx.OutPktsEncrypted += ts.tx.OutPktsEncrypted;
+			p.s.tx.OutOctetsProtected += ts.tx.OutOctetsProtected;
+			p.s.tx.OutOctetsEncrypted += ts.tx.OutOctetsEncrypted;
+			p.s.secy.OutPktsUntagged += ts.secy.OutPktsUntagged;
+			p.s.secy.OutPktsTooLong += ts.secy.OutPktsTooLong;
+			p.s.secy.OutPktsNoSA += ts.secy.OutPktsNoSA;
+			p.s.secy.OutPktsPNExhausted += ts.secy.OutPktsPNExhausted;
+			p.events_lost += htoe_macsec_events_lost(m);
+		}
+		for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++) {
+			struct htoe_macsec_tx_sa_stats ts;
+
+			if (!htoe_macsec_tx_sa_stats(m, an, &ts))
+				p.tx_an[an] += ts.OutPktsProtected + ts.OutPktsEncrypted;
+		}
 	}
 	for (unsigned i = 0; i < ms->cfg->n_peers; i++) {
 		struct br_macsec_peer_pub pp;
@@ -616,10 +838,10 @@ void br_macsec_publish(struct br_drv *n)
 		}
 		pub_u64((uint64_t *)&ms->peers[i], (const uint64_t *)&pp, sizeof(pp) / 8);
 	}
-	int an = htoe_macsec_tx_encoding_an(ms->m);
+	/* pairwise: the TX SecY to the first peer */
+	int an = ms->n_tx ? htoe_macsec_tx_encoding_an(ms->tx[0]) : -1;
 
 	p.encoding_an = an < 0 ? UINT64_MAX : (uint64_t)an;
-	p.events_lost = htoe_macsec_events_lost(ms->m);
 	pub_u64((uint64_t *)&ms->pub, (const uint64_t *)&p, sizeof(p) / 8);
 }
 
@@ -635,6 +857,11 @@ static const char *mode_name(const struct br_macsec_cfg *c)
 	return c->integrity_only ? "integrity" : "encrypt";
 }
 
+static const char *keys_name(const struct br_macsec_cfg *c)
+{
+	return c->pairwise ? "pairwise" : "shared";
+}
+
 void br_macsec_print(FILE *f, const struct br_drv *n)
 {
 	const struct br_macsec *ms = n->ms;
@@ -644,8 +871,8 @@ void br_macsec_print(FILE *f, const struct br_drv *n)
 	if (!ms)
 		return;
 	p = &ms->pub;
-	fprintf(f, "          macsec %s %s (%s), TX AN %" PRIu64 ", rekeys %" PRIu64 ":",
-		htoe_macsec_cipher_name(ms->cfg->cipher), mode_name(ms->cfg),
+	fprintf(f, "          macsec %s %s, %s keys (%s), TX AN %" PRIu64 ", rekeys %" PRIu64 ":",
+		htoe_macsec_cipher_name(ms->cfg->cipher), mode_name(ms->cfg), keys_name(ms->cfg),
 		htoe_macsec_backend_name(ms->backend), RD(p->encoding_an), RD(p->rekeys));
 	/* the non-zero counters, in 802.1AE order */
 	for (size_t i = 0; i < htoe_macsec_counters_count; i++) {
@@ -664,6 +891,8 @@ void br_macsec_print(FILE *f, const struct br_drv *n)
 	if (RD(p->pn_exhausted) || RD(p->tx_failed))
 		fprintf(f, "; PN EXHAUSTED %" PRIu64 " times, %" PRIu64 " frames not sent",
 			RD(p->pn_exhausted), RD(p->tx_failed));
+	if (RD(p->tx_no_pair))
+		fprintf(f, " (%" PRIu64 " to a node without a pairwise key)", RD(p->tx_no_pair));
 	fputc('\n', f);
 }
 
@@ -694,27 +923,30 @@ void br_macsec_json(struct br_app *a, FILE *f)
 		if (!ms)
 			continue;
 		p = &ms->pub;
-		fprintf(f, "%s\"%u\":{\"cipher\":\"%s\",\"mode\":\"%s\",\"backend\":\"%s\",",
-			first ? ",\"macsec\":{" : ",", n->id, htoe_macsec_cipher_name(ms->cfg->cipher),
-			mode_name(ms->cfg), htoe_macsec_backend_name(ms->backend));
+		fprintf(f, "%s\"%u\":{\"cipher\":\"%s\",\"mode\":\"%s\",\"keys\":\"%s\","
+			"\"backend\":\"%s\",", first ? ",\"macsec\":{" : ",", n->id,
+			htoe_macsec_cipher_name(ms->cfg->cipher), mode_name(ms->cfg),
+			keys_name(ms->cfg), htoe_macsec_backend_name(ms->backend));
 		first = false;
 		json_counters(f, p);
 		json_an(f, "tx_an_protected", p->tx_an);
 		json_an(f, "rx_an_ok", p->rx_an_ok);
 		fprintf(f, ",\"encoding_an\":%" PRIu64 ",\"rekeys\":%" PRIu64
 			",\"pn_exhausted\":%" PRIu64 ",\"tx_failed\":%" PRIu64
-			",\"local_in\":%" PRIu64 ",\"local_out\":%" PRIu64 ",\"peers\":{",
-			RD(p->encoding_an), RD(p->rekeys), RD(p->pn_exhausted), RD(p->tx_failed),
-			RD(n->pub.hs.local_in), RD(n->pub.hs.local_out));
+			",\"tx_no_pair\":%" PRIu64 ",\"local_in\":%" PRIu64 ",\"local_out\":%" PRIu64
+			",\"peers\":{", RD(p->encoding_an), RD(p->rekeys), RD(p->pn_exhausted),
+			RD(p->tx_failed), RD(p->tx_no_pair), RD(n->pub.hs.local_in),
+			RD(n->pub.hs.local_out));
 		for (unsigned k = 0; k < ms->cfg->n_peers; k++) {
 			const struct br_macsec_peer_pub *pp = &ms->peers[k];
 
 			fprintf(f, "%s\"%u\":{\"sci\":\"%016" PRIx64 "\",\"InPktsOK\":%" PRIu64
 				",\"InPktsNotValid\":%" PRIu64 ",\"InPktsInvalid\":%" PRIu64
-				",\"InPktsLate\":%" PRIu64 ",\"InPktsNotUsingSA\":%" PRIu64,
-				k ? "," : "", ms->cfg->peer_id[k], ms->peer_sci[k],
-				RD(pp->s.InPktsOK), RD(pp->s.InPktsNotValid), RD(pp->s.InPktsInvalid),
-				RD(pp->s.InPktsLate), RD(pp->s.InPktsNotUsingSA));
+				",\"InPktsLate\":%" PRIu64 ",\"InPktsNotUsingSA\":%" PRIu64
+				",\"InPktsSCIMismatch\":%" PRIu64, k ? "," : "", ms->cfg->peer_id[k],
+				ms->peer_sci[k], RD(pp->s.InPktsOK), RD(pp->s.InPktsNotValid),
+				RD(pp->s.InPktsInvalid), RD(pp->s.InPktsLate), RD(pp->s.InPktsNotUsingSA),
+				RD(pp->s.InPktsSCIMismatch));
 			json_an(f, "an_ok", pp->an_ok);
 			fputc('}', f);
 		}
@@ -753,6 +985,7 @@ static int cb_macsec(const char *cmd, const char *params, struct rte_tel_data *d
 	rte_tel_data_add_dict_u64(d, "node", n->id);
 	rte_tel_data_add_dict_string(d, "cipher", htoe_macsec_cipher_name(ms->cfg->cipher));
 	rte_tel_data_add_dict_string(d, "mode", mode_name(ms->cfg));
+	rte_tel_data_add_dict_string(d, "keys", keys_name(ms->cfg));
 	rte_tel_data_add_dict_string(d, "backend", htoe_macsec_backend_name(ms->backend));
 	for (size_t i = 0; i < htoe_macsec_counters_count; i++)
 		rte_tel_data_add_dict_u64(d, htoe_macsec_counters[i].name, ctr(p, i));
@@ -760,6 +993,7 @@ static int cb_macsec(const char *cmd, const char *params, struct rte_tel_data *d
 	rte_tel_data_add_dict_u64(d, "rekeys", RD(p->rekeys));
 	rte_tel_data_add_dict_u64(d, "pn_exhausted", RD(p->pn_exhausted));
 	rte_tel_data_add_dict_u64(d, "tx_failed", RD(p->tx_failed));
+	rte_tel_data_add_dict_u64(d, "tx_no_pair", RD(p->tx_no_pair));
 	for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++) {
 		char k[32];
 

@@ -12,7 +12,14 @@
  * Data path (worker.c): every frame htoe_frame_output writes is protected
  * in place in its mbuf (SecTAG into the headroom, ICV into the tailroom);
  * every received frame is validated before htoe_frame_input, and dropped
- * and counted under its 802.1AE counter when it fails. The HToE mtu of a
+ * and counted under its 802.1AE counter when it fails. Each peer's RX SC is
+ * bound to the peer's node id: a valid frame whose HToE header claims
+ * another source node is dropped (InPktsSCIMismatch).
+ *
+ * keys = pairwise: the SecY holds the RX SCs (each with the SAKs of its
+ * peer -> this node); one TX-only SecY per peer holds the SAKs of this
+ * node -> that peer, and a frame is protected by the SecY of the node its
+ * HToE header is addressed to. All SAKs are derived or read at start. The HToE mtu of a
  * node shrinks by HTOE_MACSEC_OVERHEAD_MAX so that protected frames still
  * fit the configured mtu.
  */
@@ -37,9 +44,19 @@ struct br_macsec_cfg {
 	bool     include_sci;          /* SC=1: SCI in every SecTAG (else ES=1) */
 	uint16_t sci_port;
 	uint32_t replay_window;
-	bool     has_key[HTOE_MACSEC_AN_COUNT];
+	bool     has_key[HTOE_MACSEC_AN_COUNT]; /* the ANs with keys (pairwise: for
+	                                         * every peer, both directions) */
 	uint8_t  key[HTOE_MACSEC_AN_COUNT][HTOE_MACSEC_KEY_MAX];
 	size_t   key_len;
+	/* keys = pairwise: one SAK per ordered pair of nodes and AN, from
+	 * master_key (IEEE 802.1X-2010 KDF) or from "keyN A>B" key_file lines */
+	bool     pairwise;
+	uint8_t  pw_tx[BR_MACSEC_MAX_PEERS][HTOE_MACSEC_AN_COUNT][HTOE_MACSEC_KEY_MAX]; /* -> peer */
+	uint8_t  pw_rx[BR_MACSEC_MAX_PEERS][HTOE_MACSEC_AN_COUNT][HTOE_MACSEC_KEY_MAX]; /* peer -> */
+	bool     has_pw_tx[BR_MACSEC_MAX_PEERS][HTOE_MACSEC_AN_COUNT];
+	bool     has_pw_rx[BR_MACSEC_MAX_PEERS][HTOE_MACSEC_AN_COUNT];
+	uint8_t  master[HTOE_MACSEC_KEY_MAX];
+	size_t   master_len;               /* 0: no master_key */
 	unsigned an;                   /* the first encoding AN */
 	uint64_t rekey_after;          /* frames per TX SA before the next AN (0: never) */
 	uint64_t pn;                   /* first TX PN */

@@ -4,6 +4,7 @@
  */
 #include "htoe/htoe_macsec.h"
 #include "htoe/htoe_macsec_gcm.h"
+#include "htoe/htoe_wire.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -41,6 +42,8 @@ struct rx_sa {
 
 struct rx_sc {
 	bool used;
+	bool bound;                   /* speaks for HToE node `node` only */
+	uint16_t node;
 	uint64_t sci;
 	uint64_t use_seq;
 	struct rx_sa sa[HTOE_MACSEC_AN_COUNT];
@@ -211,6 +214,7 @@ const char *htoe_macsec_rx_status_name(int st)
 		[HTOE_MACSEC_RX_NOT_USING_SA] = "InPktsNotUsingSA",
 		[HTOE_MACSEC_RX_LATE] = "InPktsLate",
 		[HTOE_MACSEC_RX_NOT_VALID] = "InPktsNotValid",
+		[HTOE_MACSEC_RX_SCI_MISMATCH] = "InPktsSCIMismatch",
 		[HTOE_MACSEC_RX_NOSPACE] = "NoSpace",
 	};
 	return st >= 0 && st < HTOE_MACSEC_RX_STATUS_COUNT ? n[st] : "?";
@@ -715,6 +719,7 @@ static void rx_stats_add(struct htoe_macsec_rx_sc_stats *d, const struct htoe_ma
 	d->InPktsNotValid += s->InPktsNotValid;
 	d->InPktsNotUsingSA += s->InPktsNotUsingSA;
 	d->InPktsUnusedSA += s->InPktsUnusedSA;
+	d->InPktsSCIMismatch += s->InPktsSCIMismatch;
 }
 
 int htoe_macsec_rx_sc_del(struct htoe_macsec *m, uint64_t sci)
@@ -730,6 +735,32 @@ int htoe_macsec_rx_sc_del(struct htoe_macsec *m, uint64_t sci)
 	while (m->rx_hw && !m->rx[m->rx_hw - 1].used)
 		m->rx_hw--;
 	return 0;
+}
+
+int htoe_macsec_rx_sc_bind(struct htoe_macsec *m, uint64_t sci, uint16_t node)
+{
+	struct rx_sc *sc = rx_sc_find(m, sci);
+
+	if (!sc)
+		return -ENOENT;
+	sc->bound = true;
+	sc->node = node;
+	return 0;
+}
+
+/* The HToE source node of a plaintext's secure data (from its EtherType
+ * on): 88B5 after at most one 802.1Q tag, header offset 4. false when the
+ * secure data is not an HToE frame long enough to name its source. */
+static bool htoe_src_node(const uint8_t *sd, size_t len, uint16_t *node)
+{
+	size_t o = 0;
+
+	if (len >= 2 && get16(sd) == HTOE_TPID_8021Q)
+		o = 4;
+	if (len < o + 2 + 6 || get16(sd + o) != HTOE_ETHERTYPE)
+		return false;
+	*node = get16(sd + o + 2 + 4);
+	return true;
 }
 
 int htoe_macsec_rx_sa_add(struct htoe_macsec *m, uint64_t sci, unsigned an,
@@ -838,6 +869,7 @@ const struct htoe_macsec_counter_desc htoe_macsec_counters[] = {
 	C_(rx, InOctetsValidated), C_(rx, InOctetsDecrypted), C_(rx, InPktsUnchecked),
 	C_(rx, InPktsDelayed), C_(rx, InPktsOK), C_(rx, InPktsInvalid), C_(rx, InPktsLate),
 	C_(rx, InPktsNotValid), C_(rx, InPktsNotUsingSA), C_(rx, InPktsUnusedSA),
+	C_(rx, InPktsSCIMismatch),
 };
 #undef C_
 const size_t htoe_macsec_counters_count =
@@ -1233,6 +1265,17 @@ static enum htoe_macsec_rx_status rx_process(struct htoe_macsec *m, uint8_t *inp
 		deliver_stripped(in, dst, &t);
 		*plen = plain_len;
 		return HTOE_MACSEC_RX_INVALID;
+	}
+	/* htoe: the SC's node binding, before any state changes */
+	if (sc->bound) {
+		uint16_t node;
+
+		if (!htoe_src_node(ebit ? dst + 12 : sd, t.secure_len, &node) || node != sc->node) {
+			if (ebit)
+				explicit_bzero(dst + 12, t.secure_len);
+			sc->st.InPktsSCIMismatch++;
+			return HTOE_MACSEC_RX_SCI_MISMATCH;
+		}
 	}
 	/* Post-check (802.1AE figure 10-5). */
 	lowest = s->next_pn > w ? s->next_pn - w : 0;

@@ -335,6 +335,10 @@ enum htoe_macsec_rx_status {
 	HTOE_MACSEC_RX_NOT_USING_SA,   /* InPktsNotUsingSA: no active SA for the AN */
 	HTOE_MACSEC_RX_LATE,           /* InPktsLate: PN below the replay window */
 	HTOE_MACSEC_RX_NOT_VALID,      /* InPktsNotValid: ICV check failed */
+	HTOE_MACSEC_RX_SCI_MISMATCH,   /* InPktsSCIMismatch (htoe): valid, but the
+	                                * RX SC is bound to a node
+	                                * (htoe_macsec_rx_sc_bind) and the HToE
+	                                * frame inside claims another source node */
 	HTOE_MACSEC_RX_NOSPACE,        /* output buffer too small (caller bug; no
 	                                * counter, no state change) */
 	HTOE_MACSEC_RX_STATUS_COUNT
@@ -374,6 +378,69 @@ enum htoe_macsec_rx_status
 htoe_macsec_validate_inplace(struct htoe_macsec *m, uint8_t *frame, size_t len,
                              size_t *plain_off, size_t *plain_len,
                              struct htoe_macsec_rx_info *info);
+
+/* ---- HToE node binding ----------------------------------------------------
+ * An RX SC speaks for one HToE node: once bound, a frame that validates on
+ * it is delivered only if its plaintext is an HToE frame (EtherType 88B5,
+ * after at most one 802.1Q tag) whose header's source node is `node`.
+ * Anything else is dropped as HTOE_MACSEC_RX_SCI_MISMATCH and counted in the
+ * RX SC's InPktsSCIMismatch, before the RX SA's state changes (its replay
+ * window does not move; an in-place plaintext is wiped). With one SAK shared
+ * by all members this stops a member that sends under its own SCI while
+ * claiming another node id; pairwise SAKs are needed against a member that
+ * also forges the SCI (docs/macsec.md, "What each mode protects against").
+ * -ENOENT: no RX SC with that SCI. */
+int htoe_macsec_rx_sc_bind(struct htoe_macsec *m, uint64_t sci, uint16_t node);
+
+/* ---- key derivation (IEEE 802.1X-2010 6.2.1) --------------------------------
+ * KDF(Key, Label, Context, Length) = SP 800-108 counter mode with AES-CMAC:
+ * block i = AES-CMAC(key, i(8 bits) || label || 0x00 || context ||
+ * out_len*8 (16 bits, big-endian)), i = 1, 2, ...; out = the blocks cut to
+ * out_len octets. key: 16 or 32 octets (AES-128/256-CMAC, OpenSSL). For
+ * set-up only (allocates). 0, -EINVAL, -EIO (OpenSSL failure). */
+int htoe_macsec_kdf(const uint8_t *key, size_t key_len, const void *label, size_t label_len,
+                    const uint8_t *context, size_t context_len, uint8_t *out, size_t out_len);
+
+/* Pairwise SAKs: the SAK node tx_node uses for the frames it sends to
+ * rx_node on AN an is
+ *   KDF(master, "HToE pairwise SAK", tx_node(2) || rx_node(2) || an(1), 8*sak_len)
+ * (node ids big-endian). -EINVAL also for tx_node == rx_node or an > 3. */
+#define HTOE_MACSEC_PAIRWISE_LABEL   "HToE pairwise SAK"
+#define HTOE_MACSEC_PAIRWISE_CTX_LEN 5u
+void htoe_macsec_pairwise_context(uint16_t tx_node, uint16_t rx_node, unsigned an,
+                                  uint8_t ctx[HTOE_MACSEC_PAIRWISE_CTX_LEN]);
+int htoe_macsec_pairwise_sak(const uint8_t *master, size_t master_len, uint16_t tx_node,
+                             uint16_t rx_node, unsigned an, uint8_t *sak, size_t sak_len);
+
+/* ---- key files ----------------------------------------------------------------
+ * One line of a key file (htoe-bridge key_file and htoe-pcap --key-file
+ * share the format; docs/macsec.md): '#' or ';' starts a comment; then
+ *   HEX                 a bare key                       -> KEY, an = -1
+ *   key = HEX, keyN/anN = HEX (N = AN 0..3)              -> KEY, an
+ *   keyN A>B = HEX      pairwise SAK from node A to B    -> PAIR, an, from, to
+ *   master_key = HEX    the pairwise master key          -> MASTER
+ *   salt = HEX          the XPN salt                     -> SALT
+ * Blank and comment lines are EMPTY. val/len: the value, up to 32 octets
+ * (the caller checks the length it needs). ERROR: err says what is wrong;
+ * a value is never quoted. The line is modified. */
+enum htoe_macsec_keyline_kind {
+	HTOE_MACSEC_KL_EMPTY = 0, HTOE_MACSEC_KL_KEY, HTOE_MACSEC_KL_PAIR, HTOE_MACSEC_KL_MASTER,
+	HTOE_MACSEC_KL_SALT, HTOE_MACSEC_KL_ERROR,
+};
+struct htoe_macsec_keyline {
+	enum htoe_macsec_keyline_kind kind;
+	int      an;
+	uint16_t from, to;
+	uint8_t  val[HTOE_MACSEC_KEY_MAX];
+	size_t   len;
+	char     name[41];       /* the name as written (cut), for messages */
+	const char *err;
+};
+enum htoe_macsec_keyline_kind htoe_macsec_keyline_parse(char *line,
+                                                        struct htoe_macsec_keyline *kl);
+/* HEX (an even number of hex digits, optional 0x) into out[cap]: the
+ * number of octets, or -1 (not hex, odd, empty, longer than cap). */
+int htoe_macsec_unhex(const char *s, uint8_t *out, size_t cap);
 
 /* ---- events ----------------------------------------------------------------- */
 
@@ -424,6 +491,7 @@ struct htoe_macsec_rx_sc_stats {
 	uint64_t InOctetsValidated, InOctetsDecrypted, InPktsUnchecked,
 	         InPktsDelayed, InPktsOK, InPktsInvalid, InPktsLate,
 	         InPktsNotValid, InPktsNotUsingSA, InPktsUnusedSA;
+	uint64_t InPktsSCIMismatch;    /* htoe: valid frame claiming another node */
 };
 struct htoe_macsec_rx_sa_stats {
 	uint64_t InPktsOK, InPktsInvalid, InPktsNotValid, InPktsNotUsingSA,

@@ -22,6 +22,17 @@
 #                 dissector decodes every frame down to the HT packets;
 #                 integrity-only frames are dissected without the key
 #       telemetry /htoe/macsec answers with the counters of a running bridge
+#       pairwise  keys = pairwise: the demo with loss, corruption and rollover
+#                 on SAKs derived from master_key, and again with the SAKs in
+#                 a key file written by Python (cryptography's AES-CMAC, the
+#                 802.1X-2010 KDF): verified PASS
+#       impersonate node 2 alone (net_pcap) with peers 1 and 3 receives
+#                 frames scapy protected: node 3 claiming HToE source 1
+#                 under its own SCI (dropped: InPktsSCIMismatch, shared and
+#                 pairwise keys), node 3 forging node 1's SCI (pairwise:
+#                 InPktsNotValid; shared SAK: accepted, the limit of a
+#                 shared key), nothing of them reaches node 2; node 1's own
+#                 frames are accepted
 BRIDGE=$1 SRC=$2 MODE=$3 HTOE_PCAP=${4:-}
 . "$(dirname "$0")/lib.sh"
 
@@ -32,6 +43,24 @@ K256=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
+MASTER=000102030405060708090a0b0c0d0e0f
+
+# the 802.1X-2010 KDF and htoe's pairwise SAKs (docs/macsec.md), in Python
+# on cryptography's AES-CMAC, independent of the C code
+PYKDF='
+from cryptography.hazmat.primitives.cmac import CMAC
+from cryptography.hazmat.primitives.ciphers.algorithms import AES
+def kdf(key, label, ctx, n):
+    out, i = b"", 1
+    while len(out) < n:
+        c = CMAC(AES(key))
+        c.update(bytes([i]) + label + b"\x00" + ctx + (8 * n).to_bytes(2, "big"))
+        out += c.finalize()
+        i += 1
+    return out[:n]
+def sak(master, a, b, an, n=16):
+    return kdf(master, b"HToE pairwise SAK", a.to_bytes(2, "big") + b.to_bytes(2, "big") + bytes([an]), n)
+'
 
 # mjson FILE EXPR: evaluate EXPR on the last JSON line (j = the object, m =
 # its "macsec" part, node(N) = its per_node entry)
@@ -311,12 +340,149 @@ case "$MODE" in
     done
     [ "$okc" -gt 0 ] || fail "/htoe/macsec: InPktsOK = $okc"
     [ "$(tq /htoe/macsec "r['cipher']")" = gcm-aes-128 ] || fail "/htoe/macsec: cipher"
+    [ "$(tq /htoe/macsec "r['keys']")" = shared ] || fail "/htoe/macsec: keys"
+    [ "$(tq /htoe/macsec "r['InPktsSCIMismatch']")" -eq 0 ] || fail "/htoe/macsec: InPktsSCIMismatch"
     [ "$(tq /htoe/macsec "r['node']")" -eq 1 ] || fail "/htoe/macsec: not node 1"
     [ "$(tq /htoe/macsec,9 "r['error']")" = "no node 9 with MACsec in this process" ] ||
       fail "/htoe/macsec,9 should answer an error"
     kill -INT $pid; sleep 0.5; kill -INT $pid 2>/dev/null || true
     wait $pid || true
     ok "/htoe/macsec: InPktsOK $okc on node 1, per node, an error for an unknown node"
+    ;;
+  pairwise)
+    run pw --transactions 20000 "${IMPAIR[@]}" "${ON[@]}" --set macsec.keys=pairwise \
+      --set macsec.master_key=$MASTER --set macsec.rekey_after=400
+    check_pass pw
+    check_impaired pw
+    for n in 1 2; do
+      [ "$(mjson "$TMP/pw.out" "m['$n']['keys']")" = pairwise ] || fail "pairwise: node $n keys"
+      ans=$(mjson "$TMP/pw.out" "sum(1 for v in m['$n']['rx_an_ok'] if v > 0)")
+      [ "$ans" -ge 2 ] || fail "pairwise: node $n accepted frames on $ans AN(s)"
+      [ "$(mjson "$TMP/pw.out" "m['$n']['InPktsSCIMismatch']")" -eq 0 ] || fail "pairwise: mismatches"
+    done
+    grep -q "macsec gcm-aes-128 encrypt, pairwise keys" "$TMP/pw.out" || fail "pairwise: summary line"
+    ok "pairwise keys from master_key: verified, frames on $(mjson "$TMP/pw.out" "m['1']['rx_an_ok']") by AN"
+    # the same SAKs listed in a key file, computed by Python
+    kf=$TMP/pairwise.keys
+    "$py" -c "$PYKDF"'
+import sys
+m = bytes.fromhex(sys.argv[1])
+print("# pairwise SAKs: keyN A>B = the SAK node A sends to node B with on AN N")
+for an in (0, 1):
+    for a, b in ((1, 2), (2, 1)):
+        print("key%d %d>%d = %s" % (an, a, b, sak(m, a, b, an).hex()))
+' $MASTER >"$kf"
+    chmod 600 "$kf"
+    run pwfile --transactions 5000 "${ON[@]}" --set macsec.keys=pairwise \
+      --set macsec.key_file="$kf" --set macsec.rekey_after=100
+    check_pass pwfile
+    [ "$(mjson "$TMP/pwfile.out" "m['2']['rx_an_ok'][1]")" -gt 0 ] || fail "pairwise key file: nothing on AN 1"
+    ok "pairwise key file (SAKs from Python's KDF): verified, AN 0 and 1 used"
+    # a node whose file lacks a key of its pairs is refused, naming the pair
+    grep -v "key1 2>1" "$kf" >"$TMP/short.keys"; chmod 600 "$TMP/short.keys"
+    run short --transactions 100 "${ON[@]}" --set macsec.keys=pairwise \
+      --set macsec.key_file="$TMP/short.keys"
+    [ "$rc" -eq 2 ] && grep -qF "AN 1: no key1 2>1" "$TMP/short.err" ||
+      { show short; fail "incomplete pairwise key file not refused"; }
+    ok "incomplete pairwise key file refused: $(head -1 "$TMP/short.err")"
+    # configuration errors of the pairwise keys: exit 2, key named, no key value shown
+    perr() { # perr NAME EXPECTED ARGS...
+      local name=$1 exp=$2; shift 2
+      run "$name" --transactions 100 "${ON[@]}" "$@"
+      [ "$rc" -eq 2 ] && grep -qF -- "$exp" "$TMP/$name.err" || { show "$name"; fail "$name: expected '$exp'"; }
+      ! grep -q "$MASTER" "$TMP/$name.err" || fail "$name: the message shows a key"
+      ok "$name: $(grep -F -- "$exp" "$TMP/$name.err" | head -1)"
+    }
+    perr pw-inline "[macsec] key: keys = pairwise: the SAKs come from master_key" \
+      --set macsec.keys=pairwise --set macsec.key=$MASTER
+    perr pw-shared "[macsec] master_key: a master_key needs keys = pairwise" --set macsec.master_key=$MASTER
+    perr pw-len "[macsec] master_key: a master_key is 32 or 64 hex digits" \
+      --set macsec.keys=pairwise --set macsec.master_key=0011
+    perr pw-none "[macsec] master_key: MACsec is on but no key is given (master_key = HEX" \
+      --set macsec.keys=pairwise
+    perr pw-mode "[macsec] keys = 'triple': expected shared" --set macsec.keys=triple --set macsec.key=$MASTER
+    ;;
+  impersonate)
+    command -v tshark >/dev/null || true
+    # node 2 alone on net_pcap, peers 1 and 3 (MACs 02:48:54:00:00:01/03)
+    # frames node 1 sent to node 2 in pcap/basic.pcap, protected by scapy:
+    #  good.pcap    node 1's SCI and node 1's SAK (accepted)
+    #  forged.pcap  node 1's SCI, node 3's SAK to node 2 (or the shared SAK)
+    #  own.pcap     node 3's MAC and SCI, node 3's SAK, HToE source still 1
+    mk() { # mk DIR shared|pairwise
+      mkdir -p "$1"
+      "$py" -c "$PYKDF"'
+import sys
+from scapy.all import rdpcap, wrpcap, Ether
+from scapy.contrib.macsec import MACsecSA
+src, out, mode, master = sys.argv[1], sys.argv[2], sys.argv[3], bytes.fromhex(sys.argv[4])
+plain = [bytes(p) for p in rdpcap(src)]
+plain = [f for f in plain if f[12:14] == b"\x88\xb5" and f[18:20] == b"\x00\x01" and f[20:22] == b"\x00\x02"]
+def key(a, b):
+    return master if mode == "shared" else sak(master, a, b, 0)
+def sci(node):
+    return bytes.fromhex("02485400%04x0001" % node)
+def protect(frames, sci_node, k, mac_node):
+    res = []
+    for i, f in enumerate(frames):
+        f = f[:6] + bytes.fromhex("02485400%04x" % mac_node) + f[12:]
+        sa = MACsecSA(sci=sci(sci_node), an=0, pn=1 + i, key=k, icvlen=16, encrypt=True, send_sci=True)
+        res.append(Ether(bytes(sa.encrypt(sa.encap(Ether(f))))))
+    return res
+wrpcap(out + "/good.pcap", protect(plain, 1, key(1, 2), 1))
+wrpcap(out + "/forged.pcap", protect(plain, 1, key(3, 2), 1))
+wrpcap(out + "/own.pcap", protect(plain, 3, key(3, 2), 3))
+print(len(plain))
+' "$SRC/pcap/basic.pcap" "$1" "$2" $MASTER
+    }
+    node2() { # node2 NAME PCAP KEYS-ARGS...: node 2 receives PCAP
+      local name=$1 pcap=$2; shift 2
+      pcap_node2_ini "$TMP/$name.ini" "$pcap" "$TMP/$name-tx.pcap"
+      printf '[peer 3]\n[macsec]\nenable = on\n' >>"$TMP/$name.ini"
+      run "$name" --config "$TMP/$name.ini" --duration 1 --stats 0 "$@"
+      [ "$rc" -eq 0 ] || { show "$name"; fail "$name: exit status $rc"; }
+    }
+    peer() { mjson "$TMP/$1.out" "m['2']['peers']['$2']['$3']"; }
+    nothing_in() { # the frames of NAME reached neither node 2's endpoint nor its memory
+      local name=$1
+      [ "$(mjson "$TMP/$name.out" "m['2']['local_out']")" -eq 0 ] || fail "$name: HT packets delivered"
+      [ "$(mjson "$TMP/$name.out" "node(2)['to_target']")" -eq 0 ] || fail "$name: memory written"
+      [ "$(mjson "$TMP/$name.out" "sum(j['drops'].values())")" -eq 0 ] ||
+        fail "$name: frames reached htoe_frame_input: $(mjson "$TMP/$name.out" "j['drops']")"
+    }
+    for mode in pairwise shared; do
+      n=$(mk "$TMP/$mode" $mode)
+      [ "$n" -gt 10 ] || fail "only $n frames from node 1 to node 2 in basic.pcap"
+      if [ $mode = pairwise ]; then
+        K=(--set macsec.keys=pairwise --set macsec.master_key=$MASTER)
+      else
+        K=(--set macsec.key=$MASTER)
+      fi
+      # node 3 speaks under its own SCI but claims to be node 1
+      node2 $mode-own "$TMP/$mode/own.pcap" "${K[@]}"
+      [ "$(peer $mode-own 3 InPktsSCIMismatch)" -eq "$n" ] || { show $mode-own; fail "$mode: own SCI: $(peer $mode-own 3 InPktsSCIMismatch) of $n frames InPktsSCIMismatch"; }
+      [ "$(mjson "$TMP/$mode-own.out" "m['2']['InPktsOK']")" -eq 0 ] || fail "$mode: own SCI: frames accepted"
+      grep -q "InPktsSCIMismatch $n" "$TMP/$mode-own.out" || fail "$mode: InPktsSCIMismatch not in the summary"
+      nothing_in $mode-own
+      ok "$mode keys: node 3 claiming node 1 under its own SCI: $n of $n frames dropped (InPktsSCIMismatch), nothing delivered"
+      # node 3 writes node 1's SCI
+      node2 $mode-forged "$TMP/$mode/forged.pcap" "${K[@]}"
+      if [ $mode = pairwise ]; then
+        [ "$(peer $mode-forged 1 InPktsNotValid)" -eq "$n" ] || { show $mode-forged; fail "pairwise: forged SCI: $(peer $mode-forged 1 InPktsNotValid) of $n InPktsNotValid"; }
+        [ "$(mjson "$TMP/$mode-forged.out" "m['2']['InPktsOK']")" -eq 0 ] || fail "pairwise: forged SCI accepted"
+        nothing_in $mode-forged
+        ok "pairwise keys: node 3 forging node 1's SCI: $n of $n frames fail the ICV (InPktsNotValid), nothing delivered"
+      else
+        # the limit of one shared SAK: any key holder can write any SCI
+        [ "$(peer $mode-forged 1 InPktsOK)" -eq "$n" ] || { show $mode-forged; fail "shared: forged SCI: expected the documented limitation (accepted)"; }
+        ok "shared SAK: node 3 forging node 1's SCI is accepted ($n frames): the limitation docs/macsec.md states"
+      fi
+      # control: node 1 itself
+      node2 $mode-good "$TMP/$mode/good.pcap" "${K[@]}"
+      [ "$(peer $mode-good 1 InPktsOK)" -eq "$n" ] || { show $mode-good; fail "$mode: node 1's frames: $(peer $mode-good 1 InPktsOK) of $n accepted"; }
+      [ "$(mjson "$TMP/$mode-good.out" "m['2']['local_out']")" -gt 0 ] || fail "$mode: node 1's frames delivered nothing"
+      ok "$mode keys: node 1's own $n frames accepted and delivered"
+    done
     ;;
   *) fail "unknown mode $MODE" ;;
 esac

@@ -53,7 +53,8 @@ static uint64_t counted(const struct htoe_macsec_stats *s)
 	return s->secy.InPktsUntagged + s->secy.InPktsNoTag + s->secy.InPktsBadTag +
 	       s->secy.InPktsUnknownSCI + s->secy.InPktsNoSCI + s->rx.InPktsUnchecked +
 	       s->rx.InPktsDelayed + s->rx.InPktsOK + s->rx.InPktsInvalid + s->rx.InPktsLate +
-	       s->rx.InPktsNotValid + s->rx.InPktsNotUsingSA + s->rx.InPktsUnusedSA;
+	       s->rx.InPktsNotValid + s->rx.InPktsNotUsingSA + s->rx.InPktsUnusedSA +
+	       s->rx.InPktsSCIMismatch;
 }
 
 static bool have_imb(void)
