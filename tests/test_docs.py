@@ -96,7 +96,7 @@ PATHLIKE = re.compile(r'^(?:\./)?((?:%s)/[A-Za-z0-9_.*\[\]{},/+-]*)$' % '|'.join
 COMMAND_LINE = re.compile(r'^\s*(?:sudo\s+)?(?:meson|ninja|bash|sh|tshark|install|ip|wireshark|'
                           r'mergecap|python3|/usr/bin/python3|cd|git|cat|printf|echo|seq|'
                           r'dpdk-[a-z-]+\.py|htoe-(?:bridge|dimm|sim|ht|pcap|bench))\s')
-BARE_BIN = re.compile(r'(^|[;&|(]\s*|\bexec\s+|\$\(\s*)(htoe-(?:bridge|dimm|sim|ht|pcap|bench))\b')
+BARE_BIN = re.compile(r'()(?<![\w/.-])(htoe-(?:bridge|dimm|sim|ht|pcap|bench))(?![\w.:/-])')
 
 
 def path_exists(src, rel):
@@ -108,7 +108,7 @@ def path_exists(src, rel):
         return True
     if glob.glob(glob.escape(os.path.join(src, rel)) + '.*'):
         return True                 # a program or object named after its source: app/htoe-sim
-    pat = rel.replace('[ch]', '[ch]')
+    pat = rel
     if any(c in pat for c in '*[{'):
         pat = re.sub(r'\{([^}]*)\}', lambda m: '[' + m.group(1).replace(',', '') + ']', pat)
         return bool(glob.glob(os.path.join(src, pat)))
@@ -332,13 +332,50 @@ def run_file(src, build, path, netns_why):
     return failed, passed, skipped, marked
 
 
+def self_test(src):
+    """The checker checks: each rule is shown a doc that breaks it."""
+    problems = []
+    cases = [
+        ('```sh\nhtoe-bridge -l 0\n```\n', 'bare `htoe-bridge`'),
+        ('```sh\nip netns exec a htoe-dimm -l 0\n```\n', 'bare `htoe-dimm`'),
+        ('```\n$ ./build/app/htoe-ht decode x\n```\n', 'a command'),
+        ('```\nmeson test -C build\n```\n', 'a command'),
+        ('see `../shared/reference/x.md`\n', 'shared/'),
+        ('see [x](../../x.md)\n', 'leaves the repository'),
+        ('see [x](nothere.md)\n', 'no such file'),
+        ('see `lib/htoe/nothere.c`\n', 'no such path'),
+        ('```output\nx\n```\n', 'must follow a ```sh block'),
+        ('<!-- not-tested -->\n```sh\ntrue\n```\n', 'malformed marker'),
+    ]
+    for text, want in cases:
+        errs = check_static(src, 'docs/x.md', text, parse('docs/x.md', text))
+        if not any(want in e for e in errs):
+            problems.append(f'self-test: {text!r} should give {want!r}, gave {errs}')
+    good = ('<!-- not-tested: a NIC -->\n```sh\n./build/app/htoe-bridge -a 0000:03:00.0\n```\n'
+            '```text\nhtoe-bridge EAL-ARGS -- [options]\n```\n'
+            'see [bridge](bridge.md) and `lib/htoe/htoe_wire.[ch]`, `app/htoe-sim`\n')
+    errs = check_static(src, 'docs/x.md', good, parse('docs/x.md', good))
+    if errs:
+        problems.append(f'self-test: a good doc gave {errs}')
+    for exp, act, ok in [(['a <...> c', '...', 'z'], ['a b c', 'x', 'y', 'z'], True),
+                         (['a <...> c', '...', 'z'], ['a b c', 'z'], True),
+                         (['...'], [], True),
+                         (['a <...> c'], ['a b d'], False),
+                         (['a'], ['a', 'b'], False),
+                         (['a', 'b'], ['a'], False),
+                         (['x<...>'], ['x1', ''], True)]:
+        if (match_output(exp, act) is None) != ok:
+            problems.append(f'self-test: {exp} vs {act} should {"" if ok else "not "}match')
+    return problems
+
+
 def main(argv):
     if len(argv) < 4:
         print(__doc__, file=sys.stderr)
         return 2
     src, build = os.path.abspath(argv[1]), os.path.abspath(argv[2])
     if argv[3] == '--check':
-        errors = []
+        errors = self_test(src)
         for path in doc_files(src):
             text = open(os.path.join(src, path), encoding='utf-8').read()
             errors += check_static(src, path, text, parse(path, text))
