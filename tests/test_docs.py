@@ -153,6 +153,14 @@ def check_static(src, path, text, blocks):
                 and 'not-tested' in b.prev:
             errors.append(f'{b.where()}: malformed marker {b.prev.strip()!r}: '
                           f'use <!-- not-tested: REASON -->')
+        run_mark = MARK_RUN.match(b.prev)
+        if run_mark:
+            for o in run_mark.group(1).split():
+                if o != 'netns' and not re.fullmatch(r'timeout=\d+', o):
+                    errors.append(f'{b.where()}: unknown doc-test option {o!r} '
+                                  f'(netns, timeout=SEC)')
+            if not runnable:
+                errors.append(f'{b.where()}: doc-test options before a ```{b.lang} block')
         if not runnable:
             if b.lang in ('', 'text', 'console', 'shell'):
                 for i, l in enumerate(b.body):
@@ -346,6 +354,7 @@ def self_test(src):
         ('see `lib/htoe/nothere.c`\n', 'no such path'),
         ('```output\nx\n```\n', 'must follow a ```sh block'),
         ('<!-- not-tested -->\n```sh\ntrue\n```\n', 'malformed marker'),
+        ('<!-- doc-test: netsn -->\n```sh\ntrue\n```\n', 'unknown doc-test option'),
     ]
     for text, want in cases:
         errs = check_static(src, 'docs/x.md', text, parse('docs/x.md', text))
