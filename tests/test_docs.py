@@ -17,7 +17,8 @@ The convention (README.md, "Docs are tested"):
     <!-- not-tested: REASON -->   not run (needs a NIC, another host, hours, host changes)
     <!-- doc-test: OPTIONS -->    run with OPTIONS: `netns` (needs root and network
                                   namespaces: skipped with a message where they are not
-                                  available), `timeout=SEC` (default 120)
+                                  available), `root` (skipped when not root),
+                                  `timeout=SEC` (default 120)
 - Blocks of one file run in order in one scratch directory, after the commands of any
   `<!-- doc-test-setup: COMMANDS -->` line of the file.
 - A plain ``` (or ```text) block must not hold commands (lines starting `$ ` or
@@ -156,9 +157,9 @@ def check_static(src, path, text, blocks):
         run_mark = MARK_RUN.match(b.prev)
         if run_mark:
             for o in run_mark.group(1).split():
-                if o != 'netns' and not re.fullmatch(r'timeout=\d+', o):
+                if o not in ('netns', 'root') and not re.fullmatch(r'timeout=\d+', o):
                     errors.append(f'{b.where()}: unknown doc-test option {o!r} '
-                                  f'(netns, timeout=SEC)')
+                                  f'(netns, root, timeout=SEC)')
             if not runnable:
                 errors.append(f'{b.where()}: doc-test options before a ```{b.lang} block')
         if not runnable:
@@ -316,6 +317,10 @@ def run_file(src, build, path, netns_why):
             for o in opts:
                 if o.startswith('timeout='):
                     timeout = int(o.split('=', 1)[1])
+            if 'root' in opts and os.geteuid() != 0:
+                skipped += 1
+                print(f'SKIP {b.where()}: needs root')
+                continue
             if 'netns' in opts and netns_why:
                 skipped += 1
                 print(f'SKIP {b.where()}: needs network namespaces ({netns_why})')
