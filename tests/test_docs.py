@@ -72,7 +72,8 @@ def parse(path, text):
             continue
         indent, fence, lang = m.group(1), m.group(2), m.group(3).lower()
         j = i + 1
-        while j < len(lines) and not lines[j].strip().startswith(fence[:3]):
+        while j < len(lines) and not re.fullmatch(r'\s*' + re.escape(fence[0]) + '{%d,}\s*'
+                                                  % len(fence), lines[j]):
             j += 1
         body = [l[len(indent):] if l.startswith(indent) else l.lstrip() for l in lines[i + 1:j]]
         prev = lines[i - 1] if i > 0 else ''
@@ -132,8 +133,8 @@ def check_static(src, path, text, blocks):
             if re.match(r'^[a-z]+:', target) or target.startswith('#'):
                 continue
             target = target.split('#')[0]
-            full = os.path.normpath(os.path.join(src, rel_dir, target))
-            if not (full + os.sep).startswith(os.path.normpath(src) + os.sep):
+            full = os.path.abspath(os.path.join(src, rel_dir, target))
+            if not (full + os.sep).startswith(os.path.abspath(src) + os.sep):
                 errors.append(f'{path}:{n}: link {target} leaves the repository')
             elif not os.path.exists(full):
                 errors.append(f'{path}:{n}: link {target}: no such file in the repository')
@@ -147,6 +148,12 @@ def check_static(src, path, text, blocks):
             pm = PATHLIKE.match(span)
             if pm and not path_exists(src, pm.group(1)):
                 errors.append(f'{path}:{n}: `{span}`: no such path in the repository')
+    for b in blocks:
+        for i, l in enumerate(b.body):
+            if re.match(r'\s*(```|~~~)\s*\S', l):
+                errors.append(f'{b.where()}+{i + 1}: a fence with an info string inside a '
+                              f'block: a closing fence is missing above it')
+                break
     for k, b in enumerate(blocks):
         runnable = b.lang in RUN_LANGS
         not_tested = MARK_NOT.match(b.prev)
@@ -360,6 +367,7 @@ def self_test(src):
         ('```output\nx\n```\n', 'must follow a ```sh block'),
         ('<!-- not-tested -->\n```sh\ntrue\n```\n', 'malformed marker'),
         ('<!-- doc-test: netsn -->\n```sh\ntrue\n```\n', 'unknown doc-test option'),
+        ('```sh\ntrue\n\n```sh\ntrue\n```\n', 'closing fence is missing'),
     ]
     for text, want in cases:
         errs = check_static(src, 'docs/x.md', text, parse('docs/x.md', text))
