@@ -17,7 +17,8 @@ The convention (README.md, "Docs are tested"):
     <!-- not-tested: REASON -->   not run (needs a NIC, another host, hours, host changes)
     <!-- doc-test: OPTIONS -->    run with OPTIONS: `netns` (needs root and network
                                   namespaces: skipped with a message where they are not
-                                  available), `timeout=SEC` (default 120)
+                                  available), `root` (skipped when not root),
+                                  `timeout=SEC` (default 120)
 - Blocks of one file run in order in one scratch directory, after the commands of any
   `<!-- doc-test-setup: COMMANDS -->` line of the file.
 - A plain ``` (or ```text) block must not hold commands (lines starting `$ ` or
@@ -71,7 +72,8 @@ def parse(path, text):
             continue
         indent, fence, lang = m.group(1), m.group(2), m.group(3).lower()
         j = i + 1
-        while j < len(lines) and not lines[j].strip().startswith(fence[:3]):
+        while j < len(lines) and not re.fullmatch(r'\s*' + re.escape(fence[0]) + '{%d,}\s*'
+                                                  % len(fence), lines[j]):
             j += 1
         body = [l[len(indent):] if l.startswith(indent) else l.lstrip() for l in lines[i + 1:j]]
         prev = lines[i - 1] if i > 0 else ''
@@ -96,7 +98,7 @@ PATHLIKE = re.compile(r'^(?:\./)?((?:%s)/[A-Za-z0-9_.*\[\]{},/+-]*)$' % '|'.join
 COMMAND_LINE = re.compile(r'^\s*(?:sudo\s+)?(?:meson|ninja|bash|sh|tshark|install|ip|wireshark|'
                           r'mergecap|python3|/usr/bin/python3|cd|git|cat|printf|echo|seq|'
                           r'dpdk-[a-z-]+\.py|htoe-(?:bridge|dimm|sim|ht|pcap|bench))\s')
-BARE_BIN = re.compile(r'(^|[;&|(]\s*|\bexec\s+|\$\(\s*)(htoe-(?:bridge|dimm|sim|ht|pcap|bench))\b')
+BARE_BIN = re.compile(r'()(?<![\w/.-])(htoe-(?:bridge|dimm|sim|ht|pcap|bench))(?![\w.:/-])')
 
 
 def path_exists(src, rel):
@@ -108,7 +110,7 @@ def path_exists(src, rel):
         return True
     if glob.glob(glob.escape(os.path.join(src, rel)) + '.*'):
         return True                 # a program or object named after its source: app/htoe-sim
-    pat = rel.replace('[ch]', '[ch]')
+    pat = rel
     if any(c in pat for c in '*[{'):
         pat = re.sub(r'\{([^}]*)\}', lambda m: '[' + m.group(1).replace(',', '') + ']', pat)
         return bool(glob.glob(os.path.join(src, pat)))
@@ -131,8 +133,8 @@ def check_static(src, path, text, blocks):
             if re.match(r'^[a-z]+:', target) or target.startswith('#'):
                 continue
             target = target.split('#')[0]
-            full = os.path.normpath(os.path.join(src, rel_dir, target))
-            if not (full + os.sep).startswith(os.path.normpath(src) + os.sep):
+            full = os.path.abspath(os.path.join(src, rel_dir, target))
+            if not (full + os.sep).startswith(os.path.abspath(src) + os.sep):
                 errors.append(f'{path}:{n}: link {target} leaves the repository')
             elif not os.path.exists(full):
                 errors.append(f'{path}:{n}: link {target}: no such file in the repository')
@@ -146,6 +148,12 @@ def check_static(src, path, text, blocks):
             pm = PATHLIKE.match(span)
             if pm and not path_exists(src, pm.group(1)):
                 errors.append(f'{path}:{n}: `{span}`: no such path in the repository')
+    for b in blocks:
+        for i, l in enumerate(b.body):
+            if re.match(r'\s*(```|~~~)\s*\S', l):
+                errors.append(f'{b.where()}+{i + 1}: a fence with an info string inside a '
+                              f'block: a closing fence is missing above it')
+                break
     for k, b in enumerate(blocks):
         runnable = b.lang in RUN_LANGS
         not_tested = MARK_NOT.match(b.prev)
@@ -153,6 +161,14 @@ def check_static(src, path, text, blocks):
                 and 'not-tested' in b.prev:
             errors.append(f'{b.where()}: malformed marker {b.prev.strip()!r}: '
                           f'use <!-- not-tested: REASON -->')
+        run_mark = MARK_RUN.match(b.prev)
+        if run_mark:
+            for o in run_mark.group(1).split():
+                if o not in ('netns', 'root') and not re.fullmatch(r'timeout=\d+', o):
+                    errors.append(f'{b.where()}: unknown doc-test option {o!r} '
+                                  f'(netns, root, timeout=SEC)')
+            if not runnable:
+                errors.append(f'{b.where()}: doc-test options before a ```{b.lang} block')
         if not runnable:
             if b.lang in ('', 'text', 'console', 'shell'):
                 for i, l in enumerate(b.body):
@@ -308,6 +324,10 @@ def run_file(src, build, path, netns_why):
             for o in opts:
                 if o.startswith('timeout='):
                     timeout = int(o.split('=', 1)[1])
+            if 'root' in opts and os.geteuid() != 0:
+                skipped += 1
+                print(f'SKIP {b.where()}: needs root')
+                continue
             if 'netns' in opts and netns_why:
                 skipped += 1
                 print(f'SKIP {b.where()}: needs network namespaces ({netns_why})')
@@ -332,13 +352,52 @@ def run_file(src, build, path, netns_why):
     return failed, passed, skipped, marked
 
 
+def self_test(src):
+    """The checker checks: each rule is shown a doc that breaks it."""
+    problems = []
+    cases = [
+        ('```sh\nhtoe-bridge -l 0\n```\n', 'bare `htoe-bridge`'),
+        ('```sh\nip netns exec a htoe-dimm -l 0\n```\n', 'bare `htoe-dimm`'),
+        ('```\n$ ./build/app/htoe-ht decode x\n```\n', 'a command'),
+        ('```\nmeson test -C build\n```\n', 'a command'),
+        ('see `../shared/reference/x.md`\n', 'shared/'),
+        ('see [x](../../x.md)\n', 'leaves the repository'),
+        ('see [x](nothere.md)\n', 'no such file'),
+        ('see `lib/htoe/nothere.c`\n', 'no such path'),
+        ('```output\nx\n```\n', 'must follow a ```sh block'),
+        ('<!-- not-tested -->\n```sh\ntrue\n```\n', 'malformed marker'),
+        ('<!-- doc-test: netsn -->\n```sh\ntrue\n```\n', 'unknown doc-test option'),
+        ('```sh\ntrue\n\n```sh\ntrue\n```\n', 'closing fence is missing'),
+    ]
+    for text, want in cases:
+        errs = check_static(src, 'docs/x.md', text, parse('docs/x.md', text))
+        if not any(want in e for e in errs):
+            problems.append(f'self-test: {text!r} should give {want!r}, gave {errs}')
+    good = ('<!-- not-tested: a NIC -->\n```sh\n./build/app/htoe-bridge -a 0000:03:00.0\n```\n'
+            '```text\nhtoe-bridge EAL-ARGS -- [options]\n```\n'
+            'see [bridge](bridge.md) and `lib/htoe/htoe_wire.[ch]`, `app/htoe-sim`\n')
+    errs = check_static(src, 'docs/x.md', good, parse('docs/x.md', good))
+    if errs:
+        problems.append(f'self-test: a good doc gave {errs}')
+    for exp, act, ok in [(['a <...> c', '...', 'z'], ['a b c', 'x', 'y', 'z'], True),
+                         (['a <...> c', '...', 'z'], ['a b c', 'z'], True),
+                         (['...'], [], True),
+                         (['a <...> c'], ['a b d'], False),
+                         (['a'], ['a', 'b'], False),
+                         (['a', 'b'], ['a'], False),
+                         (['x<...>'], ['x1', ''], True)]:
+        if (match_output(exp, act) is None) != ok:
+            problems.append(f'self-test: {exp} vs {act} should {"" if ok else "not "}match')
+    return problems
+
+
 def main(argv):
     if len(argv) < 4:
         print(__doc__, file=sys.stderr)
         return 2
     src, build = os.path.abspath(argv[1]), os.path.abspath(argv[2])
     if argv[3] == '--check':
-        errors = []
+        errors = self_test(src)
         for path in doc_files(src):
             text = open(os.path.join(src, path), encoding='utf-8').read()
             errors += check_static(src, path, text, parse(path, text))
