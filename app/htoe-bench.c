@@ -725,11 +725,14 @@ static void parse(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'q': O.quick = true; break;
-		case 'd':
-			O.dur = atof(optarg);
-			if (O.dur <= 0 || O.dur > 3600)
+		case 'd': {
+			char *end;
+
+			O.dur = strtod(optarg, &end);
+			if (end == optarg || *end || !(O.dur > 0) || O.dur > 3600)
 				die("--duration '%s': seconds in (0, 3600]", optarg);
 			break;
+		}
 		case 'j': O.json = optarg; break;
 		case 'p': O.plots = optarg; break;
 		case 'b': snprintf(O.bridge, sizeof(O.bridge), "%s", optarg); break;

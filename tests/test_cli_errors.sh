@@ -89,6 +89,7 @@ if [ "$BRIDGE" = yes ]; then
 		"$APP/htoe-bridge" $EAL -- --capture "$T/no/d"
 	expect "htoe-bench --json /nonexistent" 2 "htoe-bench: --json: cannot write $T/no/x.json" \
 		"$APP/htoe-bench" --json "$T/no/x.json"
+	expect "htoe-bench --duration 3x" 2 "--duration '3x'" "$APP/htoe-bench" --duration 3x
 	expect "htoe-bench --plots /nonexistent/d/e" 2 "htoe-bench: --plots: cannot create the directory" \
 		"$APP/htoe-bench" --plots "$T/no/d"
 	expect "htoe-dimm --budgets 50,-1" 2 "budgets '50,-1'" "$APP/htoe-dimm" $EAL -- --budgets 50,-1
