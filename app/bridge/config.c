@@ -603,8 +603,8 @@ static const bool sect_plain_ok[S__N] = { true, true, false, false, false, true,
 	"stall_timeout", "mem_base", "mem_size"
 
 static const char *const keys_global[] = { "stats_interval", "duration", "drain_timeout",
-	"capture", "capture_ring", "mbufs", "burst", "tx_drain", "exit_when_done", "lcore_pause",
-	"lcore_pause_max", "lcore_pause_seed", NULL };
+	"capture", "capture_ring", "mbufs", "burst", "tx_drain", "exit_when_done", "poll",
+	"lcore_pause", "lcore_pause_max", "lcore_pause_seed", NULL };
 static const char *const keys_bridge[] = { BRIDGE_KEYS, NULL };
 static const char *const keys_node[] = { BRIDGE_KEYS, "mac", "port", "lcore", "pcp", "mem_seed",
 	NULL };
@@ -800,6 +800,16 @@ static int parse_global(struct ctx *x, struct br_config *c, const struct br_over
 	if (get_bool(x, g, NULL, "exit_when_done", true, &b))
 		return -1;
 	c->exit_when_done = b;
+	/* poll = busy | adaptive (unset: the program's default, -1) */
+	const char *pm = rte_cfgfile_get_entry(x->cf, g, "poll");
+
+	c->poll = -1;
+	if (pm && !strcmp(pm, "busy"))
+		c->poll = 0;
+	else if (pm && !strcmp(pm, "adaptive"))
+		c->poll = 1;
+	else if (pm)
+		return cerr(x, g, "poll", pm, "busy or adaptive");
 	if (get_prob(x, g, NULL, "lcore_pause", 0, &c->lcore_pause) ||
 	    get_dur(x, g, NULL, "lcore_pause_max", 1000, 10000000000ull, 10000000,
 		    &c->lcore_pause_max_ns) ||

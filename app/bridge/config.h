@@ -94,6 +94,7 @@ struct br_config {
 	unsigned burst;
 	uint64_t tx_drain_ns;
 	bool     exit_when_done;
+	int      poll;               /* -1: program default, 0 busy, 1 adaptive (driver.h) */
 	double   lcore_pause;        /* test hook: pause probability per poll iteration */
 	uint64_t lcore_pause_max_ns; /* ...for 1 us .. this long */
 	uint64_t lcore_pause_seed;

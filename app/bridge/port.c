@@ -359,7 +359,13 @@ int br_ports_start(struct br_app *a, char *err, size_t errlen)
 			}
 			conf.rxmode.mtu = mtu;
 		}
+		/* adaptive polling sleeps on the RX interrupt where the PMD has one */
+		conf.intr_conf.rxq = a->poll == BR_POLL_ADAPTIVE;
 		r = rte_eth_dev_configure(p->port_id, 1, 1, &conf);
+		if (r < 0 && conf.intr_conf.rxq) {
+			conf.intr_conf.rxq = 0;
+			r = rte_eth_dev_configure(p->port_id, 1, 1, &conf);
+		}
 		if (r < 0) {
 			snprintf(err, errlen, "%s (%s): configure: %s", p->cfg->where, p->name,
 				 rte_strerror(-r));
