@@ -387,7 +387,8 @@ static void memif_child(struct child *c, const char *role, const char *lcore, co
 
 /* Read round trip over memif: node 2 serves in one process (lcore 1), node 1
  * runs the closed loop in another (lcore 0). */
-static json_t *read_memif(unsigned size, double secs, char *why, size_t wlen)
+static json_t *read_memif(unsigned size, double secs, const char *srv_set, char *why,
+			  size_t wlen)
 {
 	struct child srv, cli;
 	char sock[256];
@@ -398,6 +399,10 @@ static json_t *read_memif(unsigned size, double secs, char *why, size_t wlen)
 	write_ini(srv.ini, true, "rd=100", size, 1, secs, NULL);
 	child_arg(&srv, "--set");
 	child_arg(&srv, "global.exit_when_done=off");
+	if (srv_set) {
+		child_arg(&srv, "--set");
+		child_arg(&srv, srv_set);
+	}
 	srv.pid = spawn(srv.argv, srv.out, srv.err);
 	if (srv.pid < 0) {
 		snprintf(why, wlen, "cannot start %.900s", O.bridge);
@@ -723,7 +728,7 @@ static void scen_rtt(json_t *fig)
 		snprintf(label, sizeof(label), "read %u B memif (client)", rsz[k]);
 		run_label = label;
 		why[0] = 0;
-		json_t *ml = take_rtt(read_memif(rsz[k], O.dur_short, why, sizeof(why)));
+		json_t *ml = take_rtt(read_memif(rsz[k], O.dur_short, NULL, why, sizeof(why)));
 
 		if (ml) {
 			print_lat("memif", rsz[k], ml);
@@ -745,6 +750,56 @@ static void scen_rtt(json_t *fig)
 		} else {
 			note_err(label, why);
 		}
+	}
+}
+
+/* Idle-aware polling ([global] poll): the CPU share of a serve-only node
+ * (memif server, node 2, no peer connected) over a fixed interval, and the
+ * 8-byte read round trip (window 1) with that node as the server, busy
+ * against adaptive; fig.poll. */
+static void scen_idle(json_t *fig)
+{
+	static const char *const mode[2] = { "busy", "adaptive" };
+	json_t *res = json_object();
+	char why[1024], set[32], sock[256];
+
+	printf("htoe-bench: polling: idle serve-only node (memif, 1 lcore), read RTT 8 B\n");
+	json_object_set_new(fig, "poll", res);
+	for (int m = 0; m < 2; m++) {
+		struct child srv;
+		double secs = O.dur_short, c0, c1;
+		json_t *l, *r = json_object();
+
+		snprintf(set, sizeof(set), "global.poll=%s", mode[m]);
+		snprintf(sock, sizeof(sock), "%s/idle%u.sock", O.tmp, run_no);
+		memif_child(&srv, "server", "1", "2", NULL, sock);
+		write_ini(srv.ini, true, "rd=100", 8, 1, secs, NULL);
+		child_arg(&srv, "--set");
+		child_arg(&srv, "global.exit_when_done=off");
+		child_arg(&srv, "--set");
+		child_arg(&srv, set);
+		srv.pid = spawn(srv.argv, srv.out, srv.err);
+		usleep(1000000); /* past the start-up */
+		c0 = bench_proc_cpu_s(srv.pid);
+		usleep((useconds_t)(secs * 1e6));
+		c1 = bench_proc_cpu_s(srv.pid);
+		kill(srv.pid, SIGINT);
+		wait_for(srv.pid, 20);
+		child_free(&srv);
+		unlink(sock);
+		json_object_set_new(r, "idle_cpu_share", json_real(c0 >= 0 && c1 >= c0 ?
+								   (c1 - c0) / secs : NAN));
+		run_label = set;
+		l = take_rtt(read_memif(8, secs, set, why, sizeof(why)));
+		if (l)
+			json_object_set(r, "read_rtt", l);
+		else
+			note_err(set, why);
+		printf("  %-8s idle serve-only node: %.1f %% of a CPU; read 8 B: p50 %.2f us, "
+		       "p99 %.2f us\n", mode[m], 100 * num(r, "idle_cpu_share"),
+		       l ? num(l, "p50_ns") / 1e3 : NAN, l ? num(l, "p99_ns") / 1e3 : NAN);
+		json_decref(l);
+		json_object_set_new(res, mode[m], r);
 	}
 }
 
@@ -945,6 +1000,7 @@ int main(int argc, char **argv)
 	scen_writes(fig);
 	scen_baseline(fig);
 	scen_rtt(fig);
+	scen_idle(fig);
 	scen_loss_macsec(fig);
 	set_targets(fig, scen_crypto(fig));
 	json_object_set_new(root, "targets", targets_json());

@@ -405,7 +405,15 @@ void br_idle_after(struct br_idle *s, bool worked, uint64_t now, uint64_t wake)
 		rte_pause();
 		return;
 	}
-	cap = s->n_intr ? BR_IDLE_INTR_NS : BR_IDLE_SLEEP_NS;
+	/* without an interrupt a frame that comes while the lcore sleeps waits
+	 * for the end of the sleep: short sleeps at first (a pause between
+	 * requests), longer ones when the lcore has been idle for long (fewer
+	 * wake-ups: an idle serve-only node) */
+	cap = BR_IDLE_SLEEP_NS;
+	if ((now - s->idle_since) / 10 > cap)
+		cap = RTE_MIN((now - s->idle_since) / 10, BR_IDLE_LONG_NS);
+	if (s->n_intr)
+		cap = RTE_MAX(cap, BR_IDLE_INTR_NS);
 	d = wake > now ? wake - now : 0;
 	if (d > cap)
 		d = cap;

@@ -140,6 +140,13 @@ for size in ("8", "64"):
               f["read_rtt_memif"][size]["p%s_ns" % p] / f["tcp_rtt"][size]["p%s_ns" % p],
               "memif/TCP p%s %s B" % (p, size))
 
+# polling: an idle serve-only node's CPU share and the read round trip, busy and adaptive
+for mode in ("busy", "adaptive"):
+    pm = f["poll"][mode]
+    need(isnum(pm["idle_cpu_share"]) and 0 <= pm["idle_cpu_share"] <= 2,
+         "poll %s: idle_cpu_share %s" % (mode, pm.get("idle_cpu_share")))
+    lat(pm["read_rtt"], "poll %s: read 8 B" % mode)
+
 # 5. loss: goodput against the reference run, frames really dropped
 lo = f["loss"]
 close(lo["goodput_frac"], lo["mbps"] / f["write64_reference"]["mbps"], "goodput fraction")

@@ -2,7 +2,8 @@
 # Messages that say what is wrong (suite 'bridge').
 #   test_bridge_messages.sh BRIDGE SRC MODE
 #   peer    a bridge whose memif socket has no other end says once that its
-#           peer is not connected; when the peer starts, once that it answers
+#           peer is not connected; when the peer starts, once that it answers;
+#           it polls adaptively ([global] poll): it slept while it waited
 #   device  a misspelled driver name, a missing interface, an absent PCI
 #           device: exit 2 and a message naming the device and the likely
 #           cause (not only "Bad address" / "Operation not permitted")
@@ -23,8 +24,9 @@ case "$MODE" in
 peer)
   SOCK="$TMP/memif.sock"
   dev() { echo "port 0.dev=net_memif0,role=$1,id=0,socket=$SOCK,socket-abstract=no"; }
+  # a polls adaptively: it sleeps while it waits for its peer, and still serves
   start_bridge a "$BRIDGE" $(eal_proc a 0 shconf) -- --config "$SRC/config/memif-a.ini" \
-    --set "$(dev server)" --transactions 2000 --json
+    --set "$(dev server)" --set global.poll=adaptive --transactions 2000 --json
   wait_for "$TMP/a.out" "peer node 2 not connected" 60
   grep -q "peer node 2 not connected: no frame from it in [0-9.]* s on port 0 (net_memif0)" \
     "$TMP/a.out" || fail "the message does not name the peer and the port"
@@ -35,6 +37,11 @@ peer)
   check_bridges a b
   [ "$(grep -c "peer node 2 not connected" "$TMP/a.out")" = 1 ] || fail "said more than once"
   [ "$(grep -c "peer node 2 answers again" "$TMP/a.out")" = 1 ] || fail "said more than once"
+  grep '^{' "$TMP/a.out" | tail -1 | python3 -c "
+import json, sys
+j = json.load(sys.stdin)
+assert j['poll'] == 'adaptive' and j['lcores'][0]['sleeps'] > 0, j['lcores']
+" || fail "a: adaptive polling did not sleep while it waited for its peer"
   ok "no peer: said once; the peer came: said once; then verified"
   ;;
 device)
