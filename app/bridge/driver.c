@@ -294,17 +294,22 @@ void br_drv_watch(struct br_drv *d, uint64_t now)
 					1e9);
 			w->rx = v->rx_frames;
 			w->tx = v->tx_frames;
+			w->timeouts = v->timeouts;
 			w->last_rx_ns = now;
 			w->waiting_since = 0;
 			w->reported = false;
 			continue;
 		}
-		if (v->tx_frames != w->tx) {
-			/* sent to it since it last answered: from now on we wait */
-			w->tx = v->tx_frames;
-			if (!w->waiting_since)
-				w->waiting_since = now ? now : 1;
-		}
+		/* waiting for it: frames went to it since it last answered, and
+		 * they need an answer — the VL is not up yet (its reset
+		 * handshake), or a retransmission timer expired (an ack-only
+		 * frame needs none: a quiet peer is not a silent one) */
+		if (v->tx_frames != w->tx &&
+		    (v->timeouts != w->timeouts || !htoe_vl_is_up(d->b, peer)) &&
+		    !w->waiting_since)
+			w->waiting_since = now ? now : 1;
+		w->tx = v->tx_frames;
+		w->timeouts = v->timeouts;
 		if (w->waiting_since && !w->reported && now - w->waiting_since >= BR_PEER_SILENT_NS) {
 			w->reported = true;
 			if (w->last_rx_ns)

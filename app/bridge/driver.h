@@ -56,7 +56,7 @@ struct br_counters {
 #define BR_PEER_SILENT_NS 2000000000ull
 
 struct br_peer_watch {
-	uint64_t rx, tx;                    /* the VL's frame counters last seen */
+	uint64_t rx, tx, timeouts;          /* the VL's counters last seen */
 	uint64_t waiting_since;             /* first frame sent after the last one received */
 	uint64_t last_rx_ns;                /* when a frame from it was last seen (0: never) */
 	bool     reported;                  /* "not answering" said */
@@ -111,8 +111,10 @@ uint64_t br_drv_next_wake(const struct br_drv *d);
 /* Port-side counters into *c (tx_refused, impairment). */
 void br_drv_count(struct br_drv *d);
 /* Peer liveness messages on stderr, at most every 100 ms of `now`:
- * "peer node N has not answered for 2.0 s" once when a frame to it stays
- * unanswered that long, "peer node N answers again" once when it does. */
+ * "peer node N has not answered for 2.0 s" once when frames that need an
+ * answer (the VL's start-up handshake, data whose retransmission timer
+ * expired) stay unanswered that long, "peer node N answers again" once
+ * when it does. */
 void br_drv_watch(struct br_drv *d, uint64_t now);
 
 /* ------------------------------------------------------------ polling */
