@@ -753,6 +753,20 @@ static void scen_rtt(json_t *fig)
 	}
 }
 
+/* True if the file contains `s`. */
+static bool file_has(const char *path, const char *s)
+{
+	char line[512];
+	bool hit = false;
+	FILE *f = fopen(path, "r");
+
+	while (f && !hit && fgets(line, sizeof(line), f))
+		hit = strstr(line, s) != NULL;
+	if (f)
+		fclose(f);
+	return hit;
+}
+
 /* Idle-aware polling ([global] poll): the CPU share of a serve-only node
  * (memif server, node 2, no peer connected) over a fixed interval, and the
  * 8-byte read round trip (window 1) with that node as the server, busy
@@ -779,7 +793,10 @@ static void scen_idle(json_t *fig)
 		child_arg(&srv, "--set");
 		child_arg(&srv, set);
 		srv.pid = spawn(srv.argv, srv.out, srv.err);
-		usleep(1000000); /* past the start-up */
+		/* past the start-up (EAL, mempool): the port is up, then 0.5 s */
+		for (int i = 0; i < 300 && !file_has(srv.out, "port 0 up"); i++)
+			usleep(100000);
+		usleep(500000);
 		c0 = bench_proc_cpu_s(srv.pid);
 		usleep((useconds_t)(secs * 1e6));
 		c1 = bench_proc_cpu_s(srv.pid);
