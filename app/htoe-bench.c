@@ -500,7 +500,7 @@ static json_t *link_unserve(struct child *srv, const struct link2 *L, int *rc)
  * per_node entries appended when `both` (the write figures need node 2's
  * counters). */
 static json_t *bridge_link(const struct link2 *L, const char *mix, unsigned size, double secs,
-			   bool both, char *why, size_t wlen)
+			   bool both, const char *srv_set, char *why, size_t wlen)
 {
 	struct child srv, cli;
 	int rc, src;
@@ -513,6 +513,10 @@ static json_t *bridge_link(const struct link2 *L, const char *mix, unsigned size
 	child_arg(&srv, "2");
 	child_arg(&srv, "--set");
 	child_arg(&srv, "global.exit_when_done=off");
+	if (srv_set) {
+		child_arg(&srv, "--set");
+		child_arg(&srv, srv_set);
+	}
 	if (both)
 		child_arg(&srv, "--json");
 	if (!link_serve(&srv, L, "port 0 up", why, wlen))
@@ -541,12 +545,13 @@ static json_t *bridge_link(const struct link2 *L, const char *mix, unsigned size
 
 /* Read round trip over memif: node 2 serves in one process (lcore 1), node 1
  * runs the closed loop in another (lcore 0). */
-static json_t *read_memif(unsigned size, double secs, char *why, size_t wlen)
+static json_t *read_memif(unsigned size, double secs, const char *srv_set, char *why,
+			  size_t wlen)
 {
 	struct link2 L;
 
 	link_memif(&L);
-	return bridge_link(&L, "rd=100", size, secs, false, why, wlen);
+	return bridge_link(&L, "rd=100", size, secs, false, srv_set, why, wlen);
 }
 
 /* The raw ping-pong of one frame_len-byte frame over a link (__fwd ping on
@@ -1015,7 +1020,7 @@ static void scen_rtt(json_t *fig)
 		snprintf(label, sizeof(label), "read %u B memif (client)", rsz[k]);
 		run_label = label;
 		why[0] = 0;
-		json_t *ml = take_rtt(read_memif(rsz[k], O.dur_short, why, sizeof(why)));
+		json_t *ml = take_rtt(read_memif(rsz[k], O.dur_short, NULL, why, sizeof(why)));
 
 		if (ml) {
 			print_lat("memif", rsz[k], ml);
@@ -1038,6 +1043,65 @@ static void scen_rtt(json_t *fig)
 		} else {
 			note_err(label, why);
 		}
+	}
+}
+
+/* True if the file contains `s`. */
+/* Idle-aware polling ([global] poll): the CPU share of a serve-only node
+ * (memif server, node 2, no peer connected) over a fixed interval, and the
+ * 8-byte read round trip (window 1) with that node as the server, busy
+ * against adaptive; fig.poll. */
+static void scen_idle(json_t *fig)
+{
+	static const char *const mode[2] = { "busy", "adaptive" };
+	json_t *res = json_object();
+	char why[1024], set[32];
+
+	printf("htoe-bench: polling: idle serve-only node (memif, 1 lcore), read RTT 8 B\n");
+	json_object_set_new(fig, "poll", res);
+	for (int m = 0; m < 2; m++) {
+		struct child srv;
+		double secs = O.dur_short, c0, c1;
+		json_t *l, *r = json_object();
+
+		snprintf(set, sizeof(set), "global.poll=%s", mode[m]);
+		struct link2 L;
+
+		link_memif(&L);
+		link_child(&srv, &L, 1, O.bridge);
+		write_ini(srv.ini, L.dev, "rd=100", 8, 1, secs, NULL);
+		child_arg(&srv, "--config");
+		child_arg(&srv, srv.ini);
+		child_arg(&srv, "--node");
+		child_arg(&srv, "2");
+		child_arg(&srv, "--set");
+		child_arg(&srv, "global.exit_when_done=off");
+		child_arg(&srv, "--set");
+		child_arg(&srv, set);
+		srv.pid = spawn(srv.argv, srv.out, srv.err);
+		/* past the start-up (EAL, mempool): the port is up, then 0.5 s */
+		wait_line(srv.out, "port 0 up", srv.pid);
+		usleep(500000);
+		c0 = bench_proc_cpu_s(srv.pid);
+		usleep((useconds_t)(secs * 1e6));
+		c1 = bench_proc_cpu_s(srv.pid);
+		kill(srv.pid, SIGINT);
+		wait_for(srv.pid, 20);
+		child_free(&srv);
+		unlink(L.sock);
+		json_object_set_new(r, "idle_cpu_share", json_real(c0 >= 0 && c1 >= c0 ?
+								   (c1 - c0) / secs : NAN));
+		run_label = set;
+		l = take_rtt(read_memif(8, secs, set, why, sizeof(why)));
+		if (l)
+			json_object_set(r, "read_rtt", l);
+		else
+			note_err(set, why);
+		printf("  %-8s idle serve-only node: %.1f %% of a CPU; read 8 B: p50 %.2f us, "
+		       "p99 %.2f us\n", mode[m], 100 * num(r, "idle_cpu_share"),
+		       l ? num(l, "p50_ns") / 1e3 : NAN, l ? num(l, "p99_ns") / 1e3 : NAN);
+		json_decref(l);
+		json_object_set_new(res, mode[m], r);
 	}
 }
 
@@ -1300,7 +1364,7 @@ static void scen_netns(json_t *fig)
 		/* the bridge's 64-byte writes, then the PMD at the bridge's frame length */
 		snprintf(label, sizeof(label), "netns %s write 64 B", pmd[k]);
 		run_label = label;
-		json_t *sum = bridge_link(&L, "wrp=100", 64, O.dur, true, why, sizeof(why));
+		json_t *sum = bridge_link(&L, "wrp=100", 64, O.dur, true, NULL, why, sizeof(why));
 
 		w = sum ? write_figures(sum, 64) : NULL;
 		json_decref(sum);
@@ -1347,7 +1411,7 @@ static void scen_netns(json_t *fig)
 		snprintf(label, sizeof(label), "netns %s read 8 B", pmd[k]);
 		run_label = label;
 		why[0] = 0;
-		l = take_rtt(bridge_link(&L, "rd=100", 8, O.dur_short, false, why, sizeof(why)));
+		l = take_rtt(bridge_link(&L, "rd=100", 8, O.dur_short, false, NULL, why, sizeof(why)));
 		snprintf(label, sizeof(label), "%s read", pmd[k]);
 		if (l) {
 			print_lat(label, 8, l);
@@ -1481,6 +1545,7 @@ int main(int argc, char **argv)
 	scen_baseline(fig);
 	scen_raw_rtt(fig);
 	scen_rtt(fig);
+	scen_idle(fig);
 	scen_loss_macsec(fig);
 	scen_netns(fig);
 	ns_cleanup();

@@ -293,6 +293,8 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 
 	a->tsc_hz = rte_get_tsc_hz();
+	/* busy polling unless [global] poll = adaptive: the demo measures speed */
+	a->poll = a->cfg.poll == 2 ? BR_POLL_ADAPTIVE : BR_POLL_BUSY;
 	a->ns_mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / a->tsc_hz);
 	a->n_nodes = a->cfg.n_nodes;
 	/* plain heap, not DPDK memory: the telemetry thread may read the

@@ -1065,6 +1065,8 @@ int main(int argc, char **argv)
 	a->tsc_hz = rte_get_tsc_hz();
 	a->ns_mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / a->tsc_hz);
 	a->tsc0 = rte_rdtsc();
+	/* the exporters only serve: they sleep when idle unless [global] poll = busy */
+	a->poll = a->cfg.poll == 1 ? BR_POLL_BUSY : BR_POLL_ADAPTIVE;
 
 	unsigned n_exporters = a->cfg.n_nodes - (borrower_here ? 1u : 0u);
 

@@ -56,6 +56,10 @@ struct bench_crypto {
 int bench_crypto(const char *backend, size_t frame_len, double secs, struct bench_crypto *r,
 		 char *err, size_t errlen);
 
+/* CPU seconds process `pid` has used so far, all threads (from
+ * /proc/PID/task/TID/schedstat); -1 if it is gone. */
+double bench_proc_cpu_s(int pid);
+
 /* CLOCK_MONOTONIC in ns / s. */
 unsigned long long bench_now_ns(void);
 

@@ -95,6 +95,9 @@ struct br_lcore {
 	unsigned n_nodes;
 	struct br_node *nodes[BR_MAX_NODES];
 	struct rte_ring *cap_ring;          /* to the main lcore, SP/SC */
+	struct br_idle idle;                /* busy or adaptive polling (driver.h) */
+	uint64_t pub_busy, pub_total, pub_sleep; /* idle's TSC counters, published */
+	uint64_t line_busy, line_total;     /* main lcore: at the previous stats line */
 } __rte_cache_aligned;
 
 struct br_app {
@@ -110,6 +113,7 @@ struct br_app {
 	uint64_t tsc_hz, tsc0;
 	uint64_t ns_mult;                   /* ns = (tsc * ns_mult) >> 32 */
 	uint64_t realtime0_ns;              /* wall clock at tsc0 */
+	enum br_poll_mode poll;             /* [global] poll, or the program's default */
 	const char *prog;                   /* the program's name in messages (NULL: htoe-bridge) */
 	volatile int phase;                 /* enum br_phase */
 	bool     incomplete;                /* stopped before done */

@@ -147,6 +147,14 @@ static const struct cfg_key keys[] = {
 	  "or `duration` (a node serving memory to other hosts); the stats line then ends in "
 	  "`done N/N` (nodes done and quiescent) so you know when to stop it "
 	  "([deploy-memif.md](deploy-memif.md))"),
+	K(G, "poll", CFG_ENUM, 0, 0, "default", 0, GL, poll, "default|busy|adaptive",
+	  "`busy`: every lcore polls its ports without pause (lowest latency, a whole CPU each). "
+	  "`adaptive`: an lcore that has moved no frame and done no local work for 200 µs "
+	  "pauses, then sleeps until its next deadline (`htoe_next_deadline()`, an impairment "
+	  "release), at most 1 ms (5 ms after a long idle period) — or until an RX interrupt "
+	  "where the PMD has one — and polls at full speed again from the first frame "
+	  "([bridge.md](bridge.md#polling)). `default`: htoe-bridge `busy`, htoe-dimm "
+	  "`adaptive`"),
 	K(G, "capture", CFG_STR, 0, BR_PATH_MAX - 1, NULL, 0, GL, capture_dir, NULL,
 	  "a directory: write `port<N>-tx.pcap` and `port<N>-rx.pcap` for every port (see "
 	  "[bridge.md](bridge.md#capture)). `--capture DIR` overrides"),

@@ -130,6 +130,7 @@ struct br_config {
 	unsigned burst;
 	uint64_t tx_drain_ns;
 	bool     exit_when_done;
+	unsigned poll;               /* [global] poll: 0 the program's default, 1 busy, 2 adaptive */
 	double   lcore_pause;        /* test hook: pause probability per poll iteration */
 	uint64_t lcore_pause_max_ns; /* ...for 1 us .. this long */
 	uint64_t lcore_pause_seed;

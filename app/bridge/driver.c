@@ -4,8 +4,14 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_interrupts.h>
+#include <rte_log.h>
+#include <rte_pause.h>
 
 #include "bridge.h"
 #include "driver.h"
@@ -288,17 +294,22 @@ void br_drv_watch(struct br_drv *d, uint64_t now)
 					1e9);
 			w->rx = v->rx_frames;
 			w->tx = v->tx_frames;
+			w->timeouts = v->timeouts;
 			w->last_rx_ns = now;
 			w->waiting_since = 0;
 			w->reported = false;
 			continue;
 		}
-		if (v->tx_frames != w->tx) {
-			/* sent to it since it last answered: from now on we wait */
-			w->tx = v->tx_frames;
-			if (!w->waiting_since)
-				w->waiting_since = now ? now : 1;
-		}
+		/* waiting for it: frames went to it since it last answered, and
+		 * they need an answer — the VL is not up yet (its reset
+		 * handshake), or a retransmission timer expired (an ack-only
+		 * frame needs none: a quiet peer is not a silent one) */
+		if (v->tx_frames != w->tx &&
+		    (v->timeouts != w->timeouts || !htoe_vl_is_up(d->b, peer)) &&
+		    !w->waiting_since)
+			w->waiting_since = now ? now : 1;
+		w->tx = v->tx_frames;
+		w->timeouts = v->timeouts;
 		if (w->waiting_since && !w->reported && now - w->waiting_since >= BR_PEER_SILENT_NS) {
 			w->reported = true;
 			if (w->last_rx_ns)
@@ -315,4 +326,110 @@ void br_drv_watch(struct br_drv *d, uint64_t now)
 					d->port->name);
 		}
 	}
+}
+
+/* ------------------------------------------------------------ polling */
+
+const char *br_poll_mode_name(enum br_poll_mode m)
+{
+	return m == BR_POLL_ADAPTIVE ? "adaptive" : "busy";
+}
+
+void br_idle_init(struct br_idle *s, enum br_poll_mode mode, const uint16_t *ports,
+		  unsigned n_ports, uint64_t tsc_hz)
+{
+	memset(s, 0, sizeof(*s));
+	s->mode = mode;
+	s->tsc_hz = tsc_hz;
+	s->t_last = rte_rdtsc();
+	if (mode != BR_POLL_ADAPTIVE)
+		return;
+	/* a PMD without RX interrupts (net_ring, memif here) is no error: its
+	 * lcore sleeps on timers only; ethdev's "Rx Intr handle unset" is muted */
+	int lvl = rte_log_get_level(rte_eth_dev_logtype);
+
+	rte_log_set_level(rte_eth_dev_logtype, RTE_LOG_CRIT);
+	for (unsigned i = 0; i < n_ports && s->n_intr < BR_IDLE_MAX_PORTS; i++)
+		/* as DPDK's examples/l3fwd-power: the queue's event fd into this
+		 * thread's epoll */
+		if (rte_eth_dev_rx_intr_ctl_q(ports[i], 0, RTE_EPOLL_PER_THREAD,
+					      RTE_INTR_EVENT_ADD, NULL) == 0)
+			s->intr_port[s->n_intr++] = ports[i];
+	if (lvl >= 0)
+		rte_log_set_level(rte_eth_dev_logtype, (uint32_t)lvl);
+}
+
+void br_idle_fini(struct br_idle *s)
+{
+	for (unsigned i = 0; i < s->n_intr; i++)
+		rte_eth_dev_rx_intr_ctl_q(s->intr_port[i], 0, RTE_EPOLL_PER_THREAD,
+					  RTE_INTR_EVENT_DEL, NULL);
+}
+
+static void idle_sleep(struct br_idle *s, uint64_t ns)
+{
+	struct rte_epoll_event ev[8];
+	bool intr = s->n_intr && ns >= 1000000;
+
+	for (unsigned i = 0; intr && i < s->n_intr; i++)
+		if (rte_eth_dev_rx_intr_enable(s->intr_port[i], 0) != 0)
+			intr = false;
+	if (intr) {
+		/* woken by the first frame, or after ns (epoll: milliseconds) */
+		if (rte_epoll_wait(RTE_EPOLL_PER_THREAD, ev, RTE_DIM(ev), (int)(ns / 1000000)) > 0)
+			s->intr_wakeups++;
+	} else {
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)ns };
+
+		nanosleep(&ts, NULL);
+	}
+	for (unsigned i = 0; s->n_intr && i < s->n_intr; i++)
+		rte_eth_dev_rx_intr_disable(s->intr_port[i], 0);
+	s->sleeps++;
+}
+
+void br_idle_after(struct br_idle *s, bool worked, uint64_t now, uint64_t wake)
+{
+	uint64_t t = rte_rdtsc(), d, cap;
+
+	s->total_tsc += t - s->t_last;
+	if (worked)
+		s->busy_tsc += t - s->t_last;
+	s->t_last = t;
+	if (s->mode != BR_POLL_ADAPTIVE)
+		return;
+	if (worked) {
+		s->idle_since = 0;
+		return;
+	}
+	if (!s->idle_since) {
+		s->idle_since = now ? now : 1;
+		return;
+	}
+	if (now - s->idle_since < BR_IDLE_SPIN_NS) {
+		rte_pause();
+		return;
+	}
+	/* without an interrupt a frame that comes while the lcore sleeps waits
+	 * for the end of the sleep: short sleeps at first (a pause between
+	 * requests), longer ones when the lcore has been idle for long (fewer
+	 * wake-ups: an idle serve-only node) */
+	cap = BR_IDLE_SLEEP_NS;
+	if ((now - s->idle_since) / 10 > cap)
+		cap = RTE_MIN((now - s->idle_since) / 10, BR_IDLE_LONG_NS);
+	if (s->n_intr)
+		cap = RTE_MAX(cap, BR_IDLE_INTR_NS);
+	d = wake > now ? wake - now : 0;
+	if (d > cap)
+		d = cap;
+	if (d < BR_IDLE_MIN_NS) {
+		rte_pause();
+		return;
+	}
+	idle_sleep(s, d);
+	uint64_t t2 = rte_rdtsc();
+
+	s->sleep_tsc += t2 - t;
+	s->total_tsc += t2 - t;
+	s->t_last = t2;
 }

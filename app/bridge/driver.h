@@ -15,6 +15,7 @@
  *                  -> TX impairment -> capture -> rte_eth_tx_buffer; what
  *                  the TX impairment releases; flush
  *   br_drv_watch   "peer not answering" / "answers again", once each
+ *   br_idle_*      busy or adaptive polling of an lcore ([global] poll)
  *
  * Everything here runs on the lcore that owns the driver; nothing is
  * shared with other lcores but the mbuf pool and the capture ring.
@@ -55,7 +56,7 @@ struct br_counters {
 #define BR_PEER_SILENT_NS 2000000000ull
 
 struct br_peer_watch {
-	uint64_t rx, tx;                    /* the VL's frame counters last seen */
+	uint64_t rx, tx, timeouts;          /* the VL's counters last seen */
 	uint64_t waiting_since;             /* first frame sent after the last one received */
 	uint64_t last_rx_ns;                /* when a frame from it was last seen (0: never) */
 	bool     reported;                  /* "not answering" said */
@@ -110,8 +111,51 @@ uint64_t br_drv_next_wake(const struct br_drv *d);
 /* Port-side counters into *c (tx_refused, impairment). */
 void br_drv_count(struct br_drv *d);
 /* Peer liveness messages on stderr, at most every 100 ms of `now`:
- * "peer node N has not answered for 2.0 s" once when a frame to it stays
- * unanswered that long, "peer node N answers again" once when it does. */
+ * "peer node N has not answered for 2.0 s" once when frames that need an
+ * answer (the VL's start-up handshake, data whose retransmission timer
+ * expired) stay unanswered that long, "peer node N answers again" once
+ * when it does. */
 void br_drv_watch(struct br_drv *d, uint64_t now);
+
+/* ------------------------------------------------------------ polling */
+
+enum br_poll_mode { BR_POLL_BUSY = 0, BR_POLL_ADAPTIVE = 1 };
+
+#define BR_IDLE_SPIN_NS   200000ull   /* adaptive: idle this long before sleeping */
+#define BR_IDLE_SLEEP_NS  1000000ull  /* the longest sleep without an RX interrupt... */
+#define BR_IDLE_LONG_NS   5000000ull  /* ...once idle for 50 ms: a tenth of the idle time, up to this */
+#define BR_IDLE_INTR_NS   2000000ull  /* ... with one */
+#define BR_IDLE_MIN_NS    20000ull    /* a deadline closer than this: no sleep */
+#define BR_IDLE_MAX_PORTS 64u
+
+/* The polling state of one lcore. Times in TSC cycles. */
+struct br_idle {
+	enum br_poll_mode mode;
+	uint64_t tsc_hz;
+	uint64_t idle_since;                /* ns of the first idle iteration; 0: working */
+	uint64_t t_last;                    /* TSC at the end of the previous br_idle_after */
+	uint64_t busy_tsc, total_tsc, sleep_tsc; /* busy share = busy / total */
+	uint64_t sleeps, intr_wakeups;
+	unsigned n_intr;                    /* ports whose RX interrupt is armed for sleeps */
+	uint16_t intr_port[BR_IDLE_MAX_PORTS];
+};
+
+/* On the lcore itself: with mode adaptive, registers the RX interrupts of
+ * `ports` with this thread's epoll where the PMD has them (the port must
+ * have been configured with intr_conf.rxq: br_ports_start does so when
+ * [global] poll = adaptive). */
+void br_idle_init(struct br_idle *s, enum br_poll_mode mode, const uint16_t *ports,
+		  unsigned n_ports, uint64_t tsc_hz);
+/* After each loop iteration: `worked` (frames moved or local work done),
+ * `now` (ns, the iteration's time) and `wake` (ns: the earliest deadline of
+ * the lcore's drivers, br_drv_next_wake). Busy: counts and returns.
+ * Adaptive: once idle for BR_IDLE_SPIN_NS it sleeps until `wake`, at most
+ * BR_IDLE_SLEEP_NS (a long-idle lcore: a tenth of its idle time, at most
+ * BR_IDLE_LONG_NS; BR_IDLE_INTR_NS when an RX interrupt can wake it), never
+ * when `wake` is closer than BR_IDLE_MIN_NS; the first frame or local work
+ * ends the idle state. */
+void br_idle_after(struct br_idle *s, bool worked, uint64_t now, uint64_t wake);
+void br_idle_fini(struct br_idle *s);
+const char *br_poll_mode_name(enum br_poll_mode m);
 
 #endif

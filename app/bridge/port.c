@@ -7,12 +7,19 @@
  *  - crossover = M: one end of an in-process ring pair with [port M]
  *    (two rte_rings and rte_eth_from_rings() twice, net_ring).
  */
+/* rte_devargs_reset() (parsing a name to check it, below) is experimental in DPDK 22.11 */
+#define ALLOW_EXPERIMENTAL_API 1
+
 #include <errno.h>
+#include <glob.h>
 #include <inttypes.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_bus.h>
+#include <rte_devargs.h>
 #include <rte_dev.h>
 #include <rte_eth_ring.h>
 #include <rte_lcore.h>
@@ -71,6 +78,149 @@ static int make_crossover(struct br_app *a, struct br_port *p, struct br_port *q
 	return 0;
 }
 
+/* ------------------------------------------------------ probe failures */
+
+/* The virtual-device ethdev drivers of this DPDK: the net PMD plugins
+ * (librte_net_X.so in HTOE_DPDK_PMD_DIRS) whose name net_X the vdev bus
+ * accepts (rte_devargs_parse: no device is created). */
+static unsigned vdev_drivers(char names[][32], unsigned max)
+{
+	unsigned n = 0;
+#ifdef HTOE_DPDK_PMD_GLOB
+	glob_t g;
+
+	if (glob(HTOE_DPDK_PMD_GLOB, 0, NULL, &g) != 0)
+		return 0;
+	for (size_t i = 0; i < g.gl_pathc && n < max; i++) {
+		const char *f = strrchr(g.gl_pathv[i], '/');
+		char drv[32], dev[40];
+		struct rte_devargs da;
+		bool dup = false;
+
+		f = f ? f + 1 : g.gl_pathv[i];
+		if (sscanf(f, "librte_net_%20[a-z0-9_].so", drv + 4) != 1)
+			continue;
+		memcpy(drv, "net_", 4);
+		for (unsigned k = 0; k < n; k++)
+			dup |= !strcmp(names[k], drv);
+		snprintf(dev, sizeof(dev), "%s0", drv);
+		if (dup || rte_devargs_parse(&da, dev) != 0)
+			continue;
+		rte_devargs_reset(&da);
+		snprintf(names[n++], 32, "%s", drv);
+	}
+	globfree(&g);
+#else
+	(void)names;
+	(void)max;
+#endif
+	return n;
+}
+
+static unsigned edit_distance(const char *a, const char *b)
+{
+	unsigned d[33][33];
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la > 32 || lb > 32)
+		return 99;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = (unsigned)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			c = RTE_MIN(c, d[i - 1][j] + 1);
+			d[i][j] = RTE_MIN(c, d[i][j - 1] + 1);
+		}
+	return d[la][lb];
+}
+
+/* The value of KEY=... in devargs ("" if absent). */
+static void devarg(const char *args, const char *key, char *out, size_t len)
+{
+	size_t kl = strlen(key);
+
+	out[0] = 0;
+	for (const char *s = args; s && *s; s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL)
+		if (!strncmp(s, key, kl) && s[kl] == '=') {
+			snprintf(out, len, "%.*s", (int)strcspn(s + kl + 1, ","), s + kl + 1);
+			return;
+		}
+}
+
+/* Why probing `dev` (its name: `name`) failed with r, as far as we can
+ * tell: an unknown driver name, a PCI address that is not there, a
+ * missing network interface, no permission. */
+static void probe_hint(const char *dev, const char *name, int r, char *out, size_t len)
+{
+	char drv[RTE_DEV_NAME_MAX_LEN], iface[64], list[1024] = "", names[64][32];
+	const char *args = strchr(dev, ',');
+	struct rte_devargs da;
+	size_t l;
+	unsigned n, best = 99, bi = 0;
+
+	out[0] = 0;
+	if (strchr(name, ':')) {
+		snprintf(out, len, "; there is no PCI device %s here (is it bound to vfio-pci or "
+			 "uio_pci_generic, and does the EAL scan PCI: no --no-pci?)", name);
+		return;
+	}
+	if (rte_devargs_parse(&da, dev) != 0) {
+		/* no bus knows the name: an unknown driver */
+		snprintf(drv, sizeof(drv), "%s", name);
+		for (l = strlen(drv); l && drv[l - 1] >= '0' && drv[l - 1] <= '9'; l--)
+			drv[l - 1] = 0;
+		n = vdev_drivers(names, RTE_DIM(names));
+		for (unsigned i = 0; i < n; i++) {
+			unsigned e = edit_distance(drv, names[i]);
+
+			if (e < best) {
+				best = e;
+				bi = i;
+			}
+			l = strlen(list);
+			snprintf(list + l, sizeof(list) - l, "%s%s", i ? ", " : "", names[i]);
+		}
+		if (!n)
+			snprintf(out, len, "; no driver of this DPDK is called '%s' (a virtual device "
+				 "is DRIVER<N>[,ARGS], e.g. net_memif0, net_af_packet0,iface=eth1)", drv);
+		else
+			snprintf(out, len, "; no driver of this DPDK is called '%s'%s%s%s; its "
+				 "virtual-device ethdev drivers: %s", drv,
+				 best <= 3 ? " (did you mean " : "", best <= 3 ? names[bi] : "",
+				 best <= 3 ? "?)" : "", list);
+		return;
+	}
+	rte_devargs_reset(&da);
+	/* the interface of af_packet / af_xdp, from dev or from the EAL's --vdev */
+	if (!args) {
+		const struct rte_devargs *e;
+
+		RTE_EAL_DEVARGS_FOREACH("vdev", e)
+			if (!strcmp(e->name, name))
+				args = e->args;
+	}
+	devarg(args, "iface", iface, sizeof(iface));
+	if (iface[0] && !if_nametoindex(iface)) {
+		snprintf(out, len, "; there is no network interface '%s' (ip link lists them; in "
+			 "a network namespace, run under ip netns exec)", iface);
+		return;
+	}
+	if (geteuid() != 0 && (r == -EPERM || r == -EACCES || iface[0]))
+		snprintf(out, len, "; not running as root: raw sockets (af_packet, af_xdp) and "
+			 "device files need root or CAP_NET_RAW");
+	else if (!args || !args[0] || !args[1])
+		snprintf(out, len, "; the driver could not create it from its name alone: give its "
+			 "arguments (%s,KEY=VALUE,...) in dev or with EAL --vdev, and see the driver's "
+			 "message above", name);
+	else
+		snprintf(out, len, "; the driver refused its arguments '%s' (its message above "
+			 "says why)", args + (*args == ','));
+}
+
 static int open_dev(struct br_port *p, char *err, size_t errlen)
 {
 	const char *dev = p->cfg->dev;
@@ -84,9 +234,12 @@ static int open_dev(struct br_port *p, char *err, size_t errlen)
 		goto found;
 	r = rte_dev_probe(dev);
 	if (r < 0) {
+		char hint[1400];
+
+		probe_hint(dev, name, r, hint, sizeof(hint));
 		snprintf(err, errlen,
-			 "%s: no such port, and probing it as devargs failed: %s",
-			 p->cfg->dev_where, rte_strerror(-r));
+			 "%s: no such port, and probing it as devargs failed (%s)%s",
+			 p->cfg->dev_where, rte_strerror(-r), hint);
 		return -1;
 	}
 	if (rte_eth_dev_get_port_by_name(name, &pid) != 0) {
@@ -206,7 +359,13 @@ int br_ports_start(struct br_app *a, char *err, size_t errlen)
 			}
 			conf.rxmode.mtu = mtu;
 		}
+		/* adaptive polling sleeps on the RX interrupt where the PMD has one */
+		conf.intr_conf.rxq = a->poll == BR_POLL_ADAPTIVE;
 		r = rte_eth_dev_configure(p->port_id, 1, 1, &conf);
+		if (r < 0 && conf.intr_conf.rxq) {
+			conf.intr_conf.rxq = 0;
+			r = rte_eth_dev_configure(p->port_id, 1, 1, &conf);
+		}
 		if (r < 0) {
 			snprintf(err, errlen, "%s (%s): configure: %s", p->cfg->where, p->name,
 				 rte_strerror(-r));

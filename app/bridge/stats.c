@@ -86,6 +86,20 @@ void br_print_line(struct br_app *a, FILE *f, double t_s, const struct br_totals
 			t->imp_reorder);
 	if (a->capture)
 		fprintf(f, " | captured %" PRIu64 " lost %" PRIu64, t->cap_frames, t->cap_dropped);
+	/* each polling lcore's busy share since the previous line: the time in
+	 * iterations that moved something (adaptive: and the time asleep) */
+	fprintf(f, " | busy");
+	for (unsigned l = 0; l < RTE_MAX_LCORE; l++) {
+		struct br_lcore *lc = &a->lcores[l];
+		uint64_t b = RD(lc->pub_busy), tot = RD(lc->pub_total);
+
+		if (!lc->n_nodes)
+			continue;
+		fprintf(f, " lc%u %.0f%%", l, tot > lc->line_total ?
+			100.0 * (double)(b - lc->line_busy) / (double)(tot - lc->line_total) : 0.0);
+		lc->line_busy = b;
+		lc->line_total = tot;
+	}
 	/* a serving process does not quit by itself: say when its work is done */
 	if (!a->cfg.exit_when_done && t->wl_nodes)
 		fprintf(f, " | done %u/%u", t->done_nodes, t->nodes);
@@ -335,6 +349,21 @@ void br_print_json(struct br_app *a, FILE *f)
 	}
 	fputc(']', f);
 	json_drops(f, t.drops);
+	/* per polling lcore: busy share, CPU share (1 - asleep), sleeps */
+	fprintf(f, ",\"poll\":\"%s\",\"lcores\":[", br_poll_mode_name(a->poll));
+	for (unsigned l = 0, k = 0; l < RTE_MAX_LCORE; l++) {
+		const struct br_lcore *lc = &a->lcores[l];
+		double tot = (double)lc->idle.total_tsc;
+
+		if (!lc->n_nodes)
+			continue;
+		fprintf(f, "%s{\"lcore\":%u,\"busy\":%.4f,\"cpu\":%.4f,\"sleeps\":%" PRIu64
+			",\"rx_intr_ports\":%u,\"rx_intr_wakeups\":%" PRIu64 "}", k++ ? "," : "", l,
+			tot > 0 ? (double)lc->idle.busy_tsc / tot : 0,
+			tot > 0 ? 1 - (double)lc->idle.sleep_tsc / tot : 0, lc->idle.sleeps,
+			lc->idle.n_intr, lc->idle.intr_wakeups);
+	}
+	fputc(']', f);
 	br_macsec_json(a, f);
 	fputs("}\n", f);
 	fflush(f);

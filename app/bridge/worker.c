@@ -179,7 +179,8 @@ static void finish_workload(struct br_node *n)
 	n->finishing = true;
 }
 
-static void node_poll(struct br_app *a, struct br_node *n, uint64_t now, int phase)
+/* One iteration for one node; true if it moved anything. */
+static bool node_poll(struct br_app *a, struct br_node *n, uint64_t now, int phase)
 {
 	unsigned nb, moved, sent;
 
@@ -203,9 +204,12 @@ static void node_poll(struct br_app *a, struct br_node *n, uint64_t now, int pha
 	 * wire efficiency in htoe-bench) */
 	sent = br_drv_tx(&n->drv, now);
 	n->drv.deadline = htoe_next_deadline(n->b);
-	if (nb || moved || sent)
-		n->c.busy_polls++;
 	(void)a;
+	if (nb || moved || sent) {
+		n->c.busy_polls++;
+		return true;
+	}
+	return false;
 }
 
 static void node_check_done(struct br_node *n, uint64_t now)
@@ -308,11 +312,17 @@ int br_lcore_loop(void *arg)
 	const uint64_t pause_thr = a->cfg.lcore_pause >= 1 ? UINT64_MAX :
 				   (uint64_t)(a->cfg.lcore_pause * 18446744073709551616.0);
 
+	uint16_t ports[BR_MAX_NODES];
+
 	memset(&ctl, 0, sizeof(ctl));
 	ht_rand_seed(&prng, a->cfg.lcore_pause_seed + lc->lcore_id);
+	for (unsigned i = 0; i < lc->n_nodes; i++)
+		ports[i] = lc->nodes[i]->drv.port->port_id;
+	br_idle_init(&lc->idle, a->poll, ports, lc->n_nodes, a->tsc_hz);
 	for (;;) {
 		int phase = __atomic_load_n(&a->phase, __ATOMIC_RELAXED);
-		uint64_t tsc = rte_rdtsc(), now = br_now_ns(a, tsc);
+		uint64_t tsc = rte_rdtsc(), now = br_now_ns(a, tsc), wake = UINT64_MAX;
+		bool worked = false;
 
 		if (phase == BR_QUIT)
 			break;
@@ -322,7 +332,8 @@ int br_lcore_loop(void *arg)
 
 			if (n->last_poll_ns && t0 - n->last_poll_ns > n->c.gap_max_ns)
 				n->c.gap_max_ns = t0 - n->last_poll_ns;
-			node_poll(a, n, t0, phase);
+			worked |= node_poll(a, n, t0, phase);
+			wake = RTE_MIN(wake, br_drv_next_wake(&n->drv));
 			t1 = br_now_ns(a, rte_rdtsc());
 			if (t1 - t0 > n->c.poll_max_ns)
 				n->c.poll_max_ns = t1 - t0;
@@ -344,12 +355,18 @@ int br_lcore_loop(void *arg)
 				br_drv_watch(&lc->nodes[i]->drv, now);
 			}
 			prev_pub = tsc;
+			__atomic_store_n(&lc->pub_busy, lc->idle.busy_tsc, __ATOMIC_RELAXED);
+			__atomic_store_n(&lc->pub_total, lc->idle.total_tsc, __ATOMIC_RELAXED);
+			__atomic_store_n(&lc->pub_sleep, lc->idle.sleep_tsc, __ATOMIC_RELAXED);
 			if (lc->is_main)
 				control(a, &ctl, now);
 		}
 		if (!lc->n_nodes)
 			rte_delay_us_sleep(100);
+		else /* adaptive: sleeps when idle, until the next deadline at most */
+			br_idle_after(&lc->idle, worked, now, wake);
 	}
+	br_idle_fini(&lc->idle);
 	for (unsigned i = 0; i < lc->n_nodes; i++) {
 		struct br_node *n = lc->nodes[i];
 

@@ -215,22 +215,30 @@ int dr_exporter_loop(void *arg)
 {
 	struct dnode *x = arg;
 	struct dapp *d = x->app;
+	uint16_t port = x->drv.port->port_id;
 
+	br_idle_init(&x->idle, d->br->poll, &port, 1, d->br->tsc_hz);
 	while (!atomic_load_explicit(&d->quit_b, memory_order_relaxed)) {
 		uint64_t now = dr_now(d);
+		unsigned work;
 
 		x->c.polls++;
-		br_drv_rx(&x->drv, now);
-		if (__atomic_load_n(&x->drv.deaf, __ATOMIC_RELAXED))
-			continue; /* crashed: it answers nothing, keeps no time */
+		work = br_drv_rx(&x->drv, now);
+		if (__atomic_load_n(&x->drv.deaf, __ATOMIC_RELAXED)) {
+			/* crashed: it answers nothing, keeps no time */
+			br_idle_after(&x->idle, work, now, UINT64_MAX);
+			continue;
+		}
 		br_drv_expire(&x->drv, now);
 		while (htnode_poll(&x->hn, now))
-			;
-		dimm_node_poll(&x->dn, now);
-		br_drv_tx(&x->drv, now);
+			work++;
+		work += dimm_node_poll(&x->dn, now);
+		work += br_drv_tx(&x->drv, now);
 		x->drv.deadline = dimm_node_next_deadline(&x->dn);
 		br_drv_watch(&x->drv, now);
+		br_idle_after(&x->idle, work || htoe_busy(x->b), now, br_drv_next_wake(&x->drv));
 	}
+	br_idle_fini(&x->idle);
 	if (x->drv.spare) {
 		rte_pktmbuf_free(x->drv.spare);
 		x->drv.spare = NULL;

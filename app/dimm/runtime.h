@@ -46,6 +46,7 @@ struct dnode {
 	struct dimm_engine *eng;     /* borrower */
 	struct br_counters c;        /* frames, polls (app/bridge/driver.h) */
 	struct dn_ctr lc;            /* the loop's own */
+	struct br_idle idle;         /* exporter: busy or adaptive polling ([global] poll) */
 	struct br_drv drv;           /* its port: RX, TX, timers, MACsec, capture; drv.deaf: an
 				      * exporter acts as a crashed node */
 };

@@ -191,6 +191,13 @@ else:
     else:
         ns_skip = ns["af_xdp"]["reason"]
 
+# polling: an idle serve-only node's CPU share and the read round trip, busy and adaptive
+for mode in ("busy", "adaptive"):
+    pm = f["poll"][mode]
+    need(isnum(pm["idle_cpu_share"]) and 0 <= pm["idle_cpu_share"] <= 2,
+         "poll %s: idle_cpu_share %s" % (mode, pm.get("idle_cpu_share")))
+    lat(pm["read_rtt"], "poll %s: read 8 B" % mode)
+
 # 5. loss: goodput against the reference run, frames really dropped
 lo = f["loss"]
 close(lo["goodput_frac"], lo["mbps"] / f["write64_reference"]["mbps"], "goodput fraction")

@@ -8,6 +8,8 @@
 #       one-lcore   both nodes polled by one lcore (-l 0)
 #       mask        config/mask-map.ini: the address map in mask/shift mode
 #       duration    --duration 1 with unbounded workloads: stop, sweep, drain
+#       adaptive    the demo with [global] poll = adaptive: verified, and the
+#                   JSON gives both lcores' busy and CPU shares
 #       valgrind    under valgrind memcheck (one lcore, --no-telemetry, a
 #                   small run): no error, no definite leak
 BRIDGE=$1 SRC=$2 MODE=$3
@@ -21,6 +23,7 @@ case "$MODE" in
   one-lcore) LCORES=0; args+=(--transactions 20000) ;;
   mask) args+=(--config "$SRC/config/mask-map.ini" --transactions 20000) ;;
   duration) args+=(--duration 1 --set workload.ops=1000000000) ;;
+  adaptive) args+=(--transactions 20000 --set global.poll=adaptive) ;;
   valgrind)
     command -v valgrind >/dev/null || { echo "SKIP: no valgrind"; exit 77; }
     LCORES=0
@@ -55,6 +58,16 @@ case "$MODE" in
   *) [ "$ops" -ge 20000 ] || fail "$MODE: $ops ops < 20000" ;;
 esac
 case "$MODE" in
+  adaptive)
+    grep '^{' "$TMP/out" | tail -1 | python3 -c "
+import json, sys
+j = json.load(sys.stdin)
+assert j['poll'] == 'adaptive', j['poll']
+assert sorted(l['lcore'] for l in j['lcores']) == [0, 1], j['lcores']
+assert all(0 <= l['busy'] <= 1 and 0 < l['cpu'] <= 1 for l in j['lcores']), j['lcores']
+" || fail "adaptive: the JSON has no per-lcore poll figures"
+    grep -q "| busy lc0 [0-9]*% lc1 [0-9]*%" "$TMP/out" || fail "adaptive: no busy share in the stats line"
+    ;;
   lossy|impaired)
     [ "$(json_get "$TMP/out" impair_dropped)" -gt 0 ] || fail "$MODE: nothing dropped"
     [ "$(json_get "$TMP/out" impair_reordered)" -gt 0 ] || fail "$MODE: nothing reordered"
