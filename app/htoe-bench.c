@@ -266,6 +266,17 @@ static void child_free(struct child *c)
 	rm_runtime_dir(c->prefix);
 }
 
+/* A child that ran from t0 and exited rc into "runs" (after wait_for). */
+static void log_run(const struct child *c, int rc, unsigned long long t0)
+{
+	double wall = (double)(bench_now_ns() - t0) / 1e9;
+
+	if (runs_log && c->pid > 0)
+		json_array_append_new(runs_log, json_pack("{s:s, s:i, s:f, s:f, s:f}", "run",
+			run_label, "exit", (json_int_t)rc, "wall_s", wall, "cpu_s", last_cpu_s,
+			"cpu_share", last_cpu_s / (wall * c->lcores)));
+}
+
 /* Run to completion; its JSON line, or NULL (*rc: exit status, *why). */
 static json_t *child_run(struct child *c, double timeout_s, int *rc, char *why, size_t wlen)
 {
@@ -273,12 +284,7 @@ static json_t *child_run(struct child *c, double timeout_s, int *rc, char *why, 
 
 	c->pid = spawn(c->argv, c->out, c->err);
 	*rc = c->pid < 0 ? -1 : wait_for(c->pid, timeout_s);
-	double wall = (double)(bench_now_ns() - t0) / 1e9;
-
-	if (runs_log && c->pid > 0)
-		json_array_append_new(runs_log, json_pack("{s:s, s:i, s:f, s:f, s:f}", "run",
-			run_label, "exit", (json_int_t)*rc, "wall_s", wall, "cpu_s", last_cpu_s,
-			"cpu_share", last_cpu_s / (wall * c->lcores)));
+	log_run(c, *rc, t0);
 	json_t *j = *rc == 0 ? last_json_line(c->out) : NULL;
 
 	if (!j) {
@@ -590,11 +596,14 @@ static json_t *raw_oneway(const struct link2 *L, unsigned frame_len, double secs
 	child_argf(&rx, "%.3f", secs);
 	if (!link_serve(&rx, L, "ready", why, wlen))
 		return NULL;
+	unsigned long long t0 = bench_now_ns(); /* the receiver's measured part */
+
 	link_child(&tx, L, 0, O.self);
 	child_arg(&tx, "tx");
 	child_argf(&tx, "%u", frame_len);
 	tx.pid = spawn(tx.argv, tx.out, tx.err);
 	rc = wait_for(rx.pid, secs + 40);
+	log_run(&rx, rc, t0);
 	if (tx.pid > 0) {
 		kill(tx.pid, SIGINT);
 		wait_for(tx.pid, 20);
