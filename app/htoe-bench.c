@@ -1295,10 +1295,10 @@ static void scen_netns(json_t *fig)
 		json_t *sum = bridge_link(&L, "wrp=100", 64, O.dur, true, why, sizeof(why));
 
 		w = sum ? write_figures(sum, 64) : NULL;
-		json_decref(sum);
-		if (!w) {
+		if (!w)
 			note_err(label, sum ? "no per-node figures in the bridges' JSON" : why);
-		} else {
+		json_decref(sum);
+		if (w) {
 			unsigned fl = (unsigned)lround(num(w, "avg_frame"));
 
 			fl = fl < 60 ? 60 : fl;
