@@ -1244,7 +1244,7 @@ static void scen_netns(json_t *fig)
 	if (!ns_setup(why, sizeof(why))) {
 		char r[1100];
 
-		snprintf(r, sizeof(r), "unavailable: cannot create namespaces (%s); needs root "
+		snprintf(r, sizeof(r), "unavailable: cannot create namespaces (%.900s); needs root "
 			 "(CAP_SYS_ADMIN, CAP_NET_ADMIN)", why);
 		json_object_set_new(nf, "available", json_false());
 		json_object_set_new(nf, "reason", json_string(r));
@@ -1274,7 +1274,7 @@ static void scen_netns(json_t *fig)
 		if (!raw && k == 1) {
 			char r[1100];
 
-			snprintf(r, sizeof(r), "unavailable: net_af_xdp did not start (%s)", why);
+			snprintf(r, sizeof(r), "unavailable: net_af_xdp did not start (%.900s)", why);
 			json_object_set_new(p, "available", json_false());
 			json_object_set_new(p, "reason", json_string(r));
 			printf("  %s: skipped: %s\n", pmd[k], r);
