@@ -1306,11 +1306,14 @@ static void scen_netns(json_t *fig)
 			snprintf(label, sizeof(label), "netns %s raw tx->rx %u B", pmd[k], fl);
 			run_label = label;
 			raw = raw_oneway(&L, fl, O.dur_short, why, sizeof(why));
-			if (raw) {
+			if (raw && num(raw, "fps") > 0) {
 				json_object_set_new(w, "baseline_fps", json_real(num(raw, "fps")));
 				json_object_set_new(w, "ratio_frames",
 					json_real(num(w, "frames_per_s") / num(raw, "fps")));
 				json_object_set_new(p, "raw_fwd", raw);
+			} else if (raw) {
+				json_object_set_new(p, "raw_fwd", raw);
+				note_err(label, "no frame arrived in 20 s");
 			} else {
 				note_err(label, why);
 			}
@@ -1353,13 +1356,16 @@ static void scen_netns(json_t *fig)
 	json_t *xp = json_object_get(json_object_get(nf, "af_packet"), "write64"),
 	       *xx = json_object_get(json_object_get(nf, "af_xdp"), "write64");
 
-	if (xp && xx) {
-		double r = num(xx, "ht_pps") / num(xp, "ht_pps");
+	if (xp && xx && num(xp, "ht_pps") > 0) {
+		double r = num(xx, "ht_pps") / num(xp, "ht_pps"), rr = get_or_nan(json_object_get(
+			json_object_get(nf, "af_xdp"), "raw_fwd_64"), "fps") / get_or_nan(
+			json_object_get(json_object_get(nf, "af_packet"), "raw_fwd_64"), "fps");
+		json_t *o = json_object();
 
-		json_object_set_new(nf, "af_xdp_vs_af_packet", json_pack("{s:f, s:f}",
-			"write64_ht_pps", r, "raw_fps_64", get_or_nan(json_object_get(json_object_get(
-			nf, "af_xdp"), "raw_fwd_64"), "fps") / get_or_nan(json_object_get(
-			json_object_get(nf, "af_packet"), "raw_fwd_64"), "fps")));
+		json_object_set_new(o, "write64_ht_pps", json_real(r));
+		if (isfinite(rr)) /* jansson has no NaN or infinity */
+			json_object_set_new(o, "raw_fps_64", json_real(rr));
+		json_object_set_new(nf, "af_xdp_vs_af_packet", o);
 		printf("  64-byte writes, af_xdp / af_packet: %.2f x (target >= 3 x)\n", r);
 	}
 }
