@@ -1168,7 +1168,12 @@ static int ip_cmd(char *why, size_t wlen, ...)
 	if (access(O.tmp, W_OK)) /* at exit, after the temporary directory went */
 		snprintf(err, sizeof(err), "/dev/null");
 	pid_t pid = spawn(argv, "/dev/null", err);
+	sig_atomic_t was = stop; /* after Ctrl-C too: ip cleans up the namespaces */
+
+	stop = 0;
 	int rc = pid < 0 ? -1 : wait_for(pid, 30);
+
+	stop = was;
 
 	if (rc != 0) {
 		FILE *f = fopen(err, "r");
