@@ -268,6 +268,17 @@ static void child_free(struct child *c)
 	rm_runtime_dir(c->prefix);
 }
 
+/* A child that ran from t0 and exited rc into "runs" (after wait_for). */
+static void log_run(const struct child *c, int rc, unsigned long long t0)
+{
+	double wall = (double)(bench_now_ns() - t0) / 1e9;
+
+	if (runs_log && c->pid > 0)
+		json_array_append_new(runs_log, json_pack("{s:s, s:i, s:f, s:f, s:f}", "run",
+			run_label, "exit", (json_int_t)rc, "wall_s", wall, "cpu_s", last_cpu_s,
+			"cpu_share", last_cpu_s / (wall * c->lcores)));
+}
+
 /* Run to completion; its JSON line, or NULL (*rc: exit status, *why). */
 static json_t *child_run(struct child *c, double timeout_s, int *rc, char *why, size_t wlen)
 {
@@ -275,12 +286,7 @@ static json_t *child_run(struct child *c, double timeout_s, int *rc, char *why, 
 
 	c->pid = spawn(c->argv, c->out, c->err);
 	*rc = c->pid < 0 ? -1 : wait_for(c->pid, timeout_s);
-	double wall = (double)(bench_now_ns() - t0) / 1e9;
-
-	if (runs_log && c->pid > 0)
-		json_array_append_new(runs_log, json_pack("{s:s, s:i, s:f, s:f, s:f}", "run",
-			run_label, "exit", (json_int_t)*rc, "wall_s", wall, "cpu_s", last_cpu_s,
-			"cpu_share", last_cpu_s / (wall * c->lcores)));
+	log_run(c, *rc, t0);
 	json_t *j = *rc == 0 ? last_json_line(c->out) : NULL;
 
 	if (!j) {
@@ -597,11 +603,14 @@ static json_t *raw_oneway(const struct link2 *L, unsigned frame_len, double secs
 	child_argf(&rx, "%.3f", secs);
 	if (!link_serve(&rx, L, "ready", why, wlen))
 		return NULL;
+	unsigned long long t0 = bench_now_ns(); /* the receiver's measured part */
+
 	link_child(&tx, L, 0, O.self);
 	child_arg(&tx, "tx");
 	child_argf(&tx, "%u", frame_len);
 	tx.pid = spawn(tx.argv, tx.out, tx.err);
 	rc = wait_for(rx.pid, secs + 40);
+	log_run(&rx, rc, t0);
 	if (tx.pid > 0) {
 		kill(tx.pid, SIGINT);
 		wait_for(tx.pid, 20);
@@ -1240,7 +1249,12 @@ static int ip_cmd(char *why, size_t wlen, ...)
 	if (access(O.tmp, W_OK)) /* at exit, after the temporary directory went */
 		snprintf(err, sizeof(err), "/dev/null");
 	pid_t pid = spawn(argv, "/dev/null", err);
+	sig_atomic_t was = stop; /* after Ctrl-C too: ip cleans up the namespaces */
+
+	stop = 0;
 	int rc = pid < 0 ? -1 : wait_for(pid, 30);
+
+	stop = was;
 
 	if (rc != 0) {
 		FILE *f = fopen(err, "r");
@@ -1316,7 +1330,7 @@ static void scen_netns(json_t *fig)
 	if (!ns_setup(why, sizeof(why))) {
 		char r[1100];
 
-		snprintf(r, sizeof(r), "unavailable: cannot create namespaces (%s); needs root "
+		snprintf(r, sizeof(r), "unavailable: cannot create namespaces (%.900s); needs root "
 			 "(CAP_SYS_ADMIN, CAP_NET_ADMIN)", why);
 		json_object_set_new(nf, "available", json_false());
 		json_object_set_new(nf, "reason", json_string(r));
@@ -1346,7 +1360,7 @@ static void scen_netns(json_t *fig)
 		if (!raw && k == 1) {
 			char r[1100];
 
-			snprintf(r, sizeof(r), "unavailable: net_af_xdp did not start (%s)", why);
+			snprintf(r, sizeof(r), "unavailable: net_af_xdp did not start (%.900s)", why);
 			json_object_set_new(p, "available", json_false());
 			json_object_set_new(p, "reason", json_string(r));
 			printf("  %s: skipped: %s\n", pmd[k], r);
@@ -1367,10 +1381,10 @@ static void scen_netns(json_t *fig)
 		json_t *sum = bridge_link(&L, "wrp=100", 64, O.dur, true, NULL, why, sizeof(why));
 
 		w = sum ? write_figures(sum, 64) : NULL;
-		json_decref(sum);
-		if (!w) {
+		if (!w)
 			note_err(label, sum ? "no per-node figures in the bridges' JSON" : why);
-		} else {
+		json_decref(sum);
+		if (w) {
 			unsigned fl = (unsigned)lround(num(w, "avg_frame"));
 
 			fl = fl < 60 ? 60 : fl;
@@ -1378,11 +1392,14 @@ static void scen_netns(json_t *fig)
 			snprintf(label, sizeof(label), "netns %s raw tx->rx %u B", pmd[k], fl);
 			run_label = label;
 			raw = raw_oneway(&L, fl, O.dur_short, why, sizeof(why));
-			if (raw) {
+			if (raw && num(raw, "fps") > 0) {
 				json_object_set_new(w, "baseline_fps", json_real(num(raw, "fps")));
 				json_object_set_new(w, "ratio_frames",
 					json_real(num(w, "frames_per_s") / num(raw, "fps")));
 				json_object_set_new(p, "raw_fwd", raw);
+			} else if (raw) {
+				json_object_set_new(p, "raw_fwd", raw);
+				note_err(label, "no frame arrived in 20 s");
 			} else {
 				note_err(label, why);
 			}
@@ -1425,13 +1442,16 @@ static void scen_netns(json_t *fig)
 	json_t *xp = json_object_get(json_object_get(nf, "af_packet"), "write64"),
 	       *xx = json_object_get(json_object_get(nf, "af_xdp"), "write64");
 
-	if (xp && xx) {
-		double r = num(xx, "ht_pps") / num(xp, "ht_pps");
+	if (xp && xx && num(xp, "ht_pps") > 0) {
+		double r = num(xx, "ht_pps") / num(xp, "ht_pps"), rr = get_or_nan(json_object_get(
+			json_object_get(nf, "af_xdp"), "raw_fwd_64"), "fps") / get_or_nan(
+			json_object_get(json_object_get(nf, "af_packet"), "raw_fwd_64"), "fps");
+		json_t *o = json_object();
 
-		json_object_set_new(nf, "af_xdp_vs_af_packet", json_pack("{s:f, s:f}",
-			"write64_ht_pps", r, "raw_fps_64", get_or_nan(json_object_get(json_object_get(
-			nf, "af_xdp"), "raw_fwd_64"), "fps") / get_or_nan(json_object_get(
-			json_object_get(nf, "af_packet"), "raw_fwd_64"), "fps")));
+		json_object_set_new(o, "write64_ht_pps", json_real(r));
+		if (isfinite(rr)) /* jansson has no NaN or infinity */
+			json_object_set_new(o, "raw_fps_64", json_real(rr));
+		json_object_set_new(nf, "af_xdp_vs_af_packet", o);
 		printf("  64-byte writes, af_xdp / af_packet: %.2f x (target >= 3 x)\n", r);
 	}
 }

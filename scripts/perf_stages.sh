@@ -70,12 +70,12 @@ HZ = 4999.0
 # symbol -> stage (the bridge's data path, in the order a write takes)
 STAGES = [
     ("workload (requester model: generate, issue)", r"^(ht_wl_|ht_req_|ht_op_|htnode_poll$|ht_pkt_set|enc_sized|build_data)"),
-    ("local in (HT packets into the bridge)", r"^(htoe_local_input|local_input)"),
+    ("HT in (local input: node 1's HT packets into the bridge)", r"^(htoe_local_input|local_input)"),
     ("remap (address map)", r"^htoe_map_"),
     ("encap (frame build: HT encode, header, CRC32C)", r"^(htoe_encap_|ht_encode|crc32_)"),
-    ("wire out / wire in (net_ring PMD, rte_ring, mbufs)", r"^(eth_ring_|rte_|common_ring|0x)|librte_"),
+    ("Ethernet out and in (net_ring PMD, rte_ring, mbufs)", r"^(eth_ring_|rte_|common_ring|0x)|librte_"),
     ("decap (parse, checks, HT decode)", r"^(htoe_frame_input|htoe_decap_|htoe_hdr_|ht_decode|ht_validate|htoe_parse)"),
-    ("target (local out, memory target model)", r"^(htoe_local_output|local_output|ht_tgt_|htoe_lq_|ht_cmd_kind|ht_pkt_vc)"),
+    ("HT out and target (local output, memory target model)", r"^(htoe_local_output|local_output|ht_tgt_|htoe_lq_|ht_cmd_kind|ht_pkt_vc)"),
     ("retry, credits, timers (Go-Back-N, acks)", r"^(htoe_retry_|htoe_credit_|htoe_outstanding_|htoe_next_deadline|htoe_rxpool)"),
     ("poll loop (br_lcore_loop: inlined rx/tx glue and idle polling)", r"^(br_|wire_tx|tx_frame|rx_frame|deliver|node_poll)"),
     ("libc copies", r"^(__mem|mem)"),

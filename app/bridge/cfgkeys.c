@@ -250,7 +250,8 @@ static const struct cfg_key keys[] = {
 	  "a port by name if the EAL already created it (`-a 0000:03:00.0`, `--vdev "
 	  "net_pcap0,...`), else devargs hot-plugged with `rte_dev_probe()`: "
 	  "`net_null0,size=64`, `net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap`, "
-	  "`net_af_packet0,iface=eth1`, `net_memif0,role=server,...`"),
+	  "`net_af_packet0,iface=eth1`, `net_af_xdp0,iface=eth1` ([deploy-af-xdp.md](deploy-af-xdp.md)), "
+	  "`net_memif0,role=server,...`"),
 	X(PO, "crossover", CFG_UINT, 0, 65535, NULL, 0, NULL,
 	  "`M`: this port and `[port M]` are the two ends of an in-process ring pair (two "
 	  "rte_rings, `rte_eth_from_rings()` twice); `[port M]` must say `crossover = N`. "
