@@ -221,8 +221,13 @@ int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 
 	v->peer_nonce = nonce;
 	if (v->state == HTOE_VL_RESETTING) {
-		if (epoch_after(v->epoch, h->epoch))
-			return -HTOE_DROP_EPOCH; /* both reset; ours wins */
+		if (epoch_after(v->epoch, h->epoch)) {
+			/* both reset; ours wins. The peer is reachable now:
+			 * our RESET goes out at once instead of after its
+			 * backed-off RTO (at most one per RESET of the peer) */
+			v->reset_next_ns = now;
+			return -HTOE_DROP_EPOCH;
+		}
 		v->epoch = h->epoch;     /* theirs wins, or the same epoch */
 		htoe_reset_up(b, v, now);
 	} else if (h->epoch == v->epoch) {
