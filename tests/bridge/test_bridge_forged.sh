@@ -25,29 +25,19 @@ start_bridge b ip netns exec "$NB" "$BRIDGE" $(eal_proc b 1) -- \
   --config "$SRC/config/netns-b.ini" --transactions "$N" --json
 # inject once node 2's VL is in use (its first stats line); a watchdog, not an assertion
 for _ in $(seq 600); do grep -q "ops [1-9]" "$TMP/b.out" 2>/dev/null && break; sleep 0.1; done
-ip netns exec "$NA" "$PY" - <<'PY' || fail "the injection failed"
-import os, struct
+ip netns exec "$NA" "$PY" - "$(dirname "$0")" <<'PY' || fail "the injection failed"
+import os, sys
+sys.path.insert(0, sys.argv[1])
 from scapy.all import Raw, sendp
-def crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c ^= b
-        for _ in range(8):
-            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
-    return c ^ 0xFFFFFFFF
+from htoe_forge import reset_frame
 frames = []
 for i in range(40):
-    ftype = 4 if i % 2 == 0 else 5                       # RESET, RESET_ACK
     nonce = int.from_bytes(os.urandom(8), "big") | 1
-    hdr = bytearray(32)
-    hdr[0], hdr[1], hdr[3] = 0x10 | ftype, 0x04, 1 + i % 8   # COLD, epochs 1..8
-    hdr[4:10] = struct.pack(">HHH", 1, 2, nonce & 0xFFFF)
-    hdr[12:24] = struct.pack(">6H", *([0xFFF0] * 6))     # generous credit limits
-    hdr[24:26] = struct.pack(">H", 12)
-    pl = os.urandom(4) + struct.pack(">Q", nonce)         # a "new incarnation"
-    hdr[28:32] = struct.pack(">I", crc32c(bytes(hdr[:28]) + pl))
-    eth = bytes.fromhex("024854000002" "026666666666" "88b5")
-    frames.append(Raw(eth + bytes(hdr) + pl + bytes(2)))
+    # RESET, RESET_ACK; epochs 1..8; a "new incarnation"; generous credit limits
+    frames.append(Raw(reset_frame(4 if i % 2 == 0 else 5, 1, 2, 1 + i % 8, nonce,
+                                  int.from_bytes(os.urandom(4), "big"), b"\xff\xf0" * 6,
+                                  bytes.fromhex("024854000002"),
+                                  bytes.fromhex("026666666666"))))
 sendp(frames, iface="htoe0", verbose=False)
 PY
 stop_when_done 240

@@ -158,16 +158,11 @@ PY
 # capture may not hold: a node whose peer's RESET arrives first never sends its own) no
 # replay could bring the VL up. The RESET is what node 1 would send to a restarted node 2.
 with_reset() {
-  /usr/bin/python3 - "$1" "$2" <<'PY'
+  /usr/bin/python3 - "$1" "$2" "$(dirname "$0")" <<'PY'
 import struct, sys
+sys.path.insert(0, sys.argv[3])
+from htoe_forge import reset_frame
 d = open(sys.argv[1], "rb").read()
-def crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c ^= b
-        for _ in range(8):
-            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
-    return c ^ 0xFFFFFFFF
 off, first = 24, None
 while off + 16 <= len(d):
     incl = struct.unpack("<I", d[off + 8:off + 12])[0]
@@ -177,16 +172,8 @@ while off + 16 <= len(d):
         break
     off += 16 + incl
 ts, f = first
-nonce = 0x5EC0000000000001
-hdr = bytearray(32)
-hdr[0], hdr[1], hdr[3] = 0x14, 0x04, f[17]           # RESET, COLD, node 1's epoch
-hdr[4:8] = struct.pack(">HH", 1, 2)
-hdr[8:10] = struct.pack(">H", nonce & 0xFFFF)
-hdr[12:24] = f[26:38]                                 # node 1's credit limits
-hdr[24:26] = struct.pack(">H", 12)
-pl = struct.pack(">IQ", 0x5EC00001, nonce)
-hdr[28:32] = struct.pack(">I", crc32c(bytes(hdr[:28]) + pl))
-frame = f[:14] + bytes(hdr) + pl + bytes(2)
+# node 1's epoch and credit limits, a nonce and incarnation of its own
+frame = reset_frame(4, 1, 2, f[17], 0x5EC0000000000001, 0x5EC00001, f[26:38], f[0:6], f[6:12])
 rec = ts + struct.pack("<II", len(frame), len(frame)) + frame
 open(sys.argv[2], "wb").write(d[:24] + rec + d[24:])
 PY
