@@ -104,7 +104,8 @@ struct sim_result {
 	uint64_t liveness_failures; /* late or poisoned answers, VL resets (liveness_ns) */
 	uint64_t peer_restarts;    /* VLs that saw a new incarnation of their peer */
 	uint64_t restart_up_max_ns; /* longest detection-to-up time after one */
-	uint64_t forged_sent, forged_dropped; /* forged frames; dropped as src_mac */
+	uint64_t forged_sent, forged_dropped; /* forged frames; src_mac drops (also
+	                                       * corrupted source MACs) */
 	bool     deadlock;
 	uint64_t violations;
 	uint64_t virtual_ns;
