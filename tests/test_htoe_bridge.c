@@ -1121,7 +1121,8 @@ static size_t forge(uint8_t *f, enum htoe_ftype type, uint16_t src_node, uint16_
 		h.credit[c] = 0xFFF0; /* generous credits: would change the peer's sender */
 	off = htoe_hdr_write(&h, f, HTOE_FRAME_MAX);
 	assert_true(off > 0);
-	memcpy(f + off, payload, plen);
+	if (plen)
+		memcpy(f + off, payload, plen);
 	n = htoe_frame_seal(f, HTOE_FRAME_MAX, (size_t)off - HTOE_HDR_LEN, plen);
 	assert_true(n > 0);
 	return (size_t)n;
