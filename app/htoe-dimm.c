@@ -66,6 +66,7 @@ struct opts {
 	unsigned readahead;
 	bool no_wp, no_uffd, no_explicit, no_plot, verbose;
 	uint64_t spin_us, lease_ms, kill_after_faults, duration_ns;
+	uint64_t quota_slots, quota_bytes; /* exporter: per-lessee quota (0: default) */
 	const char *json, *plot;
 };
 
@@ -134,6 +135,10 @@ static void usage(FILE *f)
 	      "  --no-wp             pager: no write-protect dirty tracking (write back every page)\n"
 	      "  --spin-us N         borrower loop: spin this long before sleeping (default 50)\n"
 	      "  --lease-ms N        lease duration (default 10000; renewed every third)\n"
+	      "  --quota-slots N     exporter: leases one node may hold at once (default 16)\n"
+	      "  --quota-bytes SIZE  exporter: bytes one node may lease in all (default: --wss,\n"
+	      "                      what this demo's borrower leases; a REQUEST beyond it is\n"
+	      "                      refused with 'over the lessee's quota')\n"
 	      "  --json FILE         results as JSON (default htoe-dimm.json)\n"
 	      "  --plot FILE         slowdown vs budget as PNG (default htoe-dimm.png)\n"
 	      "  --no-plot           no PNG\n"
@@ -190,6 +195,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "no-wp", no_argument, 0, 'P' },
 		{ "spin-us", required_argument, 0, 's' },
 		{ "lease-ms", required_argument, 0, 'l' },
+		{ "quota-slots", required_argument, 0, 'Q' },
+		{ "quota-bytes", required_argument, 0, 'Y' },
 		{ "json", required_argument, 0, 'j' },
 		{ "plot", required_argument, 0, 'p' },
 		{ "no-plot", no_argument, 0, 'q' },
@@ -241,6 +248,22 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			*(opt == 'B' ? &o->borrower : &o->lessor) = (int)u;
+			break;
+		case 'Q':
+			if (br_parse_size(optarg, &u) || u < 1 || u > HTOE_LEASE_MAX) {
+				fprintf(stderr, "htoe-dimm: --quota-slots '%s': 1..%u\n", optarg,
+					HTOE_LEASE_MAX);
+				return -1;
+			}
+			o->quota_slots = u;
+			break;
+		case 'Y':
+			if (br_parse_size(optarg, &u) || u < 4096) {
+				fprintf(stderr, "htoe-dimm: --quota-bytes '%s': a size of at least 4K\n",
+					optarg);
+				return -1;
+			}
+			o->quota_bytes = u;
 			break;
 		case 'w':
 			if (br_parse_size(optarg, &u) || u < 64 * 1024 || u > (4ull << 30)) {
@@ -844,13 +867,16 @@ static int write_json(const struct app_state *s, const char *path, const char *t
 					      "verified", s->ex.verified));
 	if (vs)
 		json_object_set_new(root, "vl",
-				    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "tx_frames",
+				    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "tx_frames",
 					      (json_int_t)vs->tx_frames, "rx_frames",
 					      (json_int_t)vs->rx_frames, "retransmits",
 					      (json_int_t)vs->retransmits, "timeouts",
 					      (json_int_t)vs->timeouts, "resets", (json_int_t)vs->resets,
 					      "poisoned", (json_int_t)vs->poisoned, "np_timeouts",
-					      (json_int_t)vs->np_timeouts));
+					      (json_int_t)vs->np_timeouts, "late_responses",
+					      (json_int_t)vs->late_responses, "unexpected_responses",
+					      (json_int_t)htoe_get_stats(d->borrower->b)->unexpected_responses,
+					      "peer_restarts", (json_int_t)vs->peer_restarts));
 	json_object_set_new(root, "ok", json_boolean(!s->failed && !s->fatal[0]));
 	json_object_set_new(root, "error", s->fatal[0] ? json_string(s->fatal) : json_null());
 	int r = json_dump_file(root, path, JSON_INDENT(1) | JSON_SORT_KEYS);
@@ -998,6 +1024,9 @@ int main(int argc, char **argv)
 	d->efd = -1;
 	d->app_efd = -1;
 	d->lease_ns = o.lease_ms * 1000000ull;
+	d->quota_slots = o.quota_slots ? (unsigned)o.quota_slots : 16;
+	d->quota_bytes = o.quota_bytes ? o.quota_bytes
+				       : (o.wss + DIMM_PAGE - 1) / DIMM_PAGE * DIMM_PAGE;
 	d->spin_ns = o.spin_us * 1000ull;
 	d->kill_after_faults = o.kill_after_faults;
 	s->d = d;
@@ -1176,9 +1205,13 @@ int main(int argc, char **argv)
 
 		if (vs)
 			printf("htoe-dimm: VL to node %u: %" PRIu64 " frames out, %" PRIu64
-			       " in, %" PRIu64 " retransmits, %" PRIu64 " resets; lease renewed %"
-			       PRIu64 " times\n", d->lessor, vs->tx_frames, vs->rx_frames,
-			       vs->retransmits, vs->resets, d->lease.renewals);
+			       " in, %" PRIu64 " retransmits, %" PRIu64 " resets, %" PRIu64
+			       " late responses, %" PRIu64 " unexpected responses, %" PRIu64
+			       " peer restarts; lease renewed %" PRIu64 " times\n", d->lessor,
+			       vs->tx_frames, vs->rx_frames, vs->retransmits, vs->resets,
+			       vs->late_responses,
+			       htoe_get_stats(d->borrower->b)->unexpected_responses,
+			       vs->peer_restarts, d->lease.renewals);
 	}
 	print_macsec(d->borrower);
 	if (o.verbose)

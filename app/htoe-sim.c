@@ -34,6 +34,11 @@ static void usage(FILE *f)
 	      "  --partition AT:LEN   split the nodes in two halves from AT for LEN ns\n"
 	      "  --restart NODE:AT    node NODE (1..N) restarts at AT ns\n"
 	      "  --reset NODE:PEER:AT node NODE resets its VL to PEER at AT ns\n"
+	      "  --forge-reset AT     at AT ns a non-member MAC sends node 2 a RESET and a\n"
+	      "                       RESET_ACK claiming node 1 (must be dropped: src_mac)\n"
+	      "  --forge-src AT       at AT ns member node 3 sends node 2 RESET, RESET_ACK,\n"
+	      "                       ACK and CTRL claiming node 1 from its own MAC (needs\n"
+	      "                       --nodes >= 3; must be dropped: src_mac)\n"
 	      "  --mix rd=W,wrp=W,wrn=W,fadd=W,cas=W,flush=W,fence=W   op mix weights\n"
 	      "  --rto NS             initial retransmission timeout\n"
 	      "  --np-timeout NS      request timeout (poisoned answer after it)\n"
@@ -117,6 +122,8 @@ int main(int argc, char **argv)
 		{ "partition", required_argument, 0, 'p' },
 		{ "restart", required_argument, 0, 'R' },
 		{ "reset", required_argument, 0, 'V' },
+		{ "forge-reset", required_argument, 0, 'F' },
+		{ "forge-src", required_argument, 0, 'G' },
 		{ "mix", required_argument, 0, 'x' },
 		{ "rto", required_argument, 0, 'o' },
 		{ "np-timeout", required_argument, 0, 'T' },
@@ -178,6 +185,8 @@ int main(int argc, char **argv)
 			c.reset_peer = (int)t[1] - 1;
 			c.reset_at_ns = t[2];
 			break;
+		case 'F': bad = htoe_parse_u64(arg, &c.forge_reset_at_ns) || !c.forge_reset_at_ns; break;
+		case 'G': bad = htoe_parse_u64(arg, &c.forge_src_at_ns) || !c.forge_src_at_ns; break;
 		case 'x': bad = parse_mix(arg, c.weight); break;
 		case 'o': bad = htoe_parse_u64(arg, &c.rto_init_ns); break;
 		case 'T': bad = htoe_parse_u64(arg, &c.np_timeout_ns); break;
@@ -232,6 +241,10 @@ int main(int argc, char **argv)
 				   (unsigned)c.reset_peer >= c.nodes))) {
 		fprintf(stderr, "htoe-sim: --restart/--reset names a node above --nodes %u\n",
 			c.nodes);
+		return 2;
+	}
+	if (c.forge_src_at_ns && c.nodes < 3) {
+		fprintf(stderr, "htoe-sim: --forge-src needs --nodes 3 or more (node 3 forges)\n");
 		return 2;
 	}
 	rc = sim_run(&c, &r);

@@ -164,6 +164,10 @@ def data_frame(src, dst, vc, pkts, seq=0, ack=0, epoch=1, npkts=None, vlan=None,
                           seq=seq, ack=ack, payload=payload, **kw), src, dst, vlan=vlan)
 
 
+INC1 = bytes.fromhex("c0ffee01")  # incarnations of nodes 1 and 2 (issue 13)
+INC2 = bytes.fromhex("5eed0002")
+
+
 def ctl_frame(ftype, src, dst, flags=0, seq=0, ack=0, epoch=1, payload=b"", vlan=None, **kw):
     return ether(htoe_hdr(ftype, src, dst, flags=flags, seq=seq, ack=ack, epoch=epoch,
                           payload=payload, **kw), src, dst, vlan=vlan)
@@ -254,7 +258,8 @@ def synthetic():
         notes={"htoe.expert.lease"})
     add("lease RELEASE_ACK, 4 bytes appended (a later version's fields)",
         ctl_frame(CTRL, 2, 1, ack=2, payload=lease(L_RELEASE_ACK, 0xFFFFFFFF, 0xFFFFFFFE,
-                                                   0x00160001) + b"\xaa\xbb\xcc\xdd"),
+                                                   0x00160001) + b"\xaa\xbb\xcc\xdd"
+                               + INC2),
         notes={"htoe.expert.lease", "htoe.expert.lease_extra"})
     add("lease REFUSE, node exports no memory, tagged VL",
         ctl_frame(CTRL, 3, 1, ack=1, vlan=(5, 0, 100),
@@ -267,6 +272,20 @@ def synthetic():
     add("RESET cold on a tagged VL", ctl_frame(RESET, 1, 2, flags=F_COLD, seq=0xBEEF, epoch=3,
                                                vlan=(5, 1, 4094)),
         notes={"htoe.expert.reset"})
+    # issue 13: RESET/RESET_ACK carry the incarnation and the 64-bit nonce, CTRL ends with
+    # the sender's incarnation (docs/wire-format.md "Incarnations and nonces")
+    add("RESET cold with incarnation and 64-bit nonce",
+        ctl_frame(RESET, 1, 2, flags=F_COLD, seq=0x5678, epoch=4,
+                  payload=INC1 + bytes.fromhex("0123456789ab5678")),
+        notes={"htoe.expert.reset"})
+    add("RESET_ACK echoing the 64-bit nonce, with the answering node's incarnation",
+        ctl_frame(RESET_ACK, 2, 1, flags=F_COLD, seq=0x5678, epoch=4,
+                  payload=INC2 + bytes.fromhex("0123456789ab5678")),
+        notes={"htoe.expert.reset"})
+    add("lease REQUEST with the sender's incarnation after it",
+        ctl_frame(CTRL, 1, 2, ack=1, epoch=4,
+                  payload=lease(L_REQUEST, 0x1001, 9, size=8192) + INC1),
+        notes={"htoe.expert.lease"})
     add("NAK: go back to 5", ctl_frame(NAK, 2, 1, ack=5, epoch=3), notes={"htoe.expert.nak"})
     add("ACK with CREDIT_REQ", ctl_frame(ACK, 1, 2, flags=F_CREDIT_REQ, ack=5, epoch=3),
         notes={"htoe.expert.credit_req"})

@@ -39,12 +39,15 @@ static uint64_t gaddr(uint16_t node, uint64_t off)
 
 typedef void (*cfg_fn)(struct htoe_config *c);
 
-static void mk_nodes(unsigned n, cfg_fn tweak)
+/* Incarnation of the next bridge mk_node() makes (0: none; else it grows
+ * by one per bridge made, so that a remade node has a new one). */
+static uint32_t next_inc;
+
+static void mk_node(uint16_t id, unsigned n, cfg_fn tweak)
 {
 	char err[256];
 
-	n_nodes = n;
-	for (uint16_t id = 1; id <= n; id++) {
+	{
 		struct tnode *t = &N[id];
 		struct htoe_config c;
 
@@ -63,6 +66,11 @@ static void mk_nodes(unsigned n, cfg_fn tweak)
 		c.node_id = id;
 		htoe_map_node_mac(id, c.mac);
 		c.map = &t->map;
+		if (next_inc) {
+			c.incarnation = next_inc++;
+			for (unsigned k = 0; k < sizeof(c.nonce_key); k++)
+				c.nonce_key[k] = (uint8_t)(c.incarnation * 31u + k);
+		}
 		if (tweak)
 			tweak(&c);
 		t->b = htoe_new(&c, err, sizeof(err));
@@ -71,11 +79,19 @@ static void mk_nodes(unsigned n, cfg_fn tweak)
 	}
 }
 
+static void mk_nodes(unsigned n, cfg_fn tweak)
+{
+	n_nodes = n;
+	for (uint16_t id = 1; id <= n; id++)
+		mk_node(id, n, tweak);
+}
+
 static void free_nodes(void)
 {
 	for (unsigned id = 1; id <= n_nodes; id++)
 		htoe_free(N[id].b);
 	n_nodes = 0;
+	next_inc = 0;
 }
 
 /* A frame filter: return false to drop the frame. */
@@ -874,6 +890,27 @@ static bool acl_write(uint16_t from, uint64_t ga, uint64_t now)
 	return reached;
 }
 
+static struct htoe_lease_ep *mk_lep(uint16_t id, uint32_t session)
+{
+	struct htoe_lease_cfg lc;
+	char err[256];
+	struct htoe_lease_ep *ep;
+
+	htoe_lease_cfg_defaults(&lc);
+	lc.node_id = id;
+	lc.session = session;
+	lc.map = &N[id].map;
+	if (id == 2) {
+		lc.export_addr = MEM_BASE;
+		lc.export_size = 0x10000;
+		lc.acl = true;
+	}
+	ep = htoe_lease_new(&lc, err, sizeof(err));
+	if (!ep)
+		fail_msg("htoe_lease_new: %s", err);
+	return ep;
+}
+
 static void test_lease_acl(void **state)
 {
 	struct htoe_lease_info info;
@@ -884,21 +921,8 @@ static void test_lease_acl(void **state)
 	(void)state;
 	mk_nodes(3, NULL);
 	bring_up();
-	for (uint16_t id = 1; id <= 3; id++) {
-		struct htoe_lease_cfg lc;
-
-		htoe_lease_cfg_defaults(&lc);
-		lc.node_id = id;
-		lc.session = id;
-		lc.map = &N[id].map;
-		if (id == 2) {
-			lc.export_addr = MEM_BASE;
-			lc.export_size = 0x10000;
-			lc.acl = true;
-		}
-		LEP[id] = htoe_lease_new(&lc, err, sizeof(err));
-		assert_non_null(LEP[id]);
-	}
+	for (uint16_t id = 1; id <= 3; id++)
+		LEP[id] = mk_lep(id, id);
 	lease_rounds(1, &now);
 	/* nobody holds a lease: the export is closed, the rest of node 2's
 	 * memory is not protected */
@@ -937,6 +961,75 @@ static void test_lease_acl(void **state)
 		assert_int_equal(htoe_check_invariants(N[id].b, err, sizeof(err)), 0);
 		htoe_lease_free(LEP[id]);
 	}
+	free_nodes();
+}
+
+
+/* Issue 13: the export is closed from the first frame (acl_sync at set-up,
+ * before any lease message); a restart of the lessor loses the borrower's
+ * lease at once, loudly; a restart of the borrower frees its lease at the
+ * lessor at once (and closes the range again). */
+static void test_lease_restarts(void **state)
+{
+	struct htoe_lease_info info;
+	struct htoe_lease_event ev;
+	uint64_t now = 0, ga;
+	bool lost = false, revoked = false;
+	int h;
+
+	(void)state;
+	next_inc = 300;
+	mk_nodes(3, NULL);
+	for (uint16_t id = 1; id <= 3; id++) {
+		LEP[id] = mk_lep(id, id);
+		htoe_lease_acl_sync(LEP[id], N[id].b); /* set-up, no traffic yet */
+	}
+	pump(now, HTOE_TX_FLUSH, NULL, NULL); /* the VL handshakes only */
+	assert_false(acl_read(1, gaddr(2, 0x40), 3, now));
+	assert_false(acl_write(3, gaddr(2, 0x80), now));
+
+	h = htoe_lease_request(LEP[1], 2, 4096, 0, now);
+	lease_rounds(5, &now);
+	assert_int_equal(htoe_lease_get(LEP[1], h, &info), 0);
+	assert_int_equal(info.state, HTOE_LS_ACTIVE);
+	ga = gaddr(2, info.offset);
+	assert_true(acl_read(1, ga, 4, now));
+
+	/* the lessor restarts: new bridge (incarnation), new lease endpoint */
+	htoe_lease_free(LEP[2]);
+	htoe_free(N[2].b);
+	mk_node(2, 3, NULL);
+	LEP[2] = mk_lep(2, 2000);
+	htoe_lease_acl_sync(LEP[2], N[2].b);
+	lease_rounds(2, &now);
+	assert_int_equal(htoe_lease_get(LEP[1], h, &info), 0);
+	assert_int_equal(info.state, HTOE_LS_LOST);
+	assert_int_equal(info.status, HTOE_LEASE_E_PEER_RESTARTED);
+	while (htoe_lease_event(LEP[1], &ev))
+		lost |= ev.type == HTOE_LEV_LOST && ev.status == HTOE_LEASE_E_PEER_RESTARTED;
+	assert_true(lost);
+	assert_false(acl_read(1, ga, 5, now));
+
+	/* a new lease, then the borrower restarts: freed at once */
+	assert_int_equal(htoe_lease_forget(LEP[1], h), 0);
+	h = htoe_lease_request(LEP[1], 2, 4096, 0, now);
+	lease_rounds(5, &now);
+	assert_int_equal(htoe_lease_get(LEP[1], h, &info), 0);
+	assert_int_equal(info.state, HTOE_LS_ACTIVE);
+	assert_int_equal(htoe_lease_export_count(LEP[2]), 1);
+	htoe_lease_free(LEP[1]);
+	htoe_free(N[1].b);
+	mk_node(1, 3, NULL);
+	LEP[1] = mk_lep(1, 1000);
+	lease_rounds(2, &now);
+	assert_int_equal(htoe_lease_export_count(LEP[2]), 0);
+	assert_int_equal(htoe_lease_stats(LEP[2])->revoked, 1);
+	while (htoe_lease_event(LEP[2], &ev))
+		revoked |= ev.type == HTOE_LEV_EXPORT_REVOKED && ev.node == 1;
+	assert_true(revoked);
+	assert_false(acl_read(1, ga, 6, now));
+	for (uint16_t id = 1; id <= 3; id++)
+		htoe_lease_free(LEP[id]);
 	free_nodes();
 }
 
@@ -1044,6 +1137,347 @@ static void test_config_check_field(void **state)
 	assert_int_equal(field, SIZE_MAX);                /* the map */
 }
 
+/* ------------------------------------------------------ attackers (issue 13) */
+
+/* Build a frame as an attacker would: any header fields, any source MAC,
+ * a valid CRC. Returns its length. */
+static size_t forge(uint8_t *f, enum htoe_ftype type, uint16_t src_node, uint16_t dst_node,
+		    const uint8_t src_mac[6], uint8_t epoch, uint16_t seq, bool cold,
+		    bool credit_req, const uint8_t *payload, size_t plen, unsigned npkts,
+		    unsigned vc)
+{
+	struct htoe_hdr h;
+	int off, n;
+
+	memset(&h, 0, sizeof(h));
+	htoe_map_node_mac(dst_node, h.dst);
+	memcpy(h.src, src_mac, 6);
+	h.ftype = (uint8_t)type;
+	h.src_node = src_node;
+	h.dst_node = dst_node;
+	h.epoch = epoch;
+	h.seq = seq;
+	h.cold = cold;
+	h.credit_req = credit_req;
+	h.npkts = (uint8_t)npkts;
+	h.vc = (uint8_t)vc;
+	for (unsigned c = 0; c < HTOE_CR__COUNT; c++)
+		h.credit[c] = 0xFFF0; /* generous credits: would change the peer's sender */
+	off = htoe_hdr_write(&h, f, HTOE_FRAME_MAX);
+	assert_true(off > 0);
+	if (plen)
+		memcpy(f + off, payload, plen);
+	n = htoe_frame_seal(f, HTOE_FRAME_MAX, (size_t)off - HTOE_HDR_LEN, plen);
+	assert_true(n > 0);
+	return (size_t)n;
+}
+
+static void reset_payload(uint8_t *p, uint32_t inc, uint64_t nonce)
+{
+	htoe_put_be32(p, inc);
+	htoe_put_be32(p + 4, (uint32_t)(nonce >> 32));
+	htoe_put_be32(p + 8, (uint32_t)nonce);
+}
+
+static void test_siphash_vectors(void **state)
+{
+	uint8_t key[16], msg[64];
+
+	(void)state;
+	for (unsigned i = 0; i < 16; i++)
+		key[i] = (uint8_t)i;
+	for (unsigned i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)i;
+	/* the reference implementation's vectors (key 00..0f, message
+	 * 00..len-1) for lengths 0, 1, 7, 8, 15 and 63 */
+	assert_true(htoe_siphash24(key, msg, 0) == 0x726fdb47dd0e0e31ull);
+	assert_true(htoe_siphash24(key, msg, 1) == 0x74f839c593dc67fdull);
+	assert_true(htoe_siphash24(key, msg, 7) == 0xab0200f58b01d137ull);
+	assert_true(htoe_siphash24(key, msg, 8) == 0x93f5f5799a932462ull);
+	assert_true(htoe_siphash24(key, msg, 15) == 0xa129ca6149be45e5ull);
+	assert_true(htoe_siphash24(key, msg, 63) == 0x958a324ceb064572ull);
+}
+
+/* Source binding: a frame of any type that claims node 1 but comes from
+ * another MAC (a non-member's, or member 3's own) changes nothing at node
+ * 2 and is counted under src_mac. */
+static void test_src_mac_binding(void **state)
+{
+	static const uint8_t outsider[6] = { 0x02, 0x66, 0x66, 0x66, 0x66, 0x66 };
+	uint8_t mac3[6], f[HTOE_FRAME_MAX], pl[HT_MAX_PKT_LEN];
+	struct htoe_vl_stats before;
+	struct ht_pkt p;
+	uint64_t drops0;
+	uint8_t ep;
+	int n;
+
+	(void)state;
+	next_inc = 100;
+	mk_nodes(3, NULL);
+	bring_up();
+	htoe_map_node_mac(3, mac3);
+	ep = htoe_vl_epoch(N[2].b, 1);
+	before = *htoe_get_vl_stats(N[2].b, 1);
+	drops0 = htoe_get_stats(N[2].b)->drops[HTOE_DROP_SRC_MAC];
+	mk_write(&p, MEM_BASE, true, 1, 0);
+	n = ht_encode(&p, pl, sizeof(pl));
+	assert_true(n > 0);
+	for (unsigned who = 0; who < 2; who++) {
+		const uint8_t *mac = who ? mac3 : outsider;
+		uint8_t rp[HTOE_RESET_PAYLOAD_LEN], cp[8] = { 0x4c, 1, 0, 0, 0, 0, 0, 7 };
+		size_t len[7];
+		uint8_t fr[7][HTOE_FRAME_MAX];
+
+		reset_payload(rp, 12345, 0x1234);
+		len[0] = forge(fr[0], HTOE_FT_DATA, 1, 2, mac, ep, 0, false, false, pl,
+			       (size_t)n, 1, HT_VC_P);
+		len[1] = forge(fr[1], HTOE_FT_ACK, 1, 2, mac, ep, 0, false, false, NULL, 0, 0, 0);
+		len[2] = forge(fr[2], HTOE_FT_ACK, 1, 2, mac, ep, 0, false, true, NULL, 0, 0, 0);
+		len[3] = forge(fr[3], HTOE_FT_NAK, 1, 2, mac, ep, 0, false, false, NULL, 0, 0, 0);
+		len[4] = forge(fr[4], HTOE_FT_CTRL, 1, 2, mac, ep, 0, false, false, cp, sizeof(cp),
+			       0, 0);
+		len[5] = forge(fr[5], HTOE_FT_RESET, 1, 2, mac, (uint8_t)(ep + 1), 0x1234, true,
+			       false, rp, sizeof(rp), 0, 0);
+		len[6] = forge(fr[6], HTOE_FT_RESET_ACK, 1, 2, mac, ep, 0x1234, true, false, rp,
+			       sizeof(rp), 0, 0);
+		for (unsigned k = 0; k < 7; k++)
+			assert_int_equal(htoe_frame_input(N[2].b, fr[k], len[k], 1 * US),
+					 -HTOE_DROP_SRC_MAC);
+	}
+	assert_int_equal(htoe_get_stats(N[2].b)->drops[HTOE_DROP_SRC_MAC], drops0 + 14);
+	/* nothing changed: not the VL's counters, its epoch, its state, its
+	 * queues (no RESET_ACK or NAK owed), nothing for the local side */
+	assert_memory_equal(htoe_get_vl_stats(N[2].b, 1), &before, sizeof(before));
+	assert_int_equal(htoe_vl_epoch(N[2].b, 1), ep);
+	assert_true(htoe_vl_is_up(N[2].b, 1));
+	assert_false(local_out(2, &p, 1 * US));
+	assert_int_equal(htoe_frame_output(N[2].b, f, sizeof(f), 1 * US, HTOE_TX_FLUSH), 0);
+	assert_int_equal(htoe_ctrl_recv(N[2].b, &(uint16_t){ 0 }, f, sizeof(f)), 0);
+	free_nodes();
+}
+
+/* Record the last frame of a given type sent by a given node. */
+struct capture {
+	uint16_t from, to;     /* to 0: any */
+	uint8_t type;
+	size_t len;
+	uint8_t f[HTOE_FRAME_MAX];
+	bool drop;             /* and drop it */
+};
+
+static bool capture_frame(uint16_t from, const uint8_t *f, size_t len, void *arg)
+{
+	struct capture *c = arg;
+	struct htoe_hdr h;
+
+	assert_int_equal(htoe_frame_parse(f, len, 9000, &h, NULL), 0);
+	if (from != c->from || h.ftype != c->type || (c->to && h.dst_node != c->to))
+		return true;
+	memcpy(c->f, f, len);
+	c->len = len;
+	return !c->drop;
+}
+
+/* A RESET_ACK must echo the 64-bit nonce of our pending RESET: one that
+ * guesses the old predictable nonce, or only its low 16 bits (the seq
+ * field), is dropped even from the right MAC; the real one works. Nonces
+ * differ between resets and between keys. */
+static void test_reset_ack_nonce(void **state)
+{
+	struct capture rst = { .from = 1, .type = HTOE_FT_RESET, .drop = true };
+	uint8_t mac2[6], f[HTOE_FRAME_MAX], rp[HTOE_RESET_PAYLOAD_LEN];
+	uint64_t nonce, nonce2;
+	uint8_t ep;
+	size_t len;
+
+	(void)state;
+	next_inc = 7;
+	mk_nodes(2, NULL);
+	bring_up();
+	htoe_map_node_mac(2, mac2);
+	assert_int_equal(htoe_vl_reset(N[1].b, 2, false, 1 * US), 0);
+	pump(1 * US, HTOE_TX_FLUSH, capture_frame, &rst);
+	assert_true(rst.len > 0);
+	nonce = (uint64_t)htoe_get_be32(rst.f + 14 + 32 + 4) << 32 |
+		htoe_get_be32(rst.f + 14 + 32 + 8);
+	assert_int_equal((uint16_t)nonce, htoe_get_be16(rst.f + 14 + 8));
+	ep = htoe_vl_epoch(N[1].b, 2);
+	/* the pre-issue-13 nonce ((epoch << 8 | id) + 1 and successors) */
+	for (uint16_t guess = 1; guess < 8; guess++) {
+		reset_payload(rp, 8, guess);
+		len = forge(f, HTOE_FT_RESET_ACK, 2, 1, mac2, ep, guess, false, false, rp,
+			    sizeof(rp), 0, 0);
+		assert_int_equal(htoe_frame_input(N[1].b, f, len, 2 * US), -HTOE_DROP_NONCE);
+	}
+	/* the right low 16 bits, wrong high bits */
+	reset_payload(rp, 8, nonce ^ (1ull << 40));
+	len = forge(f, HTOE_FT_RESET_ACK, 2, 1, mac2, ep, (uint16_t)nonce, false, false, rp,
+		    sizeof(rp), 0, 0);
+	assert_int_equal(htoe_frame_input(N[1].b, f, len, 2 * US), -HTOE_DROP_NONCE);
+	assert_false(htoe_vl_is_up(N[1].b, 2));
+	/* DATA/ACK of the proposed epoch do not bring it up either */
+	len = forge(f, HTOE_FT_ACK, 2, 1, mac2, ep, 0, false, false, NULL, 0, 0, 0);
+	assert_int_equal(htoe_frame_input(N[1].b, f, len, 2 * US), -HTOE_DROP_EPOCH);
+	assert_false(htoe_vl_is_up(N[1].b, 2));
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->drops[HTOE_DROP_NONCE], 8);
+	/* the real peer answers the retransmitted RESET */
+	rst.drop = false;
+	pump(1000 * US, HTOE_TX_FLUSH, capture_frame, &rst);
+	assert_true(htoe_vl_is_up(N[1].b, 2));
+	/* the next reset has an unrelated nonce */
+	assert_int_equal(htoe_vl_reset(N[1].b, 2, false, 2000 * US), 0);
+	pump(2000 * US, HTOE_TX_FLUSH, capture_frame, &rst);
+	nonce2 = (uint64_t)htoe_get_be32(rst.f + 14 + 32 + 4) << 32 |
+		 htoe_get_be32(rst.f + 14 + 32 + 8);
+	assert_true(nonce2 != nonce && nonce2 != nonce + 1 && (nonce2 >> 32) != (nonce >> 32));
+	free_nodes();
+}
+
+/* Node 2 restarts (new bridge, new incarnation) while node 1 has requests
+ * outstanding to it and posted writes unacknowledged: node 1 cold-resets
+ * that VL once, at the first frame of the new incarnation, poisons the
+ * requests, and traffic resumes; node 3's VL is untouched. Frames of the
+ * old incarnation replayed afterwards change nothing. */
+static void test_peer_restart(void **state)
+{
+	struct capture old_data = { .from = 2, .type = HTOE_FT_DATA };
+	struct capture old_reset = { .from = 2, .to = 1, .type = HTOE_FT_RESET };
+	struct ht_pkt p, q, r;
+	unsigned poisoned = 0;
+	uint8_t ep_old;
+	uint32_t inc_old, inc;
+	size_t old_reset_len;
+	uint8_t old_reset_f[HTOE_FRAME_MAX];
+
+	(void)state;
+	next_inc = 1000;
+	mk_nodes(3, NULL);
+	bring_up();
+	assert_int_equal(htoe_vl_reset(N[2].b, 1, false, 0), 0);
+	pump(0, HTOE_TX_FLUSH, capture_frame, &old_reset);
+	assert_true(old_reset.len > 0);
+	memcpy(old_reset_f, old_reset.f, old_reset.len);
+	old_reset_len = old_reset.len;
+	assert_true(htoe_vl_peer_incarnation(N[1].b, 2, &inc_old));
+	/* node 2 sends node 1 a write (a DATA frame to replay later) */
+	mk_write(&p, gaddr(1, 0), true, 1, 0);
+	assert_int_equal(local_in(2, &p, 1 * US), 0);
+	pump(1 * US, HTOE_TX_FLUSH, capture_frame, &old_data);
+	assert_true(old_data.len > 0);
+	assert_int_equal(node_of(old_data.f), 1);
+	assert_true(local_out(1, &q, 1 * US));
+	/* node 1: three reads to node 2 in flight, never answered */
+	for (uint8_t t = 0; t < 3; t++) {
+		mk_read(&p, gaddr(2, 64u * t), 1, t);
+		assert_int_equal(local_in(1, &p, 2 * US), 0);
+	}
+	mk_read(&p, gaddr(3, 0), 1, 9);
+	assert_int_equal(local_in(1, &p, 2 * US), 0);
+	pump(2 * US, HTOE_TX_FLUSH, drop_all, NULL);
+	ep_old = htoe_vl_epoch(N[1].b, 2);
+	const struct htoe_vl_stats *st = htoe_get_vl_stats(N[1].b, 2);
+	uint64_t resets0 = st->resets;
+
+	/* kill -9 and restart of node 2: same config, new incarnation */
+	htoe_free(N[2].b);
+	mk_node(2, 3, NULL);
+	pump(10 * US, HTOE_TX_FLUSH, NULL, NULL);
+	assert_int_equal(st->peer_restarts, 1);
+	assert_int_equal(st->resets, resets0 + 1);
+	assert_int_equal(st->peer_restart_ns, 10 * US);
+	assert_int_equal(st->restart_up_ns, 0); /* same `now`: within 0 ns */
+	assert_true(htoe_vl_is_up(N[1].b, 2));
+	assert_true(htoe_vl_is_up(N[2].b, 1));
+	assert_true(htoe_vl_peer_incarnation(N[1].b, 2, &inc));
+	assert_true(inc != inc_old);
+	assert_true((int8_t)(htoe_vl_epoch(N[1].b, 2) - ep_old) > 0);
+	assert_int_equal(htoe_vl_epoch(N[1].b, 2), htoe_vl_epoch(N[2].b, 1));
+	/* the three reads were poisoned at once, not after np_timeout */
+	while (local_out(1, &r, 10 * US)) {
+		assert_int_equal(ht_pkt_rsp_err(&r), HT_RSP_TARGET_ABORT);
+		assert_true(r.srctag < 3);
+		poisoned++;
+	}
+	assert_int_equal(poisoned, 3);
+	/* node 3's VL untouched */
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 3)->resets, 0);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 3)->peer_restarts, 0);
+
+	/* the old incarnation's frames: a DATA frame of the old epoch, its
+	 * first RESET (retired incarnation) */
+	assert_int_equal(htoe_frame_input(N[1].b, old_data.f, old_data.len, 20 * US),
+			 -HTOE_DROP_EPOCH);
+	assert_int_equal(htoe_frame_input(N[1].b, old_reset_f, old_reset_len, 20 * US),
+			 -HTOE_DROP_INCARNATION);
+	assert_int_equal(st->resets, resets0 + 1);
+	assert_true(htoe_vl_is_up(N[1].b, 2));
+	/* a duplicate RESET of the new incarnation stays a duplicate */
+	{
+		struct capture cur = { .from = 2, .to = 1, .type = HTOE_FT_RESET };
+
+		htoe_free(N[2].b);
+		next_inc = 5000;
+		mk_node(2, 3, NULL);
+		pump(30 * US, HTOE_TX_FLUSH, capture_frame, &cur);
+		assert_int_equal(st->peer_restarts, 2);
+		assert_int_equal(st->resets, resets0 + 2);
+		assert_true(cur.len > 0);
+		/* its epoch lost to node 1's proposal: a late copy, dropped */
+		assert_int_equal(htoe_frame_input(N[1].b, cur.f, cur.len, 40 * US),
+				 -HTOE_DROP_EPOCH);
+		assert_true(htoe_vl_is_up(N[1].b, 2));
+		pump(40 * US, HTOE_TX_FLUSH, NULL, NULL);
+		assert_int_equal(st->resets, resets0 + 2);
+		assert_int_equal(st->peer_restarts, 2);
+	}
+	/* traffic resumes: a read answered OK */
+	mk_read(&p, gaddr(2, 0), 1, 20);
+	assert_int_equal(local_in(1, &p, 50 * US), 0);
+	pump(50 * US, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(local_out(2, &q, 50 * US));
+	mk_answer(&q, &r);
+	assert_int_equal(local_in(2, &r, 50 * US), 0);
+	pump(50 * US, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(local_out(1, &r, 50 * US));
+	assert_int_equal(r.srctag, 20);
+	assert_int_equal(ht_pkt_rsp_err(&r), HT_RSP_OK);
+	for (uint16_t id = 1; id <= 3; id++) {
+		char err[256];
+
+		assert_int_equal(htoe_check_invariants(N[id].b, err, sizeof(err)), 0);
+	}
+	free_nodes();
+}
+
+/* A CTRL frame carrying a new incarnation (a restart whose RESET was lost
+ * and whose epoch happens to match) also cold-resets the VL. */
+static void test_ctrl_new_incarnation(void **state)
+{
+	uint8_t mac2[6], f[HTOE_FRAME_MAX], cp[8] = { 0x4c, 1, 2, 3, 0, 0, 0, 0 };
+	size_t len;
+
+	(void)state;
+	next_inc = 40;
+	mk_nodes(2, NULL);
+	bring_up();
+	htoe_map_node_mac(2, mac2);
+	htoe_put_be32(cp + 4, 99999);
+	len = forge(f, HTOE_FT_CTRL, 2, 1, mac2, htoe_vl_epoch(N[1].b, 2), 0, false, false, cp,
+		    sizeof(cp), 0, 0);
+	assert_int_equal(htoe_frame_input(N[1].b, f, len, 1 * US), -HTOE_DROP_INCARNATION);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->peer_restarts, 1);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->resets, 1);
+	assert_false(htoe_vl_is_up(N[1].b, 2));
+	/* no message delivered */
+	assert_int_equal(htoe_ctrl_recv(N[1].b, &(uint16_t){ 0 }, f, sizeof(f)), 0);
+	/* bad lengths: RESET without its payload, CTRL without the trailer */
+	len = forge(f, HTOE_FT_RESET, 2, 1, mac2, 9, 0, false, false, NULL, 0, 0, 0);
+	assert_int_equal(htoe_frame_input(N[1].b, f, len, 1 * US), -HTOE_DROP_LENGTH);
+	len = forge(f, HTOE_FT_CTRL, 2, 1, mac2, 9, 0, false, false, cp, 3, 0, 0);
+	assert_int_equal(htoe_frame_input(N[1].b, f, len, 1 * US), -HTOE_DROP_LENGTH);
+	free_nodes();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1066,6 +1500,12 @@ int main(void)
 		cmocka_unit_test(test_local_input_pkt),
 		cmocka_unit_test(test_lease_acl),
 		cmocka_unit_test(test_acl_api),
+		cmocka_unit_test(test_lease_restarts),
+		cmocka_unit_test(test_siphash_vectors),
+		cmocka_unit_test(test_src_mac_binding),
+		cmocka_unit_test(test_reset_ack_nonce),
+		cmocka_unit_test(test_peer_restart),
+		cmocka_unit_test(test_ctrl_new_incarnation),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
 

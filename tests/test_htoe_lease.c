@@ -121,6 +121,9 @@ static void ch_run(struct chan *c, uint64_t *now, uint64_t until, uint64_t step)
 		;
 }
 
+/* mk_ep: lessors without a per-lessee quota (tests of the whole table) */
+static bool no_quota;
+
 static struct htoe_lease_ep *mk_ep(uint16_t id, uint64_t export_size, uint32_t session,
 				   const struct htoe_map *map)
 {
@@ -140,6 +143,10 @@ static struct htoe_lease_ep *mk_ep(uint16_t id, uint64_t export_size, uint32_t s
 	cfg.retry_max_ns = 8 * MS;
 	cfg.request_timeout_ns = 200 * MS;
 	cfg.map = map;
+	if (no_quota) {
+		cfg.quota_slots = HTOE_LEASE_MAX;
+		cfg.quota_bytes = UINT64_MAX;
+	}
 	ep = htoe_lease_new(&cfg, err, sizeof(err));
 	if (!ep)
 		fail_msg("htoe_lease_new: %s", err);
@@ -374,9 +381,11 @@ static void test_dead_borrower_expires(void **state)
 	struct htoe_lease_event ev;
 	uint64_t now = 0;
 
+	no_quota = true;
 	c->ep[1] = mk_ep(1, 0, 11, NULL);
 	c->ep[2] = mk_ep(2, EXPORT_SIZE, 22, NULL);
 	c->ep[3] = mk_ep(3, 0, 33, NULL);
+	no_quota = false;
 	int h = htoe_lease_request(c->ep[1], 2, EXPORT_SIZE, 0, now);
 	ch_run(c, &now, 1 * MS, 100 * US);
 	assert_int_equal(htoe_lease_get(c->ep[1], h, &info), 0);
@@ -449,7 +458,37 @@ static void test_refusals(void **state)
 	htoe_lease_forget(c->ep[1], h);
 	htoe_lease_forget(c->ep[1], hbig);
 
+	/* the default quota: 16 leases and half the export per lessee */
+	assert_true(EXPORT_SIZE / 2 >= 17 * 4096);
+	int hq[17];
+	for (unsigned i = 0; i < 17; i++)
+		assert_true((hq[i] = htoe_lease_request(c->ep[1], 2, 4096, 0, now)) >= 0);
+	int hhalf = htoe_lease_request(c->ep[3], 2, EXPORT_SIZE / 2 + 1, 0, now);
+	int hok = htoe_lease_request(c->ep[3], 2, EXPORT_SIZE / 2, 0, now);
+	ch_run(c, &now, now + 1 * MS, 100 * US);
+	unsigned active = 0, quota = 0;
+	for (unsigned i = 0; i < 17; i++) {
+		assert_int_equal(htoe_lease_get(c->ep[1], hq[i], &info), 0);
+		active += info.state == HTOE_LS_ACTIVE;
+		quota += info.state == HTOE_LS_REFUSED && info.status == HTOE_LEASE_E_QUOTA;
+	}
+	assert_int_equal(active, 16);
+	assert_int_equal(quota, 1);
+	assert_int_equal(htoe_lease_get(c->ep[3], hhalf, &info), 0);
+	assert_int_equal(info.state, HTOE_LS_REFUSED);
+	assert_int_equal(info.status, HTOE_LEASE_E_QUOTA);
+	assert_int_equal(htoe_lease_get(c->ep[3], hok, &info), 0);
+	assert_int_equal(info.state, HTOE_LS_ACTIVE);
+	assert_int_equal(htoe_lease_stats(c->ep[2])->quota_refused, 2);
+	free_chan(c);
+
 	/* lease table full: 64 leases for node 1, the 65th (node 3) refused */
+	c = mk_chan(3);
+	no_quota = true;
+	c->ep[1] = mk_ep(1, 0, 11, NULL);
+	c->ep[2] = mk_ep(2, EXPORT_SIZE, 22, NULL);
+	c->ep[3] = mk_ep(3, 0, 33, NULL);
+	no_quota = false;
 	for (unsigned i = 0; i < HTOE_LEASE_MAX; i++)
 		assert_true(htoe_lease_request(c->ep[1], 2, 4096, 0, now) >= 0);
 	assert_int_equal(htoe_lease_request(c->ep[1], 2, 4096, 0, now), -ENOSPC);

@@ -5,7 +5,7 @@
 #
 # usage: test_sim_seeds.sh HTOE_SIM [SCALE]
 #   SCALE: seeds per profile are multiplied by it (default 1; the sanitizer
-#   build uses a smaller one). With SCALE 1 the sweep runs 330 seeds.
+#   build uses a smaller one). With SCALE 1 the sweep runs 348 seeds.
 # To run millions of seeds, see docs/simulator.md.
 set -u
 sim=$1
@@ -21,6 +21,11 @@ profiles=(
   "small-mtu-dup|20|.frames_duplicated > 0|--nodes 3 --mem 61440 --transactions 2000 --mtu 256 --loss 0.05 --dup 0.05"
   "partition|30|.resets > 0 and .poisoned > 0|--nodes 4 --transactions 2000 --partition 5000:300000000"
   "restart|30|.resets > 0|--nodes 4 --transactions 2000 --restart 2:10000 --loss 0.05"
+  # issue 13: a restart is seen at once by each VL to the restarted node (one cold reset each,
+  # the oracle checks it), no other reset; forged frames change nothing and are counted
+  "restart-incarnation|6|.peer_restarts == 3 and .resets == 3 and .poisoned >= 0 and .completed > 0|--nodes 4 --transactions 2000 --restart 2:10000"
+  "forge-reset|6|.forged_sent == 2 and .forged_dropped == 2 and .resets == 0 and .peer_restarts == 0|--nodes 2 --transactions 2000 --forge-reset 20000"
+  "forge-src|6|.forged_sent == 4 and .forged_dropped == 4 and .resets == 0 and .peer_restarts == 0|--nodes 4 --transactions 2000 --forge-src 20000 --loss 0.02"
   "vl-reset|30|.resets > 0|--nodes 4 --transactions 2000 --reset 1:2:10000 --loss 0.05 --reorder 0.05"
   # stalled pollers (up to 10 ms, RX ring overflows) must cost time, never a reset or an error
   "stall|30|.stalls > 0 and .rx_ring_drops > 0 and .timeouts > 0|--nodes 4 --transactions 2000 --stall 0.001:10000000 --rx-ring 64 --loss 0.02 --liveness 1000000000"

@@ -179,6 +179,9 @@ struct br_totals {
 	uint64_t ops, sweep, completed, verified, mismatches, errors, unexpected;
 	uint64_t tx_frames, rx_frames, tx_bytes, rx_bytes, rx_bad, tx_refused, alloc_fail;
 	uint64_t retransmits, naks, timeouts, resets, poisoned, np_timeouts;
+	uint64_t late_responses;       /* responses after a timeout/reset (VLs) */
+	uint64_t unexpected_responses; /* local responses matching no request */
+	uint64_t peer_restarts;        /* peers seen with a new incarnation (VLs) */
 	uint64_t imp_dropped, imp_dup, imp_corrupt, imp_reorder;
 	uint64_t cap_frames, cap_dropped;
 	uint64_t local_in, local_out, backpressure, master_aborts;

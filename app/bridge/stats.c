@@ -46,6 +46,7 @@ void br_totals(struct br_app *a, int node, struct br_totals *t)
 		t->local_out += RD(p->hs.local_out);
 		t->backpressure += RD(p->hs.backpressure);
 		t->master_aborts += RD(p->hs.master_aborts);
+		t->unexpected_responses += RD(p->hs.unexpected_responses);
 		t->poll_max_ns = RTE_MAX(t->poll_max_ns, RD(p->c.poll_max_ns));
 		t->gap_max_ns = RTE_MAX(t->gap_max_ns, RD(p->c.gap_max_ns));
 		for (unsigned r = 1; r < HTOE_DROP__COUNT; r++)
@@ -59,6 +60,8 @@ void br_totals(struct br_app *a, int node, struct br_totals *t)
 			t->resets += RD(v->resets);
 			t->poisoned += RD(v->poisoned);
 			t->np_timeouts += RD(v->np_timeouts);
+			t->late_responses += RD(v->late_responses);
+			t->peer_restarts += RD(v->peer_restarts);
 			for (unsigned r = 1; r < HTOE_DROP__COUNT; r++)
 				t->drops[r] += RD(v->drops[r]);
 		}
@@ -225,9 +228,11 @@ int br_print_summary(struct br_app *a, FILE *f)
 		fprintf(f,
 			"          frames tx %" PRIu64 " rx %" PRIu64 " (refused by the bridge %" PRIu64
 			"), retransmits %" PRIu64 ", naks %" PRIu64 ", timeouts %" PRIu64
-			", resets %" PRIu64 ", poisoned %" PRIu64 "\n",
+			", resets %" PRIu64 ", poisoned %" PRIu64 ", late responses %" PRIu64
+			", unexpected responses %" PRIu64 ", peer restarts %" PRIu64 "\n",
 			t.tx_frames, t.rx_frames, t.rx_bad, t.retransmits, t.naks, t.timeouts,
-			t.resets, t.poisoned);
+			t.resets, t.poisoned, t.late_responses, t.unexpected_responses,
+			t.peer_restarts);
 		print_drops(f, n, t.drops);
 		fprintf(f, "          eth tx refused %" PRIu64 ", mbuf alloc failures %" PRIu64
 			", longest poll %.3f ms, longest gap between polls %.3f ms",
@@ -300,9 +305,14 @@ static void json_node_extra(struct br_app *a, FILE *f, const struct br_node *n)
 		const struct htoe_vl_stats *v = &n->pub.vl[k];
 
 		fprintf(f, "%s{\"peer\":%u,\"retransmits\":%" PRIu64 ",\"timeouts\":%" PRIu64
-			",\"srtt_ns\":%" PRIu64 ",\"rttvar_ns\":%" PRIu64 ",\"rto_ns\":%" PRIu64 "}",
+			",\"srtt_ns\":%" PRIu64 ",\"rttvar_ns\":%" PRIu64 ",\"rto_ns\":%" PRIu64
+			",\"resets\":%" PRIu64 ",\"poisoned\":%" PRIu64 ",\"late_responses\":%" PRIu64
+			",\"peer_restarts\":%" PRIu64 ",\"peer_restart_ns\":%" PRIu64
+			",\"up_ns\":%" PRIu64 ",\"restart_up_ns\":%" PRIu64 "}",
 			k ? "," : "", n->vl_node[k], RD(v->retransmits), RD(v->timeouts),
-			RD(v->srtt_ns), RD(v->rttvar_ns), RD(v->rto_ns));
+			RD(v->srtt_ns), RD(v->rttvar_ns), RD(v->rto_ns), RD(v->resets),
+			RD(v->poisoned), RD(v->late_responses), RD(v->peer_restarts),
+			RD(v->peer_restart_ns), RD(v->up_ns), RD(v->restart_up_ns));
 	}
 	fputc(']', f);
 }
@@ -319,7 +329,9 @@ void br_print_json(struct br_app *a, FILE *f)
 		",\"errors\":%" PRIu64 ",\"unexpected\":%" PRIu64 ",\"frames_tx\":%" PRIu64
 		",\"frames_rx\":%" PRIu64 ",\"bytes_tx\":%" PRIu64 ",\"retransmits\":%" PRIu64
 		",\"naks\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"resets\":%" PRIu64
-		",\"poisoned\":%" PRIu64 ",\"tx_refused\":%" PRIu64 ",\"alloc_fail\":%" PRIu64
+		",\"poisoned\":%" PRIu64 ",\"late_responses\":%" PRIu64
+		",\"unexpected_responses\":%" PRIu64 ",\"peer_restarts\":%" PRIu64
+		",\"tx_refused\":%" PRIu64 ",\"alloc_fail\":%" PRIu64
 		",\"impair_dropped\":%" PRIu64 ",\"impair_reordered\":%" PRIu64
 		",\"impair_duplicated\":%" PRIu64 ",\"impair_corrupted\":%" PRIu64
 		",\"captured\":%" PRIu64 ",\"capture_lost\":%" PRIu64
@@ -327,7 +339,8 @@ void br_print_json(struct br_app *a, FILE *f)
 		",\"elapsed_s\":%.6f,\"mops\":%.6f,\"incomplete\":%s",
 		t.nodes, t.wl_nodes, t.ops, t.sweep, t.completed, t.verified, t.mismatches, t.errors,
 		t.unexpected, t.tx_frames, t.rx_frames, t.tx_bytes, t.retransmits, t.naks,
-		t.timeouts, t.resets, t.poisoned, t.tx_refused, t.alloc_fail, t.imp_dropped,
+		t.timeouts, t.resets, t.poisoned, t.late_responses, t.unexpected_responses,
+		t.peer_restarts, t.tx_refused, t.alloc_fail, t.imp_dropped,
 		t.imp_reorder, t.imp_dup, t.imp_corrupt, t.cap_frames, t.cap_dropped,
 		t.poll_max_ns, t.gap_max_ns, el,
 		el > 0 ? (double)t.ops / el / 1e6 : 0, a->incomplete ? "true" : "false");

@@ -211,6 +211,10 @@ static void vl_full(struct rte_tel_data *d, const struct br_node *n, unsigned k)
 	ADD("posted_lost_reset", v->posted_lost_reset);
 	ADD("late_responses", v->late_responses);
 	ADD("np_timeouts", v->np_timeouts);
+	ADD("peer_restarts", v->peer_restarts);
+	ADD("peer_restart_ns", v->peer_restart_ns);
+	ADD("up_ns", v->up_ns);
+	ADD("restart_up_ns", v->restart_up_ns);
 	ADD("srtt_ns", v->srtt_ns);
 	ADD("rttvar_ns", v->rttvar_ns);
 	ADD("rto_ns", v->rto_ns);

@@ -39,11 +39,17 @@ int br_node_setup(struct br_app *a, struct br_node *n, const struct br_node_cfg 
 		  char *err, size_t errlen)
 {
 	struct ht_target_cfg tc;
+	struct htoe_config bc = nc->bc;
 	char msg[256];
 
 	n->cfg = nc;
 	n->id = nc->id;
-	n->b = htoe_new(&nc->bc, msg, sizeof(msg));
+	/* every start is a new incarnation, with a fresh nonce key (issue 13) */
+	if (htnode_random_incarnation(&bc, msg, sizeof(msg)) != 0) {
+		snprintf(err, errlen, "%s: %s", nc->where, msg);
+		return -1;
+	}
+	n->b = htoe_new(&bc, msg, sizeof(msg));
 	if (!n->b) {
 		snprintf(err, errlen, "%s: bridge: %s", nc->where, msg);
 		return -1;

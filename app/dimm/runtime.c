@@ -93,7 +93,14 @@ int dr_nodes_setup(struct dapp *d, uint16_t borrower, char *err, size_t errlen)
 		x->cfg = nc;
 		x->id = nc->id;
 		x->borrower = nc->id == borrower;
-		x->b = htoe_new(&nc->bc, msg, sizeof(msg));
+		struct htoe_config bc = nc->bc;
+
+		/* every start is a new incarnation, with a fresh nonce key */
+		if (htnode_random_incarnation(&bc, msg, sizeof(msg)) != 0) {
+			snprintf(err, errlen, "%s: %s", nc->where, msg);
+			return -1;
+		}
+		x->b = htoe_new(&bc, msg, sizeof(msg));
 		if (!x->b) {
 			snprintf(err, errlen, "%s: bridge: %s", nc->where, msg);
 			return -1;
@@ -104,10 +111,7 @@ int dr_nodes_setup(struct dapp *d, uint16_t borrower, char *err, size_t errlen)
 			return -1;
 		htoe_lease_cfg_defaults(&lc);
 		lc.node_id = nc->id;
-		lc.session = (uint32_t)(((uint64_t)time(NULL) << 8) ^ ((uint64_t)getpid() << 4) ^
-					nc->id ^ rte_rdtsc());
-		if (!lc.session)
-			lc.session = 1;
+		lc.session = bc.incarnation; /* random, non-zero */
 		lc.map = nc->bc.map;
 		lc.default_duration_ns = d->lease_ns;
 		if (lc.max_duration_ns < d->lease_ns)
@@ -156,6 +160,8 @@ int dr_nodes_setup(struct dapp *d, uint16_t borrower, char *err, size_t errlen)
 			lc.export_addr = nc->mem_base;
 			lc.export_size = nc->mem_size;
 			lc.acl = true; /* only the lease holder reaches its range */
+			lc.quota_slots = d->quota_slots;
+			lc.quota_bytes = d->quota_bytes;
 			/* a lost lessee's requests still in flight are answered (or
 			 * poisoned by its own bridge) before the memory is lent again */
 			if (lc.grace_ns < nc->bc.np_timeout_ns)

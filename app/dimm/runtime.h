@@ -58,6 +58,8 @@ struct dapp {
 	struct dnode *borrower;      /* NULL: this process only exports */
 	uint16_t lessor;
 	uint64_t lease_ns;
+	unsigned quota_slots;        /* exporter: per-lessee quota (htoe_lease_cfg) */
+	uint64_t quota_bytes;
 	uint64_t spin_ns;
 	bool     verbose;
 

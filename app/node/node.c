@@ -4,13 +4,39 @@
  * DPDK application htoe-bridge drive a node with the same code.)
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "node.h"
 
 static bool unitid_in(uint8_t u, uint8_t base, unsigned n)
 {
 	return u >= base && u < base + n;
+}
+
+int htnode_random_incarnation(struct htoe_config *c, char *err, size_t errlen)
+{
+	uint8_t r[4 + sizeof(c->nonce_key)];
+	size_t got = 0;
+
+	while (got < sizeof(r)) {
+		ssize_t n = getrandom(r + got, sizeof(r) - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(err, errlen, "getrandom: %s (the bridge's incarnation and nonce "
+				 "key must be unpredictable)", n < 0 ? strerror(errno) : "no bytes");
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	c->incarnation = (uint32_t)r[0] << 24 | (uint32_t)r[1] << 16 | (uint32_t)r[2] << 8 | r[3];
+	if (c->incarnation == 0)
+		c->incarnation = 1;
+	memcpy(c->nonce_key, r + 4, sizeof(c->nonce_key));
+	return 0;
 }
 
 int htnode_reset_requester(struct htnode *nd, unsigned n_unitids, uint8_t first_unitid)

@@ -256,7 +256,18 @@ static int bridge_new(struct sim *s, struct node *nd, char *err, size_t errlen)
 	htoe_config_defaults(&c);
 	c.node_id = nd->id;
 	htoe_map_node_mac(nd->id, c.mac);
-	c.epoch = (uint8_t)(nd->incarnation * 32u);
+	/* every start a new incarnation and nonce key, as getrandom would give
+	 * (the epoch stays 0: a restart is found by the incarnation alone);
+	 * seeded, so that runs are reproducible */
+	{
+		struct ht_rand r;
+
+		ht_rand_seed(&r, s->cfg->seed * 0x9E3779B97F4A7C15ull + nd->id * 65537u +
+					 nd->incarnation * 7919u + 1);
+		c.incarnation = (uint32_t)ht_rand_u64(&r) | 1u;
+		for (unsigned k = 0; k < sizeof(c.nonce_key); k++)
+			c.nonce_key[k] = (uint8_t)ht_rand_u64(&r);
+	}
 	c.unitid_base = SIM_BRIDGE_UBASE;
 	c.n_unitids = SIM_BRIDGE_UNITS;
 	c.map = &nd->map;
@@ -759,6 +770,70 @@ static void restart_node(struct sim *s, unsigned i)
 	}
 }
 
+/* A frame of `type` claiming node `claim` for node `dst` (ids), from MAC
+ * `mac`, handed to dst's port now. */
+static void forge_one(struct sim *s, const uint8_t mac[6], uint16_t claim, uint16_t dst,
+		      enum htoe_ftype type)
+{
+	uint8_t f[HTOE_L2_MAX + HTOE_HDR_LEN + 64], pl[16];
+	struct htoe_hdr h;
+	size_t plen = 0;
+	int off, n;
+
+	memset(&h, 0, sizeof(h));
+	htoe_map_node_mac(dst, h.dst);
+	memcpy(h.src, mac, 6);
+	h.ftype = (uint8_t)type;
+	h.src_node = claim;
+	h.dst_node = dst;
+	h.epoch = htoe_vl_epoch(s->n[dst - 1].core.b, claim);
+	for (unsigned k = 0; k < HTOE_CR__COUNT; k++)
+		h.credit[k] = (uint16_t)ht_rand_u64(&s->rng);
+	if (type == HTOE_FT_RESET || type == HTOE_FT_RESET_ACK) {
+		uint64_t nonce = ht_rand_u64(&s->rng) | 1;
+
+		h.epoch = (uint8_t)(h.epoch + (type == HTOE_FT_RESET));
+		h.cold = true;
+		h.seq = (uint16_t)nonce;
+		htoe_put_be32(pl, (uint32_t)ht_rand_u64(&s->rng)); /* a "new incarnation" */
+		htoe_put_be32(pl + 4, (uint32_t)(nonce >> 32));
+		htoe_put_be32(pl + 8, (uint32_t)nonce);
+		plen = HTOE_RESET_PAYLOAD_LEN;
+	} else if (type == HTOE_FT_CTRL) {
+		memset(pl, 0x4c, 8);
+		htoe_put_be32(pl + 8, (uint32_t)ht_rand_u64(&s->rng));
+		plen = 12;
+	}
+	off = htoe_hdr_write(&h, f, sizeof(f));
+	if (off < 0)
+		return;
+	memcpy(f + off, pl, plen);
+	n = htoe_frame_seal(f, sizeof(f), (size_t)off - HTOE_HDR_LEN, plen);
+	if (n <= 0)
+		return;
+	s->res->forged_sent++;
+	schedule(s, dst - 1u, f, (size_t)n, s->now);
+}
+
+static void forge_reset(struct sim *s)
+{
+	static const uint8_t outsider[6] = { 0x02, 0x66, 0x66, 0x66, 0x66, 0x66 };
+
+	forge_one(s, outsider, 1, 2, HTOE_FT_RESET);
+	forge_one(s, outsider, 1, 2, HTOE_FT_RESET_ACK);
+}
+
+static void forge_src(struct sim *s)
+{
+	static const enum htoe_ftype types[] = { HTOE_FT_RESET, HTOE_FT_RESET_ACK, HTOE_FT_ACK,
+						 HTOE_FT_CTRL };
+	uint8_t mac3[6];
+
+	htoe_map_node_mac(3, mac3); /* member node 3 claims to be node 1 */
+	for (unsigned i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		forge_one(s, mac3, 1, 2, types[i]);
+}
+
 static bool all_done(struct sim *s)
 {
 	for (unsigned i = 0; i < s->cfg->nodes; i++) {
@@ -809,9 +884,27 @@ static void final_checks(struct sim *s)
 			s->res->timeouts += vs->timeouts;
 			s->res->resets += vs->resets;
 			s->res->drops_crc += vs->drops[HTOE_DROP_CRC];
+			s->res->peer_restarts += vs->peer_restarts;
+			if (vs->peer_restarts && vs->restart_up_ns > s->res->restart_up_max_ns)
+				s->res->restart_up_max_ns = vs->restart_up_ns;
+			/* a restart is seen exactly once by each VL to the
+			 * restarted node (a cold reset), by no other VL */
+			bool to_restarted = c->restart_node >= 0 &&
+					    htoe_vl_node(b, k) == (unsigned)c->restart_node + 1;
+			if (vs->peer_restarts != (to_restarted ? 1u : 0u))
+				violation(s, to_restarted ? "restart: a VL to the restarted node did "
+						"not see its new incarnation exactly once"
+						: "a new incarnation seen where no node restarted",
+					  i, htoe_vl_node(b, k) - 1u);
 		}
 		s->res->drops_crc += htoe_get_stats(b)->drops[HTOE_DROP_CRC];
+		s->res->forged_dropped += htoe_get_stats(b)->drops[HTOE_DROP_SRC_MAC];
 	}
+	/* a bit flipped in a source MAC (--corrupt; the MACs are not under the
+	 * HToE CRC) is also a src_mac drop */
+	if (s->res->forged_dropped < s->res->forged_sent ||
+	    s->res->forged_dropped > s->res->forged_sent + s->res->frames_corrupted)
+		violation(s, "forged frames not all dropped as src_mac", 0, 1);
 }
 
 static uint64_t next_event(struct sim *s)
@@ -830,8 +923,10 @@ static uint64_t next_event(struct sim *s)
 	uint64_t ev[] = { c->partition_ns ? c->partition_at_ns : UINT64_MAX,
 			  c->partition_ns ? c->partition_at_ns + c->partition_ns : UINT64_MAX,
 			  c->restart_node >= 0 ? c->restart_at_ns : UINT64_MAX,
-			  c->reset_node >= 0 ? c->reset_at_ns : UINT64_MAX };
-	for (unsigned i = 0; i < 4; i++)
+			  c->reset_node >= 0 ? c->reset_at_ns : UINT64_MAX,
+			  c->forge_reset_at_ns ? c->forge_reset_at_ns : UINT64_MAX,
+			  c->forge_src_at_ns ? c->forge_src_at_ns : UINT64_MAX };
+	for (unsigned i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
 		if (ev[i] > s->now && ev[i] < t)
 			t = ev[i];
 	return t;
@@ -842,7 +937,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	struct sim s;
 	char err[256] = "";
 	int rc = -1;
-	bool restarted = false, reset_done = false;
+	bool restarted = false, reset_done = false, forged_reset = false, forged_src = false;
 
 	memset(res, 0, sizeof(*res));
 	memset(&s, 0, sizeof(s));
@@ -897,6 +992,14 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		if (!restarted && cfg->restart_node >= 0 && s.now >= cfg->restart_at_ns) {
 			restart_node(&s, (unsigned)cfg->restart_node);
 			restarted = true;
+		}
+		if (!forged_reset && cfg->forge_reset_at_ns && s.now >= cfg->forge_reset_at_ns) {
+			forge_reset(&s);
+			forged_reset = true;
+		}
+		if (!forged_src && cfg->forge_src_at_ns && s.now >= cfg->forge_src_at_ns) {
+			forge_src(&s);
+			forged_src = true;
 		}
 		if (!reset_done && cfg->reset_node >= 0 && s.now >= cfg->reset_at_ns) {
 			htoe_vl_reset(s.n[cfg->reset_node].core.b, (uint16_t)(cfg->reset_peer + 1),
@@ -986,6 +1089,8 @@ void sim_result_json(const struct sim_result *r, FILE *f)
 		",\"unexplained_poison\":%" PRIu64 ",\"credit_errors\":%" PRIu64
 		",\"stalls\":%" PRIu64 ",\"stalled_ms\":%.3f,\"rx_ring_drops\":%" PRIu64
 		",\"max_np_latency_us\":%.1f,\"liveness_failures\":%" PRIu64
+		",\"peer_restarts\":%" PRIu64 ",\"restart_up_max_us\":%.1f"
+		",\"forged_sent\":%" PRIu64 ",\"forged_dropped\":%" PRIu64
 		",\"deadlock\":%s,\"virtual_ms\":%.3f,\"violations\":%" PRIu64,
 		r->seed, r->nodes, r->transactions, r->completed, r->posted_issued,
 		r->posted_applied, r->np_requests, r->np_responses, r->poisoned, r->retransmits,
@@ -994,6 +1099,8 @@ void sim_result_json(const struct sim_result *r, FILE *f)
 		r->lost, r->duplicated, r->misordered, r->wrong_data, r->tainted_slices,
 		r->unexplained_poison, r->credit_errors, r->stalls, (double)r->stalled_ns / 1e6,
 		r->rx_ring_drops, (double)r->max_np_latency_ns / 1e3, r->liveness_failures,
+		r->peer_restarts, (double)r->restart_up_max_ns / 1e3, r->forged_sent,
+		r->forged_dropped,
 		r->deadlock ? "true" : "false",
 		(double)r->virtual_ns / 1e6, r->violations);
 	if (r->first_violation[0]) {

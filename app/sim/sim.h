@@ -39,6 +39,13 @@ struct sim_cfg {
 	/* a node that restarts (bridge and requester; its memory persists) */
 	int      restart_node;     /* -1: none; else index 0..nodes-1 */
 	uint64_t restart_at_ns;
+	/* attackers (issue 13), 0: none. At forge_reset_at_ns a host that is
+	 * no member (MAC 02:66:66:66:66:66) sends node 2 a RESET and a
+	 * RESET_ACK claiming node 1, with a new incarnation; at
+	 * forge_src_at_ns member node 3 sends node 2 a RESET, RESET_ACK, ACK
+	 * and CTRL claiming node 1 from its own MAC. Every forged frame must be
+	 * dropped as src_mac (forged_dropped == forged_sent). */
+	uint64_t forge_reset_at_ns, forge_src_at_ns;
 	/* a VL reset under load: node reset_node resets its VL to reset_peer */
 	int      reset_node, reset_peer;
 	uint64_t reset_at_ns;
@@ -100,6 +107,10 @@ struct sim_result {
 	uint64_t rx_ring_drops;    /* frames dropped on a full RX ring */
 	uint64_t max_np_latency_ns; /* longest issue-to-answer time of an NP request */
 	uint64_t liveness_failures; /* late or poisoned answers, VL resets (liveness_ns) */
+	uint64_t peer_restarts;    /* VLs that saw a new incarnation of their peer */
+	uint64_t restart_up_max_ns; /* longest detection-to-up time after one */
+	uint64_t forged_sent, forged_dropped; /* forged frames; src_mac drops (also
+	                                       * corrupted source MACs) */
 	bool     deadlock;
 	uint64_t violations;
 	uint64_t virtual_ns;

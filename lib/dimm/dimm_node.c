@@ -10,6 +10,12 @@ void dimm_node_init(struct dimm_node *n, const struct dimm_node_cfg *cfg)
 {
 	memset(n, 0, sizeof(*n));
 	n->cfg = *cfg;
+	if (cfg->lease) {
+		/* a lessor's export is closed from the first frame on: no
+		 * lease covers any of it yet (issue 13) */
+		htoe_lease_acl_sync(cfg->lease, cfg->b);
+		htoe_lease_watch(cfg->lease, cfg->b, 0);
+	}
 }
 
 int dimm_node_bind(struct dimm_node *n, int h, struct dimm_client *c)
@@ -63,6 +69,16 @@ static unsigned lease_work(struct dimm_node *n, uint64_t now)
 	uint16_t node;
 	int len;
 
+	if (ep) {
+		/* a peer with a new incarnation: its leases are gone both ways */
+		uint64_t restarts = htoe_lease_stats(ep)->peer_restarts;
+
+		htoe_lease_watch(ep, n->cfg.b, now);
+		if (htoe_lease_stats(ep)->peer_restarts != restarts) {
+			moved++;
+			htoe_lease_acl_sync(ep, n->cfg.b);
+		}
+	}
 	while ((len = htoe_ctrl_recv(n->cfg.b, &node, buf, sizeof(buf))) > 0) {
 		moved++;
 		n->st.ctrl_in++;

@@ -846,7 +846,8 @@ int htoe_ctrl_send(struct htoe *b, uint16_t node, const void *msg, size_t len)
 
 	if (!v)
 		return -ENOENT;
-	if (len == 0 || len > HTOE_CTRL_MAX || len > HTOE_MAX_PAYLOAD(b->cfg.mtu))
+	if (len == 0 || len > HTOE_CTRL_MAX ||
+	    len + HTOE_CTRL_TRAILER_LEN > HTOE_MAX_PAYLOAD(b->cfg.mtu))
 		return -EMSGSIZE;
 	q = &v->ctrl_tx;
 	if (q->tail - q->head == HTOE_CTRL_QUEUE)
@@ -859,10 +860,12 @@ int htoe_ctrl_send(struct htoe *b, uint16_t node, const void *msg, size_t len)
 	return 0;
 }
 
-static int ctrl_input(struct htoe *b, struct htoe_vl *v, const uint8_t *p, size_t len)
+/* A CTRL frame's payload: the message, then the sender's incarnation. */
+static int ctrl_input(struct htoe *b, struct htoe_vl *v, const uint8_t *p, size_t plen)
 {
 	struct htoe_ctrlq *q = &b->ctrl_rx;
 	struct htoe_ctrl_msg *m;
+	size_t len = plen - HTOE_CTRL_TRAILER_LEN; /* the parser checked plen >= 4 */
 
 	if (len == 0 || len > HTOE_CTRL_MAX)
 		return -HTOE_DROP_LENGTH;
@@ -910,23 +913,41 @@ int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t 
 		r = -HTOE_DROP_NOT_FOR_US;
 		goto drop_global;
 	}
+	if (((h.ftype == HTOE_FT_RESET || h.ftype == HTOE_FT_RESET_ACK) &&
+	     h.payload_len != HTOE_RESET_PAYLOAD_LEN) ||
+	    (h.ftype == HTOE_FT_CTRL && h.payload_len < HTOE_CTRL_TRAILER_LEN)) {
+		r = -HTOE_DROP_LENGTH;
+		goto drop_global;
+	}
 	v = htoe_vl_by_node(b, h.src_node);
 	if (!v) {
 		r = -HTOE_DROP_UNKNOWN_PEER;
 		goto drop_global;
 	}
+	/* Source binding: a frame claiming to be from node N must come from
+	 * N's MAC (peer table), else it changes nothing (not even the VL's
+	 * counters: it is not N's frame). */
+	if (memcmp(h.src, v->mac, 6) != 0) {
+		r = -HTOE_DROP_SRC_MAC;
+		goto drop_global;
+	}
 	v->st.rx_bytes += len;
 
 	if (h.ftype == HTOE_FT_RESET || h.ftype == HTOE_FT_RESET_ACK) {
-		r = htoe_reset_input(b, v, &h, now);
+		r = htoe_reset_input(b, v, &h, payload, now);
 	} else if (h.epoch != v->epoch) {
 		r = -HTOE_DROP_EPOCH;
+	} else if (v->state != HTOE_VL_UP) {
+		/* Our epoch proposal, but no RESET_ACK with our nonce yet:
+		 * the handshake decides (a lost RESET_ACK is answered again
+		 * when the RESET is retransmitted). */
+		r = -HTOE_DROP_EPOCH;
+	} else if (h.ftype == HTOE_FT_CTRL &&
+		   htoe_peer_incarnation(b, v, htoe_get_be32(payload + h.payload_len -
+							      HTOE_CTRL_TRAILER_LEN), now) != 0) {
+		/* a retired incarnation, or a new one: the VL was cold-reset */
+		r = -HTOE_DROP_INCARNATION;
 	} else {
-		if (v->state != HTOE_VL_UP) {
-			/* The peer uses the epoch we proposed: it adopted
-			 * our RESET and its RESET_ACK was lost. */
-			htoe_reset_up(b, v, now);
-		}
 		htoe_encap_on_ack(b, v, &h, now);
 		switch (h.ftype) {
 		case HTOE_FT_DATA:
@@ -1026,6 +1047,16 @@ uint8_t htoe_vl_epoch(const struct htoe *b, uint16_t node)
 	const struct htoe_vl *v = htoe_vl_by_node(b, node);
 
 	return v ? v->epoch : 0;
+}
+
+bool htoe_vl_peer_incarnation(const struct htoe *b, uint16_t node, uint32_t *inc)
+{
+	const struct htoe_vl *v = htoe_vl_by_node(b, node);
+
+	if (!v || !v->peer_inc_known)
+		return false;
+	*inc = v->peer_inc;
+	return true;
 }
 
 bool htoe_vl_is_up(const struct htoe *b, uint16_t node)

@@ -50,7 +50,19 @@ struct htoe_config {
 	uint16_t mtu;               /* HToE header + payload; default 1500, max 9000 */
 	bool     vlan;              /* send 802.1Q-tagged frames */
 	uint16_t vid;
-	uint8_t  epoch;             /* initial VL epoch (e.g. a boot counter) */
+	uint8_t  epoch;             /* initial VL epoch (manual override; default 0) */
+
+	/* This start of the bridge: an unpredictable value the caller draws
+	 * from the OS (getrandom) at every start (the library reads no OS
+	 * randomness). Carried in RESET, RESET_ACK and CTRL frames: a peer that
+	 * sees a new incarnation knows at once that this node restarted and
+	 * cold-resets the VL. 0 is a valid value (tests, old callers) but then
+	 * a restart looks like a duplicate to the peers. */
+	uint32_t incarnation;
+	/* Key of the keyed PRF (SipHash-2-4) that makes the reset nonces; the
+	 * caller fills it with random bytes at every start. A nonce cannot be
+	 * predicted from the frames seen on the wire without the key. */
+	uint8_t  nonce_key[16];
 
 	/* local HT side: the bridge's own tag space for remote requests */
 	uint8_t  unitid_base;       /* default 8 */
@@ -176,6 +188,12 @@ struct htoe_vl_stats {
 	uint64_t drops[HTOE_DROP__COUNT];
 	uint64_t srtt_ns, rttvar_ns;  /* smoothed RTT and its variation (0: no sample yet) */
 	uint64_t rto_ns;              /* current retransmission timeout */
+	/* incarnations of the peer (htoe_config.incarnation) */
+	uint64_t peer_restarts;       /* new incarnations seen: each a cold reset */
+	uint64_t peer_restart_ns;     /* `now` of the last one (0: none) */
+	uint64_t up_ns;               /* `now` when the VL last came up */
+	uint64_t restart_up_ns;       /* up_ns - peer_restart_ns of the first
+	                               * handshake after the last new incarnation */
 };
 
 struct htoe_stats {
@@ -224,6 +242,14 @@ unsigned htoe_n_vls(const struct htoe *b);
 uint16_t htoe_vl_node(const struct htoe *b, unsigned idx);
 uint8_t htoe_vl_epoch(const struct htoe *b, uint16_t node);
 bool htoe_vl_is_up(const struct htoe *b, uint16_t node);
+/* The peer's incarnation as last seen in a RESET/RESET_ACK/CTRL frame, and
+ * whether one was seen at all (false: *inc untouched). */
+bool htoe_vl_peer_incarnation(const struct htoe *b, uint16_t node, uint32_t *inc);
+
+/* SipHash-2-4 of msg[0..len) under a 128-bit key (the reference algorithm
+ * of Aumasson and Bernstein; key bytes and result little-endian as there).
+ * The bridge derives its reset nonces with it (exposed for the tests). */
+uint64_t htoe_siphash24(const uint8_t key[16], const void *msg, size_t len);
 
 /* Outstanding work: HT packets queued or in flight on all VLs, pending
  * remote requests, outstanding local NP requests. 0 when quiescent. */

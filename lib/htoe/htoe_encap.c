@@ -238,27 +238,38 @@ static bool vl_starved(const struct htoe_vl *v)
 int htoe_write_ctl_frame(struct htoe *b, struct htoe_vl *v, enum htoe_ftype type,
 			 uint8_t *buf, size_t cap)
 {
-	uint16_t seq = 0;
+	uint64_t nonce = 0;
 	uint8_t epoch = v->epoch;
 	bool cold = false;
+	size_t plen = 0;
 	int off;
 
 	if (type == HTOE_FT_RESET) {
-		seq = v->nonce;
+		nonce = v->nonce;
 		cold = v->reset_cold;
 	} else if (type == HTOE_FT_RESET_ACK) {
-		seq = v->ack_nonce;
+		nonce = v->ack_nonce;
 		epoch = v->ack_epoch;
 		cold = v->ack_cold;
 	}
-	off = write_hdr(b, v, type, HT_VC_P, seq, epoch, cold,
+	off = write_hdr(b, v, type, HT_VC_P, (uint16_t)nonce, epoch, cold,
 			type == HTOE_FT_ACK && vl_starved(v), buf, cap);
 	if (off < 0)
 		return off;
-	return htoe_frame_seal(buf, cap, (size_t)off - HTOE_HDR_LEN, 0);
+	if (type == HTOE_FT_RESET || type == HTOE_FT_RESET_ACK) {
+		/* incarnation, nonce (docs/wire-format.md) */
+		if ((size_t)off + HTOE_RESET_PAYLOAD_LEN > cap)
+			return -ENOSPC;
+		htoe_put_be32(buf + off, b->cfg.incarnation);
+		htoe_put_be32(buf + off + 4, (uint32_t)(nonce >> 32));
+		htoe_put_be32(buf + off + 8, (uint32_t)nonce);
+		plen = HTOE_RESET_PAYLOAD_LEN;
+	}
+	return htoe_frame_seal(buf, cap, (size_t)off - HTOE_HDR_LEN, plen);
 }
 
-/* The oldest queued control message of v as a CTRL frame. */
+/* The oldest queued control message of v as a CTRL frame: the message, then
+ * our incarnation. */
 int htoe_write_ctrl_msg(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap)
 {
 	struct htoe_ctrlq *q = &v->ctrl_tx;
@@ -267,12 +278,14 @@ int htoe_write_ctrl_msg(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t 
 
 	if (off < 0)
 		return off;
-	if ((size_t)off + m->len > cap)
+	if ((size_t)off + m->len + HTOE_CTRL_TRAILER_LEN > cap)
 		return -ENOSPC;
 	memcpy(buf + off, m->data, m->len);
+	htoe_put_be32(buf + off + m->len, b->cfg.incarnation);
 	q->head++;
 	b->st.ctrl_sent++;
-	return htoe_frame_seal(buf, cap, (size_t)off - HTOE_HDR_LEN, m->len);
+	return htoe_frame_seal(buf, cap, (size_t)off - HTOE_HDR_LEN,
+			       m->len + HTOE_CTRL_TRAILER_LEN);
 }
 
 /* Frames of one VL in priority order: reset handshake, retransmission, new

@@ -66,13 +66,20 @@ struct htoe_vl {
 	uint8_t  state;          /* enum htoe_vl_state */
 	uint8_t  epoch;          /* current epoch (UP) or proposed (RESETTING) */
 	uint8_t  reset_cold;     /* our pending RESET is cold */
-	uint16_t nonce;          /* nonce of our pending/last RESET */
-	uint16_t peer_nonce;     /* nonce of the last RESET we adopted */
+	uint64_t nonce;          /* nonce of our pending/last RESET (0: none yet) */
+	uint64_t peer_nonce;     /* nonce of the last RESET we received */
 	uint64_t reset_next_ns;  /* when to (re)send our RESET */
 	uint64_t reset_rto_ns;
 	bool     ack_reset;      /* a RESET_ACK is owed */
 	uint8_t  ack_epoch, ack_cold;
-	uint16_t ack_nonce;
+	uint64_t ack_nonce;
+	/* the peer's incarnation, and the ones it had before (their late
+	 * frames must not bring them back) */
+	bool     peer_inc_known;
+	bool     restart_pending; /* up_ns not yet recorded after a new incarnation */
+	uint32_t peer_inc;
+	uint32_t peer_inc_old[4];
+	uint8_t  peer_inc_old_n;
 
 	struct htoe_vcq q[HT_VC_COUNT];
 	uint32_t p_enq, p_framed;    /* posted packets queued / framed (ordering) */
@@ -141,6 +148,7 @@ struct htoe {
 	uint8_t  flush_unitid;            /* UnitID of forwarded Flushes */
 
 	struct htoe_ctrlq ctrl_rx;
+	uint64_t nonce_ctr;               /* input of the nonce PRF, never repeats */
 
 	/* access table of remote requests (htoe_acl_*; acl_size 0: off) */
 	uint64_t acl_base, acl_size;
@@ -192,7 +200,8 @@ void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_pos
 void htoe_reset_begin(struct htoe *b, struct htoe_vl *v, bool cold, uint64_t now);
 void htoe_reset_up(struct htoe *b, struct htoe_vl *v, uint64_t now);
 int  htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
-		      uint64_t now);
+		      const uint8_t *payload, uint64_t now);
+int  htoe_peer_incarnation(struct htoe *b, struct htoe_vl *v, uint32_t inc, uint64_t now);
 void htoe_poison_vl(struct htoe *b, struct htoe_vl *v);
 void htoe_poison_expired(struct htoe *b, uint64_t now);
 void htoe_poison_entry(struct htoe *b, const struct htoe_outstanding_entry *e,

@@ -99,7 +99,9 @@ const char *htoe_lease_status_name(int status)
 	case HTOE_LEASE_E_BADREQ: return "bad request";
 	case HTOE_LEASE_E_UNKNOWN: return "unknown lease";
 	case HTOE_LEASE_E_NOEXPORT: return "node exports no memory";
+	case HTOE_LEASE_E_QUOTA: return "over the lessee's quota";
 	case HTOE_LEASE_E_TIMEOUT: return "no answer (timeout)";
+	case HTOE_LEASE_E_PEER_RESTARTED: return "lessor restarted (memory lost)";
 	default: return "?";
 	}
 }
@@ -115,9 +117,10 @@ const char *htoe_lease_state_name(int state)
 const char *htoe_lease_event_name(int type)
 {
 	static const char *const n[] = { "?", "granted", "refused", "lost", "released",
-					 "export_granted", "export_expired", "export_released" };
+					 "export_granted", "export_expired", "export_released",
+					 "export_revoked" };
 
-	return type >= 1 && type <= HTOE_LEV_EXPORT_RELEASED ? n[type] : "?";
+	return type >= 1 && type <= HTOE_LEV_EXPORT_REVOKED ? n[type] : "?";
 }
 
 /* ------------------------------------------------------------ state */
@@ -169,6 +172,9 @@ struct htoe_lease_ep {
 	/* the next deadline, cached: every poll of a busy driver asks for it */
 	bool     dl_valid;
 	uint64_t dl;
+	/* htoe_lease_watch: the bridge's peer_restarts per VL, as last seen */
+	bool     watching;
+	uint64_t seen_restarts[HTOE_MAX_PEERS];
 	struct htoe_lease_stats st;
 };
 
@@ -184,6 +190,8 @@ void htoe_lease_cfg_defaults(struct htoe_lease_cfg *c)
 	c->retry_max_ns = 64000000ull;
 	c->request_timeout_ns = 1000000000ull;
 	c->renew_div = 3;
+	c->quota_slots = 16;
+	c->quota_bytes = 0; /* half of the export */
 }
 
 #define ERR(...) snprintf(err, errlen, __VA_ARGS__)
@@ -222,6 +230,12 @@ struct htoe_lease_ep *htoe_lease_new(const struct htoe_lease_cfg *cfg, char *err
 	}
 	if (c.tomb_ns == 0)
 		c.tomb_ns = 2 * c.max_duration_ns;
+	if (c.quota_slots == 0) {
+		ERR("lease: quota_slots must be at least 1");
+		return NULL;
+	}
+	if (c.quota_bytes == 0)
+		c.quota_bytes = (c.export_size / 2 + c.align - 1) & ~(c.align - 1);
 	ep = calloc(1, sizeof(*ep));
 	if (!ep) {
 		ERR("lease: out of memory");
@@ -387,6 +401,22 @@ static void lessor_request(struct htoe_lease_ep *ep, uint16_t node, const struct
 		goto refuse;
 	}
 	size = round_up(m->size, ep->cfg.align);
+	{
+		unsigned slots = 0;
+		uint64_t bytes = 0;
+
+		for (unsigned i = 0; i < HTOE_LEASE_MAX; i++)
+			if (ep->ex[i].state == EXP_ACTIVE && ep->ex[i].node == node) {
+				slots++;
+				bytes += ep->ex[i].size;
+			}
+		if (slots + 1 > ep->cfg.quota_slots || size > ep->cfg.quota_bytes ||
+		    bytes > ep->cfg.quota_bytes - size) {
+			r.status = HTOE_LEASE_E_QUOTA;
+			ep->st.quota_refused++;
+			goto refuse;
+		}
+	}
 	/* a free slot; else the oldest tombstone */
 	for (unsigned i = 0; i < HTOE_LEASE_MAX; i++) {
 		struct lessor_slot *x = &ep->ex[i];
@@ -906,6 +936,7 @@ unsigned htoe_lease_pump(struct htoe_lease_ep *ep, struct htoe *b, uint64_t now)
 	uint16_t node;
 	int n;
 
+	htoe_lease_watch(ep, b, now);
 	while ((n = htoe_ctrl_recv(b, &node, buf, sizeof(buf))) > 0) {
 		htoe_lease_input(ep, node, buf, (size_t)n, now);
 		moved++;
@@ -917,6 +948,52 @@ unsigned htoe_lease_pump(struct htoe_lease_ep *ep, struct htoe *b, uint64_t now)
 	}
 	htoe_lease_acl_sync(ep, b);
 	return moved;
+}
+
+void htoe_lease_peer_restarted(struct htoe_lease_ep *ep, uint16_t node, uint64_t now)
+{
+	ep->st.peer_restarts++;
+	ep->dl_valid = false;
+	for (unsigned i = 0; i < HTOE_LEASE_MAX; i++) {
+		struct lessor_slot *s = &ep->ex[i];
+		struct lessee_slot *l = &ep->ls[i];
+
+		if (s->node == node && s->state == EXP_ACTIVE) {
+			ep->st.revoked++;
+			export_free(ep, s, HTOE_LEV_EXPORT_REVOKED, now);
+		}
+		if (l->lessor != node)
+			continue;
+		switch (l->state) {
+		case HTOE_LS_ACTIVE:
+		case HTOE_LS_RELEASING:
+			lessee_lost(ep, l, HTOE_LEASE_E_PEER_RESTARTED, now);
+			break;
+		case HTOE_LS_REQUESTING:
+			/* its new incarnation may already have granted it: a
+			 * grant of the new round is accepted, the old round is
+			 * asked again */
+			start_round(ep, l, now);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+void htoe_lease_watch(struct htoe_lease_ep *ep, const struct htoe *b, uint64_t now)
+{
+	unsigned n = htoe_n_vls(b);
+
+	for (unsigned i = 0; i < n && i < HTOE_MAX_PEERS; i++) {
+		uint16_t node = htoe_vl_node(b, i);
+		uint64_t r = htoe_get_vl_stats(b, node)->peer_restarts;
+
+		if (ep->watching && r != ep->seen_restarts[i])
+			htoe_lease_peer_restarted(ep, node, now);
+		ep->seen_restarts[i] = r;
+	}
+	ep->watching = true;
 }
 
 void htoe_lease_acl_sync(const struct htoe_lease_ep *ep, struct htoe *b)

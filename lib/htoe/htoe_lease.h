@@ -69,7 +69,10 @@ enum htoe_lease_status {
 	HTOE_LEASE_E_BADREQ = 3,     /* size 0, larger than the export, bad field */
 	HTOE_LEASE_E_UNKNOWN = 4,    /* no such lease (expired, released, lessor restarted) */
 	HTOE_LEASE_E_NOEXPORT = 5,   /* the node exports no memory */
+	HTOE_LEASE_E_QUOTA = 6,      /* the lessee's quota (slots or bytes) would be exceeded */
 	HTOE_LEASE_E_TIMEOUT = 16,   /* local: no answer in time (request, or renewals) */
+	HTOE_LEASE_E_PEER_RESTARTED = 17, /* local: the lessor restarted (new incarnation):
+	                              * the memory's contents are gone */
 };
 const char *htoe_lease_status_name(int status);
 const char *htoe_lease_type_name(int type);
@@ -121,6 +124,14 @@ struct htoe_lease_cfg {
 	 * htoe_lease_pump() grants on a lease and revokes on release/expiry
 	 * (default false) */
 	bool acl;
+	/* lessor: per-lessee quota, so that one node cannot take every slot
+	 * or the whole export. A REQUEST that would give the node more than
+	 * quota_slots active leases or quota_bytes bytes in all is refused
+	 * with HTOE_LEASE_E_QUOTA (counted in quota_refused). Defaults: 16
+	 * slots; quota_bytes 0 = half of the export (export_size / 2, rounded
+	 * up to align). HTOE_LEASE_MAX / UINT64_MAX: no quota. */
+	unsigned quota_slots;
+	uint64_t quota_bytes;
 };
 void htoe_lease_cfg_defaults(struct htoe_lease_cfg *cfg);
 
@@ -159,6 +170,7 @@ enum htoe_lease_event_type {
 	HTOE_LEV_EXPORT_GRANTED,  /* lessor: a lease was created */
 	HTOE_LEV_EXPORT_EXPIRED,  /* lessor: not renewed in time, memory free again */
 	HTOE_LEV_EXPORT_RELEASED, /* lessor: released by its lessee, memory free again */
+	HTOE_LEV_EXPORT_REVOKED,  /* lessor: its lessee restarted, memory free again */
 };
 const char *htoe_lease_event_name(int type);
 
@@ -183,6 +195,9 @@ struct htoe_lease_stats {
 	uint64_t granted, refused, expired, released; /* lessor */
 	uint64_t stray_grants;          /* grants released because nobody wanted them */
 	uint64_t lost;                  /* lessee */
+	uint64_t quota_refused;         /* lessor: REQUESTs refused with E_QUOTA */
+	uint64_t peer_restarts;         /* peers seen restarting (htoe_lease_peer_restarted) */
+	uint64_t revoked;               /* lessor: leases dropped because their lessee restarted */
 };
 
 struct htoe_lease_ep;
@@ -216,9 +231,22 @@ struct htoe;
 unsigned htoe_lease_pump(struct htoe_lease_ep *ep, struct htoe *b, uint64_t now);
 /* With cfg.acl (else it does nothing): protect the export in b's access
  * table and grant read/write on each active lease to its holder, nothing
- * else (a driver that does not use htoe_lease_pump calls this after
- * htoe_lease_input/output/timers). */
+ * else. Call it once right after creating the endpoint and the bridge, so
+ * the export is closed before the first frame arrives (no lease covers it
+ * yet), and after htoe_lease_input/output/timers (htoe_lease_pump does). */
 void htoe_lease_acl_sync(const struct htoe_lease_ep *ep, struct htoe *b);
+
+/* A peer restarted (its bridge has a new incarnation, htoe.h): every lease
+ * it held from us is dropped at once (HTOE_LEV_EXPORT_REVOKED: its new
+ * incarnation knows nothing of them), every lease we held from it is LOST
+ * with status HTOE_LEASE_E_PEER_RESTARTED (the memory behind it is gone;
+ * a REQUESTING one is refused with that status). */
+void htoe_lease_peer_restarted(struct htoe_lease_ep *ep, uint16_t node, uint64_t now);
+/* Watch b's VLs for peers with a new incarnation (htoe_vl_stats
+ * .peer_restarts) and call htoe_lease_peer_restarted for each; the first
+ * call only learns the counters. htoe_lease_pump calls it; a driver that
+ * does not use the pump calls it every poll. */
+void htoe_lease_watch(struct htoe_lease_ep *ep, const struct htoe *b, uint64_t now);
 
 /* ---- lessee */
 

@@ -3,9 +3,19 @@
  * §3.4, §4.5).
  *
  * Reset handshake: the initiator proposes epoch e+1 in RESET frames (with a
- * 16-bit nonce in the seq field) until it sees RESET_ACK(e+1, nonce), or any
- * ACK/NAK/DATA frame of epoch e+1 (the peer adopted it and its RESET_ACK was
- * lost). The receiver of a RESET(e', n'):
+ * 64-bit nonce in the payload, its low 16 bits in the seq field) until it
+ * sees RESET_ACK(e+1, nonce). Nothing else brings a resetting VL up: the
+ * nonce is made with a keyed PRF (new_nonce), so only a peer that saw our
+ * RESET can answer it. If the RESET_ACK is lost, the RESET is sent again and
+ * the peer, up with that epoch, answers it again.
+ *
+ * Incarnations: RESET, RESET_ACK and CTRL carry the sender's incarnation
+ * (htoe_config.incarnation, random at every start). A new one from a peer
+ * we knew is a restart: the VL is cold-reset at once (htoe_peer_incarnation)
+ * to an epoch after every epoch of the old incarnation, so the old one's
+ * late frames are dropped (epoch, or a retired incarnation).
+ *
+ * The receiver of a RESET(e', n') from the incarnation it knows:
  *  - resetting itself with proposal e: adopts e' unless e is after e'
  *    (both reset at once: the later epoch wins; equal epochs both go up);
  *  - up with epoch e' already: a copy of the RESET that set it up, answers
@@ -45,15 +55,83 @@ static void vl_cleanup(struct htoe *b, struct htoe_vl *v, bool cold)
 	v->st.resets++;
 }
 
+/* ------------------------------------------------------------- nonces */
+
+static inline uint64_t rotl64(uint64_t x, unsigned b)
+{
+	return (x << b) | (x >> (64 - b));
+}
+
+static inline uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+#define SIPROUND(v0, v1, v2, v3) do { \
+		v0 += v1; v1 = rotl64(v1, 13); v1 ^= v0; v0 = rotl64(v0, 32); \
+		v2 += v3; v3 = rotl64(v3, 16); v3 ^= v2; \
+		v0 += v3; v3 = rotl64(v3, 21); v3 ^= v0; \
+		v2 += v1; v1 = rotl64(v1, 17); v1 ^= v2; v2 = rotl64(v2, 32); \
+	} while (0)
+
+uint64_t htoe_siphash24(const uint8_t key[16], const void *msg, size_t len)
+{
+	const uint8_t *in = msg;
+	uint64_t k0 = le64(key), k1 = le64(key + 8);
+	uint64_t v0 = 0x736f6d6570736575ull ^ k0, v1 = 0x646f72616e646f6dull ^ k1;
+	uint64_t v2 = 0x6c7967656e657261ull ^ k0, v3 = 0x7465646279746573ull ^ k1;
+	uint64_t m, last = (uint64_t)len << 56;
+	size_t i, full = len & ~(size_t)7;
+
+	for (i = 0; i < full; i += 8) {
+		m = le64(in + i);
+		v3 ^= m;
+		SIPROUND(v0, v1, v2, v3);
+		SIPROUND(v0, v1, v2, v3);
+		v0 ^= m;
+	}
+	for (size_t j = 0; j < (len & 7); j++)
+		last |= (uint64_t)in[full + j] << (8 * j);
+	v3 ^= last;
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	v0 ^= last;
+	v2 ^= 0xff;
+	for (i = 0; i < 4; i++)
+		SIPROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* A fresh nonce for a RESET of v: SipHash-2-4 under the caller's key of
+ * (our incarnation, our node, the peer, a counter that never repeats in
+ * this incarnation). Never 0 (0 means "no RESET yet"). */
+static uint64_t new_nonce(struct htoe *b, const struct htoe_vl *v)
+{
+	uint8_t m[16];
+	uint64_t n;
+
+	htoe_put_be32(m, b->cfg.incarnation);
+	htoe_put_be16(m + 4, b->cfg.node_id);
+	htoe_put_be16(m + 6, v->node);
+	htoe_put_be32(m + 8, (uint32_t)(b->nonce_ctr >> 32));
+	htoe_put_be32(m + 12, (uint32_t)b->nonce_ctr);
+	b->nonce_ctr++;
+	n = htoe_siphash24(b->cfg.nonce_key, m, sizeof(m));
+	return n ? n : 1;
+}
+
+/* ------------------------------------------------------------- handshake */
+
 void htoe_reset_begin(struct htoe *b, struct htoe_vl *v, bool cold, uint64_t now)
 {
 	vl_cleanup(b, v, cold);
 	v->state = HTOE_VL_RESETTING;
 	v->epoch++;
-	/* Nonces differ between incarnations of a node (they start from its
-	 * boot epoch) and between successive resets. */
-	v->nonce = (uint16_t)(v->nonce ? v->nonce + 1u
-				       : ((unsigned)b->cfg.epoch << 8 | (b->cfg.node_id & 0xffu)) + 1u);
+	v->nonce = new_nonce(b, v);
 	v->reset_cold = cold;
 	v->reset_rto_ns = b->cfg.rto_init_ns;
 	v->reset_next_ns = now;
@@ -62,9 +140,13 @@ void htoe_reset_begin(struct htoe *b, struct htoe_vl *v, bool cold, uint64_t now
 void htoe_reset_up(struct htoe *b, struct htoe_vl *v, uint64_t now)
 {
 	(void)b;
-	(void)now;
 	v->state = HTOE_VL_UP;
 	v->credit_dirty = true;
+	v->st.up_ns = now;
+	if (v->restart_pending) {
+		v->restart_pending = false;
+		v->st.restart_up_ns = now - v->st.peer_restart_ns;
+	}
 }
 
 static bool epoch_after(uint8_t a, uint8_t b)
@@ -72,26 +154,80 @@ static bool epoch_after(uint8_t a, uint8_t b)
 	return (int8_t)(a - b) > 0;
 }
 
-int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
-		     uint64_t now)
+/* The peer's incarnation `inc` seen in a RESET, RESET_ACK or CTRL frame that
+ * passed the source check. 0: known (or learnt: the first one we see);
+ * 1: a new incarnation: the VL was cold-reset (outstanding requests
+ * poisoned, queues dropped, our RESET due at once); -HTOE_DROP_INCARNATION:
+ * an incarnation the peer had before (a late frame), nothing changed. */
+int htoe_peer_incarnation(struct htoe *b, struct htoe_vl *v, uint32_t inc, uint64_t now)
 {
+	if (!v->peer_inc_known) {
+		v->peer_inc_known = true;
+		v->peer_inc = inc;
+		return 0;
+	}
+	if (inc == v->peer_inc)
+		return 0;
+	for (unsigned i = 0; i < v->peer_inc_old_n; i++)
+		if (v->peer_inc_old[i] == inc)
+			return -HTOE_DROP_INCARNATION;
+	if (v->peer_inc_old_n < 4)
+		v->peer_inc_old_n++;
+	memmove(v->peer_inc_old + 1, v->peer_inc_old, sizeof(v->peer_inc_old) - sizeof(uint32_t));
+	v->peer_inc_old[0] = v->peer_inc;
+	v->peer_inc = inc;
+	v->peer_nonce = 0;
+	v->ack_reset = false;
+	v->st.peer_restarts++;
+	v->st.peer_restart_ns = now;
+	v->restart_pending = true;
+	/* Cold: nothing queued for the old incarnation goes to the new one.
+	 * The new epoch is after every epoch used with the old incarnation,
+	 * so its late DATA/ACK frames fail the epoch check. */
+	htoe_reset_begin(b, v, true, now);
+	return 1;
+}
+
+int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
+		     const uint8_t *payload, uint64_t now)
+{
+	uint32_t inc = htoe_get_be32(payload);
+	uint64_t nonce = (uint64_t)htoe_get_be32(payload + 4) << 32 | htoe_get_be32(payload + 8);
+	int r;
+
+	if ((uint16_t)nonce != h->seq || nonce == 0)
+		return -HTOE_DROP_NONCE; /* not a nonce we or a peer could have made */
 	if (h->ftype == HTOE_FT_RESET_ACK) {
-		if (v->state == HTOE_VL_RESETTING && h->epoch == v->epoch &&
-		    h->seq == v->nonce) {
-			htoe_reset_up(b, v, now);
-			htoe_credit_tx_update(&v->ctx, h->credit, now);
-			return 0;
-		}
-		return -HTOE_DROP_EPOCH; /* stale or duplicate RESET_ACK */
+		/* only an answer to our pending RESET counts: its nonce cannot
+		 * be guessed (new_nonce), so it proves the peer saw the RESET */
+		if (v->state != HTOE_VL_RESETTING || h->epoch != v->epoch)
+			return -HTOE_DROP_EPOCH; /* stale or duplicate RESET_ACK */
+		if (nonce != v->nonce)
+			return -HTOE_DROP_NONCE; /* forged, or for an older RESET */
+		r = htoe_peer_incarnation(b, v, inc, now);
+		if (r != 0)
+			return r < 0 ? r : -HTOE_DROP_INCARNATION; /* answers an old RESET */
+		htoe_reset_up(b, v, now);
+		htoe_credit_tx_update(&v->ctx, h->credit, now);
+		return 0;
 	}
 
 	/* RESET(e', n') */
-	bool copy = h->seq == v->peer_nonce;
+	r = htoe_peer_incarnation(b, v, inc, now);
+	if (r < 0)
+		return r;
 
-	v->peer_nonce = h->seq;
+	bool copy = nonce == v->peer_nonce;
+
+	v->peer_nonce = nonce;
 	if (v->state == HTOE_VL_RESETTING) {
-		if (epoch_after(v->epoch, h->epoch))
-			return -HTOE_DROP_EPOCH; /* both reset; ours wins */
+		if (epoch_after(v->epoch, h->epoch)) {
+			/* both reset; ours wins. The peer is reachable now:
+			 * our RESET goes out at once instead of after its
+			 * backed-off RTO (at most one per RESET of the peer) */
+			v->reset_next_ns = now;
+			return -HTOE_DROP_EPOCH;
+		}
 		v->epoch = h->epoch;     /* theirs wins, or the same epoch */
 		htoe_reset_up(b, v, now);
 	} else if (h->epoch == v->epoch) {
@@ -101,17 +237,19 @@ int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	} else if (epoch_after(h->epoch, v->epoch)) {
 		vl_cleanup(b, v, h->cold);
 		v->epoch = h->epoch;
+		v->st.up_ns = now;
 	} else {
-		/* An older epoch with a new nonce: the peer restarted and does
-		 * not know our epoch. Reset to an epoch after ours; the peer,
-		 * still resetting, adopts it. */
+		/* An older epoch with a new nonce from the same incarnation
+		 * (an incarnation 0 peer that restarted, or one whose epoch
+		 * wrapped): reset to an epoch after ours; the peer, still
+		 * resetting, adopts it. */
 		htoe_reset_begin(b, v, h->cold, now);
 		return 0;
 	}
 	htoe_credit_tx_update(&v->ctx, h->credit, now);
 	v->ack_reset = true;
 	v->ack_epoch = h->epoch;
-	v->ack_nonce = h->seq;
+	v->ack_nonce = nonce;
 	v->ack_cold = h->cold;
 	return 0;
 }

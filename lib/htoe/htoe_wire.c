@@ -37,7 +37,7 @@ const char *htoe_ftype_name(unsigned ftype)
 
 bool htoe_ftype_has_payload(unsigned ftype)
 {
-	return ftype == HTOE_FT_DATA || ftype == HTOE_FT_CTRL;
+	return ftype != HTOE_FT_ACK && ftype != HTOE_FT_NAK && htoe_ftype_valid(ftype);
 }
 
 bool htoe_ftype_has_seq(unsigned ftype)
@@ -63,6 +63,9 @@ static const char *const drop_names[HTOE_DROP__COUNT] = {
 	[HTOE_DROP_DUP] = "dup",
 	[HTOE_DROP_OUT_OF_ORDER] = "out_of_order",
 	[HTOE_DROP_NO_CREDIT] = "no_credit",
+	[HTOE_DROP_SRC_MAC] = "src_mac",
+	[HTOE_DROP_NONCE] = "nonce",
+	[HTOE_DROP_INCARNATION] = "incarnation",
 };
 
 const char *htoe_drop_name(int reason)

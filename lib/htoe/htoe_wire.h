@@ -84,11 +84,26 @@ enum htoe_ftype {
 
 const char *htoe_ftype_name(unsigned ftype); /* "DATA", ... or "?" */
 bool htoe_ftype_valid(unsigned ftype);
-/* Types that may carry a payload: DATA and CTRL. */
+/* Types that may carry a payload: DATA, CTRL, RESET and RESET_ACK. */
 bool htoe_ftype_has_payload(unsigned ftype);
 /* Types that use the seq field: DATA (frame sequence number), RESET and
  * RESET_ACK (the reset nonce). It must be 0 in the others. */
 bool htoe_ftype_has_seq(unsigned ftype);
+
+/*
+ * Payload of RESET and RESET_ACK (exactly HTOE_RESET_PAYLOAD_LEN bytes):
+ *   0..3   incarnation of the sender (u32, big-endian)
+ *   4..11  nonce (u64, big-endian): RESET: the sender's nonce;
+ *          RESET_ACK: the nonce of the RESET it answers
+ * The seq field of both carries the low 16 bits of the nonce.
+ * Payload of CTRL: the message, then a 4-byte trailer with the incarnation
+ * of the sender (u32, big-endian); payload_len >= HTOE_CTRL_TRAILER_LEN.
+ * htoe_frame_parse() checks neither (the payload of these types is opaque
+ * to this layer); the bridge drops other lengths (HTOE_DROP_LENGTH).
+ * docs/wire-format.md ("Incarnations and nonces").
+ */
+#define HTOE_RESET_PAYLOAD_LEN 12u
+#define HTOE_CTRL_TRAILER_LEN  4u
 
 /* Credit classes, in header order (offset 12 + 2*class). The numbering is
  * 2*vc + data, the same as ht_link_class() in lib/htmodel. */
@@ -130,6 +145,11 @@ enum htoe_drop {
 	HTOE_DROP_DUP,           /* duplicate frame (already delivered) */
 	HTOE_DROP_OUT_OF_ORDER,  /* seq beyond the expected one (gap) */
 	HTOE_DROP_NO_CREDIT,     /* the sender overran the credits granted */
+	HTOE_DROP_SRC_MAC,       /* Ethernet source MAC is not the peer table's MAC
+	                          * of the node the header claims to be from */
+	HTOE_DROP_NONCE,         /* RESET_ACK that does not echo our pending RESET */
+	HTOE_DROP_INCARNATION,   /* RESET/RESET_ACK/CTRL of a retired incarnation
+	                          * of the peer, or a CTRL that announced a new one */
 	HTOE_DROP__COUNT
 };
 

@@ -15,7 +15,7 @@ fi
 build=$(cd "$1" && pwd)
 secs=$2
 here=$(cd "$(dirname "$0")" && pwd)
-targets=(fuzz_frame fuzz_ht fuzz_macsec)
+targets=(fuzz_frame fuzz_ht fuzz_macsec fuzz_bridges)
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

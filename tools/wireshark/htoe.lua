@@ -84,6 +84,9 @@ local hf = {
     node        = ProtoField.uint16("htoe.node", "Source or destination node", base.DEC),
     seq         = ProtoField.uint16("htoe.seq", "Sequence number", base.DEC),
     nonce       = ProtoField.uint16("htoe.nonce", "Reset nonce", base.HEX),
+    -- issue 13 (docs/wire-format.md "Incarnations and nonces"): RESET/RESET_ACK payload, CTRL trailer
+    incarnation = ProtoField.uint32("htoe.incarnation", "Incarnation of the sender", base.HEX),
+    nonce64     = ProtoField.uint64("htoe.reset_nonce", "Reset nonce (64-bit)", base.HEX),
     ack         = ProtoField.uint16("htoe.ack", "Ack (next expected seq)", base.DEC),
     credits     = ProtoField.bytes("htoe.credits", "Credit limits"),
     p_cmd       = ProtoField.uint16("htoe.credit.p_cmd", "P cmd limit", base.DEC),
@@ -123,6 +126,7 @@ p_htoe.fields = {
     hf.version, hf.type, hf.type_name, hf.flags, hf.flags_rsvd, hf.credit_req, hf.cold, hf.vc,
     hf.vc_name, hf.npkts, hf.epoch, hf.src, hf.dst, hf.node, hf.seq, hf.nonce, hf.ack,
     hf.credits, hf.p_cmd, hf.p_data, hf.np_cmd, hf.np_data, hf.r_cmd, hf.r_data,
+    hf.incarnation, hf.nonce64,
     hf.payload_len, hf.reserved, hf.crc, hf.crc_status, hf.crc_calc, hf.payload,
     hf.undecoded, hf.npkts_found, hf.retrans, hf.icv,
     hf.ctrl_proto, hf.lease, hf.l_proto, hf.l_version, hf.l_type, hf.l_type_name, hf.l_status,
@@ -907,7 +911,8 @@ function p_htoe.dissector(tvb, pinfo, tree)
         if ftype == FT_DATA and plen == 0 then
             pl_item:add_proto_expert_info(ex.bad_len, "DATA frame with payload length 0")
             errs[#errs + 1] = "payload length"
-        elseif ftype ~= FT_DATA and ftype ~= FT_CTRL and plen ~= 0 then
+        elseif ftype ~= FT_DATA and ftype ~= FT_CTRL and plen ~= 0 and
+               not (is_reset and plen == 12) then
             pl_item:add_proto_expert_info(ex.bad_len,
                 string.format("%s frame with payload length %d (must be 0)", tname, plen))
             errs[#errs + 1] = "payload length"
@@ -1017,9 +1022,24 @@ function p_htoe.dissector(tvb, pinfo, tree)
             errs[#errs + 1] = "npkts"
         end
     elseif ftype == FT_CTRL and avail > 0 then
-        local cinfo, cerrs = ctrl_tree(tvb, HDR_LEN, avail, top)
+        -- message, then the sender's incarnation (4 bytes). Captures made before the
+        -- incarnation existed have none: a lease message shorter than 48 + 4 bytes, or a
+        -- payload under 5 bytes, is shown without it.
+        local mlen = avail
+        if avail >= 5 and not (tvb(HDR_LEN, 1):uint() == LEASE_PROTO and avail < 52) then
+            mlen = avail - 4
+        end
+        local cinfo, cerrs = ctrl_tree(tvb, HDR_LEN, mlen, top)
         ctrl_info = cinfo
+        if mlen < avail then
+            top:add(hf.incarnation, tvb(HDR_LEN + mlen, 4))
+            ctrl_info = ctrl_info .. string.format(" inc=0x%08x", tvb(HDR_LEN + mlen, 4):uint())
+        end
         for _, e in ipairs(cerrs) do errs[#errs + 1] = e end
+    elseif is_reset and avail == 12 then
+        top:add(hf.incarnation, tvb(HDR_LEN, 4))
+        top:add(hf.nonce64, tvb(HDR_LEN + 4, 8))
+        ctrl_info = string.format(" inc=0x%08x", tvb(HDR_LEN, 4):uint())
     elseif avail > 0 then
         top:add(hf.payload, tvb(HDR_LEN, avail))
     end
@@ -1029,6 +1049,8 @@ function p_htoe.dissector(tvb, pinfo, tree)
         info = info .. name_runs(names)
     elseif ftype == FT_CTRL then
         info = info .. string.format(" len=%d", plen) .. ctrl_info
+    elseif is_reset then
+        info = info .. ctrl_info
     end
     if rt then info = "[Retransmission] " .. info end
     if #errs > 0 then
