@@ -550,6 +550,11 @@ static void test_np_timeout_and_late_response(void **state)
 	free_nodes();
 }
 
+static void gbn_mode(struct htoe_config *c)
+{
+	c->retry_mode = HTOE_RETRY_GBN;
+}
+
 /* Frames that must be dropped, each for its reason. */
 static void test_drops(void **state)
 {
@@ -559,7 +564,7 @@ static void test_drops(void **state)
 	struct htoe_hdr h;
 
 	(void)state;
-	mk_nodes(3, NULL);
+	mk_nodes(3, gbn_mode); /* the paper's Go-Back-N: a gap drops the frame */
 	bring_up();
 	mk_write(&p, gaddr(2, 0), true, 1, 0);
 	assert_int_equal(local_in(1, &p, 0), 0);

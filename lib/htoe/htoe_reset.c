@@ -38,10 +38,12 @@ static void vl_cleanup(struct htoe *b, struct htoe_vl *v, bool cold)
 	htoe_retry_reset(&v->rt);
 	htoe_credit_tx_reset(&v->ctx);
 	htoe_lq_unpool_vl(b, v);
+	htoe_encap_drop_held(b, v);
 	htoe_credit_rx_reset(&b->pool, &v->crx);
 	htoe_credit_rx_regrant(&b->pool, &v->crx);
 	v->credit_dirty = true;
 	v->stall_since = 0;
+	v->st.selective = 0; /* until the handshake agrees again */
 	v->st.resets++;
 }
 
@@ -57,6 +59,17 @@ void htoe_reset_begin(struct htoe *b, struct htoe_vl *v, bool cold, uint64_t now
 	v->reset_cold = cold;
 	v->reset_rto_ns = b->cfg.rto_init_ns;
 	v->reset_next_ns = now;
+	v->reset_tx = 0;
+}
+
+/* The handshake's outcome for selective retry: used when both ends offer it
+ * (our configuration, the flag in the peer's RESET or RESET_ACK). */
+static void set_retry_mode(struct htoe_vl *v, bool peer_offers)
+{
+	bool sel = v->sb && peer_offers;
+
+	htoe_retry_set_mode(&v->rt, sel ? HTOE_RETRY_SELECTIVE : HTOE_RETRY_GBN);
+	v->st.selective = htoe_retry_mode(&v->rt) == HTOE_RETRY_SELECTIVE;
 }
 
 void htoe_reset_up(struct htoe *b, struct htoe_vl *v, uint64_t now)
@@ -79,6 +92,7 @@ int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 		if (v->state == HTOE_VL_RESETTING && h->epoch == v->epoch &&
 		    h->seq == v->nonce) {
 			htoe_reset_up(b, v, now);
+			set_retry_mode(v, h->sack);
 			htoe_credit_tx_update(&v->ctx, h->credit, now);
 			return 0;
 		}
@@ -94,6 +108,7 @@ int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 			return -HTOE_DROP_EPOCH; /* both reset; ours wins */
 		v->epoch = h->epoch;     /* theirs wins, or the same epoch */
 		htoe_reset_up(b, v, now);
+		set_retry_mode(v, h->sack);
 	} else if (h->epoch == v->epoch) {
 		/* a copy of the RESET that set up this epoch: answer again */
 	} else if (copy) {
@@ -101,6 +116,7 @@ int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	} else if (epoch_after(h->epoch, v->epoch)) {
 		vl_cleanup(b, v, h->cold);
 		v->epoch = h->epoch;
+		set_retry_mode(v, h->sack);
 	} else {
 		/* An older epoch with a new nonce: the peer restarted and does
 		 * not know our epoch. Reset to an epoch after ours; the peer,
@@ -113,6 +129,7 @@ int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	v->ack_epoch = h->epoch;
 	v->ack_nonce = h->seq;
 	v->ack_cold = h->cold;
+	v->ack_sack = htoe_retry_mode(&v->rt) == HTOE_RETRY_SELECTIVE;
 	return 0;
 }
 
