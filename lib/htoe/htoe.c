@@ -923,7 +923,7 @@ int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t 
 		if (v->state != HTOE_VL_UP) {
 			/* The peer uses the epoch we proposed: it adopted
 			 * our RESET and its RESET_ACK was lost. */
-			htoe_reset_up(b, v, now);
+			htoe_reset_up_implied(b, v, &h, now);
 		}
 		htoe_encap_on_ack(b, v, &h, payload, now);
 		switch (h.ftype) {

@@ -247,17 +247,17 @@ int htoe_write_ctl_frame(struct htoe *b, struct htoe_vl *v, enum htoe_ftype type
 	if (type == HTOE_FT_RESET) {
 		seq = v->nonce;
 		cold = v->reset_cold;
-		/* offer selective retry; every 4th copy does not, so that a
-		 * peer that predates the flag (and drops it as reserved) can
-		 * still take our RESET, and both then use Go-Back-N */
-		sack = v->sb && v->reset_tx % 4 != 3;
+		/* offer selective retry; after the first copies every 4th does
+		 * not, so that a peer that predates the flag (and drops it as
+		 * reserved) can still take our RESET; both then use Go-Back-N */
+		sack = v->sb && (v->reset_tx < HTOE_RESET_SACK_COPIES || v->reset_tx % 4 != 3);
 	} else if (type == HTOE_FT_RESET_ACK) {
 		seq = v->ack_nonce;
 		epoch = v->ack_epoch;
 		cold = v->ack_cold;
 		sack = v->ack_sack;
 	} else if (type == HTOE_FT_ACK || type == HTOE_FT_NAK) {
-		sack = htoe_retry_rx_held(&v->rt) > 0;
+		sack = htoe_retry_rx_sack_due(&v->rt);
 	}
 	off = write_hdr(b, v, type, HT_VC_P, seq, epoch, cold,
 			type == HTOE_FT_ACK && vl_starved(v), sack, buf, cap);

@@ -196,6 +196,11 @@ void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_pos
 /* htoe_reset.c */
 void htoe_reset_begin(struct htoe *b, struct htoe_vl *v, bool cold, uint64_t now);
 void htoe_reset_up(struct htoe *b, struct htoe_vl *v, uint64_t now);
+void htoe_reset_up_implied(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
+			   uint64_t now);
+/* RESETs offer selective retry in their first copies; later every 4th copy
+ * does not, so that a peer that predates the flag can take one */
+#define HTOE_RESET_SACK_COPIES 8u
 int  htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
 		      uint64_t now);
 void htoe_poison_vl(struct htoe *b, struct htoe_vl *v);

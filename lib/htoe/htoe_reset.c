@@ -80,6 +80,18 @@ void htoe_reset_up(struct htoe *b, struct htoe_vl *v, uint64_t now)
 	v->credit_dirty = true;
 }
 
+/* Up without our RESET_ACK: a frame of the epoch we proposed shows that the
+ * peer adopted one of our RESETs. If every copy we sent offered selective
+ * retry, the peer (which parsed the flag, so it knows it) chose by its own
+ * configuration; an ACK/NAK with a SACK block says it chose selective. */
+void htoe_reset_up_implied(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
+			   uint64_t now)
+{
+	htoe_reset_up(b, v, now);
+	set_retry_mode(v, (h->sack && h->ftype != HTOE_FT_CTRL) ||
+			  v->reset_tx <= HTOE_RESET_SACK_COPIES);
+}
+
 static bool epoch_after(uint8_t a, uint8_t b)
 {
 	return (int8_t)(a - b) > 0;

@@ -56,6 +56,9 @@ static void state_reset(struct htoe_retry *r)
 	r->rack_valid = false;
 	r->rack_deadline = HTOE_RETRY_NEVER;
 	r->rx_held = 0;
+	r->rx_dup = false;
+	if (!r->reo_mult)
+		r->reo_mult = 1; /* the reordering seen on the path survives resets */
 	if (r->sb)
 		memset(r->sb, 0, ((size_t)r->sb_mask + 1) * sizeof(*r->sb));
 }
@@ -176,6 +179,8 @@ static void rtt_sample(struct htoe_retry *r, uint64_t rtt)
 		r->rttvar_ns = (3 * r->rttvar_ns + diff) / 4;
 		r->srtt_ns = (7 * r->srtt_ns + rtt) / 8;
 	}
+	if (!r->min_rtt_ns || rtt < r->min_rtt_ns)
+		r->min_rtt_ns = rtt ? rtt : 1;
 	rto = add_sat(r->srtt_ns, 4 * r->rttvar_ns);
 	if (rto < r->cfg.rto_min_ns)
 		rto = r->cfg.rto_min_ns;
@@ -208,10 +213,23 @@ static void sb_sent(struct htoe_retry *r, uint16_t seq, uint64_t now, bool rtx)
 	e->txn = ++r->txn;
 }
 
+/* A retransmission was needless: the path reorders more than reo_wnd. */
+static void spurious(struct htoe_retry *r)
+{
+	r->stats.spurious++;
+	if (r->reo_mult < 64)
+		r->reo_mult++;
+	r->reo_calm = 0;
+}
+
 /* Frame e is known delivered at now (acked or SACKed): remember the
  * latest-sent delivered frame and its RTT. */
 static void rack_update(struct htoe_retry *r, const struct htoe_retry_sb *e, uint64_t now)
 {
+	/* a retransmission acknowledged sooner than any RTT allows: the
+	 * original arrived, late; the path reorders more than reo_wnd */
+	if ((e->flags & SB_RTX) && r->min_rtt_ns && now - e->xmit_ns < r->min_rtt_ns / 2)
+		spurious(r);
 	if (r->rack_valid && (int32_t)(e->txn - r->rack_txn) <= 0)
 		return;
 	r->rack_valid = true;
@@ -237,7 +255,8 @@ static void mark_lost(struct htoe_retry *r, uint16_t seq)
  * a quarter of the smoothed RTT plus its variation (jitter). */
 static uint64_t reo_wnd(const struct htoe_retry *r)
 {
-	return r->have_rtt ? r->srtt_ns / 4 + r->rttvar_ns : r->cfg.rto_min_ns / 4;
+	return r->reo_mult *
+	       (r->have_rtt ? r->srtt_ns / 4 + r->rttvar_ns : r->cfg.rto_min_ns / 4);
 }
 
 /* RACK: a frame neither SACKed nor lost, sent before the latest-sent
@@ -270,6 +289,11 @@ static void rack_detect(struct htoe_retry *r, uint64_t now)
 		if (now >= due) {
 			mark_lost(r, seq);
 			r->stats.rack_lost++;
+			if (++r->reo_calm >= 16) {
+				r->reo_calm = 0;
+				if (r->reo_mult > 1)
+					r->reo_mult--;
+			}
 		} else if (due < deadline) {
 			deadline = due;
 		}
@@ -359,9 +383,10 @@ static int ack_common(struct htoe_retry *r, uint16_t ack, uint64_t now)
 	return release(r, ack, now);
 }
 
-/* Selective counterpart of a go-back: resend the frame `from` (RTO, or
- * the peer lost our retransmission), or with `all` every frame from it on
- * that the peer has not SACKed (a NAK without a SACK block). */
+/* Selective counterpart of a go-back: resend the frame `from`, or with
+ * `all` also every later frame the peer has not SACKed (RTO, the peer lost
+ * our retransmission, a NAK without a SACK block). `from` is resent even
+ * if SACKed: the oldest frame never waits for a SACK that may be false. */
 static void sel_goback(struct htoe_retry *r, uint16_t from, bool all, uint64_t now)
 {
 	uint16_t end = all ? r->next_seq : (uint16_t)(from + 1);
@@ -378,7 +403,7 @@ static void sel_goback(struct htoe_retry *r, uint16_t from, bool all, uint64_t n
 static void goback(struct htoe_retry *r, uint16_t from, uint64_t now)
 {
 	if (r->sel) {
-		sel_goback(r, from, false, now);
+		sel_goback(r, from, true, now);
 		return;
 	}
 	r->gb_active = true;
@@ -399,8 +424,14 @@ int htoe_retry_tx_ack(struct htoe_retry *r, uint16_t ack, uint64_t now)
 	 * once per base RTO, so acks sent before the go-back arrived do not
 	 * start another one). */
 	if (n == 0 && ack == r->una && r->retries && !r->failed && !htoe_retry_tx_in_goback(r) &&
-	    r->una != r->next_seq && now - r->gb_at >= r->rto_base_ns)
+	    r->una != r->next_seq && now - r->gb_at >= r->rto_base_ns) {
+		/* selective: the peer is alive, so the silence was loss, not a
+		 * dead peer: the RTO starts again from its base (the retry
+		 * counter still runs, so a one-way failure is still reset) */
+		if (r->sel)
+			r->rto_ns = r->rto_base_ns;
 		goback(r, r->una, now);
+	}
 	return n;
 }
 
@@ -509,7 +540,7 @@ int htoe_retry_tx_sack(struct htoe_retry *r, uint16_t ack, const uint8_t *blk, s
 	if (!r->sel)
 		return 0;
 	if (len < HTOE_SACK_HDR_LEN + 4 || blk[0] != HTOE_SACK_FMT_BITMAP || blk[1] == 0 ||
-	    blk[1] > HTOE_SACK_WORDS_MAX || blk[2] || blk[3] ||
+	    blk[1] > HTOE_SACK_WORDS_MAX || (blk[2] & ~HTOE_SACK_F_DUP) || blk[3] ||
 	    len != HTOE_SACK_HDR_LEN + 4u * blk[1]) {
 		r->stats.sack_invalid++;
 		return -EINVAL;
@@ -517,6 +548,8 @@ int htoe_retry_tx_sack(struct htoe_retry *r, uint16_t ack, const uint8_t *blk, s
 	r->stats.sacks_received++;
 	if (r->failed)
 		return 0;
+	if (blk[2] & HTOE_SACK_F_DUP)
+		spurious(r);
 	bits = 32u * blk[1];
 	for (unsigned i = 0; i < bits; i++) {
 		if (!(blk[HTOE_SACK_HDR_LEN + i / 8] & (0x80u >> (i % 8))))
@@ -556,6 +589,7 @@ enum htoe_retry_verdict htoe_retry_rx_frame(struct htoe_retry *r, uint16_t seq,
 	if (r->sel && (sb_at(r, seq)->flags & SB_HELD) && htoe_seq_diff(seq, r->expected) > 0 &&
 	    htoe_seq_diff(seq, r->expected) <= r->sb_mask) {
 		r->stats.held_dups++;
+		r->rx_dup = true;
 		r->ack_pending = true;
 		r->ack_at = min_u64(r->ack_at, now);
 		return HTOE_RX_DUP;
@@ -587,6 +621,7 @@ enum htoe_retry_verdict htoe_retry_rx_frame(struct htoe_retry *r, uint16_t seq,
 	}
 	if (htoe_seq_lt(seq, r->expected)) {
 		r->stats.dups++;
+		r->rx_dup = r->sel;
 		r->ack_pending = true;
 		r->ack_at = min_u64(r->ack_at, now);
 		return HTOE_RX_DUP;
@@ -640,21 +675,20 @@ uint16_t htoe_retry_rx_held(const struct htoe_retry *r)
 	return r->rx_held;
 }
 
+bool htoe_retry_rx_sack_due(const struct htoe_retry *r)
+{
+	return r->sel && (r->rx_held || r->rx_dup);
+}
+
 int htoe_retry_rx_sack(struct htoe_retry *r, uint8_t *buf, size_t cap)
 {
 	unsigned last = 0, words, maxw;
-	bool any = false;
 
-	if (!r->sel || !r->rx_held || cap < HTOE_SACK_HDR_LEN + 4)
+	if (!htoe_retry_rx_sack_due(r) || cap < HTOE_SACK_HDR_LEN + 4)
 		return 0;
-	for (unsigned i = 0; i <= r->sb_mask; i++) {
-		if (sb_at(r, (uint16_t)(r->expected + i))->flags & SB_HELD) {
+	for (unsigned i = 0; r->rx_held && i <= r->sb_mask; i++)
+		if (sb_at(r, (uint16_t)(r->expected + i))->flags & SB_HELD)
 			last = i;
-			any = true;
-		}
-	}
-	if (!any)
-		return 0;
 	words = last / 32 + 1;
 	maxw = (unsigned)((cap - HTOE_SACK_HDR_LEN) / 4);
 	if (maxw > HTOE_SACK_WORDS_MAX)
@@ -663,7 +697,9 @@ int htoe_retry_rx_sack(struct htoe_retry *r, uint8_t *buf, size_t cap)
 		words = maxw;
 	buf[0] = HTOE_SACK_FMT_BITMAP;
 	buf[1] = (uint8_t)words;
-	buf[2] = buf[3] = 0;
+	buf[2] = r->rx_dup ? HTOE_SACK_F_DUP : 0;
+	buf[3] = 0;
+	r->rx_dup = false;
 	memset(buf + HTOE_SACK_HDR_LEN, 0, 4u * words);
 	for (unsigned i = 0; i < 32u * words; i++)
 		if (sb_at(r, (uint16_t)(r->expected + i))->flags & SB_HELD)

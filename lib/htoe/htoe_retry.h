@@ -68,15 +68,23 @@
  *    sent) and resends only the frames it deems lost:
  *      RACK-like: a frame not SACKed that was sent before a frame the peer
  *      has since received (SACKed or cumulatively acked) is lost once
- *      `reo_wnd` (SRTT/4 + RTTVAR) has passed beyond the RTT of that later
- *      frame (a reordering timer otherwise); a lost retransmission is found
+ *      `reo_wnd` has passed beyond the RTT of that later frame (a
+ *      reordering timer otherwise). reo_wnd = k (SRTT/4 + RTTVAR); k
+ *      starts at 1, grows by one (up to 64) whenever a retransmitted frame
+ *      is acknowledged sooner than half the smallest RTT after the copy
+ *      left (so the original was only late: a spurious retransmission), and
+ *      shrinks by one after 16 losses without such a sign; a SACK block
+ *      with the DUP flag (the receiver got a frame twice) counts as such a
+ *      sign too. A lost
+ *      retransmission is found
  *      the same way, so burst loss is repaired within about one RTT without
  *      the RTO.
  *      A NAK without a SACK block (the peer could not hold the frame):
  *      every frame not SACKed from the NAK's ack on is lost (Go-Back-N that
  *      skips SACKed frames).
- *      RTO: only the oldest frame is resent (and RTO backoff as in GBN);
- *      its delivery then exposes the others through the RACK rule.
+ *      RTO (or an ack for una from a peer that lost our go-back, as in
+ *      GBN): every frame not SACKed is lost (the oldest one even if
+ *      SACKed), with the RTO backoff of GBN.
  *  Selective mode needs per-sequence-number memory that the caller
  *  allocates once (htoe_retry_attach); the module still allocates nothing.
  */
@@ -91,9 +99,12 @@ struct htoe_retry_sb {
 
 /* SACK block (payload of an ACK/NAK frame with the SACK flag):
  *   byte 0: format (1: bitmap); byte 1: number of 32-bit bitmap words, 1..128;
- *   bytes 2..3: 0; then the bitmap: bit i (byte 4 + i/8, mask 0x80 >> i%8)
+ *   byte 2: flags, bit 0 DUP: a frame arrived twice since the last block
+ *   (a retransmission was needless, or the network duplicated it); bits 7:1
+ *   and byte 3: 0; then the bitmap: bit i (byte 4 + i/8, mask 0x80 >> i%8)
  *   set = the receiver holds the frame with seq (frame's ack + i). */
 #define HTOE_SACK_FMT_BITMAP 1u
+#define HTOE_SACK_F_DUP      0x01u
 #define HTOE_SACK_HDR_LEN    4u
 #define HTOE_SACK_WORDS_MAX  128u
 #define HTOE_SACK_MAX_LEN    (HTOE_SACK_HDR_LEN + 4u * HTOE_SACK_WORDS_MAX)
@@ -161,6 +172,9 @@ struct htoe_retry_stats {
 	uint64_t sack_invalid;    /* SACK blocks refused (format) or naming frames
 	                           * never sent (those bits ignored) */
 	uint64_t rack_lost;       /* frames marked lost by SACK/ack evidence */
+	uint64_t spurious;        /* retransmissions found needless (the
+	                           * original was acked sooner than the RTT
+	                           * allows after the copy): widen reo_wnd */
 };
 
 /* ---- state (fields are private: use the functions) ---------------------- */
@@ -208,6 +222,10 @@ struct htoe_retry {
 	uint64_t rack_rtt_ns;   /*     and its RTT */
 	uint64_t rack_deadline; /* TX: reordering timer */
 	uint16_t rx_held;       /* RX: frames held */
+	bool     rx_dup;        /* RX: a duplicate arrived since the last block */
+	uint64_t min_rtt_ns;    /* TX: smallest RTT sample (0: none) */
+	uint8_t  reo_mult;      /* TX: reordering window multiplier, 1..64 */
+	uint8_t  reo_calm;      /* TX: losses since the last spurious one */
 
 	struct htoe_retry_stats stats;
 };
@@ -423,9 +441,13 @@ bool htoe_retry_rx_can_hold(const struct htoe_retry *r, uint16_t seq);
 int  htoe_retry_rx_hold(struct htoe_retry *r, uint16_t seq, uint64_t now);
 bool htoe_retry_rx_is_held(const struct htoe_retry *r, uint16_t seq);
 uint16_t htoe_retry_rx_held(const struct htoe_retry *r);
+/* A SACK block is due with the next ACK/NAK: frames are held, or a
+ * duplicate arrived since the last block (selective mode only). */
+bool htoe_retry_rx_sack_due(const struct htoe_retry *r);
 /* Write the SACK block for the frames held into buf[0..cap) (truncated to
- * what fits): its length, or 0 if none is due (GBN, nothing held, cap <
- * 8). Its bitmap is relative to htoe_retry_rx_ack_value(). */
+ * what fits) and clear the DUP report: its length, or 0 if none is due
+ * (htoe_retry_rx_sack_due false, or cap < 8). Its bitmap is relative to
+ * htoe_retry_rx_ack_value(). */
 int  htoe_retry_rx_sack(struct htoe_retry *r, uint8_t *buf, size_t cap);
 
 /* The ack value to put in every frame sent to the peer: the next expected
