@@ -1101,6 +1101,19 @@ static void test_sel_old_peer(void **state)
 	free_nodes();
 }
 
+/* Node 1 writes 64-byte block i at node 2 and frames it into f at 1 us. */
+static int frame_write(unsigned i, uint8_t *f)
+{
+	struct ht_pkt p;
+	int len;
+
+	mk_write(&p, gaddr(2, 64u * i), true, 1, 0);
+	assert_int_equal(local_in(1, &p, 1 * US), 0);
+	len = htoe_frame_output(N[1].b, f, HTOE_FRAME_MAX, 1 * US, HTOE_TX_FLUSH);
+	assert_true(len > 0);
+	return len;
+}
+
 /* A gap in selective mode: the frame after it is held (not delivered, its
  * buffers in use), the peer learns it from the SACK block and resends only
  * the missing frame; both writes arrive once, in order. */
@@ -1115,12 +1128,8 @@ static void test_sel_gap(void **state)
 	(void)state;
 	mk_nodes(2, NULL);
 	bring_up();
-	for (unsigned i = 0; i < 2; i++) {
-		mk_write(&p, gaddr(2, 64u * i), true, 1, 0);
-		assert_int_equal(local_in(1, &p, 1 * US), 0);
-		len = htoe_frame_output(N[1].b, f, sizeof(f), 1 * US, HTOE_TX_FLUSH);
-		assert_true(len > 0); /* seq 0 is lost, seq 1 arrives */
-	}
+	for (unsigned i = 0; i < 2; i++)
+		len = frame_write(i, f); /* seq 0 is lost, seq 1 arrives */
 	assert_int_equal(htoe_frame_input(N[2].b, f, (size_t)len, 2 * US), 0);
 	assert_false(local_out(2, &p, 2 * US)); /* held, not delivered */
 	assert_int_equal(htoe_get_vl_stats(N[2].b, 1)->rx_held, 1);
@@ -1164,10 +1173,7 @@ static void test_sel_reset_while_held(void **state)
 	mk_nodes(2, NULL);
 	bring_up();
 	for (unsigned i = 0; i < 4; i++) {
-		mk_write(&p, gaddr(2, 64u * i), true, 1, 0);
-		assert_int_equal(local_in(1, &p, 1 * US), 0);
-		len = htoe_frame_output(N[1].b, f, sizeof(f), 1 * US, HTOE_TX_FLUSH);
-		assert_true(len > 0);
+		len = frame_write(i, f);
 		if (i >= 2) /* 0 and 1 lost, 2 and 3 held */
 			assert_int_equal(htoe_frame_input(N[2].b, f, (size_t)len, 1 * US), 0);
 	}
