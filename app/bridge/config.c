@@ -600,7 +600,7 @@ static const bool sect_plain_ok[S__N] = { true, true, false, false, false, true,
 	"bridge_unitids", "requester_unitids", "bufs_posted", "bufs_nonposted", \
 	"bufs_response", "reserve", "max_per_vl", "txq_pkts", "window", "ack_every", \
 	"ack_delay", "retry_limit", "rto", "rto_min", "rto_max", "flush", "np_timeout", \
-	"stall_timeout", "mem_base", "mem_size"
+	"stall_timeout", "mem_base", "mem_size", "retry"
 
 static const char *const keys_global[] = { "stats_interval", "duration", "drain_timeout",
 	"capture", "capture_ring", "mbufs", "burst", "tx_drain", "exit_when_done", "lcore_pause",
@@ -1375,6 +1375,12 @@ static int parse_node(struct ctx *x, struct br_config *c, struct br_node_cfg *nc
 	D("stall_timeout", 1000, 3600000000000ull, stall_timeout_ns);
 #undef U
 #undef D
+	/* retry = gbn | selective (docs/config.md) */
+	v = get2(x, s, b, "retry", &in);
+	if (v && strcmp(v, "gbn") && strcmp(v, "selective"))
+		return cerr(x, in, "retry", v, "not a retry mode: gbn or selective");
+	if (v)
+		bc->retry_mode = !strcmp(v, "gbn") ? HTOE_RETRY_GBN : HTOE_RETRY_SELECTIVE;
 	if (bc->rto_max_ns < bc->rto_init_ns) {
 		const char *k = blame(x, s, b, "rto_max", "rto", &in, &v);
 
