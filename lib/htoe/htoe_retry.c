@@ -57,6 +57,8 @@ static void state_reset(struct htoe_retry *r)
 	r->rack_deadline = HTOE_RETRY_NEVER;
 	r->rx_held = 0;
 	r->rx_dup = false;
+	r->tlp_deadline = HTOE_RETRY_NEVER;
+	r->tlp_done = false;
 	if (!r->reo_mult)
 		r->reo_mult = 1; /* the reordering seen on the path survives resets */
 	if (r->sb)
@@ -301,6 +303,8 @@ static void rack_detect(struct htoe_retry *r, uint64_t now)
 	r->rack_deadline = deadline;
 }
 
+static void tlp_arm(struct htoe_retry *r, uint64_t now);
+
 int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq)
 {
 	if (!htoe_retry_tx_can_send(r))
@@ -315,8 +319,38 @@ int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq)
 	}
 	if (r->rto_deadline == HTOE_RETRY_NEVER)
 		r->rto_deadline = add_sat(now, r->rto_ns);
+	tlp_arm(r, now);
 	r->stats.frames_sent++;
 	return 0;
+}
+
+/* Selective: a tail loss probe 2 SRTT + ack_delay after the last
+ * transmission, if that is before the RTO and none was sent since the
+ * last progress. */
+static void tlp_arm(struct htoe_retry *r, uint64_t now)
+{
+	uint64_t t;
+
+	r->tlp_deadline = HTOE_RETRY_NEVER;
+	if (!r->sel || r->tlp_done || !r->have_rtt || r->una == r->next_seq || r->failed)
+		return;
+	t = add_sat(now, add_sat(2 * r->srtt_ns, r->cfg.ack_delay_ns));
+	if (t < r->rto_deadline)
+		r->tlp_deadline = t;
+}
+
+/* The probe: the last frame not SACKed is resent. */
+static void tlp_fire(struct htoe_retry *r)
+{
+	r->tlp_deadline = HTOE_RETRY_NEVER;
+	r->tlp_done = true;
+	for (uint16_t s = (uint16_t)(r->next_seq - 1); s != (uint16_t)(r->una - 1); s--) {
+		if (!(sb_at(r, s)->flags & SB_SACKED)) {
+			mark_lost(r, s);
+			r->stats.tail_probes++;
+			return;
+		}
+	}
 }
 
 /* Selective: frames [una, ack) are delivered: clear their scoreboard
@@ -357,8 +391,11 @@ static int release(struct htoe_retry *r, uint16_t ack, uint64_t now)
 		if (r->gb_active && htoe_seq_lt(r->gb_next, ack))
 			r->gb_next = ack;
 	}
-	if (r->sel)
+	if (r->sel) {
+		r->tlp_done = false;
+		tlp_arm(r, now);
 		rack_detect(r, now);
+	}
 	return n;
 }
 
@@ -459,6 +496,12 @@ enum htoe_retry_timer htoe_retry_tx_timer(struct htoe_retry *r, uint64_t now)
 {
 	if (r->sel && now >= r->rack_deadline)
 		rack_detect(r, now);
+	if (r->sel && now >= r->tlp_deadline) {
+		if (!r->lost_n && now < r->rto_deadline)
+			tlp_fire(r);
+		else
+			r->tlp_deadline = HTOE_RETRY_NEVER;
+	}
 	if (r->rto_deadline == HTOE_RETRY_NEVER || now < r->rto_deadline)
 		return HTOE_RETRY_IDLE;
 	r->stats.timeouts++;
@@ -467,6 +510,7 @@ enum htoe_retry_timer htoe_retry_tx_timer(struct htoe_retry *r, uint64_t now)
 		r->failed = true;
 		r->gb_active = false;
 		r->rack_deadline = HTOE_RETRY_NEVER;
+		r->tlp_deadline = HTOE_RETRY_NEVER;
 		r->rto_deadline = HTOE_RETRY_NEVER;
 		return HTOE_RETRY_LIMIT;
 	}
@@ -752,7 +796,8 @@ void htoe_retry_rx_nak_sent(struct htoe_retry *r, uint64_t now)
 
 uint64_t htoe_retry_next_deadline(const struct htoe_retry *r)
 {
-	uint64_t d = min_u64(r->rto_deadline, r->sel ? r->rack_deadline : HTOE_RETRY_NEVER);
+	uint64_t d = min_u64(r->rto_deadline, r->sel ? min_u64(r->rack_deadline, r->tlp_deadline)
+						       : HTOE_RETRY_NEVER);
 
 	if (r->ack_pending)
 		d = min_u64(d, r->ack_at);

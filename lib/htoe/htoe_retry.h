@@ -82,6 +82,11 @@
  *      A NAK without a SACK block (the peer could not hold the frame):
  *      every frame not SACKed from the NAK's ack on is lost (Go-Back-N that
  *      skips SACKed frames).
+ *      Tail loss probe: when nothing has been acknowledged for
+ *      2 SRTT + ack_delay after the last transmission (and that is before
+ *      the RTO), the last frame not SACKed is resent once (until progress):
+ *      its SACK or ack exposes lost frames before it through the RACK rule,
+ *      so a lost tail costs about a round trip instead of an RTO.
  *      RTO (or an ack for una from a peer that lost our go-back, as in
  *      GBN): every frame not SACKed is lost (the oldest one even if
  *      SACKed), with the RTO backoff of GBN.
@@ -172,6 +177,7 @@ struct htoe_retry_stats {
 	uint64_t sack_invalid;    /* SACK blocks refused (format) or naming frames
 	                           * never sent (those bits ignored) */
 	uint64_t rack_lost;       /* frames marked lost by SACK/ack evidence */
+	uint64_t tail_probes;     /* tail loss probes (selective) */
 	uint64_t spurious;        /* retransmissions found needless (the
 	                           * original was acked sooner than the RTT
 	                           * allows after the copy): widen reo_wnd */
@@ -223,6 +229,8 @@ struct htoe_retry {
 	uint64_t rack_deadline; /* TX: reordering timer */
 	uint16_t rx_held;       /* RX: frames held */
 	bool     rx_dup;        /* RX: a duplicate arrived since the last block */
+	uint64_t tlp_deadline;  /* TX: tail loss probe due (HTOE_RETRY_NEVER: none) */
+	bool     tlp_done;      /* TX: probe sent, none again before progress */
 	uint64_t min_rtt_ns;    /* TX: smallest RTT sample (0: none) */
 	uint8_t  reo_mult;      /* TX: reordering window multiplier, 1..64 */
 	uint8_t  reo_calm;      /* TX: losses since the last spurious one */
