@@ -1432,6 +1432,43 @@ static void test_sel_nak_without_sack(void **state)
 	check_ok(&r);
 }
 
+/* A lost tail is probed after about two round trips, well before the RTO:
+ * the last frame is resent, and its SACK exposes the lost ones before it. */
+static void test_sel_tail_probe(void **state)
+{
+	struct htoe_retry r;
+	uint8_t blk[HTOE_SACK_MAX_LEN];
+	const unsigned held[] = { 2 };
+	uint16_t seq;
+
+	(void)state;
+	init_sel(&r, 0);
+	send1(&r, 0);
+	assert_int_equal(htoe_retry_tx_ack(&r, 1, 1000), 1); /* an RTT sample: 1 us */
+	send1(&r, 2000);
+	send1(&r, 2000);
+	send1(&r, 2000); /* 1..3; all lost, nothing comes back */
+	uint64_t t = htoe_retry_next_deadline(&r);
+	assert_int_equal(t, 2000 + 2 * htoe_retry_srtt(&r) + 300); /* ack_delay 300 */
+	assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_IDLE);
+	assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
+	assert_int_equal(seq, 3); /* the probe: the last frame */
+	assert_false(htoe_retry_tx_retransmit_at(&r, t, &seq));
+	assert_int_equal(r.stats.tail_probes, 1);
+	/* only once until progress */
+	assert_true(htoe_retry_next_deadline(&r) >= 2000 + 100000);
+	/* the probe arrives: ack 1, seq 3 held -> 1 and 2 lost, resent */
+	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, mk_sack(blk, held, 1, 1), t + 1000), 1);
+	uint64_t t2 = t + 1000; /* overdue already: lost at once */
+	assert_true(htoe_retry_tx_in_goback(&r));
+	assert_true(htoe_retry_tx_retransmit_at(&r, t2, &seq));
+	assert_int_equal(seq, 1);
+	assert_true(htoe_retry_tx_retransmit_at(&r, t2, &seq));
+	assert_int_equal(seq, 2);
+	assert_int_equal(r.stats.timeouts, 0);
+	check_ok(&r);
+}
+
 /* The reorder buffer: bounded slots, packets kept in order. */
 static void test_rob(void **state)
 {
@@ -1501,6 +1538,7 @@ int main(void)
 		cmocka_unit_test(test_sel_lost_retransmission),
 		cmocka_unit_test(test_sel_hostile_sack),
 		cmocka_unit_test(test_sel_nak_without_sack),
+		cmocka_unit_test(test_sel_tail_probe),
 		cmocka_unit_test(test_rob),
 		cmocka_unit_test(test_sel_lossy_channel),
 		cmocka_unit_test(test_sel_lossy_channel_heavy),
