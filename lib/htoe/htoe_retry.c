@@ -257,8 +257,12 @@ static void mark_lost(struct htoe_retry *r, uint16_t seq)
  * a quarter of the smoothed RTT plus its variation (jitter). */
 static uint64_t reo_wnd(const struct htoe_retry *r)
 {
-	return r->reo_mult *
-	       (r->have_rtt ? r->srtt_ns / 4 + r->rttvar_ns : r->cfg.rto_min_ns / 4);
+	uint64_t w = r->reo_mult *
+		     (r->have_rtt ? r->srtt_ns / 4 + r->rttvar_ns : r->cfg.rto_min_ns / 4);
+
+	/* never more than a smoothed round trip (RFC 8985): a wider window
+	 * only delays the repair past what the RTO would do */
+	return r->have_rtt && w > r->srtt_ns ? r->srtt_ns : w;
 }
 
 /* RACK: a frame neither SACKed nor lost, sent before the latest-sent

@@ -73,7 +73,8 @@
  *      starts at 1, grows by one (up to 64) whenever a retransmitted frame
  *      is acknowledged sooner than half the smallest RTT after the copy
  *      left (so the original was only late: a spurious retransmission), and
- *      shrinks by one after 16 losses without such a sign; a SACK block
+ *      shrinks by one after 16 losses without such a sign (never above
+ *      SRTT, as in RFC 8985); a SACK block
  *      with the DUP flag (the receiver got a frame twice) counts as such a
  *      sign too. A lost
  *      retransmission is found
