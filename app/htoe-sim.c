@@ -50,6 +50,7 @@ static void usage(FILE *f)
 	      "                       rto-max 200ms, retry-limit 50, np-timeout 30s,\n"
 	      "                       stall-timeout 10s (options after it override)\n"
 	      "  --mtu BYTES          HToE MTU (default 1500)\n"
+	      "  --retry MODE         gbn | selective (default: the library's, selective)\n"
 	      "  --stall P:MAX        per scheduling step, with probability P a node is not\n"
 	      "                       polled for 1..MAX ns (frames to it wait in its RX ring)\n"
 	      "  --rx-ring N          RX ring of a node in frames (default 1024); frames\n"
@@ -139,6 +140,7 @@ int main(int argc, char **argv)
 		{ "progress", required_argument, 0, 'P' },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "pcap", required_argument, 0, 'W' },
+		{ "retry", required_argument, 0, 'M' },
 		{ "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, 'v' },
 		{ 0, 0, 0, 0 },
@@ -216,6 +218,10 @@ int main(int argc, char **argv)
 		case 'P': bad = htoe_parse_u64(arg, &c.progress_every) || !c.progress_every; break;
 		case 'q': c.progress = NULL; break;
 		case 'W': c.pcap_path = arg; break;
+		case 'M':
+			bad = strcmp(arg, "gbn") && strcmp(arg, "selective");
+			c.retry_mode = !strcmp(arg, "gbn") ? HTOE_RETRY_GBN : HTOE_RETRY_SELECTIVE;
+			break;
 		case 'h': usage(stdout); return 0;
 		case 'v': htoe_print_version("htoe-sim"); return 0;
 		default: usage(stderr); return 2;

@@ -23,7 +23,7 @@ ETH_MACSEC = 0x88E5
 
 DATA, ACK, NAK, RESET, RESET_ACK, CTRL = 1, 2, 3, 4, 5, 6
 VC_P, VC_NP, VC_R = 0, 1, 2
-F_COLD, F_CREDIT_REQ = 0x04, 0x08
+F_COLD, F_CREDIT_REQ, F_SACK = 0x04, 0x08, 0x10
 
 # ----------------------------------------------------------------- CRC32C
 
@@ -289,6 +289,18 @@ def synthetic():
     add("NAK: go back to 5", ctl_frame(NAK, 2, 1, ack=5, epoch=3), notes={"htoe.expert.nak"})
     add("ACK with CREDIT_REQ", ctl_frame(ACK, 1, 2, flags=F_CREDIT_REQ, ack=5, epoch=3),
         notes={"htoe.expert.credit_req"})
+    # selective retry (docs/wire-format.md): a RESET offering it, a NAK whose SACK block
+    # says frames 7 and 8 are held (ack 5: bits 2 and 3), an ACK with DUP and a 2-word bitmap
+    add("RESET warm offering selective retry (SACK flag)",
+        ctl_frame(RESET, 1, 2, flags=F_SACK, seq=0x1235, epoch=4), notes={"htoe.expert.reset"})
+    add("NAK with a SACK block: ack 5, 7 and 8 held",
+        ctl_frame(NAK, 2, 1, flags=F_SACK, ack=5, epoch=4,
+                  payload=bytes([1, 1, 0, 0, 0x30, 0, 0, 0])),
+        notes={"htoe.expert.nak", "htoe.expert.sack"})
+    add("ACK with a SACK block: ack 100, 101 and 140 held, DUP",
+        ctl_frame(ACK, 2, 1, flags=F_SACK, ack=100, epoch=4,
+                  payload=bytes([1, 2, 1, 0, 0x40, 0, 0, 0, 0, 0x80, 0, 0])),
+        notes={"htoe.expert.sack"})
     rt_pkts = [req8(RD_DW, 0x1000, srctag=9, count=0), req4(FLUSH, srctag=10)]
     add("DATA 3→4 seq 9", data_frame(3, 4, VC_NP, rt_pkts, seq=9, ack=1))
     add("the same DATA 3→4 seq 9 again (retransmission, ack refreshed)",
@@ -349,8 +361,12 @@ def malformed():
     add("reserved bit 13 set in a TgtDone",
         data_frame(2, 1, VC_R, [dw(TGTDONE | 3 << 16 | 1 << 13)], seq=3),
         {"ht.expert.reserved_bit"})
-    add("reserved flag bit 4 set",
-        data_frame(1, 2, VC_P, two, seq=16, flags=0x10), {"htoe.expert.reserved"})
+    add("SACK flag (bit 4) in a DATA frame",
+        data_frame(1, 2, VC_P, two, seq=16, flags=F_SACK), {"htoe.expert.reserved"})
+    add("reserved flag bit 5 set",
+        data_frame(1, 2, VC_P, two, seq=16, flags=0x20), {"htoe.expert.reserved"})
+    add("ACK with the SACK flag but no SACK block",
+        ctl_frame(ACK, 1, 2, flags=F_SACK, ack=5), {"htoe.expert.bad_length"})
     add("CREDIT_REQ in a DATA frame",
         data_frame(1, 2, VC_P, two, seq=17, flags=F_CREDIT_REQ), {"htoe.expert.reserved"})
     add("COLD in a DATA frame",

@@ -72,7 +72,8 @@ HT_FIELDS = ["cmd", "name", "vc", "len", "seqid", "unitid", "passpw", "srctag", 
              "vcsetfree2", "vcsetfree3", "op", "error", "data"]
 HT_KEYS = {"ht." + f for f in HT_FIELDS}
 HTOE_FIELDS = ["htoe.version", "htoe.type", "htoe.flags", "htoe.flags.reserved",
-               "htoe.flags.credit_req", "htoe.flags.cold", "htoe.flags.vc", "htoe.vc",
+               "htoe.flags.sack", "htoe.sack", "htoe.sack.format", "htoe.sack.words",
+               "htoe.sack.dup", "htoe.sack.bitmap", "htoe.sack.held", "htoe.flags.credit_req", "htoe.flags.cold", "htoe.flags.vc", "htoe.vc",
                "htoe.npkts", "htoe.epoch", "htoe.src", "htoe.dst", "htoe.node", "htoe.seq",
                "htoe.nonce", "htoe.ack", "htoe.credit.p_cmd", "htoe.credit.p_data",
                "htoe.credit.np_cmd", "htoe.credit.np_data", "htoe.credit.r_cmd",
@@ -415,7 +416,8 @@ def header_expect(h, tags):
     plen, rsvd, crc = struct.unpack(">HHI", h[24:32])
     ftype = b0 & 0xF
     e = {"htoe.version": b0 >> 4, "htoe.type": ftype, "htoe.flags": flags,
-         "htoe.flags.vc": flags & 3, "htoe.flags.reserved": flags >> 4,
+         "htoe.flags.vc": flags & 3, "htoe.flags.reserved": flags >> 5,
+         "htoe.flags.sack": (flags >> 4) & 1,
          "htoe.flags.cold": (flags >> 2) & 1, "htoe.flags.credit_req": (flags >> 3) & 1,
          "htoe.npkts": npkts, "htoe.epoch": epoch, "htoe.src": src, "htoe.dst": dst,
          "htoe.ack": ack, "htoe.payload_len": plen, "htoe.reserved": rsvd, "htoe.crc": crc}
@@ -575,7 +577,7 @@ def check_pcap(path, tshark, htoe_ht, synth, cover, fuzz=False, lease_decode=Non
                 gv = to_int(g[0])
             except ValueError:
                 gv = g[0]
-            if k in ("htoe.flags.cold", "htoe.flags.credit_req"):
+            if k in ("htoe.flags.cold", "htoe.flags.credit_req", "htoe.flags.sack"):
                 gv = 1 if g[0] in ("1", "True", "true") else 0
             if gv != v:
                 bad.append("%s=%s, bytes say %s" % (k, g[0], v))

@@ -566,6 +566,11 @@ static void test_np_timeout_and_late_response(void **state)
 	free_nodes();
 }
 
+static void gbn_mode(struct htoe_config *c)
+{
+	c->retry_mode = HTOE_RETRY_GBN;
+}
+
 /* Frames that must be dropped, each for its reason. */
 static void test_drops(void **state)
 {
@@ -575,7 +580,7 @@ static void test_drops(void **state)
 	struct htoe_hdr h;
 
 	(void)state;
-	mk_nodes(3, NULL);
+	mk_nodes(3, gbn_mode); /* the paper's Go-Back-N: a gap drops the frame */
 	bring_up();
 	mk_write(&p, gaddr(2, 0), true, 1, 0);
 	assert_int_equal(local_in(1, &p, 0), 0);
@@ -1478,6 +1483,145 @@ static void test_ctrl_new_incarnation(void **state)
 	free_nodes();
 }
 
+/* ---------------------------------------------------- selective retry */
+
+static void inv_ok(void)
+{
+	char err[256];
+
+	for (uint16_t id = 1; id <= n_nodes; id++)
+		if (htoe_check_invariants(N[id].b, err, sizeof(err)) != 0)
+			fail_msg("node %u: %s", id, err);
+}
+
+/* Replace node id's bridge by one with mode m and initial epoch e. */
+static void renew_node(uint16_t id, enum htoe_retry_mode m, uint8_t e)
+{
+	struct htoe_config c;
+	char err[128];
+
+	htoe_free(N[id].b);
+	htoe_config_defaults(&c);
+	c.node_id = id;
+	htoe_map_node_mac(id, c.mac);
+	c.map = &N[id].map;
+	c.retry_mode = m;
+	c.epoch = e;
+	N[id].b = htoe_new(&c, err, sizeof(err));
+	assert_non_null(N[id].b);
+}
+
+/* Both offer selective retry: it is used; one GBN end: both use GBN. */
+static void test_sel_negotiation(void **state)
+{
+	(void)state;
+	mk_nodes(2, NULL);
+	bring_up();
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->selective, 1);
+	assert_int_equal(htoe_get_vl_stats(N[2].b, 1)->selective, 1);
+	free_nodes();
+
+	mk_nodes(2, NULL);
+	renew_node(2, HTOE_RETRY_GBN, 0);
+	bring_up();
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->selective, 0);
+	assert_int_equal(htoe_get_vl_stats(N[2].b, 1)->selective, 0);
+	/* a warm reset negotiates again, with the same outcome */
+	assert_int_equal(htoe_vl_reset(N[1].b, 2, false, 10 * US), 0);
+	pump(10 * US, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(htoe_vl_is_up(N[1].b, 2));
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->selective, 0);
+	free_nodes();
+}
+
+/* Node 1 writes 64-byte block i at node 2 and frames it into f at 1 us. */
+static int frame_write(unsigned i, uint8_t *f)
+{
+	struct ht_pkt p;
+	int len;
+
+	mk_write(&p, gaddr(2, 64u * i), true, 1, 0);
+	assert_int_equal(local_in(1, &p, 1 * US), 0);
+	len = htoe_frame_output(N[1].b, f, HTOE_FRAME_MAX, 1 * US, HTOE_TX_FLUSH);
+	assert_true(len > 0);
+	return len;
+}
+
+/* A gap in selective mode: the frame after it is held (not delivered, its
+ * buffers in use), the peer learns it from the SACK block and resends only
+ * the missing frame; both writes arrive once, in order. */
+static void test_sel_gap(void **state)
+{
+	struct ht_pkt p;
+	uint8_t f[HTOE_FRAME_MAX];
+	int len;
+	struct htoe_hdr h;
+	const uint8_t *pl;
+
+	(void)state;
+	mk_nodes(2, NULL);
+	bring_up();
+	for (unsigned i = 0; i < 2; i++)
+		len = frame_write(i, f); /* seq 0 is lost, seq 1 arrives */
+	assert_int_equal(htoe_frame_input(N[2].b, f, (size_t)len, 2 * US), 0);
+	assert_false(local_out(2, &p, 2 * US)); /* held, not delivered */
+	assert_int_equal(htoe_get_vl_stats(N[2].b, 1)->rx_held, 1);
+	inv_ok();
+	/* a copy of the held frame is a duplicate */
+	assert_int_equal(htoe_frame_input(N[2].b, f, (size_t)len, 2 * US), -HTOE_DROP_DUP);
+	/* node 2 answers with a NAK carrying the SACK block */
+	len = htoe_frame_output(N[2].b, f, sizeof(f), 2 * US, HTOE_TX_FLUSH);
+	assert_true(len > 0);
+	assert_int_equal(htoe_frame_parse(f, (size_t)len, 1500, &h, &pl), 0);
+	assert_int_equal(h.ftype, HTOE_FT_NAK);
+	assert_true(h.sack);
+	assert_int_equal(h.ack, 0);
+	assert_int_equal(h.payload_len, 8);
+	assert_int_equal(pl[0], 1);
+	assert_int_equal(pl[1], 1);
+	assert_int_equal(pl[4], 0x40); /* offset 1: seq 1 held */
+	assert_int_equal(htoe_frame_input(N[1].b, f, (size_t)len, 3 * US), 0);
+	/* node 1 resends seq 0 only (once the reordering window has passed) */
+	unsigned n = pump(100 * US, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(n > 0);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_true(local_out(2, &p, 100 * US));
+		assert_int_equal(p.addr, MEM_BASE + 64u * i);
+	}
+	assert_false(local_out(2, &p, 100 * US));
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->retransmits, 1);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->sacks_rcvd, 1);
+	inv_ok();
+	free_nodes();
+}
+
+/* A VL reset while frames are held frees their buffers. */
+static void test_sel_reset_while_held(void **state)
+{
+	struct ht_pkt p;
+	uint8_t f[HTOE_FRAME_MAX];
+	int len = 0;
+
+	(void)state;
+	mk_nodes(2, NULL);
+	bring_up();
+	for (unsigned i = 0; i < 4; i++) {
+		len = frame_write(i, f);
+		if (i >= 2) /* 0 and 1 lost, 2 and 3 held */
+			assert_int_equal(htoe_frame_input(N[2].b, f, (size_t)len, 1 * US), 0);
+	}
+	assert_int_equal(htoe_get_vl_stats(N[2].b, 1)->rx_held, 2);
+	inv_ok();
+	assert_int_equal(htoe_vl_reset(N[2].b, 1, false, 2 * US), 0);
+	inv_ok();
+	pump(2 * US, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(htoe_vl_is_up(N[2].b, 1));
+	assert_int_equal(htoe_get_vl_stats(N[2].b, 1)->selective, 1);
+	assert_false(local_out(2, &p, 2 * US)); /* nothing out of order */
+	inv_ok();
+	free_nodes();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1506,6 +1650,9 @@ int main(void)
 		cmocka_unit_test(test_reset_ack_nonce),
 		cmocka_unit_test(test_peer_restart),
 		cmocka_unit_test(test_ctrl_new_incarnation),
+		cmocka_unit_test(test_sel_negotiation),
+		cmocka_unit_test(test_sel_gap),
+		cmocka_unit_test(test_sel_reset_while_held),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
 

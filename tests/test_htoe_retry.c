@@ -762,6 +762,8 @@ struct wire_pkt {
 	uint8_t  type;
 	uint16_t seq, ack;
 	uint32_t payload;
+	uint8_t  sack_len;             /* selective: SACK block carried */
+	uint8_t  sack[HTOE_SACK_HDR_LEN + 32];
 };
 
 #define CHAN_MAX (1u << 16)
@@ -819,6 +821,9 @@ struct lossy {
 
 struct endpoint {
 	struct htoe_retry r;
+	struct htoe_retry_sb sb[256];   /* selective mode */
+	uint32_t held[256];             /* payloads of held frames, by seq % 256 */
+	uint64_t lost_data;             /* its DATA frames the channel dropped */
 	uint32_t ring[HTOE_RETRY_WINDOW_MAX]; /* payload by seq % 4096 */
 	uint32_t next_payload;  /* next new payload to send */
 	uint32_t total;         /* payloads to send */
@@ -832,13 +837,17 @@ struct sim {
 	struct ht_rand rng;
 	struct lossy l;
 	uint64_t now;
+	bool sel;                       /* both ends in selective mode */
 };
 
 static void wire_send(struct sim *s, uint8_t dst, struct wire_pkt p)
 {
 	p.dst = dst;
-	if (ht_rand_pct(&s->rng, s->l.loss_pct))
+	if (ht_rand_pct(&s->rng, s->l.loss_pct)) {
+		if (p.type == F_DATA)
+			s->ep[1 - dst].lost_data++;
 		return;
+	}
 	int copies = ht_rand_pct(&s->rng, s->l.dup_pct) ? 2 : 1;
 	for (int k = 0; k < copies; k++) {
 		uint64_t d = s->l.base_ns + ht_rand_below(&s->rng, s->l.jitter_ns + 1);
@@ -862,8 +871,9 @@ static bool ep_output(struct sim *s, int i)
 	if (htoe_retry_rx_nak_due(r, s->now)) {
 		p.type = F_NAK;
 		p.ack = htoe_retry_rx_ack_value(r);
+		p.sack_len = (uint8_t)htoe_retry_rx_sack(r, p.sack, sizeof(p.sack));
 		htoe_retry_rx_nak_sent(r, s->now);
-	} else if (htoe_retry_tx_retransmit_next(r, &seq)) {
+	} else if (htoe_retry_tx_retransmit_at(r, s->now, &seq)) {
 		p.type = F_DATA;
 		p.seq = seq;
 		p.payload = e->ring[seq % HTOE_RETRY_WINDOW_MAX];
@@ -880,6 +890,7 @@ static bool ep_output(struct sim *s, int i)
 	} else if (htoe_retry_rx_ack_due(r, s->now)) {
 		p.type = F_ACK;
 		p.ack = htoe_retry_rx_ack_value(r);
+		p.sack_len = (uint8_t)htoe_retry_rx_sack(r, p.sack, sizeof(p.sack));
 		htoe_retry_rx_ack_sent(r, s->now);
 	} else {
 		return false;
@@ -916,6 +927,12 @@ static void ep_input(struct sim *s, const struct wire_pkt *p)
 	struct endpoint *e = &s->ep[p->dst];
 	struct htoe_retry *r = &e->r;
 
+	if (p->sack_len) {
+		assert_true(s->sel);
+		if (htoe_retry_tx_ack(r, p->ack, s->now) >= 0)
+			assert_true(htoe_retry_tx_sack(r, p->ack, p->sack, p->sack_len, s->now) >= 0);
+		return;
+	}
 	if (p->type == F_NAK) {
 		assert_true(htoe_retry_tx_nak(r, p->ack, s->now) >= 0);
 		return;
@@ -923,11 +940,26 @@ static void ep_input(struct sim *s, const struct wire_pkt *p)
 	assert_true(htoe_retry_tx_ack(r, p->ack, s->now) >= 0);
 	if (p->type != F_DATA)
 		return;
-	if (htoe_retry_rx_frame(r, p->seq, s->now) == HTOE_RX_ACCEPT) {
-		/* exactly once, in order */
-		assert_int_equal(p->payload, e->delivered);
-		e->delivered++;
+	enum htoe_retry_verdict v = htoe_retry_rx_frame(r, p->seq, s->now);
+
+	if (v == HTOE_RX_OUT_OF_ORDER && htoe_retry_rx_can_hold(r, p->seq)) {
+		e->held[p->seq % 256] = p->payload;
+		assert_int_equal(htoe_retry_rx_hold(r, p->seq, s->now), 0);
 	}
+	if (v != HTOE_RX_ACCEPT)
+		return;
+	/* exactly once, in order: the frame, then the held ones after it */
+	assert_int_equal(p->payload, e->delivered);
+	e->delivered++;
+	while (htoe_retry_rx_is_held(r, htoe_retry_rx_ack_value(r))) {
+		uint16_t seq = htoe_retry_rx_ack_value(r);
+
+		assert_int_equal(e->held[seq % 256], e->delivered);
+		e->delivered++;
+		assert_int_equal(htoe_retry_rx_frame(r, seq, s->now), HTOE_RX_ACCEPT);
+	}
+	char err[160];
+	assert_int_equal(htoe_retry_check(r, err, sizeof(err)), 0);
 }
 
 static bool sim_done(const struct sim *s)
@@ -955,11 +987,19 @@ static void run_lossy(uint64_t seed, uint32_t n_a, uint32_t n_b, uint16_t window
 		.rto_max_ns = 400000,
 		.ack_delay_ns = 5000,
 	};
+	bool sel = s->sel;
+
 	memset(s, 0, sizeof(*s));
+	s->sel = sel;
 	ht_rand_seed(&s->rng, seed);
 	s->l = *l;
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		init_r(&s->ep[i].r, &c);
+		if (sel) {
+			assert_int_equal(htoe_retry_attach(&s->ep[i].r, s->ep[i].sb, 256), 0);
+			assert_int_equal(htoe_retry_set_mode(&s->ep[i].r, HTOE_RETRY_SELECTIVE), 0);
+		}
+	}
 	s->ep[0].total = n_a;
 	s->ep[1].total = n_b;
 
@@ -1015,6 +1055,60 @@ static void run_lossy(uint64_t seed, uint32_t n_a, uint32_t n_b, uint16_t window
 		assert_true(s->ep[0].r.stats.dups + s->ep[1].r.stats.dups > 0);
 	if (l->reorder_pct || l->loss_pct)
 		assert_true(s->ep[0].r.stats.out_of_order + s->ep[1].r.stats.out_of_order > 0);
+	if (sel && l->loss_pct)
+		for (int i = 0; i < 2; i++)
+			assert_true(s->ep[1 - i].r.stats.held > 0 && s->ep[i].r.stats.sacks_received > 0);
+}
+
+/* The same channels in selective mode: every payload still arrives exactly
+ * once and in order, and far fewer frames are resent than by Go-Back-N. */
+static void run_both(uint64_t seed, uint32_t n_a, uint32_t n_b, uint16_t window,
+		     const struct lossy *l, uint64_t *rtx_gbn, uint64_t *rtx_sel, uint64_t *lost_sel)
+{
+	g_sim.sel = false;
+	run_lossy(seed, n_a, n_b, window, l);
+	*rtx_gbn += g_sim.ep[0].r.stats.retransmitted + g_sim.ep[1].r.stats.retransmitted;
+	g_sim.sel = true;
+	run_lossy(seed, n_a, n_b, window, l);
+	*rtx_sel += g_sim.ep[0].r.stats.retransmitted + g_sim.ep[1].r.stats.retransmitted;
+	*lost_sel += g_sim.ep[0].lost_data + g_sim.ep[1].lost_data;
+	g_sim.sel = false;
+}
+
+static void test_sel_lossy_channel(void **state)
+{
+	(void)state;
+	uint64_t gbn = 0, sel = 0, lost = 0;
+	/* loss and duplication, little reordering */
+	const struct lossy l = {
+		.loss_pct = 5, .dup_pct = 1, .reorder_pct = 1,
+		.base_ns = 2000, .jitter_ns = 50, .reorder_ns = 1000, .gap_ns = 100,
+	};
+	for (uint64_t seed = 1; seed <= 6; seed++)
+		run_both(seed, 3000, 2000, 64, &l, &gbn, &sel, &lost);
+	/* selective resends about what was lost; Go-Back-N several times more */
+	assert_true(sel * 2 <= lost * 3);
+	assert_true(sel * 3 < gbn);
+}
+
+static void test_sel_lossy_channel_heavy(void **state)
+{
+	(void)state;
+	uint64_t gbn = 0, sel = 0, lost = 0;
+	const struct lossy l = {
+		.loss_pct = 30, .dup_pct = 20, .reorder_pct = 40,
+		.base_ns = 1000, .jitter_ns = 500, .reorder_ns = 20000, .gap_ns = 50,
+	};
+	for (uint64_t seed = 100; seed < 104; seed++)
+		run_both(seed, 1500, 1500, 16, &l, &gbn, &sel, &lost);
+	/* wrap-around with a full window of 256 */
+	const struct lossy w = {
+		.loss_pct = 2, .dup_pct = 2, .reorder_pct = 2,
+		.base_ns = 2000, .jitter_ns = 20, .reorder_ns = 3000, .gap_ns = 100,
+	};
+	g_sim.sel = true;
+	run_lossy(7, 70000, 500, 256, &w);
+	g_sim.sel = false;
 }
 
 static void test_lossy_channel(void **state)
@@ -1065,6 +1159,353 @@ static void test_lossy_channel_clean(void **state)
 	}
 }
 
+/* ---- selective mode ------------------------------------------------------ */
+
+static struct htoe_retry_sb g_sb[2][64];
+
+/* r in selective mode with the default config (window 64). */
+static void init_sel(struct htoe_retry *r, int k)
+{
+	struct htoe_retry_cfg c = cfg_default();
+
+	c.rto_init_ns = 100000; /* far from the reordering timer's times */
+	c.rto_max_ns = 1000000;
+	init_r(r, &c);
+	assert_int_equal(htoe_retry_attach(r, g_sb[k], 64), 0);
+	assert_int_equal(htoe_retry_set_mode(r, HTOE_RETRY_SELECTIVE), 0);
+	assert_int_equal(htoe_retry_mode(r), HTOE_RETRY_SELECTIVE);
+}
+
+static void check_ok(const struct htoe_retry *r)
+{
+	char err[160];
+
+	if (htoe_retry_check(r, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+}
+
+/* A SACK block: ack-relative offsets given in offs[0..n). */
+static size_t mk_sack(uint8_t *b, const unsigned *offs, unsigned n, unsigned words)
+{
+	memset(b, 0, HTOE_SACK_HDR_LEN + 4u * words);
+	b[0] = HTOE_SACK_FMT_BITMAP;
+	b[1] = (uint8_t)words;
+	for (unsigned i = 0; i < n; i++)
+		b[HTOE_SACK_HDR_LEN + offs[i] / 8] |= (uint8_t)(0x80u >> (offs[i] % 8));
+	return HTOE_SACK_HDR_LEN + 4u * words;
+}
+
+static void test_sel_mode_setup(void **state)
+{
+	struct htoe_retry r;
+	struct htoe_retry_cfg c = cfg_default();
+	uint8_t blk[8];
+	unsigned off = 1;
+
+	(void)state;
+	init_r(&r, &c);
+	/* no memory: selective refused, GBN stays */
+	assert_int_equal(htoe_retry_set_mode(&r, HTOE_RETRY_SELECTIVE), -EINVAL);
+	assert_int_equal(htoe_retry_attach(&r, g_sb[0], 32), -EINVAL); /* < window */
+	assert_int_equal(htoe_retry_attach(&r, g_sb[0], 48), -EINVAL); /* not 2^k */
+	assert_int_equal(htoe_retry_attach(&r, g_sb[0], 64), 0);
+	/* GBN with memory attached: nothing is held, SACK blocks ignored */
+	send1(&r, 0);
+	send1(&r, 0);
+	assert_int_equal(htoe_retry_set_mode(&r, HTOE_RETRY_SELECTIVE), -EINVAL); /* outstanding */
+	assert_false(htoe_retry_rx_can_hold(&r, 1));
+	assert_int_equal(htoe_retry_tx_sack(&r, 0, blk, mk_sack(blk, &off, 1, 1), 0), 0);
+	assert_int_equal(htoe_retry_rx_sack(&r, blk, sizeof(blk)), 0);
+	/* reset returns to GBN; then selective may be chosen */
+	htoe_retry_reset(&r);
+	assert_int_equal(htoe_retry_mode(&r), HTOE_RETRY_GBN);
+	assert_int_equal(htoe_retry_set_mode(&r, HTOE_RETRY_SELECTIVE), 0);
+	htoe_retry_reset(&r);
+	assert_int_equal(htoe_retry_mode(&r), HTOE_RETRY_GBN);
+	check_ok(&r);
+}
+
+/* The receiver holds frames after a gap, reports them, and delivers
+ * strictly in sequence once the gap is filled. */
+static void test_sel_rx_hold_in_order(void **state)
+{
+	struct htoe_retry r;
+	uint8_t blk[HTOE_SACK_MAX_LEN];
+	int n;
+
+	(void)state;
+	init_sel(&r, 0);
+	assert_int_equal(htoe_retry_rx_frame(&r, 0, 0), HTOE_RX_ACCEPT);
+	htoe_retry_rx_ack_sent(&r, 0);
+	/* 1 lost; 2 and 4 arrive: held */
+	assert_int_equal(htoe_retry_rx_frame(&r, 2, 10), HTOE_RX_OUT_OF_ORDER);
+	assert_true(htoe_retry_rx_can_hold(&r, 2));
+	assert_int_equal(htoe_retry_rx_hold(&r, 2, 10), 0);
+	assert_true(htoe_retry_rx_nak_due(&r, 10));     /* first gap: NAK at once */
+	assert_int_equal(htoe_retry_rx_frame(&r, 4, 11), HTOE_RX_OUT_OF_ORDER);
+	assert_int_equal(htoe_retry_rx_hold(&r, 4, 11), 0);
+	assert_true(htoe_retry_rx_ack_due(&r, 11));     /* a new hole: at once */
+	/* a copy of a held frame is a duplicate, never held twice */
+	assert_int_equal(htoe_retry_rx_frame(&r, 2, 12), HTOE_RX_DUP);
+	assert_false(htoe_retry_rx_can_hold(&r, 2));
+	assert_int_equal(htoe_retry_rx_hold(&r, 2, 12), -EINVAL);
+	assert_int_equal(htoe_retry_rx_held(&r), 2);
+	/* the SACK block: ack 1, offsets 1 (seq 2) and 3 (seq 4), DUP seen */
+	assert_true(htoe_retry_rx_sack_due(&r));
+	n = htoe_retry_rx_sack(&r, blk, sizeof(blk));
+	assert_int_equal(n, 8);
+	assert_int_equal(blk[0], HTOE_SACK_FMT_BITMAP);
+	assert_int_equal(blk[1], 1);
+	assert_int_equal(blk[2], HTOE_SACK_F_DUP);
+	assert_int_equal(blk[3], 0);
+	assert_int_equal(blk[4], 0x50);                 /* 0101 0000 */
+	assert_int_equal(blk[5] | blk[6] | blk[7], 0);
+	assert_int_equal(htoe_retry_rx_ack_value(&r), 1);
+	/* nothing is delivered out of order: 1 arrives, then 2 (held) follows,
+	 * 3 is still missing */
+	assert_int_equal(htoe_retry_rx_frame(&r, 1, 20), HTOE_RX_ACCEPT);
+	assert_true(htoe_retry_rx_is_held(&r, 2));
+	assert_int_equal(htoe_retry_rx_frame(&r, 2, 20), HTOE_RX_ACCEPT);
+	assert_false(htoe_retry_rx_is_held(&r, 3));
+	assert_int_equal(htoe_retry_rx_ack_value(&r), 3);
+	assert_true(htoe_retry_rx_ack_due(&r, 20));
+	check_ok(&r);
+	assert_int_equal(htoe_retry_rx_frame(&r, 3, 30), HTOE_RX_ACCEPT);
+	assert_true(htoe_retry_rx_is_held(&r, 4));
+	assert_int_equal(htoe_retry_rx_frame(&r, 4, 30), HTOE_RX_ACCEPT);
+	assert_int_equal(htoe_retry_rx_held(&r), 0);
+	assert_false(htoe_retry_rx_sack_due(&r));
+	assert_int_equal(htoe_retry_rx_sack(&r, blk, sizeof(blk)), 0);
+	/* bounded: nothing is held a full scoreboard ahead */
+	assert_false(htoe_retry_rx_can_hold(&r, (uint16_t)(5 + 64)));
+	assert_true(htoe_retry_rx_can_hold(&r, (uint16_t)(5 + 63)));
+	check_ok(&r);
+}
+
+/* The sender resends only the frames the SACK shows missing. */
+static void test_sel_tx_resends_missing(void **state)
+{
+	struct htoe_retry r;
+	uint8_t blk[HTOE_SACK_MAX_LEN];
+	const unsigned held[] = { 2, 3, 4 }; /* ack 1: seqs 3, 4, 5 held */
+	uint16_t seq;
+
+	(void)state;
+	init_sel(&r, 0);
+	for (int i = 0; i < 6; i++)
+		send1(&r, 0);
+	/* ack 1 at t=100 (frame 0 delivered), then the SACK */
+	assert_int_equal(htoe_retry_tx_ack(&r, 1, 100), 1);
+	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, mk_sack(blk, held, 3, 1), 100), 3);
+	/* 1 and 2 were sent with (before) the delivered ones: lost once the
+	 * reordering window has passed (the timer says when) */
+	uint64_t t = htoe_retry_next_deadline(&r);
+	assert_true(t > 100 && t < 100000); /* before the RTO */
+	assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_IDLE);
+	assert_true(htoe_retry_tx_in_goback(&r));
+	assert_false(htoe_retry_tx_can_send(&r));
+	assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
+	assert_int_equal(seq, 1);
+	assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
+	assert_int_equal(seq, 2);
+	assert_false(htoe_retry_tx_retransmit_at(&r, t, &seq));
+	assert_true(htoe_retry_tx_can_send(&r));
+	assert_int_equal(r.stats.retransmitted, 2);
+	assert_int_equal(r.stats.timeouts, 0);
+	check_ok(&r);
+	/* the repaired gap: everything acknowledged */
+	assert_int_equal(htoe_retry_tx_ack(&r, 6, t + 50), 5);
+	assert_int_equal(htoe_retry_tx_outstanding(&r), 0);
+	check_ok(&r);
+}
+
+/* A lost retransmission is found by the same rule, without the RTO. */
+static void test_sel_lost_retransmission(void **state)
+{
+	struct htoe_retry r;
+	uint8_t blk[HTOE_SACK_MAX_LEN];
+	unsigned held[8];
+	uint16_t seq;
+
+	(void)state;
+	init_sel(&r, 0);
+	for (int i = 0; i < 4; i++)
+		send1(&r, 0);
+	for (unsigned i = 0; i < 3; i++)
+		held[i] = i + 1; /* 1..3 held, 0 missing */
+	htoe_retry_tx_sack(&r, 0, blk, mk_sack(blk, held, 3, 1), 200);
+	uint64_t t = htoe_retry_next_deadline(&r);
+	htoe_retry_tx_timer(&r, t);
+	assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
+	assert_int_equal(seq, 0);
+	/* the copy is lost too; new frames go after it and arrive */
+	send1(&r, t + 10);
+	send1(&r, t + 10);
+	for (unsigned i = 0; i < 5; i++)
+		held[i] = i + 1; /* 1..5 */
+	htoe_retry_tx_sack(&r, 0, blk, mk_sack(blk, held, 5, 1), t + 500);
+	uint64_t t2 = htoe_retry_next_deadline(&r);
+	assert_true(t2 < t + 100000); /* well before the RTO of the copy */
+	htoe_retry_tx_timer(&r, t2);
+	assert_true(htoe_retry_tx_retransmit_at(&r, t2, &seq));
+	assert_int_equal(seq, 0);
+	assert_int_equal(r.stats.timeouts, 0);
+	assert_int_equal(r.stats.retransmitted, 2);
+	check_ok(&r);
+}
+
+/* The wire is hostile: malformed, stale, duplicate and forged SACK blocks
+ * change nothing they should not. */
+static void test_sel_hostile_sack(void **state)
+{
+	struct htoe_retry r;
+	uint8_t blk[HTOE_SACK_MAX_LEN];
+	unsigned offs[40];
+	size_t n;
+
+	(void)state;
+	init_sel(&r, 0);
+	for (int i = 0; i < 4; i++)
+		send1(&r, 0);
+	assert_int_equal(htoe_retry_tx_ack(&r, 1, 10), 1);
+	/* malformed: format, word count, length, reserved bits */
+	n = mk_sack(blk, NULL, 0, 1);
+	blk[0] = 2;
+	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, n, 10), -EINVAL);
+	n = mk_sack(blk, NULL, 0, 1);
+	blk[1] = 0;
+	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, n, 10), -EINVAL);
+	n = mk_sack(blk, NULL, 0, 2);
+	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, n - 4, 10), -EINVAL);
+	blk[1] = 129;
+	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, HTOE_SACK_MAX_LEN, 10), -EINVAL);
+	n = mk_sack(blk, NULL, 0, 1);
+	blk[2] = 0x02;
+	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, n, 10), -EINVAL);
+	n = mk_sack(blk, NULL, 0, 1);
+	blk[3] = 1;
+	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, n, 10), -EINVAL);
+	assert_int_equal(r.stats.sack_invalid, 6);
+	assert_int_equal(htoe_retry_tx_outstanding(&r), 3);
+	/* forged: claims frames 1..40 (only 1..3 were sent): the ones never
+	 * sent are ignored and counted; the rest is as if 2, 3 were SACKed */
+	for (unsigned i = 0; i < 40; i++)
+		offs[i] = i + 1;
+	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, mk_sack(blk, offs, 40, 2), 20), 2);
+	assert_int_equal(r.stats.sack_invalid, 7);
+	assert_int_equal(htoe_retry_tx_next_seq(&r), 4);
+	check_ok(&r);
+	/* the same block again, and a stale one relative to an old ack:
+	 * nothing new */
+	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, mk_sack(blk, offs, 40, 2), 30), 0);
+	offs[0] = 0; /* relative to ack 0: seq 0, acknowledged already */
+	assert_int_equal(htoe_retry_tx_sack(&r, 0, blk, mk_sack(blk, offs, 1, 1), 30), 0);
+	/* a false SACK cannot stop the oldest frame from being resent: the
+	 * RTO resends una whatever the peer claimed */
+	assert_int_equal(htoe_retry_tx_timer(&r, 200000), HTOE_RETRY_GOBACK);
+	uint16_t seq;
+	assert_true(htoe_retry_tx_retransmit_at(&r, 200000, &seq));
+	assert_int_equal(seq, 1);
+	check_ok(&r);
+	/* an ack beyond next_seq stays invalid */
+	assert_int_equal(htoe_retry_tx_ack(&r, 9, 200000), -EINVAL);
+	check_ok(&r);
+}
+
+/* A NAK without a SACK block (the peer could not hold, e.g. a Go-Back-N
+ * peer): every frame not SACKed from the NAK on is resent. */
+static void test_sel_nak_without_sack(void **state)
+{
+	struct htoe_retry r;
+	uint16_t seq;
+
+	(void)state;
+	init_sel(&r, 0);
+	for (int i = 0; i < 5; i++)
+		send1(&r, 0);
+	assert_int_equal(htoe_retry_tx_nak(&r, 2, 100), 2);
+	for (uint16_t want = 2; want < 5; want++) {
+		assert_true(htoe_retry_tx_retransmit_at(&r, 100, &seq));
+		assert_int_equal(seq, want);
+	}
+	assert_false(htoe_retry_tx_retransmit_at(&r, 100, &seq));
+	check_ok(&r);
+}
+
+/* A lost tail is probed after about two round trips, well before the RTO:
+ * the last frame is resent, and its SACK exposes the lost ones before it. */
+static void test_sel_tail_probe(void **state)
+{
+	struct htoe_retry r;
+	uint8_t blk[HTOE_SACK_MAX_LEN];
+	const unsigned held[] = { 2 };
+	uint16_t seq;
+
+	(void)state;
+	init_sel(&r, 0);
+	send1(&r, 0);
+	assert_int_equal(htoe_retry_tx_ack(&r, 1, 1000), 1); /* an RTT sample: 1 us */
+	send1(&r, 2000);
+	send1(&r, 2000);
+	send1(&r, 2000); /* 1..3; all lost, nothing comes back */
+	uint64_t t = htoe_retry_next_deadline(&r);
+	assert_int_equal(t, 2000 + 2 * htoe_retry_srtt(&r) + 300); /* ack_delay 300 */
+	assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_IDLE);
+	assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
+	assert_int_equal(seq, 3); /* the probe: the last frame */
+	assert_false(htoe_retry_tx_retransmit_at(&r, t, &seq));
+	assert_int_equal(r.stats.tail_probes, 1);
+	/* only once until progress */
+	assert_true(htoe_retry_next_deadline(&r) >= 2000 + 100000);
+	/* the probe arrives: ack 1, seq 3 held -> 1 and 2 lost, resent */
+	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, mk_sack(blk, held, 1, 1), t + 1000), 1);
+	uint64_t t2 = t + 1000; /* overdue already: lost at once */
+	assert_true(htoe_retry_tx_in_goback(&r));
+	assert_true(htoe_retry_tx_retransmit_at(&r, t2, &seq));
+	assert_int_equal(seq, 1);
+	assert_true(htoe_retry_tx_retransmit_at(&r, t2, &seq));
+	assert_int_equal(seq, 2);
+	assert_int_equal(r.stats.timeouts, 0);
+	check_ok(&r);
+}
+
+/* The reorder buffer: bounded slots, packets kept in order. */
+static void test_rob(void **state)
+{
+	static struct htoe_rob_frame fr[8];
+	static struct htoe_rob_pkt pk[4];
+	struct htoe_rob rob;
+	char err[160];
+	/* two posted WrSized (dword, 32-bit address): 12 bytes each */
+	const uint8_t pl[] = { 0x2C, 0x01, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x44, 0x33, 0x22, 0x11,
+			       0x2C, 0x01, 0x00, 0x04, 0x10, 0x00, 0x00, 0x00, 0xEF, 0xBE, 0xAD, 0xDE };
+
+	(void)state;
+	assert_int_equal(htoe_rob_init(&rob, fr, 6, pk, 4), -EINVAL);
+	assert_int_equal(htoe_rob_init(&rob, fr, 8, pk, 4), 0);
+	assert_int_equal(htoe_rob_put(&rob, 5, 0, pl, sizeof(pl), 2), 0);
+	assert_int_equal(htoe_rob_put(&rob, 13, 0, pl, sizeof(pl), 2), -EEXIST); /* same slot */
+	assert_int_equal(htoe_rob_put(&rob, 6, 0, pl, sizeof(pl), 2), 0);
+	assert_int_equal(htoe_rob_put(&rob, 7, 0, pl, 12, 1), -ENOSPC);         /* all slots used */
+	assert_int_equal(htoe_rob_check(&rob, err, sizeof(err)), 0);
+	const struct htoe_rob_frame *f = htoe_rob_get(&rob, 5);
+	assert_non_null(f);
+	assert_null(htoe_rob_get(&rob, 13));
+	assert_int_equal(f->npkts, 2);
+	assert_int_equal(f->ndata, 2);
+	assert_memory_equal(pk[f->first].bytes, pl, 12);
+	assert_memory_equal(pk[pk[f->first].next].bytes, pl + 12, 12);
+	assert_int_equal(rob.pkts[0], 4);
+	htoe_rob_free(&rob, 5);
+	htoe_rob_free(&rob, 5); /* no-op */
+	assert_int_equal(htoe_rob_put(&rob, 7, 0, pl, 12, 1), 0);
+	/* a payload that does not hold npkts packets is refused */
+	assert_int_equal(htoe_rob_put(&rob, 0, 0, pl, 12, 2), -ENOSPC);
+	assert_int_equal(htoe_rob_check(&rob, err, sizeof(err)), 0);
+	assert_int_equal(rob.frames, 2);
+	assert_int_equal(rob.nfree, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1091,6 +1532,16 @@ int main(void)
 		cmocka_unit_test(test_rto_converges),
 		cmocka_unit_test(test_rto_karn),
 		cmocka_unit_test(test_rto_backoff),
+		cmocka_unit_test(test_sel_mode_setup),
+		cmocka_unit_test(test_sel_rx_hold_in_order),
+		cmocka_unit_test(test_sel_tx_resends_missing),
+		cmocka_unit_test(test_sel_lost_retransmission),
+		cmocka_unit_test(test_sel_hostile_sack),
+		cmocka_unit_test(test_sel_nak_without_sack),
+		cmocka_unit_test(test_sel_tail_probe),
+		cmocka_unit_test(test_rob),
+		cmocka_unit_test(test_sel_lossy_channel),
+		cmocka_unit_test(test_sel_lossy_channel_heavy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

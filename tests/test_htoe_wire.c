@@ -596,7 +596,7 @@ static void test_reserved_bits(void **state)
 	for (size_t i = 0; i < nkats; i++) {
 		const struct kat *k = &kats[i];
 
-		for (int b = 4; b < 8; b++) /* bit 3 is CREDIT_REQ, checked below */
+		for (int b = 5; b < 8; b++) /* bit 3 CREDIT_REQ, bit 4 SACK: below */
 			assert_int_equal(parse_modified(k, 1, 0xFF, (uint8_t)(1u << b), true),
 					 -HTOE_DROP_RESERVED);
 		for (int b = 0; b < 16; b++)
@@ -624,6 +624,15 @@ static void test_reserved_bits(void **state)
 		/* CREDIT_REQ only in ACK */
 		want = k->h.ftype == HTOE_FT_ACK ? 0 : -HTOE_DROP_RESERVED;
 		assert_int_equal(parse_modified(k, 1, 0xFF, HTOE_FLAG_CREDIT_REQ, true), want);
+		/* SACK: a capability in RESET and RESET_ACK; in ACK and NAK it
+		 * announces a SACK block, so one without a payload is too short;
+		 * never in DATA or CTRL */
+		switch (k->h.ftype) {
+		case HTOE_FT_RESET: case HTOE_FT_RESET_ACK: want = 0; break;
+		case HTOE_FT_ACK: case HTOE_FT_NAK: want = -HTOE_DROP_LENGTH; break;
+		default: want = -HTOE_DROP_RESERVED; break;
+		}
+		assert_int_equal(parse_modified(k, 1, 0xFF, HTOE_FLAG_SACK, true), want);
 	}
 }
 

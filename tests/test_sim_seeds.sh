@@ -5,7 +5,7 @@
 #
 # usage: test_sim_seeds.sh HTOE_SIM [SCALE]
 #   SCALE: seeds per profile are multiplied by it (default 1; the sanitizer
-#   build uses a smaller one). With SCALE 1 the sweep runs 348 seeds.
+#   build uses a smaller one). With SCALE 1 the sweep runs 418 seeds.
 # To run millions of seeds, see docs/simulator.md.
 set -u
 sim=$1
@@ -33,6 +33,13 @@ profiles=(
   # and the VL was reset although the peer answered (seeds 2, 18, 28 reset before the fix)
   "stall-ring|40|.stalls > 0 and .rx_ring_drops > 0 and .timeouts > 0|--nodes 4 --transactions 2000 --stall 0.0005:10000000 --rx-ring 8 --mix wrp=60,rd=20,wrn=10,flush=5,fence=5 --liveness 1000000000"
   "stall-bridge-timers|20|.stalls > 0 and .rx_ring_drops > 0|--nodes 4 --transactions 2000 --stall 0.003:10000000 --rx-ring 32 --bridge-timers --liveness 2000000000"
+  # both retry modes, explicitly (the profiles above use the default, selective): random loss with
+  # reordering and jitter must cost neither a VL reset nor an NP request older than 50 ms
+  "sel-loss-jitter|20|.held > 0 and .sacks > 0 and .selective_vls == .vls|--nodes 4 --transactions 2000 --loss 0.05 --reorder 0.05 --jitter 5000 --bridge-timers --retry selective --liveness 50000000"
+  "gbn-loss-jitter|10|.retransmits > 0 and .held == 0 and .selective_vls == 0|--nodes 4 --transactions 2000 --loss 0.05 --reorder 0.05 --jitter 5000 --bridge-timers --retry gbn --liveness 50000000"
+  "sel-burst|20|.held > 0 and .frames_dropped > 0|--nodes 4 --transactions 2000 --burst-loss 0.01 --burst-len 16 --reorder 0.05 --jitter 5000 --retry selective"
+  "gbn-burst|10|.retransmits > 0 and .held == 0|--nodes 4 --transactions 2000 --burst-loss 0.01 --burst-len 16 --reorder 0.05 --jitter 5000 --retry gbn"
+  "sel-small-mtu-dup|10|.held > 0 and .frames_duplicated > 0|--nodes 3 --mem 61440 --transactions 2000 --mtu 128 --loss 0.05 --dup 0.05 --reorder 0.05 --retry selective"
 )
 
 if ! command -v jq >/dev/null; then

@@ -218,8 +218,14 @@ static const struct cfg_key keys[] = {
 	  "cap per VL per class"),
 	K(B | N, "txq_pkts", CFG_UINT, 2, 65535, NULL, 0, ND, bc.txq_pkts, NULL,
 	  "HT packets queued per VL per VC (including unacknowledged ones)"),
+	K(B | N, "retry", CFG_ENUM, 0, 0, "selective", 0, ND, bc.retry_mode, "gbn|selective",
+	  "`selective`: offer selective retry (SACK) in the reset handshake and use it on every VL "
+	  "whose peer offers it too; `gbn`: the paper's Go-Back-N only. Selective resends about "
+	  "one frame per frame lost, Go-Back-N 5–18 (docs/benchmarks.md, docs/wire-format.md "
+	  "\"Selective retry\")"),
 	K(B | N, "window", CFG_UINT, 2, 4096, NULL, 0, ND, bc.window, NULL,
-	  "Go-Back-N window: unacknowledged frames per VL"),
+	  "retry window: unacknowledged frames per VL; in selective mode also how far ahead of "
+	  "the expected frame a receiver holds frames (rounded up to a power of two)"),
 	K(B | N, "ack_every", CFG_UINT, 1, 4096, NULL, 0, ND, bc.ack_every, NULL,
 	  "a standalone ack after this many frames"),
 	K(B | N, "ack_delay", CFG_DUR, 0, 10 * SEC, NULL, 0, ND, bc.ack_delay_ns, NULL,

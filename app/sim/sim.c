@@ -57,6 +57,7 @@ void sim_cfg_default(struct sim_cfg *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->nodes = 2;
+	c->retry_mode = -1;
 	c->seed = 1;
 	c->transactions = 10000;
 	c->mem_per_node = sim_mem_default(c->nodes);
@@ -287,6 +288,9 @@ static int bridge_new(struct sim *s, struct node *nd, char *err, size_t errlen)
 		c.retry_limit = s->cfg->retry_limit;
 	if (s->cfg->mtu)
 		c.mtu = s->cfg->mtu;
+	if (s->cfg->retry_mode >= 0)
+		c.retry_mode = (enum htoe_retry_mode)s->cfg->retry_mode;
+	s->res->retry_mode = (int)c.retry_mode;
 	/* every peer can start: the pool covers the reserve of all VLs */
 	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
 		for (unsigned d = 0; d < 2; d++)
@@ -896,6 +900,16 @@ static void final_checks(struct sim *s)
 						"not see its new incarnation exactly once"
 						: "a new incarnation seen where no node restarted",
 					  i, htoe_vl_node(b, k) - 1u);
+			s->res->vls++;
+			s->res->selective_vls += vs->selective;
+			s->res->held += vs->rx_held;
+			s->res->sacks += vs->sacks_sent;
+			/* the oracle knows the mode: Go-Back-N bridges never hold
+			 * a frame or send a SACK block */
+			if (s->res->retry_mode == HTOE_RETRY_GBN &&
+			    (vs->selective || vs->rx_held || vs->sacks_sent))
+				violation(s, "selective retry used although Go-Back-N was configured",
+					  i, i);
 		}
 		s->res->drops_crc += htoe_get_stats(b)->drops[HTOE_DROP_CRC];
 		s->res->forged_dropped += htoe_get_stats(b)->drops[HTOE_DROP_SRC_MAC];
@@ -1080,6 +1094,8 @@ void sim_result_json(const struct sim_result *r, FILE *f)
 		",\"completed\":%" PRIu64 ",\"posted_issued\":%" PRIu64
 		",\"posted_applied\":%" PRIu64 ",\"np_requests\":%" PRIu64
 		",\"np_responses\":%" PRIu64 ",\"poisoned\":%" PRIu64
+		",\"retry\":\"%s\",\"vls\":%" PRIu64 ",\"selective_vls\":%" PRIu64
+		",\"held\":%" PRIu64 ",\"sacks\":%" PRIu64
 		",\"retransmits\":%" PRIu64 ",\"naks\":%" PRIu64 ",\"timeouts\":%" PRIu64
 		",\"resets\":%" PRIu64 ",\"frames\":%" PRIu64 ",\"frames_dropped\":%" PRIu64
 		",\"frames_duplicated\":%" PRIu64 ",\"frames_corrupted\":%" PRIu64
@@ -1093,7 +1109,9 @@ void sim_result_json(const struct sim_result *r, FILE *f)
 		",\"forged_sent\":%" PRIu64 ",\"forged_dropped\":%" PRIu64
 		",\"deadlock\":%s,\"virtual_ms\":%.3f,\"violations\":%" PRIu64,
 		r->seed, r->nodes, r->transactions, r->completed, r->posted_issued,
-		r->posted_applied, r->np_requests, r->np_responses, r->poisoned, r->retransmits,
+		r->posted_applied, r->np_requests, r->np_responses, r->poisoned,
+		r->retry_mode == HTOE_RETRY_SELECTIVE ? "selective" : "gbn", r->vls,
+		r->selective_vls, r->held, r->sacks, r->retransmits,
 		r->naks, r->timeouts, r->resets, r->frames, r->frames_dropped,
 		r->frames_duplicated, r->frames_corrupted, r->frames_reordered, r->drops_crc,
 		r->lost, r->duplicated, r->misordered, r->wrong_data, r->tainted_slices,

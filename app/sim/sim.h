@@ -58,6 +58,7 @@ struct sim_cfg {
 	uint64_t rto_min_ns, rto_max_ns, stall_timeout_ns;
 	uint32_t retry_limit;
 	uint16_t mtu;
+	int      retry_mode;       /* -1: library default; else enum htoe_retry_mode */
 
 	/* "node not polled": with probability stall_prob per scheduling step a
 	 * node is not polled for 1..stall_max_ns of virtual time (no frame
@@ -93,6 +94,9 @@ struct sim_result {
 	uint64_t np_requests, np_responses;
 	uint64_t poisoned;         /* responses with error bits */
 	uint64_t retransmits, naks, timeouts, resets;
+	int      retry_mode;       /* the mode the bridges offered (enum htoe_retry_mode) */
+	uint64_t vls, selective_vls; /* VLs at the end, those using selective retry */
+	uint64_t held, sacks;      /* frames held after a gap, SACK blocks sent */
 	uint64_t frames, frames_dropped, frames_duplicated, frames_corrupted, frames_reordered;
 	uint64_t drops_crc, drops_other;
 	uint64_t lost;             /* posted writes never applied, NP never answered */

@@ -29,6 +29,7 @@ void htoe_config_defaults(struct htoe_config *cfg)
 	cfg->window = 256;
 	cfg->ack_every = 8;
 	cfg->retry_limit = 8;
+	cfg->retry_mode = HTOE_RETRY_SELECTIVE;
 	cfg->flush_ns = 2000;
 	cfg->ack_delay_ns = 20000;
 	cfg->rto_init_ns = 200000;
@@ -76,6 +77,8 @@ int htoe_config_check(const struct htoe_config *c, size_t *field, char *err, siz
 			c->map->local_node, c->node_id);
 	if (c->window < 2 || c->window > 4096)
 		CFG_ERR(F(window), "window %u out of range 2..4096", c->window);
+	if (c->retry_mode != HTOE_RETRY_GBN && c->retry_mode != HTOE_RETRY_SELECTIVE)
+		CFG_ERR(F(retry_mode), "retry_mode %d: 0 (gbn) or 1 (selective)", (int)c->retry_mode);
 	if (c->txq_pkts < 2)
 		CFG_ERR(F(txq_pkts), "txq_pkts %u: at least 2", c->txq_pkts);
 	if (c->rto_init_ns == 0)
@@ -170,6 +173,24 @@ static int vl_init(struct htoe *b, struct htoe_vl *v, const struct htoe_map_peer
 	v->fd_mask = fsize - 1;
 	if (htoe_retry_init(&v->rt, &rc) != 0)
 		return -EINVAL;
+	if (c->retry_mode == HTOE_RETRY_SELECTIVE) {
+		/* selective retry: a scoreboard entry per sequence number of
+		 * the window, and reorder slots for every packet the peer's
+		 * credits let it send (3 VCs x the per-VL cap) */
+		unsigned npkt = 3u * (c->max_per_vl > c->reserve ? c->max_per_vl : c->reserve);
+		struct htoe_rob_frame *fr = calloc(fsize, sizeof(*fr));
+		struct htoe_rob_pkt *pk = calloc(npkt, sizeof(*pk));
+
+		v->sb = calloc(fsize, sizeof(*v->sb));
+		if (!fr || !pk || !v->sb || htoe_rob_init(&v->rob, fr, fsize, pk, npkt) != 0 ||
+		    htoe_retry_attach(&v->rt, v->sb, fsize) != 0) {
+			free(fr);
+			free(pk);
+			v->rob.fr = NULL;
+			v->rob.pkt = NULL;
+			return -ENOMEM;
+		}
+	}
 	v->st.rto_ns = htoe_retry_tx_rto(&v->rt);
 	htoe_credit_tx_init(&v->ctx);
 	if (htoe_credit_rx_init(&b->pool, &v->crx) != 0)
@@ -250,6 +271,9 @@ void htoe_free(struct htoe *b)
 			for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
 				free(b->vl[i].q[vc].s);
 			free(b->vl[i].fd);
+			free(b->vl[i].sb);
+			free(b->vl[i].rob.fr);
+			free(b->vl[i].rob.pkt);
 		}
 		free(b->vl);
 	}
@@ -948,7 +972,7 @@ int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t 
 		/* a retired incarnation, or a new one: the VL was cold-reset */
 		r = -HTOE_DROP_INCARNATION;
 	} else {
-		htoe_encap_on_ack(b, v, &h, now);
+		htoe_encap_on_ack(b, v, &h, payload, now);
 		switch (h.ftype) {
 		case HTOE_FT_DATA:
 			r = htoe_decap_input(b, v, &h, payload, now);
@@ -1082,6 +1106,30 @@ int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen)
 {
 	if (b->n_vl == 0)
 		return 0;
+	for (unsigned i = 0; i < b->n_vl; i++) {
+		const struct htoe_vl *v = &b->vl[i];
+
+		if (htoe_retry_check(&v->rt, err, errlen) || htoe_rob_check(&v->rob, err, errlen))
+			return -EINVAL;
+		if (v->rob.frames != htoe_retry_rx_held(&v->rt)) {
+			snprintf(err, errlen, "VL %u: %u frames stored, %u held", v->node,
+				 v->rob.frames, htoe_retry_rx_held(&v->rt));
+			return -EINVAL;
+		}
+		/* a held frame's packets occupy receive buffers */
+		for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
+			if (v->rob.pkts[vc] > htoe_credit_rx_held(&v->crx, (enum ht_vc)vc, false) ||
+			    v->rob.data[vc] > htoe_credit_rx_held(&v->crx, (enum ht_vc)vc, true)) {
+				snprintf(err, errlen,
+					 "VL %u VC %u: %u held packets (%u data) but %u (%u) "
+					 "buffers in use", v->node, vc, v->rob.pkts[vc],
+					 v->rob.data[vc],
+					 htoe_credit_rx_held(&v->crx, (enum ht_vc)vc, false),
+					 htoe_credit_rx_held(&v->crx, (enum ht_vc)vc, true));
+				return -EINVAL;
+			}
+		}
+	}
 	return htoe_credit_check(&b->pool, &b->vl[0].crx, b->n_vl, sizeof(struct htoe_vl),
 				 err, errlen);
 }

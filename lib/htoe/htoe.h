@@ -34,6 +34,7 @@
 
 #include "htmodel/ht_packet.h"
 #include "htoe/htoe_map.h"
+#include "htoe/htoe_retry.h"
 #include "htoe/htoe_wire.h"
 
 #define HTOE_MAX_PEERS 64
@@ -77,6 +78,9 @@ struct htoe_config {
 	uint16_t window;            /* max unacknowledged frames per VL */
 	uint16_t ack_every;         /* standalone ack after this many frames */
 	uint32_t retry_limit;       /* consecutive timeouts before a VL reset */
+	enum htoe_retry_mode retry_mode; /* HTOE_RETRY_SELECTIVE (default): offered
+	                             * in the reset handshake, used on VLs whose
+	                             * peer offers it too; HTOE_RETRY_GBN: never */
 
 	uint64_t flush_ns;          /* latency bound for a partly filled frame */
 	uint64_t ack_delay_ns;
@@ -194,6 +198,9 @@ struct htoe_vl_stats {
 	uint64_t up_ns;               /* `now` when the VL last came up */
 	uint64_t restart_up_ns;       /* up_ns - peer_restart_ns of the first
 	                               * handshake after the last new incarnation */
+	uint64_t selective;           /* 1 while the VL uses selective retry */
+	uint64_t rx_held;             /* frames held after a gap (selective) */
+	uint64_t sacks_sent, sacks_rcvd; /* ACK/NAK frames with a SACK block */
 };
 
 struct htoe_stats {

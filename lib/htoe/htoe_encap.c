@@ -19,7 +19,7 @@
 /* Ethernet + HToE header for a frame on VL v. */
 static int write_hdr(const struct htoe *b, const struct htoe_vl *v, enum htoe_ftype type,
 		     enum ht_vc vc, uint16_t seq, uint8_t epoch, bool cold, bool credit_req,
-		     uint8_t *buf, size_t cap)
+		     bool sack, uint8_t *buf, size_t cap)
 {
 	struct htoe_hdr h;
 
@@ -33,6 +33,7 @@ static int write_hdr(const struct htoe *b, const struct htoe_vl *v, enum htoe_ft
 	h.vc = type == HTOE_FT_DATA ? (uint8_t)vc : 0;
 	h.cold = cold;
 	h.credit_req = credit_req;
+	h.sack = sack;
 	h.epoch = epoch;
 	h.src_node = b->cfg.node_id;
 	h.dst_node = v->node;
@@ -118,7 +119,7 @@ static int build_data(struct htoe *b, struct htoe_vl *v, uint16_t seq,
 		      const struct htoe_fdesc *fd, uint8_t *buf, size_t cap)
 {
 	int off = write_hdr(b, v, HTOE_FT_DATA, (enum ht_vc)fd->vc, seq, v->epoch, false, false,
-			    buf, cap);
+			    false, buf, cap);
 	size_t plen;
 
 	if (off < 0)
@@ -151,7 +152,7 @@ static int try_retransmit(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_
 	n = build_data(b, v, seq, &v->fd[seq & v->fd_mask], buf, cap);
 	if (n <= 0)
 		return n;
-	htoe_retry_tx_retransmit_next(&v->rt, &seq);
+	htoe_retry_tx_retransmit_at(&v->rt, now, &seq);
 	v->st.retransmits++;
 	v->st.tx_bytes += (uint64_t)n;
 	htoe_vl_on_frame_sent(v, now);
@@ -240,20 +241,24 @@ int htoe_write_ctl_frame(struct htoe *b, struct htoe_vl *v, enum htoe_ftype type
 {
 	uint64_t nonce = 0;
 	uint8_t epoch = v->epoch;
-	bool cold = false;
+	bool cold = false, sack = false;
 	size_t plen = 0;
 	int off;
 
 	if (type == HTOE_FT_RESET) {
 		nonce = v->nonce;
 		cold = v->reset_cold;
+		sack = v->sb; /* offer selective retry (when configured) */
 	} else if (type == HTOE_FT_RESET_ACK) {
 		nonce = v->ack_nonce;
 		epoch = v->ack_epoch;
 		cold = v->ack_cold;
+		sack = v->ack_sack;
+	} else if (type == HTOE_FT_ACK || type == HTOE_FT_NAK) {
+		sack = htoe_retry_rx_sack_due(&v->rt);
 	}
 	off = write_hdr(b, v, type, HT_VC_P, (uint16_t)nonce, epoch, cold,
-			type == HTOE_FT_ACK && vl_starved(v), buf, cap);
+			type == HTOE_FT_ACK && vl_starved(v), sack, buf, cap);
 	if (off < 0)
 		return off;
 	if (type == HTOE_FT_RESET || type == HTOE_FT_RESET_ACK) {
@@ -264,6 +269,15 @@ int htoe_write_ctl_frame(struct htoe *b, struct htoe_vl *v, enum htoe_ftype type
 		htoe_put_be32(buf + off + 4, (uint32_t)(nonce >> 32));
 		htoe_put_be32(buf + off + 8, (uint32_t)nonce);
 		plen = HTOE_RESET_PAYLOAD_LEN;
+	} else if (sack) {
+		/* ACK/NAK with a SACK block */
+		size_t room = cap - (size_t)off, max = HTOE_MAX_PAYLOAD(b->cfg.mtu);
+		int n = htoe_retry_rx_sack(&v->rt, buf + off, room < max ? room : max);
+
+		if (n <= 0)
+			return -ENOSPC;
+		plen = (size_t)n;
+		v->st.sacks_sent++;
 	}
 	return htoe_frame_seal(buf, cap, (size_t)off - HTOE_HDR_LEN, plen);
 }
@@ -274,7 +288,8 @@ int htoe_write_ctrl_msg(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t 
 {
 	struct htoe_ctrlq *q = &v->ctrl_tx;
 	const struct htoe_ctrl_msg *m = &q->m[q->head % HTOE_CTRL_QUEUE];
-	int off = write_hdr(b, v, HTOE_FT_CTRL, HT_VC_P, 0, v->epoch, false, false, buf, cap);
+	int off = write_hdr(b, v, HTOE_FT_CTRL, HT_VC_P, 0, v->epoch, false, false, false, buf,
+			    cap);
 
 	if (off < 0)
 		return off;
@@ -430,13 +445,22 @@ static void release_acked(struct htoe_vl *v, uint16_t from, unsigned n)
 }
 
 void htoe_encap_on_ack(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
-		       uint64_t now)
+		       const uint8_t *payload, uint64_t now)
 {
 	uint16_t una = htoe_retry_tx_una(&v->rt);
 	int n;
 
 	(void)b;
-	if (h->ftype == HTOE_FT_NAK) {
+	if (h->sack && h->payload_len && htoe_retry_mode(&v->rt) == HTOE_RETRY_SELECTIVE) {
+		/* ACK/NAK with a SACK block: the peer holds frames after the
+		 * gap; only the missing ones are resent */
+		n = htoe_retry_tx_ack(&v->rt, h->ack, now);
+		if (n >= 0)
+			htoe_retry_tx_sack(&v->rt, h->ack, payload, h->payload_len, now);
+		v->st.sacks_rcvd++;
+		if (h->ftype == HTOE_FT_NAK)
+			v->st.naks_rcvd++;
+	} else if (h->ftype == HTOE_FT_NAK) {
 		n = htoe_retry_tx_nak(&v->rt, h->ack, now);
 		v->st.naks_rcvd++;
 	} else {
@@ -481,6 +505,90 @@ void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_pos
 	v->posted_dirty = false;
 }
 
+/* One HT packet of an accepted frame (its buffers counted as received)
+ * goes to the local side. */
+static void deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const uint8_t *pkt,
+			size_t len, bool has_data)
+{
+	if (vc == HT_VC_R) {
+		if (htoe_remote_response(b, v, pkt, len) != 0) {
+			/* late or bogus response: its buffer is free again */
+			htoe_credit_rx_release(&b->pool, &v->crx, vc, has_data);
+			v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
+		}
+		return;
+	}
+	htoe_lq_push(b, vc, pkt, len, htoe_vl_index(b, v), v->epoch, true, has_data,
+		     ht_bytes_passpw(pkt, len));
+}
+
+/* Selective retry: a frame after a gap is kept (its packets take their
+ * receive buffers now, within the credits granted) until the gap is
+ * filled. 0 if held, -1 if it cannot be (then it is dropped as in GBN). */
+static int hold_frame(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
+		      const uint8_t *payload, uint64_t now)
+{
+	enum ht_vc vc = (enum ht_vc)h->vc;
+	const struct htoe_rob_frame *f;
+
+	if (htoe_rob_put(&v->rob, h->seq, vc, payload, h->payload_len, h->npkts) != 0)
+		return -1;
+	f = htoe_rob_get(&v->rob, h->seq);
+	if (htoe_credit_rx_unused(&v->crx, vc, false) < f->npkts ||
+	    htoe_credit_rx_unused(&v->crx, vc, true) < f->ndata) {
+		htoe_rob_free(&v->rob, h->seq);
+		return -1;
+	}
+	for (uint16_t i = f->first; i != HTOE_ROB_NONE; i = v->rob.pkt[i].next)
+		htoe_credit_rx_receive(&v->crx, vc, v->rob.pkt[i].has_data);
+	htoe_retry_rx_hold(&v->rt, h->seq, now);
+	v->st.rx_held++;
+	v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
+	return 0;
+}
+
+/* Selective retry: deliver the held frames that are now next in sequence
+ * (strictly in order). One waits while the local-side queue lacks room. */
+static void drain_held(struct htoe *b, struct htoe_vl *v, uint64_t now)
+{
+	for (;;) {
+		uint16_t seq = htoe_retry_rx_ack_value(&v->rt);
+		const struct htoe_rob_frame *f;
+
+		if (!htoe_retry_rx_is_held(&v->rt, seq))
+			return;
+		f = htoe_rob_get(&v->rob, seq);
+		if (!f || htoe_lq_room(b, (enum ht_vc)f->vc) < f->npkts)
+			return;
+		for (uint16_t i = f->first; i != HTOE_ROB_NONE; i = v->rob.pkt[i].next) {
+			const struct htoe_rob_pkt *p = &v->rob.pkt[i];
+
+			deliver_pkt(b, v, (enum ht_vc)f->vc, p->bytes, p->len, p->has_data);
+		}
+		v->st.rx_frames++;
+		v->st.rx_pkts[f->vc] += f->npkts;
+		htoe_rob_free(&v->rob, seq);
+		htoe_retry_rx_frame(&v->rt, seq, now);
+	}
+}
+
+/* VL reset: the held frames are dropped and their buffers freed. */
+void htoe_encap_drop_held(struct htoe *b, struct htoe_vl *v)
+{
+	if (!v->rob.fr)
+		return;
+	for (unsigned k = 0; k <= v->rob.fr_mask && v->rob.frames; k++) {
+		const struct htoe_rob_frame *f = &v->rob.fr[k];
+
+		if (f->first == HTOE_ROB_NONE)
+			continue;
+		for (uint16_t i = f->first; i != HTOE_ROB_NONE; i = v->rob.pkt[i].next)
+			htoe_credit_rx_release(&b->pool, &v->crx, (enum ht_vc)f->vc,
+					       v->rob.pkt[i].has_data);
+		htoe_rob_free(&v->rob, f->seq);
+	}
+}
+
 int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
 		     const uint8_t *payload, uint64_t now)
 {
@@ -491,10 +599,16 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	enum ht_vc vc = (enum ht_vc)h->vc;
 	int verdict;
 
+	drain_held(b, v, now); /* one may wait for room on the local side */
 	if (h->seq != htoe_retry_rx_ack_value(&v->rt)) {
 		verdict = htoe_retry_rx_frame(&v->rt, h->seq, now);
+		if (verdict == HTOE_RX_OUT_OF_ORDER && htoe_retry_rx_can_hold(&v->rt, h->seq) &&
+		    hold_frame(b, v, h, payload, now) == 0)
+			return 0;
 		return verdict == HTOE_RX_DUP ? -HTOE_DROP_DUP : -HTOE_DROP_OUT_OF_ORDER;
 	}
+	if (htoe_retry_rx_is_held(&v->rt, h->seq))
+		return -HTOE_DROP_DUP; /* held already, waiting for room */
 
 	/* Every HT packet needs a command buffer, and a data buffer if it has
 	 * data; the whole frame must fit what we granted. */
@@ -514,17 +628,9 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 		bool has_data = ht_bytes_has_data(pkt, len);
 
 		htoe_credit_rx_receive(&v->crx, vc, has_data);
-		if (vc == HT_VC_R) {
-			if (htoe_remote_response(b, v, pkt, len) != 0) {
-				/* late or bogus response: its buffer is free again */
-				htoe_credit_rx_release(&b->pool, &v->crx, vc, has_data);
-				v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
-			}
-			continue;
-		}
-		htoe_lq_push(b, vc, pkt, len, htoe_vl_index(b, v), v->epoch, true, has_data,
-			     ht_bytes_passpw(pkt, len));
+		deliver_pkt(b, v, vc, pkt, len, has_data);
 	}
+	drain_held(b, v, now);
 	/* an active VL may now draw on the shared part of the pool */
 	v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
 	return 0;

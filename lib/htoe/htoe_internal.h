@@ -80,6 +80,7 @@ struct htoe_vl {
 	uint32_t peer_inc;
 	uint32_t peer_inc_old[4];
 	uint8_t  peer_inc_old_n;
+	bool     ack_sack;       /* the RESET_ACK owed offers selective retry */
 
 	struct htoe_vcq q[HT_VC_COUNT];
 	uint32_t p_enq, p_framed;    /* posted packets queued / framed (ordering) */
@@ -88,6 +89,8 @@ struct htoe_vl {
 	struct htoe_fdesc *fd;       /* by seq & fd_mask */
 	uint32_t fd_mask;
 	struct htoe_retry rt;
+	struct htoe_retry_sb *sb;    /* selective retry: scoreboard (NULL: GBN only) */
+	struct htoe_rob rob;         /* selective retry: packets of held frames */
 	struct htoe_credit_tx ctx;
 	struct htoe_credit_rx crx;
 	bool     credit_dirty;       /* our grant changed since the peer last heard it */
@@ -192,7 +195,8 @@ int  htoe_write_ctl_frame(struct htoe *b, struct htoe_vl *v, enum htoe_ftype typ
 int  htoe_write_ctrl_msg(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap);
 void htoe_vl_on_frame_sent(struct htoe_vl *v, uint64_t now);
 void htoe_encap_on_ack(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
-		       uint64_t now);
+		       const uint8_t *payload, uint64_t now);
+void htoe_encap_drop_held(struct htoe *b, struct htoe_vl *v);
 uint64_t htoe_encap_deadline(const struct htoe *b, const struct htoe_vl *v);
 void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_posted);
 

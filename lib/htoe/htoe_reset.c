@@ -48,10 +48,12 @@ static void vl_cleanup(struct htoe *b, struct htoe_vl *v, bool cold)
 	htoe_retry_reset(&v->rt);
 	htoe_credit_tx_reset(&v->ctx);
 	htoe_lq_unpool_vl(b, v);
+	htoe_encap_drop_held(b, v);
 	htoe_credit_rx_reset(&b->pool, &v->crx);
 	htoe_credit_rx_regrant(&b->pool, &v->crx);
 	v->credit_dirty = true;
 	v->stall_since = 0;
+	v->st.selective = 0; /* until the handshake agrees again */
 	v->st.resets++;
 }
 
@@ -137,6 +139,16 @@ void htoe_reset_begin(struct htoe *b, struct htoe_vl *v, bool cold, uint64_t now
 	v->reset_next_ns = now;
 }
 
+/* The handshake's outcome for selective retry: used when both ends offer it
+ * (our configuration, the flag in the peer's RESET or RESET_ACK). */
+static void set_retry_mode(struct htoe_vl *v, bool peer_offers)
+{
+	bool sel = v->sb && peer_offers;
+
+	htoe_retry_set_mode(&v->rt, sel ? HTOE_RETRY_SELECTIVE : HTOE_RETRY_GBN);
+	v->st.selective = htoe_retry_mode(&v->rt) == HTOE_RETRY_SELECTIVE;
+}
+
 void htoe_reset_up(struct htoe *b, struct htoe_vl *v, uint64_t now)
 {
 	(void)b;
@@ -208,6 +220,7 @@ int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 		if (r != 0)
 			return r < 0 ? r : -HTOE_DROP_INCARNATION; /* answers an old RESET */
 		htoe_reset_up(b, v, now);
+		set_retry_mode(v, h->sack);
 		htoe_credit_tx_update(&v->ctx, h->credit, now);
 		return 0;
 	}
@@ -230,6 +243,7 @@ int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 		}
 		v->epoch = h->epoch;     /* theirs wins, or the same epoch */
 		htoe_reset_up(b, v, now);
+		set_retry_mode(v, h->sack);
 	} else if (h->epoch == v->epoch) {
 		/* a copy of the RESET that set up this epoch: answer again */
 	} else if (copy) {
@@ -238,6 +252,7 @@ int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 		vl_cleanup(b, v, h->cold);
 		v->epoch = h->epoch;
 		v->st.up_ns = now;
+		set_retry_mode(v, h->sack);
 	} else {
 		/* An older epoch with a new nonce from the same incarnation
 		 * (an incarnation 0 peer that restarted, or one whose epoch
@@ -251,6 +266,7 @@ int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	v->ack_epoch = h->epoch;
 	v->ack_nonce = nonce;
 	v->ack_cold = h->cold;
+	v->ack_sack = htoe_retry_mode(&v->rt) == HTOE_RETRY_SELECTIVE;
 	return 0;
 }
 

@@ -4,7 +4,20 @@
 #include "htoe/htoe_retry.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "htmodel/ht_packet.h"
+#include "htoe/htoe_wire.h"
+
+_Static_assert(HTOE_ROB_PKT_MAX == HT_MAX_PKT_LEN, "reorder slot = largest HT packet");
+
+/* scoreboard flags */
+#define SB_SACKED 0x01u   /* TX: the peer holds it */
+#define SB_LOST   0x02u   /* TX: to be resent */
+#define SB_RTX    0x08u   /* TX: sent more than once */
+#define SB_TX     (SB_SACKED | SB_LOST | SB_RTX)
+#define SB_HELD   0x04u   /* RX: we hold it */
 
 static inline uint64_t min_u64(uint64_t a, uint64_t b)
 {
@@ -36,6 +49,20 @@ static void state_reset(struct htoe_retry *r)
 	r->ack_at = HTOE_RETRY_NEVER;
 	r->nak_at = HTOE_RETRY_NEVER;
 	r->nak_rearm_at = 0;
+
+	r->sel = false;
+	r->lost_n = 0;
+	r->rtx_from = 0;
+	r->rack_valid = false;
+	r->rack_deadline = HTOE_RETRY_NEVER;
+	r->rx_held = 0;
+	r->rx_dup = false;
+	r->tlp_deadline = HTOE_RETRY_NEVER;
+	r->tlp_done = false;
+	if (!r->reo_mult)
+		r->reo_mult = 1; /* the reordering seen on the path survives resets */
+	if (r->sb)
+		memset(r->sb, 0, ((size_t)r->sb_mask + 1) * sizeof(*r->sb));
 }
 
 int htoe_retry_init(struct htoe_retry *r, const struct htoe_retry_cfg *cfg)
@@ -59,11 +86,81 @@ void htoe_retry_reset(struct htoe_retry *r)
 	r->stats.resets++;
 }
 
+int htoe_retry_attach(struct htoe_retry *r, struct htoe_retry_sb *sb, unsigned n)
+{
+	if (!sb || n < r->cfg.window || n > HTOE_RETRY_WINDOW_MAX || (n & (n - 1)))
+		return -EINVAL;
+	r->sb = sb;
+	r->sb_mask = (uint16_t)(n - 1);
+	memset(sb, 0, (size_t)n * sizeof(*sb));
+	return 0;
+}
+
+int htoe_retry_set_mode(struct htoe_retry *r, enum htoe_retry_mode mode)
+{
+	if (mode == HTOE_RETRY_SELECTIVE && !r->sb)
+		return -EINVAL;
+	if (r->una != r->next_seq || r->rx_held)
+		return -EINVAL;
+	r->sel = mode == HTOE_RETRY_SELECTIVE;
+	return 0;
+}
+
+enum htoe_retry_mode htoe_retry_mode(const struct htoe_retry *r)
+{
+	return r->sel ? HTOE_RETRY_SELECTIVE : HTOE_RETRY_GBN;
+}
+
+static inline struct htoe_retry_sb *sb_at(const struct htoe_retry *r, uint16_t seq)
+{
+	return &r->sb[seq & r->sb_mask];
+}
+
+int htoe_retry_check(const struct htoe_retry *r, char *err, size_t errlen)
+{
+	unsigned n, lost = 0, held = 0, out = htoe_seq_diff(r->next_seq, r->una);
+
+	if (!r->sb)
+		return 0;
+	n = (unsigned)r->sb_mask + 1;
+	for (unsigned i = 0; i < n; i++) {
+		const struct htoe_retry_sb *e = sb_at(r, (uint16_t)(r->una + i));
+
+		if ((e->flags & SB_TX) && i >= out) {
+			snprintf(err, errlen, "retry: scoreboard flags on seq %u, not outstanding",
+				 (unsigned)(uint16_t)(r->una + i));
+			return -EINVAL;
+		}
+		if ((e->flags & (SB_SACKED | SB_LOST)) == (SB_SACKED | SB_LOST)) {
+			snprintf(err, errlen, "retry: seq %u both SACKed and lost",
+				 (unsigned)(uint16_t)(r->una + i));
+			return -EINVAL;
+		}
+		if (e->flags & SB_LOST)
+			lost++;
+		if (e->flags & SB_HELD)
+			held++;
+	}
+	if (lost != r->lost_n || held != r->rx_held) {
+		snprintf(err, errlen, "retry: %u lost frames counted %u, %u held counted %u", lost,
+			 r->lost_n, held, r->rx_held);
+		return -EINVAL;
+	}
+	if (!r->sel && (lost || held)) {
+		snprintf(err, errlen, "retry: selective state in Go-Back-N mode");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* ---- TX ----------------------------------------------------------------- */
 
 uint16_t htoe_retry_tx_una(const struct htoe_retry *r) { return r->una; }
 uint16_t htoe_retry_tx_next_seq(const struct htoe_retry *r) { return r->next_seq; }
-bool htoe_retry_tx_in_goback(const struct htoe_retry *r) { return r->gb_active; }
+bool htoe_retry_tx_in_goback(const struct htoe_retry *r)
+{
+	return r->sel ? r->lost_n > 0 : r->gb_active;
+}
 bool htoe_retry_tx_failed(const struct htoe_retry *r) { return r->failed; }
 uint64_t htoe_retry_tx_rto(const struct htoe_retry *r) { return r->rto_ns; }
 uint64_t htoe_retry_srtt(const struct htoe_retry *r) { return r->srtt_ns; }
@@ -84,6 +181,8 @@ static void rtt_sample(struct htoe_retry *r, uint64_t rtt)
 		r->rttvar_ns = (3 * r->rttvar_ns + diff) / 4;
 		r->srtt_ns = (7 * r->srtt_ns + rtt) / 8;
 	}
+	if (!r->min_rtt_ns || rtt < r->min_rtt_ns)
+		r->min_rtt_ns = rtt ? rtt : 1;
 	rto = add_sat(r->srtt_ns, 4 * r->rttvar_ns);
 	if (rto < r->cfg.rto_min_ns)
 		rto = r->cfg.rto_min_ns;
@@ -100,15 +199,123 @@ uint16_t htoe_retry_tx_outstanding(const struct htoe_retry *r)
 
 bool htoe_retry_tx_can_send(const struct htoe_retry *r)
 {
-	return !r->failed && !r->gb_active &&
+	return !r->failed && !htoe_retry_tx_in_goback(r) &&
 	       htoe_retry_tx_outstanding(r) < r->cfg.window;
 }
+
+/* ---- selective mode: scoreboard and RACK-like loss detection ------------ */
+
+/* One transmission of seq (first or again) at now. */
+static void sb_sent(struct htoe_retry *r, uint16_t seq, uint64_t now, bool rtx)
+{
+	struct htoe_retry_sb *e = sb_at(r, seq);
+
+	e->flags = (uint8_t)((e->flags & ~SB_TX) | (rtx ? SB_RTX : 0));
+	e->xmit_ns = now;
+	e->txn = ++r->txn;
+}
+
+/* A retransmission was needless: the path reorders more than reo_wnd. */
+static void spurious(struct htoe_retry *r)
+{
+	r->stats.spurious++;
+	if (r->reo_mult < 64)
+		r->reo_mult++;
+	r->reo_calm = 0;
+}
+
+/* Frame e is known delivered at now (acked or SACKed): remember the
+ * latest-sent delivered frame and its RTT. */
+static void rack_update(struct htoe_retry *r, const struct htoe_retry_sb *e, uint64_t now)
+{
+	/* a retransmission acknowledged sooner than any RTT allows: the
+	 * original arrived, late; the path reorders more than reo_wnd */
+	if ((e->flags & SB_RTX) && r->min_rtt_ns && now - e->xmit_ns < r->min_rtt_ns / 2)
+		spurious(r);
+	if (r->rack_valid && (int32_t)(e->txn - r->rack_txn) <= 0)
+		return;
+	r->rack_valid = true;
+	r->rack_txn = e->txn;
+	r->rack_rtt_ns = now >= e->xmit_ns ? now - e->xmit_ns : 0;
+}
+
+static void mark_lost(struct htoe_retry *r, uint16_t seq)
+{
+	struct htoe_retry_sb *e = sb_at(r, seq);
+
+	if (e->flags & SB_LOST)
+		return;
+	e->flags = (uint8_t)((e->flags & ~SB_SACKED) | SB_LOST);
+	r->lost_n++;
+	if (htoe_seq_lt(seq, r->rtx_from))
+		r->rtx_from = seq;
+	if (r->rtt_timing && r->rtt_seq == seq)
+		r->rtt_timing = false; /* Karn */
+}
+
+/* How long a frame sent before a delivered one may still be on its way:
+ * a quarter of the smoothed RTT plus its variation (jitter). */
+static uint64_t reo_wnd(const struct htoe_retry *r)
+{
+	uint64_t w = r->reo_mult *
+		     (r->have_rtt ? r->srtt_ns / 4 + r->rttvar_ns : r->cfg.rto_min_ns / 4);
+
+	/* never more than a smoothed round trip (RFC 8985): a wider window
+	 * only delays the repair past what the RTO would do */
+	return r->have_rtt && w > r->srtt_ns ? r->srtt_ns : w;
+}
+
+/* RACK: a frame neither SACKed nor lost, sent before the latest-sent
+ * delivered frame, is lost once it is overdue by reo_wnd; the earliest
+ * such frame not yet overdue arms the reordering timer. */
+static void rack_detect(struct htoe_retry *r, uint64_t now)
+{
+	uint16_t out = htoe_retry_tx_outstanding(r);
+	uint64_t extra, deadline = HTOE_RETRY_NEVER;
+
+	r->rack_deadline = HTOE_RETRY_NEVER;
+	if (!r->sel || !r->rack_valid || r->failed)
+		return;
+	extra = add_sat(r->rack_rtt_ns, reo_wnd(r));
+	for (uint16_t i = 0; i < out; i++) {
+		uint16_t seq = (uint16_t)(r->una + i);
+		const struct htoe_retry_sb *e = sb_at(r, seq);
+		uint64_t due;
+
+		if ((int32_t)(e->txn - r->rack_txn) >= 0) {
+			/* first transmissions go in seq order: every later
+			 * frame was sent after this one, none can be lost */
+			if (!(e->flags & SB_RTX))
+				break;
+			continue;
+		}
+		if (e->flags & (SB_SACKED | SB_LOST))
+			continue;
+		due = add_sat(e->xmit_ns, extra);
+		if (now >= due) {
+			mark_lost(r, seq);
+			r->stats.rack_lost++;
+			if (++r->reo_calm >= 16) {
+				r->reo_calm = 0;
+				if (r->reo_mult > 1)
+					r->reo_mult--;
+			}
+		} else if (due < deadline) {
+			deadline = due;
+		}
+	}
+	r->rack_deadline = deadline;
+}
+
+static void tlp_arm(struct htoe_retry *r, uint64_t now);
 
 int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq)
 {
 	if (!htoe_retry_tx_can_send(r))
 		return -EAGAIN;
 	*seq = r->next_seq++;
+	if (r->sel)
+		sb_sent(r, *seq, now, false);
 	if (!r->rtt_timing) {
 		r->rtt_timing = true;
 		r->rtt_seq = *seq;
@@ -116,8 +323,54 @@ int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq)
 	}
 	if (r->rto_deadline == HTOE_RETRY_NEVER)
 		r->rto_deadline = add_sat(now, r->rto_ns);
+	tlp_arm(r, now);
 	r->stats.frames_sent++;
 	return 0;
+}
+
+/* Selective: a tail loss probe 2 SRTT + ack_delay after the last
+ * transmission, if that is before the RTO and none was sent since the
+ * last progress. */
+static void tlp_arm(struct htoe_retry *r, uint64_t now)
+{
+	uint64_t t;
+
+	r->tlp_deadline = HTOE_RETRY_NEVER;
+	if (!r->sel || r->tlp_done || !r->have_rtt || r->una == r->next_seq || r->failed)
+		return;
+	t = add_sat(now, add_sat(2 * r->srtt_ns, r->cfg.ack_delay_ns));
+	if (t < r->rto_deadline)
+		r->tlp_deadline = t;
+}
+
+/* The probe: the last frame not SACKed is resent. */
+static void tlp_fire(struct htoe_retry *r)
+{
+	r->tlp_deadline = HTOE_RETRY_NEVER;
+	r->tlp_done = true;
+	for (uint16_t s = (uint16_t)(r->next_seq - 1); s != (uint16_t)(r->una - 1); s--) {
+		if (!(sb_at(r, s)->flags & SB_SACKED)) {
+			mark_lost(r, s);
+			r->stats.tail_probes++;
+			return;
+		}
+	}
+}
+
+/* Selective: frames [una, ack) are delivered: clear their scoreboard
+ * entries, and let the latest-sent of them drive the RACK rule. */
+static void sel_release(struct htoe_retry *r, uint16_t ack, uint64_t now)
+{
+	for (uint16_t s = r->una; s != ack; s++) {
+		struct htoe_retry_sb *e = sb_at(r, s);
+
+		if (e->flags & SB_LOST)
+			r->lost_n--;
+		rack_update(r, e, now);
+		e->flags &= (uint8_t)~SB_TX;
+	}
+	if (htoe_seq_lt(r->rtx_from, ack))
+		r->rtx_from = ack;
 }
 
 /* Release [una, ack); ack is known to be within (una, next_seq]. */
@@ -125,6 +378,8 @@ static int release(struct htoe_retry *r, uint16_t ack, uint64_t now)
 {
 	int n = htoe_seq_diff(ack, r->una);
 
+	if (r->sel)
+		sel_release(r, ack, now);
 	if (r->rtt_timing && htoe_seq_lt(r->rtt_seq, ack)) {
 		r->rtt_timing = false;
 		rtt_sample(r, now >= r->rtt_sent ? now - r->rtt_sent : 0);
@@ -139,6 +394,11 @@ static int release(struct htoe_retry *r, uint16_t ack, uint64_t now)
 		r->rto_deadline = add_sat(now, r->rto_ns);
 		if (r->gb_active && htoe_seq_lt(r->gb_next, ack))
 			r->gb_next = ack;
+	}
+	if (r->sel) {
+		r->tlp_done = false;
+		tlp_arm(r, now);
+		rack_detect(r, now);
 	}
 	return n;
 }
@@ -156,14 +416,37 @@ static int ack_common(struct htoe_retry *r, uint16_t ack, uint64_t now)
 		/* progress after the limit: still record the release so the
 		 * caller can free its copies; the VL stays failed. */
 		int n = htoe_seq_diff(ack, r->una);
+		if (r->sel)
+			sel_release(r, ack, now);
 		r->una = ack;
 		return n;
 	}
 	return release(r, ack, now);
 }
 
+/* Selective counterpart of a go-back: resend the frame `from`, or with
+ * `all` also every later frame the peer has not SACKed (RTO, the peer lost
+ * our retransmission, a NAK without a SACK block). `from` is resent even
+ * if SACKed: the oldest frame never waits for a SACK that may be false. */
+static void sel_goback(struct htoe_retry *r, uint16_t from, bool all, uint64_t now)
+{
+	uint16_t end = all ? r->next_seq : (uint16_t)(from + 1);
+
+	for (uint16_t s = from; s != end; s++)
+		if (!(sb_at(r, s)->flags & SB_SACKED) || s == from)
+			mark_lost(r, s);
+	r->gb_from = from;
+	r->gb_at = now;
+	r->rto_deadline = add_sat(now, r->rto_ns);
+	r->stats.gobacks++;
+}
+
 static void goback(struct htoe_retry *r, uint16_t from, uint64_t now)
 {
+	if (r->sel) {
+		sel_goback(r, from, true, now);
+		return;
+	}
 	r->gb_active = true;
 	r->gb_from = from;
 	r->gb_next = from;
@@ -181,9 +464,10 @@ int htoe_retry_tx_ack(struct htoe_retry *r, uint16_t ack, uint64_t now)
 	 * was lost. Go back now rather than after the backed-off RTO (at most
 	 * once per base RTO, so acks sent before the go-back arrived do not
 	 * start another one). */
-	if (n == 0 && ack == r->una && r->retries && !r->failed && !r->gb_active &&
-	    r->una != r->next_seq && now - r->gb_at >= r->rto_base_ns)
+	if (n == 0 && ack == r->una && r->retries && !r->failed && !htoe_retry_tx_in_goback(r) &&
+	    r->una != r->next_seq && now - r->gb_at >= r->rto_base_ns) {
 		goback(r, r->una, now);
+	}
 	return n;
 }
 
@@ -196,16 +480,27 @@ int htoe_retry_tx_nak(struct htoe_retry *r, uint16_t ack, uint64_t now)
 	r->stats.naks_received++;
 	if (r->failed || ack != r->una || r->una == r->next_seq)
 		return n; /* stale NAK, or nothing left to resend */
-	if (r->gb_active && r->gb_from == ack) {
+	if (htoe_retry_tx_in_goback(r) && r->gb_from == ack) {
 		r->stats.naks_ignored++;
 		return n;
 	}
-	goback(r, ack, now);
+	if (r->sel)
+		sel_goback(r, ack, true, now);
+	else
+		goback(r, ack, now);
 	return n;
 }
 
 enum htoe_retry_timer htoe_retry_tx_timer(struct htoe_retry *r, uint64_t now)
 {
+	if (r->sel && now >= r->rack_deadline)
+		rack_detect(r, now);
+	if (r->sel && now >= r->tlp_deadline) {
+		if (!r->lost_n && now < r->rto_deadline)
+			tlp_fire(r);
+		else
+			r->tlp_deadline = HTOE_RETRY_NEVER;
+	}
 	if (r->rto_deadline == HTOE_RETRY_NEVER || now < r->rto_deadline)
 		return HTOE_RETRY_IDLE;
 	r->stats.timeouts++;
@@ -213,6 +508,8 @@ enum htoe_retry_timer htoe_retry_tx_timer(struct htoe_retry *r, uint64_t now)
 	if (r->retries > r->cfg.retry_limit) {
 		r->failed = true;
 		r->gb_active = false;
+		r->rack_deadline = HTOE_RETRY_NEVER;
+		r->tlp_deadline = HTOE_RETRY_NEVER;
 		r->rto_deadline = HTOE_RETRY_NEVER;
 		return HTOE_RETRY_LIMIT;
 	}
@@ -222,8 +519,26 @@ enum htoe_retry_timer htoe_retry_tx_timer(struct htoe_retry *r, uint64_t now)
 	return HTOE_RETRY_GOBACK;
 }
 
+/* Selective: the first lost frame (there is one when lost_n > 0). */
+static bool sel_first_lost(const struct htoe_retry *r, uint16_t *seq)
+{
+	uint16_t s = htoe_seq_lt(r->rtx_from, r->una) ? r->una : r->rtx_from;
+
+	if (!r->lost_n || r->failed)
+		return false;
+	for (; s != r->next_seq; s++) {
+		if (sb_at(r, s)->flags & SB_LOST) {
+			*seq = s;
+			return true;
+		}
+	}
+	return false; /* not reached: lost_n counts frames in [rtx_from, next_seq) */
+}
+
 bool htoe_retry_tx_retransmit_peek(const struct htoe_retry *r, uint16_t *seq)
 {
+	if (r->sel)
+		return sel_first_lost(r, seq);
 	if (!r->gb_active)
 		return false;
 	*seq = r->gb_next;
@@ -232,6 +547,22 @@ bool htoe_retry_tx_retransmit_peek(const struct htoe_retry *r, uint16_t *seq)
 
 bool htoe_retry_tx_retransmit_next(struct htoe_retry *r, uint16_t *seq)
 {
+	return htoe_retry_tx_retransmit_at(r, 0, seq);
+}
+
+bool htoe_retry_tx_retransmit_at(struct htoe_retry *r, uint64_t now, uint16_t *seq)
+{
+	if (r->sel) {
+		if (!sel_first_lost(r, seq))
+			return false;
+		r->lost_n--;
+		r->rtx_from = (uint16_t)(*seq + 1);
+		sb_sent(r, *seq, now, true);
+		if (r->rto_deadline == HTOE_RETRY_NEVER)
+			r->rto_deadline = add_sat(now, r->rto_ns);
+		r->stats.retransmitted++;
+		return true;
+	}
 	if (!r->gb_active)
 		return false;
 	*seq = r->gb_next++;
@@ -241,14 +572,81 @@ bool htoe_retry_tx_retransmit_next(struct htoe_retry *r, uint16_t *seq)
 	return true;
 }
 
+int htoe_retry_tx_sack(struct htoe_retry *r, uint16_t ack, const uint8_t *blk, size_t len,
+		       uint64_t now)
+{
+	uint16_t out = htoe_retry_tx_outstanding(r);
+	unsigned bits;
+	bool beyond = false;
+	int n = 0;
+
+	if (!r->sel)
+		return 0;
+	if (len < HTOE_SACK_HDR_LEN + 4 || blk[0] != HTOE_SACK_FMT_BITMAP || blk[1] == 0 ||
+	    blk[1] > HTOE_SACK_WORDS_MAX || (blk[2] & ~HTOE_SACK_F_DUP) || blk[3] ||
+	    len != HTOE_SACK_HDR_LEN + 4u * blk[1]) {
+		r->stats.sack_invalid++;
+		return -EINVAL;
+	}
+	r->stats.sacks_received++;
+	if (r->failed)
+		return 0;
+	if (blk[2] & HTOE_SACK_F_DUP)
+		spurious(r);
+	bits = 32u * blk[1];
+	for (unsigned i = 0; i < bits; i++) {
+		if (!(blk[HTOE_SACK_HDR_LEN + i / 8] & (0x80u >> (i % 8))))
+			continue;
+		uint16_t seq = (uint16_t)(ack + i);
+		int32_t off = htoe_seq_diff(seq, r->una);
+
+		if (off < 0)
+			continue; /* already acknowledged: stale */
+		if (off >= out) {
+			beyond = true; /* never sent: forged or corrupt */
+			continue;
+		}
+		struct htoe_retry_sb *e = sb_at(r, seq);
+
+		if (e->flags & SB_SACKED)
+			continue;
+		if (e->flags & SB_LOST) {
+			e->flags &= (uint8_t)~SB_LOST;
+			r->lost_n--;
+		}
+		e->flags |= SB_SACKED;
+		rack_update(r, e, now);
+		n++;
+	}
+	if (beyond)
+		r->stats.sack_invalid++;
+	rack_detect(r, now);
+	return n;
+}
+
 /* ---- RX ----------------------------------------------------------------- */
 
 enum htoe_retry_verdict htoe_retry_rx_frame(struct htoe_retry *r, uint16_t seq,
 					    uint64_t now)
 {
+	if (r->sel && (sb_at(r, seq)->flags & SB_HELD) && htoe_seq_diff(seq, r->expected) > 0 &&
+	    htoe_seq_diff(seq, r->expected) <= r->sb_mask) {
+		r->stats.held_dups++;
+		r->rx_dup = true;
+		r->ack_pending = true;
+		r->ack_at = min_u64(r->ack_at, now);
+		return HTOE_RX_DUP;
+	}
 	if (seq == r->expected) {
 		r->expected++;
 		r->stats.frames_accepted++;
+		if (r->sel && (sb_at(r, seq)->flags & SB_HELD)) {
+			/* a held frame is delivered: the hole before it is
+			 * repaired; tell the sender at once */
+			sb_at(r, seq)->flags &= (uint8_t)~SB_HELD;
+			r->rx_held--;
+			r->ack_at = min_u64(r->ack_at, now);
+		}
 		/* the gap (if any) is closed */
 		r->nak_sent = false;
 			r->nak_at = HTOE_RETRY_NEVER;
@@ -260,10 +658,13 @@ enum htoe_retry_verdict htoe_retry_rx_frame(struct htoe_retry *r, uint16_t seq,
 			r->unacked++;
 		if (r->unacked >= r->cfg.ack_every)
 			r->ack_at = min_u64(r->ack_at, now);
+		if (r->sel && r->rx_held && !(sb_at(r, r->expected)->flags & SB_HELD))
+			r->ack_at = min_u64(r->ack_at, now); /* a hole remains: SACK it */
 		return HTOE_RX_ACCEPT;
 	}
 	if (htoe_seq_lt(seq, r->expected)) {
 		r->stats.dups++;
+		r->rx_dup = r->sel;
 		r->ack_pending = true;
 		r->ack_at = min_u64(r->ack_at, now);
 		return HTOE_RX_DUP;
@@ -276,6 +677,78 @@ enum htoe_retry_verdict htoe_retry_rx_frame(struct htoe_retry *r, uint16_t seq,
 		r->nak_at = min_u64(r->nak_at, r->nak_rearm_at);
 	}
 	return HTOE_RX_OUT_OF_ORDER;
+}
+
+bool htoe_retry_rx_can_hold(const struct htoe_retry *r, uint16_t seq)
+{
+	int32_t off = htoe_seq_diff(seq, r->expected);
+
+	return r->sel && off > 0 && off <= r->sb_mask && !(sb_at(r, seq)->flags & SB_HELD);
+}
+
+int htoe_retry_rx_hold(struct htoe_retry *r, uint16_t seq, uint64_t now)
+{
+	if (!htoe_retry_rx_can_hold(r, seq))
+		return -EINVAL;
+	sb_at(r, seq)->flags |= SB_HELD;
+	r->rx_held++;
+	r->stats.held++;
+	if (!r->ack_pending) {
+		r->ack_pending = true;
+		r->ack_at = add_sat(now, r->cfg.ack_delay_ns);
+	}
+	if (r->unacked < UINT16_MAX)
+		r->unacked++;
+	/* a new hole (the frame before is neither held nor delivered), or
+	 * enough frames: the sender hears of it now */
+	if (r->unacked >= r->cfg.ack_every || !(sb_at(r, (uint16_t)(seq - 1))->flags & SB_HELD))
+		r->ack_at = min_u64(r->ack_at, now);
+	return 0;
+}
+
+bool htoe_retry_rx_is_held(const struct htoe_retry *r, uint16_t seq)
+{
+	int32_t off = htoe_seq_diff(seq, r->expected);
+
+	return r->sel && off >= 0 && off <= r->sb_mask && (sb_at(r, seq)->flags & SB_HELD);
+}
+
+uint16_t htoe_retry_rx_held(const struct htoe_retry *r)
+{
+	return r->rx_held;
+}
+
+bool htoe_retry_rx_sack_due(const struct htoe_retry *r)
+{
+	return r->sel && (r->rx_held || r->rx_dup);
+}
+
+int htoe_retry_rx_sack(struct htoe_retry *r, uint8_t *buf, size_t cap)
+{
+	unsigned last = 0, words, maxw;
+
+	if (!htoe_retry_rx_sack_due(r) || cap < HTOE_SACK_HDR_LEN + 4)
+		return 0;
+	for (unsigned i = 0; r->rx_held && i <= r->sb_mask; i++)
+		if (sb_at(r, (uint16_t)(r->expected + i))->flags & SB_HELD)
+			last = i;
+	words = last / 32 + 1;
+	maxw = (unsigned)((cap - HTOE_SACK_HDR_LEN) / 4);
+	if (maxw > HTOE_SACK_WORDS_MAX)
+		maxw = HTOE_SACK_WORDS_MAX;
+	if (words > maxw)
+		words = maxw;
+	buf[0] = HTOE_SACK_FMT_BITMAP;
+	buf[1] = (uint8_t)words;
+	buf[2] = r->rx_dup ? HTOE_SACK_F_DUP : 0;
+	buf[3] = 0;
+	r->rx_dup = false;
+	memset(buf + HTOE_SACK_HDR_LEN, 0, 4u * words);
+	for (unsigned i = 0; i < 32u * words; i++)
+		if (sb_at(r, (uint16_t)(r->expected + i))->flags & SB_HELD)
+			buf[HTOE_SACK_HDR_LEN + i / 8] |= (uint8_t)(0x80u >> (i % 8));
+	r->stats.sacks_sent++;
+	return (int)(HTOE_SACK_HDR_LEN + 4u * words);
 }
 
 uint16_t htoe_retry_rx_ack_value(const struct htoe_retry *r)
@@ -322,9 +795,144 @@ void htoe_retry_rx_nak_sent(struct htoe_retry *r, uint64_t now)
 
 uint64_t htoe_retry_next_deadline(const struct htoe_retry *r)
 {
-	uint64_t d = r->rto_deadline;
+	uint64_t d = min_u64(r->rto_deadline, r->sel ? min_u64(r->rack_deadline, r->tlp_deadline)
+						       : HTOE_RETRY_NEVER);
 
 	if (r->ack_pending)
 		d = min_u64(d, r->ack_at);
 	return min_u64(d, r->nak_at);
+}
+
+/* ---- reorder buffer ------------------------------------------------------ */
+
+int htoe_rob_init(struct htoe_rob *rob, struct htoe_rob_frame *fr, unsigned nframes,
+		  struct htoe_rob_pkt *pkt, unsigned npkt)
+{
+	if (!fr || !pkt || !nframes || nframes > HTOE_RETRY_WINDOW_MAX ||
+	    (nframes & (nframes - 1)) || !npkt || npkt >= HTOE_ROB_NONE)
+		return -EINVAL;
+	memset(rob, 0, sizeof(*rob));
+	rob->fr = fr;
+	rob->pkt = pkt;
+	rob->fr_mask = (uint16_t)(nframes - 1);
+	rob->npkt = (uint16_t)npkt;
+	for (unsigned i = 0; i < nframes; i++)
+		fr[i] = (struct htoe_rob_frame){ .first = HTOE_ROB_NONE };
+	for (unsigned i = 0; i < npkt; i++)
+		pkt[i].next = (uint16_t)(i + 1 < npkt ? i + 1 : HTOE_ROB_NONE);
+	rob->free_head = 0;
+	rob->nfree = (uint16_t)npkt;
+	return 0;
+}
+
+int htoe_rob_put(struct htoe_rob *rob, uint16_t seq, unsigned vc, const uint8_t *payload,
+		 size_t len, unsigned npkts)
+{
+	struct htoe_rob_frame *f = &rob->fr[seq & rob->fr_mask];
+	struct htoe_pkt_iter it;
+	const uint8_t *p;
+	size_t plen;
+	uint16_t *link = &f->first;
+	unsigned n = 0, nd = 0;
+
+	if (f->first != HTOE_ROB_NONE)
+		return -EEXIST;
+	if (!npkts || npkts > rob->nfree || vc > 2)
+		return -ENOSPC;
+	htoe_pkt_iter_init(&it, payload, len);
+	while (n < npkts && htoe_pkt_iter_next(&it, &p, &plen) > 0 && plen <= HTOE_ROB_PKT_MAX) {
+		uint16_t i = rob->free_head;
+		struct htoe_rob_pkt *s = &rob->pkt[i];
+
+		rob->free_head = s->next;
+		rob->nfree--;
+		memcpy(s->bytes, p, plen);
+		s->len = (uint8_t)plen;
+		s->has_data = ht_bytes_has_data(p, plen);
+		s->next = HTOE_ROB_NONE;
+		nd += s->has_data;
+		*link = i;
+		link = &s->next;
+		n++;
+	}
+	f->seq = seq;
+	f->npkts = (uint8_t)n;
+	f->ndata = (uint8_t)nd;
+	f->vc = (uint8_t)vc;
+	rob->frames++;
+	rob->pkts[vc] += n;
+	rob->data[vc] += nd;
+	if (n != npkts) { /* a payload that was not checked: give it back */
+		htoe_rob_free(rob, seq);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+const struct htoe_rob_frame *htoe_rob_get(const struct htoe_rob *rob, uint16_t seq)
+{
+	const struct htoe_rob_frame *f = &rob->fr[seq & rob->fr_mask];
+
+	return f->first != HTOE_ROB_NONE && f->seq == seq ? f : NULL;
+}
+
+void htoe_rob_free(struct htoe_rob *rob, uint16_t seq)
+{
+	struct htoe_rob_frame *f = &rob->fr[seq & rob->fr_mask];
+	uint16_t i = f->first;
+
+	if (i == HTOE_ROB_NONE || f->seq != seq)
+		return;
+	while (i != HTOE_ROB_NONE) {
+		uint16_t next = rob->pkt[i].next;
+
+		rob->pkt[i].next = rob->free_head;
+		rob->free_head = i;
+		rob->nfree++;
+		i = next;
+	}
+	rob->frames--;
+	rob->pkts[f->vc] -= f->npkts;
+	rob->data[f->vc] -= f->ndata;
+	f->first = HTOE_ROB_NONE;
+}
+
+int htoe_rob_check(const struct htoe_rob *rob, char *err, size_t errlen)
+{
+	uint32_t used = 0, frames = 0, pk[3] = { 0 }, dt[3] = { 0 };
+
+	if (!rob->fr)
+		return 0;
+	for (unsigned k = 0; k <= rob->fr_mask; k++) {
+		const struct htoe_rob_frame *f = &rob->fr[k];
+		unsigned n = 0, nd = 0;
+
+		if (f->first == HTOE_ROB_NONE)
+			continue;
+		frames++;
+		for (uint16_t i = f->first; i != HTOE_ROB_NONE && n <= rob->npkt; i = rob->pkt[i].next) {
+			n++;
+			nd += rob->pkt[i].has_data;
+		}
+		if (n != f->npkts || nd != f->ndata || f->vc > 2 || (f->seq & rob->fr_mask) != k) {
+			snprintf(err, errlen, "reorder buffer: frame %u holds %u packets, counted %u",
+				 f->seq, n, f->npkts);
+			return -EINVAL;
+		}
+		used += n;
+		pk[f->vc] += n;
+		dt[f->vc] += nd;
+	}
+	if (used + rob->nfree != rob->npkt || frames != rob->frames) {
+		snprintf(err, errlen, "reorder buffer: %u used + %u free slots != %u", used,
+			 rob->nfree, rob->npkt);
+		return -EINVAL;
+	}
+	for (unsigned vc = 0; vc < 3; vc++) {
+		if (pk[vc] != rob->pkts[vc] || dt[vc] != rob->data[vc]) {
+			snprintf(err, errlen, "reorder buffer: VC %u packet counts differ", vc);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }

@@ -49,10 +49,71 @@
 #define HTOE_RETRY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define HTOE_RETRY_WINDOW_MAX 4096u
 #define HTOE_RETRY_NEVER      UINT64_MAX   /* "no deadline" */
+
+/*
+ * Two retry modes, chosen per VL at each reset handshake (htoe_retry_set_mode):
+ *  - HTOE_RETRY_GBN: the paper's Go-Back-N (above): the receiver drops a
+ *    frame after a gap, the sender resends everything from the gap.
+ *  - HTOE_RETRY_SELECTIVE: the receiver holds frames that arrive after a gap
+ *    (up to `sack_size` sequence numbers ahead of the expected one; the caller
+ *    stores their HT packets, e.g. in a struct htoe_rob) and reports them in
+ *    a SACK block carried by its ACK/NAK frames (docs/wire-format.md); it
+ *    still delivers strictly in sequence. The sender keeps a scoreboard per
+ *    outstanding frame (SACKed, lost, when and in which order it was last
+ *    sent) and resends only the frames it deems lost:
+ *      RACK-like: a frame not SACKed that was sent before a frame the peer
+ *      has since received (SACKed or cumulatively acked) is lost once
+ *      `reo_wnd` has passed beyond the RTT of that later frame (a
+ *      reordering timer otherwise). reo_wnd = k (SRTT/4 + RTTVAR); k
+ *      starts at 1, grows by one (up to 64) whenever a retransmitted frame
+ *      is acknowledged sooner than half the smallest RTT after the copy
+ *      left (so the original was only late: a spurious retransmission), and
+ *      shrinks by one after 16 losses without such a sign (never above
+ *      SRTT, as in RFC 8985); a SACK block
+ *      with the DUP flag (the receiver got a frame twice) counts as such a
+ *      sign too. A lost
+ *      retransmission is found
+ *      the same way, so burst loss is repaired within about one RTT without
+ *      the RTO.
+ *      A NAK without a SACK block (the peer could not hold the frame):
+ *      every frame not SACKed from the NAK's ack on is lost (Go-Back-N that
+ *      skips SACKed frames).
+ *      Tail loss probe: when nothing has been acknowledged for
+ *      2 SRTT + ack_delay after the last transmission (and that is before
+ *      the RTO), the last frame not SACKed is resent once (until progress):
+ *      its SACK or ack exposes lost frames before it through the RACK rule,
+ *      so a lost tail costs about a round trip instead of an RTO.
+ *      RTO (or an ack for una from a peer that lost our go-back, as in
+ *      GBN): every frame not SACKed is lost (the oldest one even if
+ *      SACKed), with the RTO backoff of GBN.
+ *  Selective mode needs per-sequence-number memory that the caller
+ *  allocates once (htoe_retry_attach); the module still allocates nothing.
+ */
+enum htoe_retry_mode { HTOE_RETRY_GBN = 0, HTOE_RETRY_SELECTIVE = 1 };
+
+/* One entry per sequence number modulo the scoreboard size (private). */
+struct htoe_retry_sb {
+	uint64_t xmit_ns;   /* TX: time of the last transmission */
+	uint32_t txn;       /* TX: transmission order of the last transmission */
+	uint8_t  flags;     /* TX: SACKED, LOST; RX: HELD */
+};
+
+/* SACK block (payload of an ACK/NAK frame with the SACK flag):
+ *   byte 0: format (1: bitmap); byte 1: number of 32-bit bitmap words, 1..128;
+ *   byte 2: flags, bit 0 DUP: a frame arrived twice since the last block
+ *   (a retransmission was needless, or the network duplicated it); bits 7:1
+ *   and byte 3: 0; then the bitmap: bit i (byte 4 + i/8, mask 0x80 >> i%8)
+ *   set = the receiver holds the frame with seq (frame's ack + i). */
+#define HTOE_SACK_FMT_BITMAP 1u
+#define HTOE_SACK_F_DUP      0x01u
+#define HTOE_SACK_HDR_LEN    4u
+#define HTOE_SACK_WORDS_MAX  128u
+#define HTOE_SACK_MAX_LEN    (HTOE_SACK_HDR_LEN + 4u * HTOE_SACK_WORDS_MAX)
 
 /* ---- serial arithmetic on 16-bit sequence numbers ---------------------- */
 
@@ -109,6 +170,18 @@ struct htoe_retry_stats {
 	uint64_t invalid_acks;    /* ack/NAK beyond next_seq (ignored) */
 	uint64_t resets;          /* htoe_retry_reset() calls */
 	uint64_t rtt_samples;     /* RTT samples taken (Karn: first transmissions only) */
+	/* selective mode */
+	uint64_t held;            /* RX: frames held after a gap */
+	uint64_t held_dups;       /* RX: copies of a frame already held */
+	uint64_t sacks_sent;      /* SACK blocks written */
+	uint64_t sacks_received;  /* SACK blocks processed */
+	uint64_t sack_invalid;    /* SACK blocks refused (format) or naming frames
+	                           * never sent (those bits ignored) */
+	uint64_t rack_lost;       /* frames marked lost by SACK/ack evidence */
+	uint64_t tail_probes;     /* tail loss probes (selective) */
+	uint64_t spurious;        /* retransmissions found needless (the
+	                           * original was acked sooner than the RTT
+	                           * allows after the copy): widen reo_wnd */
 };
 
 /* ---- state (fields are private: use the functions) ---------------------- */
@@ -144,6 +217,25 @@ struct htoe_retry {
 	uint64_t nak_at;        /* NAK due at (HTOE_RETRY_NEVER: none) */
 	uint64_t nak_rearm_at;  /* earliest repeat of the NAK for `expected` */
 
+	/* selective mode (sb == NULL: GBN only) */
+	struct htoe_retry_sb *sb; /* by seq & sb_mask, caller's memory */
+	uint16_t sb_mask;
+	bool     sel;           /* selective mode in force */
+	uint16_t lost_n;        /* TX: frames marked lost, not yet resent */
+	uint16_t rtx_from;      /* TX: no lost frame before this one (>= una) */
+	uint32_t txn;           /* TX: transmissions so far (order numbers) */
+	bool     rack_valid;    /* TX: rack_* describe a delivered frame */
+	uint32_t rack_txn;      /* TX: latest-sent frame known delivered */
+	uint64_t rack_rtt_ns;   /*     and its RTT */
+	uint64_t rack_deadline; /* TX: reordering timer */
+	uint16_t rx_held;       /* RX: frames held */
+	bool     rx_dup;        /* RX: a duplicate arrived since the last block */
+	uint64_t tlp_deadline;  /* TX: tail loss probe due (HTOE_RETRY_NEVER: none) */
+	bool     tlp_done;      /* TX: probe sent, none again before progress */
+	uint64_t min_rtt_ns;    /* TX: smallest RTT sample (0: none) */
+	uint8_t  reo_mult;      /* TX: reordering window multiplier, 1..64 */
+	uint8_t  reo_calm;      /* TX: losses since the last spurious one */
+
 	struct htoe_retry_stats stats;
 };
 
@@ -163,6 +255,27 @@ int htoe_retry_init(struct htoe_retry *r, const struct htoe_retry_cfg *cfg);
  * is incremented). The caller drops its retransmission copies.
  */
 void htoe_retry_reset(struct htoe_retry *r);
+
+/*
+ * Give r the memory selective mode needs: sb[n], n a power of two with
+ * window <= n <= 4096 (the receiver holds frames up to n - 1 ahead of the
+ * expected one, and the sender's window must fit). The memory is the
+ * caller's; it is cleared here and must outlive r. Returns 0 or -EINVAL.
+ */
+int htoe_retry_attach(struct htoe_retry *r, struct htoe_retry_sb *sb, unsigned n);
+
+/*
+ * Choose the mode for the current epoch; call right after init or
+ * htoe_retry_reset() (the reset handshake negotiated it). Nothing may be
+ * outstanding or held. Returns 0, or -EINVAL (selective without attached
+ * memory, or state outstanding). htoe_retry_reset() returns to GBN.
+ */
+int htoe_retry_set_mode(struct htoe_retry *r, enum htoe_retry_mode mode);
+enum htoe_retry_mode htoe_retry_mode(const struct htoe_retry *r);
+
+/* Internal consistency of the selective state (scoreboard flags only on
+ * outstanding frames, counters match): 0 or -EINVAL with a message. */
+int htoe_retry_check(const struct htoe_retry *r, char *err, size_t errlen);
 
 /* ---- TX side ------------------------------------------------------------ */
 
@@ -280,6 +393,24 @@ enum htoe_retry_timer htoe_retry_tx_timer(struct htoe_retry *r, uint64_t now);
  */
 bool htoe_retry_tx_retransmit_peek(const struct htoe_retry *r, uint16_t *seq);
 bool htoe_retry_tx_retransmit_next(struct htoe_retry *r, uint16_t *seq);
+/* The same with the time of the retransmission, which selective mode
+ * records (use this one in selective mode). In selective mode the frames
+ * handed out are the lost ones, in sequence order, skipping SACKed ones. */
+bool htoe_retry_tx_retransmit_at(struct htoe_retry *r, uint64_t now, uint16_t *seq);
+
+/*
+ * Selective mode: a SACK block arrived in an ACK or NAK frame whose ack
+ * field is `ack` (process the ack itself first with htoe_retry_tx_ack).
+ * Bits for frames before una are ignored (stale); bits for frames never
+ * sent (at or after next_seq) are ignored and counted (stats.sack_invalid,
+ * once per block): a forged block cannot mark anything beyond what was
+ * sent. Frames newly SACKed are never resent (unless the RTO fires on the
+ * oldest). Then the RACK rule marks lost frames. Returns the number of
+ * frames newly SACKed, 0 in GBN mode (ignored), -EINVAL for a malformed
+ * block (counted, nothing changes).
+ */
+int htoe_retry_tx_sack(struct htoe_retry *r, uint16_t ack, const uint8_t *blk, size_t len,
+		       uint64_t now);
 
 /* ---- RX side ------------------------------------------------------------ */
 
@@ -305,6 +436,28 @@ enum htoe_retry_verdict {
  */
 enum htoe_retry_verdict htoe_retry_rx_frame(struct htoe_retry *r, uint16_t seq,
 					    uint64_t now);
+/*
+ * Selective mode. A frame that rx_frame() called OUT_OF_ORDER may be held
+ * (can_hold: selective, less than the scoreboard size ahead of expected,
+ * not held yet). After storing its packets the caller calls rx_hold(): an
+ * ACK with the SACK block becomes due (at once when the frame opens a new
+ * hole, else as for accepted frames). A held frame's copy is a DUP for
+ * rx_frame(). When rx_frame() ACCEPTs the expected frame, the caller
+ * delivers the held frames that follow: while rx_is_held(expected), deliver
+ * its packets and call rx_frame(expected) (an ACK is then due at once).
+ */
+bool htoe_retry_rx_can_hold(const struct htoe_retry *r, uint16_t seq);
+int  htoe_retry_rx_hold(struct htoe_retry *r, uint16_t seq, uint64_t now);
+bool htoe_retry_rx_is_held(const struct htoe_retry *r, uint16_t seq);
+uint16_t htoe_retry_rx_held(const struct htoe_retry *r);
+/* A SACK block is due with the next ACK/NAK: frames are held, or a
+ * duplicate arrived since the last block (selective mode only). */
+bool htoe_retry_rx_sack_due(const struct htoe_retry *r);
+/* Write the SACK block for the frames held into buf[0..cap) (truncated to
+ * what fits) and clear the DUP report: its length, or 0 if none is due
+ * (htoe_retry_rx_sack_due false, or cap < 8). Its bitmap is relative to
+ * htoe_retry_rx_ack_value(). */
+int  htoe_retry_rx_sack(struct htoe_retry *r, uint8_t *buf, size_t cap);
 
 /* The ack value to put in every frame sent to the peer: the next expected
  * seq. */
@@ -343,5 +496,53 @@ void htoe_retry_rx_nak_sent(struct htoe_retry *r, uint64_t now);
  * HTOE_RETRY_NEVER (UINT64_MAX) if none. A value <= now means "due now".
  */
 uint64_t htoe_retry_next_deadline(const struct htoe_retry *r);
+
+/* ---- reorder buffer: the HT packets of held frames ---------------------- */
+
+/*
+ * Keeps the HT packets of the frames a receiver holds in selective mode, by
+ * sequence number, in slots of caller memory allocated once: nframes frame
+ * entries (a power of two, the scoreboard size) and npkt packet slots
+ * (bounded by the credits a VL may hold: 3 VCs x the per-VL cap). Storing
+ * and freeing are O(packets); nothing is allocated.
+ */
+#define HTOE_ROB_PKT_MAX 80u        /* HT_MAX_PKT_LEN */
+#define HTOE_ROB_NONE    0xFFFFu
+
+struct htoe_rob_pkt {
+	uint16_t next;                  /* next packet of the frame, or free list */
+	uint8_t  len;
+	uint8_t  has_data;
+	uint8_t  bytes[HTOE_ROB_PKT_MAX];
+};
+
+struct htoe_rob_frame {
+	uint16_t first;                 /* HTOE_ROB_NONE: no frame */
+	uint16_t seq;
+	uint8_t  npkts, ndata, vc;
+};
+
+struct htoe_rob {
+	struct htoe_rob_frame *fr;
+	struct htoe_rob_pkt *pkt;
+	uint16_t fr_mask, npkt, free_head, nfree;
+	uint32_t frames;                /* frames stored */
+	uint32_t pkts[3], data[3];      /* packets / data packets stored, per VC */
+};
+
+/* 0, or -EINVAL (nframes not a power of two in 1..4096, npkt 0 or > 65534). */
+int htoe_rob_init(struct htoe_rob *rob, struct htoe_rob_frame *fr, unsigned nframes,
+		  struct htoe_rob_pkt *pkt, unsigned npkt);
+/* Store the npkts HT packets of payload (a DATA payload that passed
+ * htoe_frame_parse, VC vc) as frame seq. 0, -EEXIST (an entry for seq & mask
+ * is in use), -ENOSPC (not enough free slots; nothing stored). */
+int htoe_rob_put(struct htoe_rob *rob, uint16_t seq, unsigned vc, const uint8_t *payload,
+		 size_t len, unsigned npkts);
+/* The stored frame seq, or NULL. Its packets: pkt[first], then .next. */
+const struct htoe_rob_frame *htoe_rob_get(const struct htoe_rob *rob, uint16_t seq);
+/* Free frame seq's slots (no-op if not stored). */
+void htoe_rob_free(struct htoe_rob *rob, uint16_t seq);
+/* Consistency: free + used slots == npkt, per-VC counts match. 0/-EINVAL. */
+int htoe_rob_check(const struct htoe_rob *rob, char *err, size_t errlen);
 
 #endif

@@ -143,6 +143,17 @@ size_t htoe_l2_len(const struct htoe_hdr *h)
 	return h->has_vlan ? HTOE_ETH_HLEN + HTOE_VLAN_HLEN : HTOE_ETH_HLEN;
 }
 
+/* Types that may carry the SACK flag, and those whose payload it allows. */
+static bool sack_type(unsigned ftype)
+{
+	return ftype >= HTOE_FT_ACK && ftype <= HTOE_FT_RESET_ACK;
+}
+
+static bool sack_payload(unsigned ftype, bool sack)
+{
+	return sack && (ftype == HTOE_FT_ACK || ftype == HTOE_FT_NAK);
+}
+
 int htoe_hdr_check(const struct htoe_hdr *h)
 {
 	if (!htoe_ftype_valid(h->ftype))
@@ -159,7 +170,9 @@ int htoe_hdr_check(const struct htoe_hdr *h)
 		return -EINVAL;
 	if (h->credit_req && h->ftype != HTOE_FT_ACK)
 		return -EINVAL;
-	if (h->payload_len && !htoe_ftype_has_payload(h->ftype))
+	if (h->sack && !sack_type(h->ftype))
+		return -EINVAL;
+	if (h->payload_len && !htoe_ftype_has_payload(h->ftype) && !sack_payload(h->ftype, h->sack))
 		return -EINVAL;
 	if (h->payload_len > HTOE_MAX_PAYLOAD(HTOE_MTU_MAX))
 		return -EINVAL;
@@ -189,7 +202,8 @@ int htoe_hdr_write(const struct htoe_hdr *h, uint8_t *buf, size_t cap)
 
 	x[HTOE_OFF_VER_TYPE] = (uint8_t)(HTOE_VERSION << 4 | h->ftype);
 	x[HTOE_OFF_FLAGS] = (uint8_t)(h->vc | (h->cold ? HTOE_FLAG_COLD : 0) |
-				      (h->credit_req ? HTOE_FLAG_CREDIT_REQ : 0));
+				      (h->credit_req ? HTOE_FLAG_CREDIT_REQ : 0) |
+				      (h->sack ? HTOE_FLAG_SACK : 0));
 	x[HTOE_OFF_NPKTS] = h->npkts;
 	x[HTOE_OFF_EPOCH] = h->epoch;
 	htoe_put_be16(x + HTOE_OFF_SRC_NODE, h->src_node);
@@ -231,7 +245,8 @@ int htoe_frame_seal(uint8_t *frame, size_t cap, size_t l2_len, size_t payload_le
 
 	uint8_t *x = frame + l2_len;
 
-	if (payload_len && !htoe_ftype_has_payload(x[HTOE_OFF_VER_TYPE] & 0x0F))
+	if (payload_len && !htoe_ftype_has_payload(x[HTOE_OFF_VER_TYPE] & 0x0F) &&
+	    !sack_payload(x[HTOE_OFF_VER_TYPE] & 0x0F, x[HTOE_OFF_FLAGS] & HTOE_FLAG_SACK))
 		return -EINVAL;
 
 	size_t end = l2_len + HTOE_HDR_LEN + payload_len;
@@ -414,6 +429,7 @@ int htoe_frame_parse(const uint8_t *frame, size_t len, unsigned mtu,
 	h->vc = flags & HTOE_FLAG_VC_MASK;
 	h->cold = (flags & HTOE_FLAG_COLD) != 0;
 	h->credit_req = (flags & HTOE_FLAG_CREDIT_REQ) != 0;
+	h->sack = (flags & HTOE_FLAG_SACK) != 0;
 	h->npkts = x[HTOE_OFF_NPKTS];
 	h->epoch = x[HTOE_OFF_EPOCH];
 	h->src_node = htoe_get_be16(x + HTOE_OFF_SRC_NODE);
@@ -448,10 +464,17 @@ int htoe_frame_parse(const uint8_t *frame, size_t len, unsigned mtu,
 		return -HTOE_DROP_RESERVED;
 	if (h->credit_req && h->ftype != HTOE_FT_ACK)
 		return -HTOE_DROP_RESERVED;
+	if (h->sack && !sack_type(h->ftype))
+		return -HTOE_DROP_RESERVED;
 
 	/* 9. payload length against the type */
-	if (h->payload_len && !htoe_ftype_has_payload(h->ftype))
+	if (sack_payload(h->ftype, h->sack)) {
+		if (h->payload_len < HTOE_SACK_LEN_MIN || h->payload_len > HTOE_SACK_LEN_MAX ||
+		    h->payload_len % 4)
+			return -HTOE_DROP_LENGTH;
+	} else if (h->payload_len && !htoe_ftype_has_payload(h->ftype)) {
 		return -HTOE_DROP_LENGTH;
+	}
 	if (h->ftype == HTOE_FT_DATA && h->payload_len == 0)
 		return -HTOE_DROP_LENGTH;
 

@@ -68,7 +68,13 @@
 #define HTOE_FLAG_VC_MASK   0x03u /* bits 1:0 VC of the payload (DATA) */
 #define HTOE_FLAG_COLD      0x04u /* bit 2: cold reset (RESET, RESET_ACK) */
 #define HTOE_FLAG_CREDIT_REQ 0x08u /* bit 3: ACK only: "send me your credit limits" */
-#define HTOE_FLAG_RSVD_MASK 0xF0u /* bits 7:4 reserved, must be 0 */
+/* bit 4: RESET, RESET_ACK: "I use selective retry" (capability);
+ * ACK, NAK: the payload is a SACK block (htoe_retry.h, docs/wire-format.md) */
+#define HTOE_FLAG_SACK      0x10u
+#define HTOE_FLAG_RSVD_MASK 0xE0u /* bits 7:5 reserved, must be 0 */
+/* Payload of an ACK/NAK with the SACK flag: 4 + 4k bytes, k = 1..128 */
+#define HTOE_SACK_LEN_MIN   8u
+#define HTOE_SACK_LEN_MAX   516u
 
 /* Frame types (low nibble of header byte 0). 0 and 7..15 are invalid. */
 enum htoe_ftype {
@@ -175,6 +181,8 @@ struct htoe_hdr {
 	uint8_t  vc;           /* enum ht_vc of the payload (DATA); 0 otherwise */
 	bool     cold;         /* RESET, RESET_ACK: cold reset */
 	bool     credit_req;   /* ACK: the sender is starved and asks for our limits */
+	bool     sack;         /* RESET/RESET_ACK: selective capability; ACK/NAK:
+	                        * the payload is a SACK block */
 	uint8_t  npkts;        /* HT packets in the payload (DATA) */
 	uint8_t  epoch;        /* VL epoch */
 	uint16_t src_node;

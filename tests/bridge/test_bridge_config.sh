@@ -80,6 +80,7 @@ check "not a number" "--set: [node 1] mtu = 'big'" "not a number" -- --set "node
 check "out of range" "--set: [node 1] mtu = '40'" "out of range" -- --set "node 1.mtu=40"
 check "out of range (fallback section)" "--set: [bridge] vid = '5000'" "out of range 0..4095" -- --set bridge.vid=5000
 check "duration unit" "--set: [bridge] rto = '200'" "needs a unit" -- --set bridge.rto=200
+check "retry mode" "--set: [bridge] retry = 'sack'" "gbn or selective" -- --set bridge.retry=sack
 check "bad duration" "--set: [global] duration = '5 minutes'" "not a duration" -- --set "global.duration=5 minutes"
 check "bad boolean" "--set: [global] exit_when_done = 'maybe'" "not a boolean" -- --set global.exit_when_done=maybe
 check "bad size" "--set: [bridge] mem_size = '64X'" "not a size" -- --set bridge.mem_size=64X

@@ -71,7 +71,10 @@ local hf = {
     type        = ProtoField.uint8("htoe.type", "Frame type", base.DEC, ftype_names, 0x0F),
     type_name   = ProtoField.string("htoe.type_name", "Frame type name"),
     flags       = ProtoField.uint8("htoe.flags", "Flags", base.HEX),
-    flags_rsvd  = ProtoField.uint8("htoe.flags.reserved", "Reserved", base.HEX, nil, 0xF0),
+    flags_rsvd  = ProtoField.uint8("htoe.flags.reserved", "Reserved", base.HEX, nil, 0xE0),
+    sack        = ProtoField.bool("htoe.flags.sack", "SACK", 8,
+                                  { "set: selective retry (RESET/RESET_ACK: offered; ACK/NAK: SACK block)",
+                                    "not set" }, 0x10),
     credit_req  = ProtoField.bool("htoe.flags.credit_req", "CREDIT_REQ", 8,
                                   { "set: peer asked for credit limits", "not set" }, 0x08),
     cold        = ProtoField.bool("htoe.flags.cold", "COLD", 8, { "cold reset", "not set" }, 0x04),
@@ -101,6 +104,14 @@ local hf = {
     crc_status  = ProtoField.uint8("htoe.crc.status", "CRC32C status", base.DEC, crc_status_names),
     crc_calc    = ProtoField.uint32("htoe.crc.computed", "CRC32C computed", base.HEX),
     payload     = ProtoField.bytes("htoe.payload", "Payload"),
+    sack_blk    = ProtoField.bytes("htoe.sack", "SACK block"),
+    sack_fmt    = ProtoField.uint8("htoe.sack.format", "Format", base.DEC, { [1] = "bitmap" }),
+    sack_words  = ProtoField.uint8("htoe.sack.words", "Bitmap words", base.DEC),
+    sack_dup    = ProtoField.bool("htoe.sack.dup", "DUP", 8,
+                                  { "a frame arrived twice", "not set" }, 0x01),
+    sack_rsvd   = ProtoField.uint16("htoe.sack.reserved", "Reserved", base.HEX, nil, 0xFEFF),
+    sack_bitmap = ProtoField.bytes("htoe.sack.bitmap", "Bitmap (bit i: seq ack+i held)"),
+    sack_held   = ProtoField.string("htoe.sack.held", "Frames held"),
     undecoded   = ProtoField.bytes("htoe.undecoded", "Undecoded payload bytes"),
     npkts_found = ProtoField.uint16("htoe.npkts_found", "HT packets found in the payload", base.DEC),
     retrans     = ProtoField.framenum("htoe.retransmission", "Retransmission of frame", base.NONE),
@@ -123,7 +134,8 @@ local hf = {
     l_extra     = ProtoField.bytes("htoe.lease.extra", "Bytes after the version-1 message"),
 }
 p_htoe.fields = {
-    hf.version, hf.type, hf.type_name, hf.flags, hf.flags_rsvd, hf.credit_req, hf.cold, hf.vc,
+    hf.version, hf.type, hf.type_name, hf.flags, hf.flags_rsvd, hf.sack, hf.credit_req, hf.cold, hf.vc,
+    hf.sack_blk, hf.sack_fmt, hf.sack_words, hf.sack_dup, hf.sack_rsvd, hf.sack_bitmap, hf.sack_held,
     hf.vc_name, hf.npkts, hf.epoch, hf.src, hf.dst, hf.node, hf.seq, hf.nonce, hf.ack,
     hf.credits, hf.p_cmd, hf.p_data, hf.np_cmd, hf.np_data, hf.r_cmd, hf.r_data,
     hf.incarnation, hf.nonce64,
@@ -242,6 +254,8 @@ local ex = {
     credit_req  = ProtoExpert.new("htoe.expert.credit_req", "Credit request (sender is starved)",
                                   G.SEQUENCE, S.CHAT),
     lease       = ProtoExpert.new("htoe.expert.lease", "Lease message", G.SEQUENCE, S.CHAT),
+    sack        = ProtoExpert.new("htoe.expert.sack", "SACK: frames held after a gap",
+                                  G.SEQUENCE, S.CHAT),
     lease_trunc = ProtoExpert.new("htoe.expert.lease_truncated",
                                   "Truncated lease message (< 48 bytes)", G.MALFORMED, S.ERROR),
     lease_bad   = ProtoExpert.new("htoe.expert.lease_invalid",
@@ -257,7 +271,7 @@ p_htoe.prefs.mtu = Pref.uint("HToE MTU", 1500,
 
 p_htoe.experts = {
     ex.trunc_hdr, ex.bad_len, ex.bad_version, ex.bad_type, ex.bad_crc, ex.reserved, ex.npkts,
-    ex.mtu, ex.retrans, ex.nak, ex.reset, ex.credit_req, ex.lease, ex.lease_trunc,
+    ex.mtu, ex.retrans, ex.nak, ex.reset, ex.credit_req, ex.lease, ex.lease_trunc, ex.sack,
     ex.lease_bad, ex.lease_status, ex.lease_extra,
 }
 local hx = {
@@ -808,7 +822,9 @@ function p_htoe.dissector(tvb, pinfo, tree)
     local version, ftype = rshift(b0, 4), band(b0, 0x0F)
     local flags = tvb(1, 1):uint()
     local vc, cold, creq, frsvd = band(flags, 3), band(flags, 4) ~= 0, band(flags, 8) ~= 0,
-                                  rshift(flags, 4)
+                                  rshift(flags, 5)
+    local sack = band(flags, 0x10) ~= 0
+    local sack_pl = sack and (ftype == FT_ACK or ftype == FT_NAK)
     local npkts, epoch = tvb(2, 1):uint(), tvb(3, 1):uint()
     local src, dst = tvb(4, 2):uint(), tvb(6, 2):uint()
     local seq, ack = tvb(8, 2):uint(), tvb(10, 2):uint()
@@ -825,10 +841,12 @@ function p_htoe.dissector(tvb, pinfo, tree)
     top:add(hf.type_name, tvb(0, 1), tname):set_generated()
     local fl = top:add(hf.flags, tvb(1, 1))
     fl:add(hf.flags_rsvd, tvb(1, 1))
+    fl:add(hf.sack, tvb(1, 1))
     fl:add(hf.credit_req, tvb(1, 1))
     fl:add(hf.cold, tvb(1, 1))
     fl:add(hf.vc, tvb(1, 1))
     local fnames = {}
+    if sack then fnames[#fnames + 1] = "SACK" end
     if creq then fnames[#fnames + 1] = "CREDIT_REQ" end
     if cold then fnames[#fnames + 1] = "COLD" end
     if ftype == FT_DATA then fnames[#fnames + 1] = "VC " .. vc_names[vc] end
@@ -894,7 +912,10 @@ function p_htoe.dissector(tvb, pinfo, tree)
     -- field rules (validation steps 8..10)
     if ftype_names[ftype] then
         local rmsg = {}
-        if frsvd ~= 0 then rmsg[#rmsg + 1] = "flags bits 7:4 set" end
+        if frsvd ~= 0 then rmsg[#rmsg + 1] = "flags bits 7:5 set" end
+        if sack and (ftype == FT_DATA or ftype == FT_CTRL) then
+            rmsg[#rmsg + 1] = "SACK in " .. tname
+        end
         if creq and ftype ~= FT_ACK then rmsg[#rmsg + 1] = "CREDIT_REQ outside ACK" end
         if rsvd ~= 0 then rmsg[#rmsg + 1] = "reserved bytes 26..27 not 0" end
         if vc == 3 then rmsg[#rmsg + 1] = "VC 3" end
@@ -911,7 +932,11 @@ function p_htoe.dissector(tvb, pinfo, tree)
         if ftype == FT_DATA and plen == 0 then
             pl_item:add_proto_expert_info(ex.bad_len, "DATA frame with payload length 0")
             errs[#errs + 1] = "payload length"
-        elseif ftype ~= FT_DATA and ftype ~= FT_CTRL and plen ~= 0 and
+        elseif sack_pl and (plen < 8 or plen > 516 or plen % 4 ~= 0) then
+            pl_item:add_proto_expert_info(ex.bad_len, string.format(
+                "%s with SACK: payload length %d (must be 8..516, a multiple of 4)", tname, plen))
+            errs[#errs + 1] = "payload length"
+        elseif ftype ~= FT_DATA and ftype ~= FT_CTRL and not sack_pl and plen ~= 0 and
                not (is_reset and plen == 12) then
             pl_item:add_proto_expert_info(ex.bad_len,
                 string.format("%s frame with payload length %d (must be 0)", tname, plen))
@@ -938,6 +963,7 @@ function p_htoe.dissector(tvb, pinfo, tree)
         info = info .. string.format(" ack=%d", ack)
     end
     if creq then info = info .. " CREDIT_REQ" end
+    if sack and is_reset then info = info .. " SACK-capable" end
     if ftype == FT_NAK then
         top:add_proto_expert_info(ex.nak, string.format("NAK %d\226\134\146%d: go back to seq %d",
             src, dst, ack))
@@ -1021,6 +1047,36 @@ function p_htoe.dissector(tvb, pinfo, tree)
                 "npkts is %d, the payload holds %d HT packets", npkts, found))
             errs[#errs + 1] = "npkts"
         end
+    elseif sack_pl and avail >= 4 then
+        -- SACK block: format, words, flags (DUP), reserved, bitmap relative to ack
+        local st = top:add(hf.sack_blk, tvb(HDR_LEN, avail))
+        local words = tvb(HDR_LEN + 1, 1):uint()
+        st:add(hf.sack_fmt, tvb(HDR_LEN, 1))
+        st:add(hf.sack_words, tvb(HDR_LEN + 1, 1))
+        st:add(hf.sack_dup, tvb(HDR_LEN + 2, 1))
+        st:add(hf.sack_rsvd, tvb(HDR_LEN + 2, 2))
+        local held, nbits = {}, math.min(avail - 4, 4 * words) * 8
+        if avail > 4 then
+            st:add(hf.sack_bitmap, tvb(HDR_LEN + 4, avail - 4))
+            for i = 0, nbits - 1 do
+                local byte = tvb(HDR_LEN + 4 + math.floor(i / 8), 1):uint()
+                if band(byte, rshift(0x80, i % 8)) ~= 0 then
+                    held[#held + 1] = tostring((ack + i) % 65536)
+                end
+            end
+        end
+        local list = table.concat(held, ",")
+        st:add(hf.sack_held, tvb(HDR_LEN + 4, math.max(0, avail - 4)), list):set_generated()
+        local bad = tvb(HDR_LEN, 1):uint() ~= 1 or words < 1 or words > 128 or
+                    4 + 4 * words ~= plen or band(tvb(HDR_LEN + 2, 2):uint(), 0xFEFF) ~= 0
+        if bad then
+            st:add_proto_expert_info(ex.reserved, "Reserved: SACK block format, word count or reserved bits")
+            errs[#errs + 1] = "reserved"
+        end
+        st:add_proto_expert_info(ex.sack, string.format("SACK %d\226\134\146%d: ack %d, held %s%s",
+            src, dst, ack, list ~= "" and list or "none",
+            band(tvb(HDR_LEN + 2, 1):uint(), 1) ~= 0 and ", DUP" or ""))
+        info = info .. " SACK=" .. (list ~= "" and list or "-")
     elseif ftype == FT_CTRL and avail > 0 then
         -- message, then the sender's incarnation (4 bytes). Captures made before the
         -- incarnation existed have none: a lease message shorter than 48 + 4 bytes, or a
