@@ -150,6 +150,8 @@ static void usage(FILE *f)
 	      "  --duration SEC      an exporter-only process stops after SEC (default: signal)\n"
 	      "  --verbose           print the nodes' driver and VL counters at the end\n"
 	      "  --capture DIR       write DIR/port<N>-tx.pcap and -rx.pcap (all frames)\n"
+	      "  MACsec, polling: the [macsec] and [global] poll keys of htoe-bridge, e.g.\n"
+	      "                      --set macsec.enable=on --set macsec.key0=HEX (docs/config.md)\n"
 	      "  --help              this text\n"
 	      "  --version           the version\n"
 	      "exit status: 0 all verified, 1 verification failed or stopped on an error,\n"
