@@ -509,7 +509,7 @@ static void usage(FILE *f)
 		"  --quick          short runs (about 1 s each; for smoke tests)\n"
 		"  --duration SEC   seconds of each throughput run (default 3; --quick 1)\n"
 		"  --json FILE      write every figure as JSON\n"
-		"  --plots DIR      write DIR/bench-throughput.png and DIR/bench-latency.png\n"
+		"  --plots DIR      write DIR/bench-throughput.png, bench-latency.png, bench-loss.png\n"
 		"                   (/usr/bin/python3 with matplotlib)\n"
 		"  --bridge PATH    the htoe-bridge to run (default: next to htoe-bench)\n"
 		"  --keep           keep the temporary directory (INIs, outputs)\n"
@@ -582,7 +582,8 @@ static void plot(const char *json, const char *dir)
 	else if (r)
 		fprintf(stderr, "htoe-bench: the plot script failed\n");
 	else
-		printf("htoe-bench: plots: %s/bench-throughput.png, %s/bench-latency.png\n", dir, dir);
+		printf("htoe-bench: plots: %s/bench-throughput.png, %s/bench-latency.png, "
+		       "%s/bench-loss.png\n", dir, dir, dir);
 }
 
 static double get_or_nan(json_t *o, const char *k)
