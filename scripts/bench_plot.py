@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-# htoe-bench: plot throughput versus HT payload size and the read round-trip
-# CDFs from the JSON htoe-bench writes.
+# htoe-bench: plot throughput versus HT payload size, the read round-trip
+# CDFs and goodput against loss for both retry modes from the JSON htoe-bench
+# writes.
 #   bench_plot.py RESULTS.json OUTDIR
 # htoe-bench embeds this script and runs it with /usr/bin/python3 itself.
 import json
@@ -84,6 +85,33 @@ def latency(fig_data, dst):
     fig.savefig(dst)
 
 
+def loss(fig_data, dst):
+    sweep = fig_data.get("loss_sweep", {})
+    names = ["0.1%", "1%", "5%", "10%", "1% burst"]
+    if not any(sweep.get(m, {}).get(n) for m in sweep for n in names):
+        print("bench_plot: no loss sweep to plot", file=sys.stderr)
+        return
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4.2), dpi=110)
+    width = 0.38
+    for k, mode in enumerate(["gbn", "selective"]):
+        runs = sweep.get(mode, {})
+        xs = [i + (k - 0.5) * width for i in range(len(names))]
+        ax.bar(xs, [100 * runs.get(n, {}).get("goodput_frac", 0) for n in names], width,
+               label=mode)
+        bx.bar(xs, [runs.get(n, {}).get("resent_per_lost", 0) for n in names], width,
+               label=mode)
+    for a, title in ((ax, "goodput, % of lossless"), (bx, "frames resent per frame lost")):
+        a.set_xticks(range(len(names)))
+        a.set_xticklabels(names)
+        a.set_xlabel("frames lost ([impair])")
+        a.set_title(title)
+        a.grid(axis="y", alpha=0.3)
+        a.legend()
+    fig.suptitle("htoe-bridge, 64-byte posted writes over net_ring: retry modes under loss")
+    fig.tight_layout()
+    fig.savefig(dst)
+
+
 def main():
     src, out = sys.argv[1], sys.argv[2]
     with open(src, encoding="utf-8") as f:
@@ -91,6 +119,7 @@ def main():
     figs = res.get("figures", {})
     throughput(figs, out + "/bench-throughput.png")
     latency(figs, out + "/bench-latency.png")
+    loss(figs, out + "/bench-loss.png")
     return 0
 
 

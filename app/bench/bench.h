@@ -60,6 +60,17 @@ int bench_crypto(const char *backend, size_t frame_len, double secs, struct benc
  * /proc/PID/task/TID/schedstat); -1 if it is gone. */
 double bench_proc_cpu_s(int pid);
 
+/* Goodput against loss in both retry modes (app/bench/loss.c). run(mode,
+ * impair, out) makes one 64-byte posted-write run of htoe-bridge with
+ * `[bridge] retry = mode` and the INI text impair (NULL: lossless): 0 and
+ * *out, or -1. Adds fig.loss_sweep. */
+struct bench_write {
+	double mbps, dropped, retransmits;
+};
+typedef int (*bench_write_fn)(const char *mode, const char *impair, struct bench_write *out);
+#include <jansson.h>
+void bench_loss_sweep(json_t *fig, bench_write_fn run);
+
 /* CLOCK_MONOTONIC in ns / s. */
 unsigned long long bench_now_ns(void);
 

@@ -202,6 +202,13 @@ for mode in ("busy", "adaptive"):
 lo = f["loss"]
 close(lo["goodput_frac"], lo["mbps"] / f["write64_reference"]["mbps"], "goodput fraction")
 need(lo["impair_dropped"] > 0, "no frame dropped by [impair] loss = 0.01")
+# the loss sweep: both retry modes, every profile, frames dropped, fractions consistent
+for mode in ("gbn", "selective"):
+    sw = f["loss_sweep"][mode]
+    for name in ("0.1%", "1%", "5%", "10%", "1% burst"):
+        r = sw[name]
+        close(r["goodput_frac"], r["mbps"] / sw["reference_mbps"], "sweep %s %s" % (mode, name))
+        need(r["dropped"] > 0, "sweep %s %s: nothing dropped" % (mode, name))
 
 # 6. MACsec: on/off when the bridge has [macsec], else a reason; crypto rows
 m = f["macsec"]
@@ -240,7 +247,7 @@ ok "JSON complete and consistent"
 
 # the plots, where /usr/bin/python3 has matplotlib
 if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
-  for p in throughput latency; do
+  for p in throughput latency loss; do
     [ -s "$TMP/plots/bench-$p.png" ] || fail "no bench-$p.png"
     head -c 8 "$TMP/plots/bench-$p.png" | od -An -tx1 | grep -q "89 50 4e 47" ||
       fail "bench-$p.png is not a PNG"
