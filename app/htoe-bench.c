@@ -509,24 +509,32 @@ static json_t *link_unserve(struct child *srv, const struct link2 *L, int *rc)
  * workload in the other (side 0). The client's summary, with the server's
  * per_node entries appended when `both` (the write figures need node 2's
  * counters). */
+/* Node 2's process on side 1 of L: serves until stopped, with --set srv_set
+ * (NULL: none); its INI (workload of node 1) is srv->ini. */
+static void serve_node2(struct child *srv, const struct link2 *L, const char *mix, unsigned size,
+			double secs, const char *srv_set)
+{
+	link_child(srv, L, 1, O.bridge);
+	write_ini(srv->ini, L->dev, mix, size, 1, secs, NULL);
+	child_arg(srv, "--config");
+	child_arg(srv, srv->ini);
+	child_arg(srv, "--node");
+	child_arg(srv, "2");
+	child_arg(srv, "--set");
+	child_arg(srv, "global.exit_when_done=off");
+	if (srv_set) {
+		child_arg(srv, "--set");
+		child_arg(srv, srv_set);
+	}
+}
+
 static json_t *bridge_link(const struct link2 *L, const char *mix, unsigned size, double secs,
 			   bool both, const char *srv_set, char *why, size_t wlen)
 {
 	struct child srv, cli;
 	int rc, src;
 
-	link_child(&srv, L, 1, O.bridge);
-	write_ini(srv.ini, L->dev, mix, size, 1, secs, NULL);
-	child_arg(&srv, "--config");
-	child_arg(&srv, srv.ini);
-	child_arg(&srv, "--node");
-	child_arg(&srv, "2");
-	child_arg(&srv, "--set");
-	child_arg(&srv, "global.exit_when_done=off");
-	if (srv_set) {
-		child_arg(&srv, "--set");
-		child_arg(&srv, srv_set);
-	}
+	serve_node2(&srv, L, mix, size, secs, srv_set);
 	if (both)
 		child_arg(&srv, "--json");
 	if (!link_serve(&srv, L, "port 0 up", why, wlen))
@@ -1082,16 +1090,7 @@ static void scen_idle(json_t *fig)
 		struct link2 L;
 
 		link_memif(&L);
-		link_child(&srv, &L, 1, O.bridge);
-		write_ini(srv.ini, L.dev, "rd=100", 8, 1, secs, NULL);
-		child_arg(&srv, "--config");
-		child_arg(&srv, srv.ini);
-		child_arg(&srv, "--node");
-		child_arg(&srv, "2");
-		child_arg(&srv, "--set");
-		child_arg(&srv, "global.exit_when_done=off");
-		child_arg(&srv, "--set");
-		child_arg(&srv, set);
+		serve_node2(&srv, &L, "rd=100", 8, secs, set);
 		srv.pid = spawn(srv.argv, srv.out, srv.err);
 		/* past the start-up (EAL, mempool): the port is up, then 0.5 s */
 		wait_line(srv.out, "port 0 up", srv.pid);

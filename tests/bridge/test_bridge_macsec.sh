@@ -416,8 +416,16 @@ import sys
 from scapy.all import rdpcap, wrpcap, Ether
 from scapy.contrib.macsec import MACsecSA
 src, out, mode, master = sys.argv[1], sys.argv[2], sys.argv[3], bytes.fromhex(sys.argv[4])
+sys.path.insert(0, sys.argv[5] + "/tests/bridge")
+from htoe_forge import reset_frame
 plain = [bytes(p) for p in rdpcap(src)]
-plain = [f for f in plain if f[12:14] == b"\x88\xb5" and f[18:20] == b"\x00\x01" and f[20:22] == b"\x00\x02"]
+# the DATA, ACK and NAK frames of node 1 to node 2 (its RESETs and CTRL frames
+# carry the incarnation of the captured run, which the fresh node 2 would take
+# for a restart), after a RESET of our own with the epoch of node 1
+plain = [f for f in plain if f[12:14] == b"\x88\xb5" and f[18:20] == b"\x00\x01" and
+         f[20:22] == b"\x00\x02" and f[14] & 0x0F in (1, 2, 3)]
+plain = [reset_frame(4, 1, 2, plain[0][17], 0x5EC0000000000001, 0x5EC00001, plain[0][26:38],
+                     plain[0][0:6], plain[0][6:12])] + plain
 def key(a, b):
     return master if mode == "shared" else sak(master, a, b, 0)
 def sci(node):
@@ -433,7 +441,7 @@ wrpcap(out + "/good.pcap", protect(plain, 1, key(1, 2), 1))
 wrpcap(out + "/forged.pcap", protect(plain, 1, key(3, 2), 1))
 wrpcap(out + "/own.pcap", protect(plain, 3, key(3, 2), 3))
 print(len(plain))
-' "$SRC/pcap/basic.pcap" "$1" "$2" $MASTER
+' "$SRC/pcap/basic.pcap" "$1" "$2" $MASTER "$SRC"
     }
     node2() { # node2 NAME PCAP KEYS-ARGS...: node 2 receives PCAP
       local name=$1 pcap=$2; shift 2

@@ -115,7 +115,7 @@ macsec)
   py "r['ok'] and len(r['runs']) == 2 and all(x['verified'] for x in r['runs'])" \
     || fail "not verified with MACsec"
   py "r['explicit']['verified']" || fail "explicit API not verified with MACsec"
-  grep -q "macsec gcm-aes-128 encrypt .*OutPktsEncrypted [1-9].*InPktsOK [1-9]" "$TMP/out" \
+  grep -q "macsec gcm-aes-128 encrypt, shared keys .*OutPktsEncrypted [1-9].*InPktsOK [1-9]" "$TMP/out" \
     || fail "no MACsec counters (frames protected and validated)"
   for f in port0-tx port0-rx port1-tx port1-rx; do
     [ -s "$TMP/cap/$f.pcap" ] || fail "no capture $f.pcap"
