@@ -25,7 +25,7 @@ start_bridge b ip netns exec "$NB" "$BRIDGE" $(eal_proc b 1) -- \
   --config "$SRC/config/netns-b.ini" --transactions "$N" --json
 # inject once node 2's VL is in use (its first stats line); a watchdog, not an assertion
 for _ in $(seq 600); do grep -q "ops [1-9]" "$TMP/b.out" 2>/dev/null && break; sleep 0.1; done
-ip netns exec "$NA" "$PY" - "$(dirname "$0")" <<'PY' || fail "the injection failed"
+ip netns exec "$NA" "$PY" - "$SRC/scripts" <<'PY' || fail "the injection failed"
 import os, sys
 sys.path.insert(0, sys.argv[1])
 from scapy.all import Raw, sendp

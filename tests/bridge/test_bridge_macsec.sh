@@ -416,7 +416,7 @@ import sys
 from scapy.all import rdpcap, wrpcap, Ether
 from scapy.contrib.macsec import MACsecSA
 src, out, mode, master = sys.argv[1], sys.argv[2], sys.argv[3], bytes.fromhex(sys.argv[4])
-sys.path.insert(0, sys.argv[5] + "/tests/bridge")
+sys.path.insert(0, sys.argv[5] + "/scripts")
 from htoe_forge import reset_frame
 plain = [bytes(p) for p in rdpcap(src)]
 # the DATA, ACK and NAK frames of node 1 to node 2 (its RESETs and CTRL frames

@@ -158,25 +158,7 @@ PY
 # capture may not hold: a node whose peer's RESET arrives first never sends its own) no
 # replay could bring the VL up. The RESET is what node 1 would send to a restarted node 2.
 with_reset() {
-  /usr/bin/python3 - "$1" "$2" "$(dirname "$0")" <<'PY'
-import struct, sys
-sys.path.insert(0, sys.argv[3])
-from htoe_forge import reset_frame
-d = open(sys.argv[1], "rb").read()
-off, first = 24, None
-while off + 16 <= len(d):
-    incl = struct.unpack("<I", d[off + 8:off + 12])[0]
-    f = d[off + 16:off + 16 + incl]
-    if f[12:14] == b"\x88\xb5" and f[14] & 0xF0 == 0x10 and struct.unpack(">H", f[18:20])[0] == 1:
-        first = (d[off:off + 8], f)
-        break
-    off += 16 + incl
-ts, f = first
-# node 1's epoch and credit limits, a nonce and incarnation of its own
-frame = reset_frame(4, 1, 2, f[17], 0x5EC0000000000001, 0x5EC00001, f[26:38], f[0:6], f[6:12])
-rec = ts + struct.pack("<II", len(frame), len(frame)) + frame
-open(sys.argv[2], "wb").write(d[:24] + rec + d[24:])
-PY
+  /usr/bin/python3 "$SRC/scripts/htoe_forge.py" with-reset "$1" "$2"
 }
 
 for c in lossy malformed nodes4; do

@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Frames built by hand: a RESET or RESET_ACK with its 12-byte payload
+(incarnation, 64-bit nonce), in the format of docs/wire-format.md. Imported by
+the bridge tests (with scripts/ on sys.path), and a command:
+
+  /usr/bin/python3 scripts/htoe_forge.py with-reset IN.pcap OUT.pcap
+
+writes IN with a cold RESET from node 1 to node 2 put first, in the epoch of
+node 1's first frame (docs/deploy-replay.md: a capture replayed into a new
+bridge needs it to bring the VL up)."""
+import struct
+import sys
+
+
+def crc32c(data):
+    c = 0xFFFFFFFF
+    for b in data:
+        c ^= b
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+    return c ^ 0xFFFFFFFF
+
+
+def reset_frame(ftype, src, dst, epoch, nonce, inc, credits, dst_mac, src_mac, cold=True):
+    """An untagged RESET (ftype 4) or RESET_ACK (5) from node src to node dst;
+    credits: the 12 bytes of credit limits; MACs as bytes. Padded to 60."""
+    hdr = bytearray(32)
+    hdr[0], hdr[1], hdr[3] = 0x10 | ftype, 0x04 if cold else 0, epoch
+    hdr[4:10] = struct.pack(">HHH", src, dst, nonce & 0xFFFF)
+    hdr[12:24] = credits
+    hdr[24:26] = struct.pack(">H", 12)
+    pl = struct.pack(">IQ", inc, nonce)
+    hdr[28:32] = struct.pack(">I", crc32c(bytes(hdr[:28]) + pl))
+    return dst_mac + src_mac + b"\x88\xb5" + bytes(hdr) + pl + bytes(2)
+
+
+def with_reset(src, dst, node=1, peer=2):
+    """Copy the pcap src to dst with a RESET from node to peer put first, in
+    the epoch and with the credit limits of node's first frame to peer."""
+    d = open(src, "rb").read()
+    off, first = 24, None
+    while off + 16 <= len(d):
+        incl = struct.unpack("<I", d[off + 8:off + 12])[0]
+        f = d[off + 16:off + 16 + incl]
+        if (f[12:14] == b"\x88\xb5" and f[14] & 0xF0 == 0x10 and
+                struct.unpack(">HH", f[18:22]) == (node, peer)):
+            first = (d[off:off + 8], f)
+            break
+        off += 16 + incl
+    if first is None:
+        raise SystemExit("%s: no untagged HToE frame from node %d to node %d" % (src, node, peer))
+    ts, f = first
+    # a nonce and an incarnation of its own: what node would send to a restarted peer
+    frame = reset_frame(4, node, peer, f[17], 0x5EC0000000000001, 0x5EC00001, f[26:38],
+                        f[0:6], f[6:12])
+    rec = ts + struct.pack("<II", len(frame), len(frame)) + frame
+    open(dst, "wb").write(d[:24] + rec + d[24:])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4 or sys.argv[1] != "with-reset":
+        sys.exit("usage: htoe_forge.py with-reset IN.pcap OUT.pcap")
+    with_reset(sys.argv[2], sys.argv[3])
