@@ -185,6 +185,9 @@ def check_static(src, path, text, blocks):
             if b.lang == 'output' and (k == 0 or blocks[k - 1].lang not in RUN_LANGS):
                 errors.append(f'{b.where()}: an ```output block must follow a ```sh block')
             continue
+        if not not_tested and any(re.search(r'\bmeson\s+test\b', l) for l in b.body):
+            errors.append(f'{b.where()}: runs meson test: the doc test itself runs under meson '
+                          f'test (whose log it would overwrite); mark it <!-- not-tested: ... -->')
         for i, l in enumerate(b.body):
             code = l.split('#', 1)[0] if not l.lstrip().startswith('#') else ''
             bm = BARE_BIN.search(code)
