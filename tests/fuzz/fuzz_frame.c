@@ -117,8 +117,13 @@ static void check_frame(const uint8_t *data, size_t size)
 	} else {
 		CHECK(h.npkts == 0 && h.vc == 0);
 		CHECK(h.seq == 0 || htoe_ftype_has_seq(h.ftype)); /* RESET nonce */
-		CHECK(h.payload_len == 0 || h.ftype == HTOE_FT_CTRL);
+		/* payload: CTRL, RESET/RESET_ACK (incarnation, nonce), ACK/NAK
+		 * with the SACK flag (a SACK block) */
+		CHECK(h.payload_len == 0 || htoe_ftype_has_payload(h.ftype) ||
+		      (h.sack && (h.ftype == HTOE_FT_ACK || h.ftype == HTOE_FT_NAK)));
 	}
+	CHECK(!h.sack || h.ftype == HTOE_FT_ACK || h.ftype == HTOE_FT_NAK ||
+	      h.ftype == HTOE_FT_RESET || h.ftype == HTOE_FT_RESET_ACK);
 	CHECK(!h.cold || h.ftype == HTOE_FT_RESET || h.ftype == HTOE_FT_RESET_ACK);
 	CHECK(!h.credit_req || h.ftype == HTOE_FT_ACK);
 
