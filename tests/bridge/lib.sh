@@ -111,8 +111,8 @@ wait_for_line() {
 }
 
 # stop_when_done SECONDS: wait until every bridge has said "done N/N" (a
-# watchdog, not a timed assertion), SIGINT them all, wait for their exit
-# statuses (in $TMP/NAME.rc).
+# watchdog, not a timed assertion), SIGINT them one by one (the last started
+# first) and keep their exit statuses (in $TMP/NAME.rc).
 stop_when_done() {
   local deadline=$((SECONDS + $1)) i all
   while :; do
@@ -129,9 +129,12 @@ stop_when_done() {
       fail "workloads not done after $1 s"; }
     sleep 0.5
   done
-  kill -INT "${BR_PIDS[@]}" 2>/dev/null || true
-  for i in "${!BR_NAMES[@]}"; do
+  # one at a time, the last started first (a memif client before its server):
+  # two memif ends closing at the same instant can race inside DPDK 22.11's
+  # memif driver (a double free at exit, after the summary)
+  for ((i = ${#BR_NAMES[@]} - 1; i >= 0; i--)); do
     local rc=0
+    kill -INT "${BR_PIDS[$i]}" 2>/dev/null || true
     wait "${BR_PIDS[$i]}" || rc=$?
     echo "$rc" >"$TMP/${BR_NAMES[$i]}.rc"
   done
