@@ -821,6 +821,32 @@ static void cmp_decode(const uint8_t *a, size_t len)
 		assert_int_equal(pv, pl);
 		assert_int_equal(ht_validate(a, (size_t)pv), pv);
 	}
+	/* the descriptor: the same verdict, and the fields of the full decode */
+	struct ht_desc ds;
+
+	memset(&ds, 0xA5, sizeof(ds));
+	assert_int_equal(ht_desc_parse(a, len, &ds), r2);
+	if (r2 > 0) {
+		assert_ptr_equal(ds.pkt, a);
+		assert_int_equal(ds.len, r2);
+		assert_int_equal(ds.ctl, d2.addrext ? 4 : 0);
+		assert_int_equal(ds.cmd, d2.cmd);
+		assert_int_equal(ds.kind, d2.kind);
+		assert_int_equal(ds.vc, ht_pkt_vc(&d2));
+		assert_int_equal(ds.unitid, d2.unitid);
+		assert_int_equal(ds.srctag, d2.srctag);
+		assert_int_equal(ds.passpw, d2.passpw);
+		assert_int_equal(ds.count, d2.count);
+		assert_int_equal(ds.rsp_err, ht_pkt_rsp_err(&d2));
+		assert_true(ds.addr == d2.addr);
+		assert_int_equal(ds.data_len, d2.data_len);
+		if (ds.data_len) {
+			assert_true(ds.data_off + ds.data_len == ds.len);
+			assert_memory_equal(a + ds.data_off, d2.data, ds.data_len);
+		} else {
+			assert_int_equal(ds.data_off, 0);
+		}
+	}
 	if (r2 > 0 && (size_t)r2 == len && !d2.addrext &&
 	    (d2.kind == HT_K_NOP || d2.kind == HT_K_RDSIZED || d2.kind == HT_K_RDRESPONSE ||
 	     d2.kind == HT_K_TGTDONE || (d2.kind == HT_K_WRSIZED && d2.dword)))

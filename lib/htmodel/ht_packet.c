@@ -477,10 +477,10 @@ int ht_cmd_kind(uint8_t cmd)
 	}
 }
 
-enum ht_vc ht_pkt_vc(const struct ht_pkt *p)
+static int8_t kind_vc(uint8_t kind, uint8_t cmd)
 {
-	switch (p->kind) {
-	case HT_K_WRSIZED: return (p->cmd & CMD_POSTED) ? HT_VC_P : HT_VC_NP;
+	switch (kind) {
+	case HT_K_WRSIZED: return (cmd & CMD_POSTED) ? HT_VC_P : HT_VC_NP;
 	case HT_K_BROADCAST:
 	case HT_K_FENCE: return HT_VC_P;
 	case HT_K_FLUSH:
@@ -490,6 +490,11 @@ enum ht_vc ht_pkt_vc(const struct ht_pkt *p)
 	case HT_K_TGTDONE: return HT_VC_R;
 	default: return HT_VC_NONE;
 	}
+}
+
+enum ht_vc ht_pkt_vc(const struct ht_pkt *p)
+{
+	return (enum ht_vc)kind_vc(p->kind, p->cmd);
 }
 
 const char *ht_vc_name(enum ht_vc vc)
@@ -1116,6 +1121,72 @@ int ht_decode(const uint8_t *buf, size_t len, struct ht_pkt *out)
 int ht_peek_valid(const uint8_t *buf, size_t len)
 {
 	return decode_fast(buf, len, NULL);
+}
+
+int ht_desc_parse(const uint8_t *buf, size_t len, struct ht_desc *d)
+{
+	int n = decode_fast(buf, len, NULL);
+
+	if (n > 0) {
+		uint32_t d0 = rd32(buf);
+		uint8_t cmd = d0 & 0x3f;
+
+		d->pkt = buf;
+		d->len = (uint16_t)n;
+		d->ctl = 0;
+		d->cmd = cmd;
+		d->unitid = BITS(d0, 8, 5);
+		d->srctag = BITS(d0, 16, 5);
+		d->passpw = BITS(d0, 15, 1);
+		d->count = BITS(d0, 22, 4);
+		d->rsp_err = 0;
+		d->addr = 0;
+		d->data_off = 0;
+		d->data_len = 0;
+		if (cmd == HT_CMD_NOP) {
+			d->kind = HT_K_NOP;
+			d->unitid = d->srctag = d->passpw = d->count = 0;
+		} else if (cmd == HT_CMD_RDRESP || cmd == HT_CMD_TGTDONE) {
+			d->kind = cmd == HT_CMD_TGTDONE ? HT_K_TGTDONE : HT_K_RDRESPONSE;
+			d->rsp_err = (uint8_t)(BITS(d0, 21, 1) << 1 | BITS(d0, 29, 1));
+			if (n > 4) {
+				d->data_off = 4;
+				d->data_len = (uint16_t)(n - 4);
+			}
+		} else {
+			d->kind = (cmd & 0x30) == 0x10 ? HT_K_RDSIZED : HT_K_WRSIZED;
+			d->addr = (uint64_t)rd32(buf + 4) << 8 | (uint64_t)(d0 >> 26) << 2;
+			if (d->kind == HT_K_WRSIZED) {
+				d->data_off = 8;
+				d->data_len = (uint16_t)(n - 8);
+				if (cmd & CMD_POSTED)
+					d->srctag = 0;
+			}
+		}
+		d->vc = kind_vc(d->kind, cmd);
+		return n;
+	}
+
+	struct ht_pkt p;
+
+	n = ht_decode_table(buf, len, &p);
+	if (n < 0)
+		return n;
+	d->pkt = buf;
+	d->len = (uint16_t)n;
+	d->ctl = p.addrext ? 4 : 0;
+	d->cmd = p.cmd;
+	d->kind = p.kind;
+	d->vc = kind_vc(p.kind, p.cmd);
+	d->unitid = p.unitid;
+	d->srctag = p.srctag;
+	d->passpw = p.passpw;
+	d->count = p.count;
+	d->rsp_err = (uint8_t)(p.error0 << 1 | p.error1);
+	d->addr = p.addr;
+	d->data_len = p.data_len;
+	d->data_off = p.data_len ? (uint16_t)(n - p.data_len) : 0;
+	return n;
 }
 
 int ht_validate(const uint8_t *buf, size_t len)

@@ -188,6 +188,44 @@ int ht_validate(const uint8_t *buf, size_t len);
  * ht_validate). Reads only buf[0..n). */
 int ht_peek_valid(const uint8_t *buf, size_t len);
 
+/*
+ * A parsed packet: what a hot path needs to route, remap, check and apply a
+ * packet, read once where the packet enters and carried with it. It points
+ * into the caller's bytes (nothing is copied), so it lives as long as they
+ * do; code that rewrites the bytes (a tag or an address) updates the
+ * descriptor's fields too.
+ */
+struct ht_desc {
+	const uint8_t *pkt;  /* the encoded packet, 0x3E prefix included */
+	uint16_t len;        /* bytes of the whole packet */
+	uint16_t data_off;   /* offset of the data packet in pkt (byte WrSized: after the mask dword); 0: none */
+	uint16_t data_len;   /* bytes of data (0: none) */
+	uint8_t  ctl;        /* offset of the control packet: 0, or 4 after a 0x3E prefix */
+	uint8_t  cmd;        /* Cmd[5:0] of the control packet */
+	uint8_t  kind;       /* enum ht_kind */
+	int8_t   vc;         /* enum ht_vc (HT_VC_NONE for info packets) */
+	uint8_t  unitid;     /* requests and responses */
+	uint8_t  srctag;     /* NP requests and responses */
+	uint8_t  passpw;
+	uint8_t  count;      /* the raw Count field */
+	uint8_t  rsp_err;    /* responses: enum ht_rsp_err */
+	uint64_t addr;       /* requests with an address (RdSized, WrSized, Atomic, Broadcast) */
+};
+
+/*
+ * Validate the packet at buf[0..len) exactly as ht_decode() does (same
+ * return value: its length, or the same negative enum ht_err) and fill d.
+ * The common packets (WrSized dword, RdSized, RdResponse, TgtDone, NOP) are
+ * read from their bytes without a full decode.
+ */
+int ht_desc_parse(const uint8_t *buf, size_t len, struct ht_desc *d);
+
+/* Full decode of a parsed packet (the slow path: tools, rare kinds). */
+static inline int ht_desc_decode(const struct ht_desc *d, struct ht_pkt *out)
+{
+	return ht_decode(d->pkt, d->len, out);
+}
+
 /* The table-driven codec: the general case behind ht_encode/ht_decode (which
  * take specialised fast paths for WrSized, RdSized, RdResponse, TgtDone and
  * NOP) and the reference the tests compare the fast paths with. Same
