@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "htmodel/ht_rand.h"
+#include "htoe/htoe_outstanding.h"
+#include "htoe/htoe_poison.h"
 #include "htoe/htoe_tagremap.h"
 
 static struct htoe_tagremap g_tr;      /* large: static */

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "htoe_internal.h"
+#include "htoe_deliver.h"
+#include "htoe_encap.h"
+#include "htoe_reset.h"
 
 /* ------------------------------------------------------------------ config */
 
@@ -282,89 +284,6 @@ void htoe_free(struct htoe *b)
 	free(b);
 }
 
-/* -------------------------------------------------------- local-side queue */
-
-unsigned htoe_lq_room(const struct htoe *b, enum ht_vc vc)
-{
-	const struct htoe_lq *q = &b->lq[vc];
-
-	return q->mask + 1 - (q->tail - q->head);
-}
-
-int htoe_lq_push(struct htoe *b, enum ht_vc vc, const uint8_t *pkt, size_t len,
-		 uint16_t vl, uint8_t epoch, bool pooled, bool has_data, bool passpw)
-{
-	struct htoe_lq *q = &b->lq[vc];
-	struct htoe_lent *e;
-
-	if (!htoe_lq_room(b, vc) || len > HT_MAX_PKT_LEN)
-		return -EAGAIN;
-	e = &q->e[q->tail & q->mask];
-	memcpy(e->bytes, pkt, len);
-	e->len = (uint8_t)len;
-	e->vl = vl;
-	e->epoch = epoch;
-	e->pooled = pooled;
-	e->has_data = has_data;
-	e->passpw = passpw;
-	if (vc == HT_VC_P)
-		b->lq_p_enq++;
-	e->stamp = b->lq_p_enq;
-	q->tail++;
-	return 0;
-}
-
-int htoe_lq_push_pkt(struct htoe *b, const struct ht_pkt *p)
-{
-	uint8_t buf[HT_MAX_PKT_LEN];
-	int n = ht_encode(p, buf, sizeof(buf));
-
-	if (n < 0)
-		return -EINVAL;
-	return htoe_lq_push(b, ht_pkt_vc(p), buf, (size_t)n, HTOE_NO_VL, 0, false,
-			    ht_link_pkt_has_data(p), p->passpw);
-}
-
-/* The local side consumed an entry: free its receive buffer. */
-static void lq_release(struct htoe *b, enum ht_vc vc, const struct htoe_lent *e)
-{
-	struct htoe_vl *v;
-
-	if (!e->pooled)
-		return;
-	v = &b->vl[e->vl];
-	htoe_credit_rx_release(&b->pool, &v->crx, vc, e->has_data);
-	v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
-}
-
-/* VL reset: the packets of v still queued for the local side are released
- * from its credit accounting (which restarts at zero) and stay queued
- * outside the pool: posted writes and responses that arrived in order are
- * still delivered; NP requests are skipped (their epoch is old). */
-void htoe_lq_unpool_vl(struct htoe *b, struct htoe_vl *v)
-{
-	uint16_t idx = htoe_vl_index(b, v);
-
-	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
-		struct htoe_lq *q = &b->lq[vc];
-
-		for (uint32_t i = q->head; i != q->tail; i++) {
-			struct htoe_lent *e = &q->e[i & q->mask];
-
-			if (e->vl == idx && e->pooled) {
-				htoe_credit_rx_release(&b->pool, &v->crx, (enum ht_vc)vc,
-						       e->has_data);
-				e->pooled = 0;
-			}
-		}
-	}
-}
-
-static bool lent_ordered(const struct htoe *b, const struct htoe_lent *e)
-{
-	return e->passpw || (int32_t)(b->lq_p_out - (e->stamp)) >= 0;
-}
-
 /* Give a remote NP request a local tag (always remap): rewrite its UnitID
  * and SrcTag in place. -EAGAIN when the pending table is full. */
 static int remap_request(struct htoe *b, struct htoe_lent *e)
@@ -503,7 +422,7 @@ int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
 		if (q->head == q->tail)
 			continue;
 		e = &q->e[q->head & q->mask];
-		if (vc != HT_VC_P && !lent_ordered(b, e))
+		if (vc != HT_VC_P && !htoe_lq_ordered(b, e))
 			continue;
 		if (e->len > cap)
 			return -ENOSPC;
@@ -511,7 +430,7 @@ int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
 			if (e->epoch != b->vl[e->vl].epoch) {
 				/* the VL was reset since: the requester was
 				 * poisoned, do not execute the request */
-				lq_release(b, vc, e);
+				htoe_lq_release(b, vc, e);
 				q->head++;
 				k--; /* look at NP again */
 				continue;
@@ -524,7 +443,7 @@ int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
 			    !acl_allows(b, &p, b->vl[e->vl].node)) {
 				if (acl_refuse(b, &p, e, vc, now) != 0)
 					continue;
-				lq_release(b, vc, e);
+				htoe_lq_release(b, vc, e);
 				if (vc == HT_VC_P)
 					b->lq_p_out++;
 				q->head++;
@@ -537,7 +456,7 @@ int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
 			continue;
 		}
 		memcpy(buf, e->bytes, e->len);
-		lq_release(b, vc, e);
+		htoe_lq_release(b, vc, e);
 		if (vc == HT_VC_P)
 			b->lq_p_out++;
 		q->head++;
@@ -565,17 +484,6 @@ static uint64_t access_len(const struct ht_pkt *p)
 }
 
 /* An error response to request p, for the local requester. */
-static int answer_error(struct htoe *b, const struct ht_pkt *req, enum ht_rsp_err why)
-{
-	struct htoe_np_info np;
-	struct ht_pkt r;
-
-	if (htoe_np_info_from_req(req, &np) != 0 ||
-	    htoe_poison_build(req->unitid, req->srctag, &np, why, &r) != 0)
-		return -EINVAL;
-	return htoe_lq_push_pkt(b, &r);
-}
-
 /* Flush (NP, no address): answered once every VL that carried posted writes
  * since its last Flush has applied them — a Flush goes to each such VL
  * behind those writes; with none, the bridge answers at once. */
@@ -586,7 +494,7 @@ static int local_flush(struct htoe *b, const struct ht_pkt *req, uint64_t now)
 	for (unsigned i = 0; i < b->n_vl; i++)
 		need += b->vl[i].posted_dirty && b->vl[i].state == HTOE_VL_UP;
 	if (need == 0)
-		return answer_error(b, req, HT_RSP_OK) == 0 ? 0 : -EAGAIN;
+		return htoe_answer_local(b, req, HT_RSP_OK) == 0 ? 0 : -EAGAIN;
 	for (slot = 0; slot < HTOE_FLUSH_MAX; slot++)
 		if (!b->flush[slot].used)
 			break;
@@ -628,27 +536,6 @@ static int local_flush(struct htoe *b, const struct ht_pkt *req, uint64_t now)
 	return 0;
 }
 
-int htoe_flush_complete(struct htoe *b, uint8_t sub, enum ht_rsp_err err)
-{
-	struct htoe_flush *f;
-	struct ht_pkt req;
-
-	if (sub >= HTOE_FLUSH_MAX || b->flush_sub[sub] < 0)
-		return -ENOENT;
-	f = &b->flush[b->flush_sub[sub]];
-	b->flush_sub[sub] = -1;
-	if (err > f->err)
-		f->err = (uint8_t)err;
-	if (--f->remaining)
-		return 0;
-	memset(&req, 0, sizeof(req));
-	req.kind = HT_K_FLUSH;
-	req.unitid = f->unitid;
-	req.srctag = f->srctag;
-	f->used = 0;
-	return answer_error(b, &req, (enum ht_rsp_err)f->err);
-}
-
 /* A request from the local requester. */
 static int local_request(struct htoe *b, struct ht_pkt *p, const uint8_t *raw, size_t len,
 			 uint64_t now)
@@ -686,7 +573,7 @@ static int local_request(struct htoe *b, struct ht_pkt *p, const uint8_t *raw, s
 		b->st.master_aborts++;
 		if (vc == HT_VC_P)
 			return 0; /* posted: nobody to tell; counted */
-		return answer_error(b, p, HT_RSP_MASTER_ABORT) == 0 ? 0 : -EAGAIN;
+		return htoe_answer_local(b, p, HT_RSP_MASTER_ABORT) == 0 ? 0 : -EAGAIN;
 	}
 
 	if (!htoe_encap_room(v, vc) ||
@@ -707,7 +594,7 @@ static int local_request(struct htoe *b, struct ht_pkt *p, const uint8_t *raw, s
 			return 0;
 		}
 		v->st.poisoned++;
-		return answer_error(b, p, HT_RSP_TARGET_ABORT) == 0 ? 0 : -EAGAIN;
+		return htoe_answer_local(b, p, HT_RSP_TARGET_ABORT) == 0 ? 0 : -EAGAIN;
 	}
 	v->stall_since = 0;
 
@@ -825,39 +712,6 @@ static int local_input(struct htoe *b, struct ht_pkt *p, const uint8_t *pkt, siz
 	if (n == 0)
 		b->st.local_in++;
 	return n;
-}
-
-bool htoe_local_ready(const struct htoe *b, uint64_t gaddr, enum ht_vc vc)
-{
-	struct htoe_map_result m;
-	const struct htoe_vl *v;
-
-	if (htoe_map_lookup(b->map, gaddr, 4, &m) != HTOE_MAP_REMOTE)
-		return htoe_lq_room(b, vc) > 0;
-	v = htoe_vl_by_node(b, m.node);
-	return !v || htoe_encap_room(v, vc);
-}
-
-/* A response from a remote node (decapsulated): match it to the local
- * requester's outstanding request. 0: queued for the local side; -ENOENT:
- * late (after a timeout or reset) or not ours, dropped. */
-int htoe_remote_response(struct htoe *b, struct htoe_vl *v, const uint8_t *pkt, size_t len)
-{
-	struct htoe_outstanding_entry oe;
-	uint8_t unitid, srctag;
-
-	ht_bytes_get_tag(pkt, len, &unitid, &srctag);
-	if (htoe_outstanding_complete(&b->out, htoe_vl_index(b, v), unitid, srctag, &oe) != 0) {
-		v->st.late_responses++;
-		return -ENOENT;
-	}
-	if (unitid == b->flush_unitid) {
-		htoe_flush_complete(b, srctag, ht_bytes_rsp_err(pkt, len));
-		return -ENOENT; /* consumed here: free its buffer */
-	}
-	htoe_lq_push(b, HT_VC_R, pkt, len, htoe_vl_index(b, v), v->epoch, true,
-		     ht_bytes_has_data(pkt, len), ht_bytes_passpw(pkt, len));
-	return 0;
 }
 
 /* ------------------------------------------------------- control messages */

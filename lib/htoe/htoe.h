@@ -134,10 +134,6 @@ int htoe_local_input(struct htoe *b, const uint8_t *pkt, size_t len, uint64_t no
  * again. The same results as htoe_local_input(encoding of pkt). */
 int htoe_local_input_pkt(struct htoe *b, const struct ht_pkt *pkt, uint64_t now);
 
-/* Can a packet of `vc` for global address `gaddr` be taken right now?
- * Lets a requester hold back only the traffic of a starved VL. */
-bool htoe_local_ready(const struct htoe *b, uint64_t gaddr, enum ht_vc vc);
-
 /* Next HT packet for the local HT side: returns its length, 0 if none. */
 int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now);
 

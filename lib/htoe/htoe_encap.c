@@ -14,7 +14,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "htoe_internal.h"
+#include "htoe_deliver.h"
+#include "htoe_encap.h"
 
 /* Ethernet + HToE header for a frame on VL v. */
 static int write_hdr(const struct htoe *b, const struct htoe_vl *v, enum htoe_ftype type,

@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * Internal state of the bridge, shared by htoe.c (public API, local side),
- * htoe_encap.c (encapsulation/decapsulation) and htoe_reset.c (selective
- * reset and poisoning). Not installed.
+ * Internal state of the bridge: the structs shared by its modules. Each
+ * module declares its own functions in its header; the dependencies run one
+ * way, lower first:
+ *   htoe_deliver.c  the queue towards the local HT side (htoe_deliver.h)
+ *   htoe_encap.c    encapsulation, decapsulation, acks (htoe_encap.h)
+ *   htoe_reset.c    selective reset and poisoning of a VL (htoe_reset.h)
+ *   htoe.c          the public API and the glue between them (htoe.h)
+ * over the leaf layers htoe_map, htoe_credit, htoe_retry, htoe_tagremap,
+ * htoe_outstanding, htoe_poison and htoe_wire. Not installed.
  */
 #ifndef HTOE_INTERNAL_H
 #define HTOE_INTERNAL_H
@@ -10,6 +16,8 @@
 #include "htoe/htoe.h"
 #include "htoe/htoe_credit.h"
 #include "htoe/htoe_retry.h"
+#include "htoe/htoe_outstanding.h"
+#include "htoe/htoe_poison.h"
 #include "htoe/htoe_tagremap.h"
 
 /* One HT packet queued on a VL, waiting to be framed or framed and not yet
@@ -175,46 +183,5 @@ static inline uint16_t htoe_vl_index(const struct htoe *b, const struct htoe_vl 
 {
 	return (uint16_t)(v - b->vl);
 }
-
-/* htoe.c: local side */
-int  htoe_lq_push(struct htoe *b, enum ht_vc vc, const uint8_t *pkt, size_t len,
-		  uint16_t vl, uint8_t epoch, bool pooled, bool has_data, bool passpw);
-unsigned htoe_lq_room(const struct htoe *b, enum ht_vc vc);
-int  htoe_lq_push_pkt(struct htoe *b, const struct ht_pkt *p);
-
-/* htoe_encap.c */
-int  htoe_encap_enqueue(struct htoe *b, struct htoe_vl *v, const struct ht_pkt *p,
-			const uint8_t *raw, size_t rawlen, uint64_t now);
-bool htoe_encap_room(const struct htoe_vl *v, enum ht_vc vc);
-int  htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
-		       unsigned flags);
-int  htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
-		      const uint8_t *payload, uint64_t now);
-int  htoe_write_ctl_frame(struct htoe *b, struct htoe_vl *v, enum htoe_ftype type,
-			  uint8_t *buf, size_t cap);
-int  htoe_write_ctrl_msg(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap);
-void htoe_vl_on_frame_sent(struct htoe_vl *v, uint64_t now);
-void htoe_encap_on_ack(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
-		       const uint8_t *payload, uint64_t now);
-void htoe_encap_drop_held(struct htoe *b, struct htoe_vl *v);
-uint64_t htoe_encap_deadline(const struct htoe *b, const struct htoe_vl *v);
-void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_posted);
-
-/* htoe_reset.c */
-void htoe_reset_begin(struct htoe *b, struct htoe_vl *v, bool cold, uint64_t now);
-void htoe_reset_up(struct htoe *b, struct htoe_vl *v, uint64_t now);
-int  htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
-		      const uint8_t *payload, uint64_t now);
-int  htoe_peer_incarnation(struct htoe *b, struct htoe_vl *v, uint32_t inc, uint64_t now);
-void htoe_poison_vl(struct htoe *b, struct htoe_vl *v);
-void htoe_poison_expired(struct htoe *b, uint64_t now);
-void htoe_poison_entry(struct htoe *b, const struct htoe_outstanding_entry *e,
-		       enum htoe_poison_reason why);
-int  htoe_flush_complete(struct htoe *b, uint8_t sub, enum ht_rsp_err err);
-
-/* htoe.c */
-int  htoe_remote_response(struct htoe *b, struct htoe_vl *v, const uint8_t *pkt,
-			  size_t len);
-void htoe_lq_unpool_vl(struct htoe *b, struct htoe_vl *v);
 
 #endif

@@ -39,7 +39,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "htoe_internal.h"
+#include "htoe_deliver.h"
+#include "htoe_encap.h"
+#include "htoe_reset.h"
 
 static void vl_cleanup(struct htoe *b, struct htoe_vl *v, bool cold)
 {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * htoe_tagremap: the bridge's two tag tables, and poisoned responses.
+ * htoe_tagremap: the pending-request table (target side) and what a bridge
+ * keeps of a non-posted request to answer it (struct htoe_np_info).
  * Sans-I/O: fixed-size tables inside the structs, no allocation, no clock.
  *
  * (a) Pending-request table, struct htoe_tagremap (target side, HToE paper
@@ -21,16 +22,6 @@
  *     arrived. htoe_tagremap_drop_vl() therefore marks the entries of the VL
  *     as orphaned instead of freeing them; the local response later frees
  *     the tag and is reported as -ESTALE (the caller discards it).
- *
- * (b) Outstanding table, struct htoe_outstanding (requester side). Every
- *     non-posted request the local requester sends to a remote node is
- *     recorded by its own (UnitID, SrcTag), 32 x 32 entries, with a deadline
- *     now + np_timeout. The remote response removes it. If no response comes
- *     (timeout), or the VL is reset, the bridge answers the local requester
- *     itself with an error response (htoe_poison_response), so that no
- *     request waits forever. Deadlines are kept in a binary min-heap
- *     (ties: the earlier added first): add/complete O(log n), next deadline
- *     O(1), expiry O(log n) per expired entry.
  *
  * Errors are negative errno values.
  */
@@ -173,140 +164,5 @@ unsigned htoe_tagremap_in_use(const struct htoe_tagremap *t);
 unsigned htoe_tagremap_orphans(const struct htoe_tagremap *t);
 unsigned htoe_tagremap_capacity(const struct htoe_tagremap *t);
 unsigned htoe_tagremap_hwm(const struct htoe_tagremap *t);
-
-/* ---- (b) outstanding table ---------------------------------------------- */
-
-struct htoe_outstanding_entry {
-	uint8_t  unitid;        /* the local requester's UnitID (key, < 32) */
-	uint8_t  srctag;        /* the local requester's SrcTag (key, < 32) */
-	uint16_t vl;            /* VL the request was sent on */
-	uint8_t  epoch;         /* that VL's epoch when it was sent */
-	struct htoe_np_info np; /* kind, response Count, response PassPW */
-	uint64_t deadline;      /* now + np_timeout_ns when added */
-};
-
-struct htoe_outstanding_stats {
-	uint64_t added;
-	uint64_t completed;     /* complete() and remove() successes */
-	uint64_t expired;
-	uint64_t dropped;       /* by drop_vl */
-	uint64_t unknown;       /* -ENOENT from complete()/remove(): late
-	                         * (after a timeout or reset), never requested,
-	                         * or wrong VL */
-	uint64_t wrong_vl;      /* of which: the tag is outstanding on another VL */
-	uint64_t dup_add;       /* -EEXIST adds (requester reused a live tag) */
-};
-
-/* private: use the functions */
-struct htoe_outstanding {
-	uint64_t np_timeout_ns;
-	uint64_t add_seq;                     /* insertion counter (tie-break) */
-	uint16_t n;                           /* entries in use (heap size) */
-	uint16_t hwm;
-	uint32_t busy[HTOE_TAG_UNITIDS];      /* per UnitID: bit srctag in use */
-	uint16_t heap[HTOE_TAG_MAX];          /* entry indices, min-heap */
-	int16_t  pos[HTOE_TAG_MAX];           /* heap position, -1 = free */
-	uint64_t order[HTOE_TAG_MAX];         /* add_seq of the entry */
-	struct htoe_outstanding_entry e[HTOE_TAG_MAX]; /* index unitid*32+srctag */
-	struct htoe_outstanding_stats stats;
-};
-
-/* Empty table; every request times out np_timeout_ns after it is added
- * (> 0). Returns 0 or -EINVAL. */
-int htoe_outstanding_init(struct htoe_outstanding *t, uint64_t np_timeout_ns);
-
-/*
- * Record a non-posted request sent on VL vl (epoch) by the local requester
- * with (unitid, srctag) (both < 32). deadline = now + np_timeout_ns.
- * Returns 0, -EEXIST if that tag is already outstanding (counted; nothing
- * changes), -EINVAL for an out-of-range tag or a NULL np.
- */
-int htoe_outstanding_add(struct htoe_outstanding *t, uint8_t unitid, uint8_t srctag,
-			 uint16_t vl, uint8_t epoch, const struct htoe_np_info *np,
-			 uint64_t now);
-
-/*
- * A response for (unitid, srctag) arrived from VL vl: removes the entry and
- * copies it to *out (if out != NULL). Returns 0, or -ENOENT (counted) if the
- * tag is not outstanding, or is outstanding on another VL (then the entry is
- * kept: the right response may still come). The caller drops a -ENOENT
- * response (a late response after a timeout or a reset).
- */
-int htoe_outstanding_complete(struct htoe_outstanding *t, uint16_t vl, uint8_t unitid,
-			      uint8_t srctag, struct htoe_outstanding_entry *out);
-
-/* Remove (unitid, srctag) whatever its VL (e.g. to undo an add whose
- * request could not be queued), copying it to *out if out != NULL.
- * Returns 0 or -ENOENT (counted as unknown). */
-int htoe_outstanding_remove(struct htoe_outstanding *t, uint8_t unitid, uint8_t srctag,
-			    struct htoe_outstanding_entry *out);
-
-/* The entry of an outstanding tag, or NULL. Valid until it is removed. */
-const struct htoe_outstanding_entry *htoe_outstanding_find(const struct htoe_outstanding *t,
-							   uint8_t unitid, uint8_t srctag);
-
-/* Is (unitid, srctag) outstanding?  Free SrcTags of a UnitID (0..32; 0 for
- * unitid >= 32). Both O(1). */
-bool htoe_outstanding_busy(const struct htoe_outstanding *t, uint8_t unitid, uint8_t srctag);
-unsigned htoe_outstanding_free_tags(const struct htoe_outstanding *t, uint8_t unitid);
-
-typedef void (*htoe_outstanding_cb)(void *ctx, const struct htoe_outstanding_entry *e);
-
-/*
- * Remove every entry whose deadline <= now, earliest deadline first (equal
- * deadlines: in the order they were added), calling cb (may be NULL) with
- * each after it has been removed (the callback may add new entries).
- * Returns the number expired. Typical cb: build htoe_poison_response(e,
- * HTOE_POISON_TIMEOUT) and queue it for the local requester.
- */
-unsigned htoe_outstanding_expire(struct htoe_outstanding *t, uint64_t now,
-				 htoe_outstanding_cb cb, void *ctx);
-
-/*
- * Remove every entry of VL vl (VL reset), in (unitid, srctag) order, calling
- * cb (may be NULL) with each after removal; cb must not add entries for vl.
- * Returns the number removed.
- */
-unsigned htoe_outstanding_drop_vl(struct htoe_outstanding *t, uint16_t vl,
-				  htoe_outstanding_cb cb, void *ctx);
-
-/* Earliest deadline of all entries, HTOE_TAG_NEVER if empty. O(1). */
-uint64_t htoe_outstanding_next_deadline(const struct htoe_outstanding *t);
-
-/* Entries in use; high-water mark. */
-unsigned htoe_outstanding_count(const struct htoe_outstanding *t);
-unsigned htoe_outstanding_hwm(const struct htoe_outstanding *t);
-
-/* ---- poisoned responses ------------------------------------------------- */
-
-enum htoe_poison_reason {
-	HTOE_POISON_TIMEOUT = 0,     /* no response within np_timeout */
-	HTOE_POISON_UNREACHABLE,     /* unmapped / no VL to the node */
-	HTOE_POISON_VL_RESET,        /* the VL was reset while pending */
-	HTOE_POISON_REMOTE_RESET,    /* the remote node was reset */
-};
-
-/* Error encoding for a reason (HT reference §5): timeout and unreachable ->
- * HT_RSP_MASTER_ABORT (Error0=1, Error1=1); VL reset and remote reset ->
- * HT_RSP_TARGET_ABORT (Error0=1, Error1=0). */
-enum ht_rsp_err htoe_poison_err(enum htoe_poison_reason why);
-
-/*
- * Build the error response to a non-posted request with tags (unitid,
- * srctag): *out is zeroed, then
- *   RdSized, Atomic: RdResponse (Cmd 0x30), Count = np->rsp_count, and
- *                    Count+1 data dwords of all-ones (0xFF bytes);
- *   WrSized NP, Flush: TgtDone (Cmd 0x33), Count 0, no data;
- *   UnitID = unitid, SrcTag = srctag, Bridge = 1, PassPW = np->rsp_passpw,
- *   Error0/Error1 from err, Isoc 0, RqUID 0, RspVCSet 0.
- * Returns 0, or -EINVAL (unknown kind, Count > 15, tags >= 32).
- */
-int htoe_poison_build(uint8_t unitid, uint8_t srctag, const struct htoe_np_info *np,
-		      enum ht_rsp_err err, struct ht_pkt *out);
-
-/* htoe_poison_build() for an outstanding entry (its own UnitID/SrcTag) with
- * the error of `why`. */
-int htoe_poison_response(const struct htoe_outstanding_entry *e,
-			 enum htoe_poison_reason why, struct ht_pkt *out);
 
 #endif

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe_encap: a VL's queues, packing HT packets into DATA frames, control
+ * frames (ACK/NAK, CREDIT, CTRL), the retransmission copies and their
+ * release on acknowledgement, and decapsulation of received DATA frames into
+ * the local queue (htoe_deliver.h). Uses htoe_credit and htoe_retry.
+ * Internal (not installed).
+ */
+#ifndef HTOE_ENCAP_H
+#define HTOE_ENCAP_H
+
+#include "htoe_internal.h"
+
+int  htoe_encap_enqueue(struct htoe *b, struct htoe_vl *v, const struct ht_pkt *p,
+			const uint8_t *raw, size_t rawlen, uint64_t now);
+bool htoe_encap_room(const struct htoe_vl *v, enum ht_vc vc);
+int  htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
+		       unsigned flags);
+int  htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
+		      const uint8_t *payload, uint64_t now);
+int  htoe_write_ctl_frame(struct htoe *b, struct htoe_vl *v, enum htoe_ftype type,
+			  uint8_t *buf, size_t cap);
+int  htoe_write_ctrl_msg(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap);
+void htoe_vl_on_frame_sent(struct htoe_vl *v, uint64_t now);
+void htoe_encap_on_ack(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
+		       const uint8_t *payload, uint64_t now);
+void htoe_encap_drop_held(struct htoe *b, struct htoe_vl *v);
+uint64_t htoe_encap_deadline(const struct htoe *b, const struct htoe_vl *v);
+void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_posted);
+
+#endif
