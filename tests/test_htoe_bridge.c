@@ -44,6 +44,13 @@ typedef void (*cfg_fn)(struct htoe_config *c);
  * by one per bridge made, so that a remade node has a new one). */
 static uint32_t next_inc;
 
+/* Ranges mk_node() adds to every node's map besides gaddr(k, *). */
+static struct {
+	uint64_t gaddr, size, raddr;
+	uint16_t node;
+} xr[2];
+static unsigned n_xr;
+
 static void mk_node(uint16_t id, unsigned n, cfg_fn tweak)
 {
 	char err[256];
@@ -62,6 +69,11 @@ static void mk_node(uint16_t id, unsigned n, cfg_fn tweak)
 							    MEM_BASE, "range", err, sizeof(err)),
 					 0);
 		}
+		for (unsigned k = 0; k < n_xr; k++)
+			assert_int_equal(htoe_map_add_range(&t->map, xr[k].gaddr, xr[k].size,
+							    xr[k].node, xr[k].raddr, "extra",
+							    err, sizeof(err)),
+					 0);
 		assert_int_equal(htoe_map_finalize(&t->map, err, sizeof(err)), 0);
 		htoe_config_defaults(&c);
 		c.node_id = id;
@@ -327,6 +339,49 @@ static void test_local_loopback(void **state)
 	assert_int_equal(q.srctag, 9);
 	assert_int_equal(pump(0, HTOE_TX_FLUSH, NULL, NULL), 0);
 	assert_int_equal(htoe_get_stats(N[1].b)->local_loopback, 1);
+	free_nodes();
+}
+
+/* The address translation may change whether a request needs the 0x3E
+ * address-extension prefix (addresses of 40 bits and more): both ways, the
+ * request reaches node 2's memory at the translated address with its data,
+ * and the answer comes back to the requester with its own tags. */
+static void test_address_prefix(void **state)
+{
+	const uint64_t g_short = 0x7000000000ull;          /* < 2^40: no prefix */
+	const uint64_t g_long = 0x30000000000ull;          /* >= 2^40: prefix */
+	const uint64_t r_long = 0x1230000000000ull, r_short = 0x80000ull;
+	struct ht_pkt p, q, r;
+
+	(void)state;
+	n_xr = 2;
+	xr[0].gaddr = g_short; xr[0].size = 0x10000; xr[0].node = 2; xr[0].raddr = r_long;
+	xr[1].gaddr = g_long; xr[1].size = 0x10000; xr[1].node = 2; xr[1].raddr = r_short;
+	mk_nodes(2, NULL);
+	n_xr = 0;
+	bring_up();
+	mk_read(&p, g_short + 0x40, 3, 7);
+	assert_int_equal(local_in(1, &p, 0), 0);
+	mk_write(&p, g_long + 0x80, true, 3, 0);
+	assert_int_equal(local_in(1, &p, 0), 0);
+	pump(0, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(local_out(2, &q, 0)); /* the posted write first */
+	assert_int_equal(q.kind, HT_K_WRSIZED);
+	assert_int_equal(q.addr, r_short + 0x80);
+	assert_int_equal(q.data_len, 64);
+	assert_int_equal(q.data[1], (uint8_t)(g_long + 0x80 + 1));
+	assert_true(local_out(2, &q, 0));
+	assert_int_equal(q.kind, HT_K_RDSIZED);
+	assert_int_equal(q.addr, r_long + 0x40);
+	assert_int_equal(q.count, 15);
+	mk_answer(&q, &r);
+	assert_int_equal(local_in(2, &r, 0), 0);
+	pump(0, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(local_out(1, &r, 0));
+	assert_int_equal(r.kind, HT_K_RDRESPONSE);
+	assert_int_equal(r.unitid, 3);
+	assert_int_equal(r.srctag, 7);
+	assert_int_equal(ht_pkt_rsp_err(&r), HT_RSP_OK);
 	free_nodes();
 }
 
@@ -1693,6 +1748,7 @@ int main(void)
 		cmocka_unit_test(test_unmapped_master_abort),
 		cmocka_unit_test(test_local_loopback),
 		cmocka_unit_test(test_tag_remap),
+		cmocka_unit_test(test_address_prefix),
 		cmocka_unit_test(test_pending_table_backpressure),
 		cmocka_unit_test(test_per_vl_backpressure_and_stall),
 		cmocka_unit_test(test_reset_poisons_only_that_vl),

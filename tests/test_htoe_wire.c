@@ -456,6 +456,19 @@ static void test_kat_decode(void **state)
 		assert_ptr_equal(pl, k->frame + htoe_l2_len(&k->h) + HTOE_HDR_LEN);
 		if (k->payload)
 			assert_memory_equal(pl, k->payload, k->h.payload_len);
+		if (h.ftype == HTOE_FT_DATA) { /* ndata: packets with a data packet */
+			unsigned nd = 0;
+
+			for (size_t o = 0; o < h.payload_len;) {
+				struct ht_pkt p;
+				int m = ht_decode(pl + o, h.payload_len - o, &p);
+
+				assert_true(m > 0);
+				nd += p.data_len > 0;
+				o += (size_t)m;
+			}
+			assert_int_equal(h.ndata, nd);
+		}
 		/* the stored CRC is CRC32C(header 0..27 || payload), big-endian */
 		const uint8_t *x = k->frame + htoe_l2_len(&k->h);
 
@@ -990,6 +1003,7 @@ static void test_mtu(void **state)
 	assert_int_equal(n, 14 + 1500);
 	assert_int_equal(htoe_frame_parse(f, (size_t)n, 1500, &h, NULL), 0);
 	assert_int_equal(h.npkts, np);
+	assert_int_equal(h.ndata, np); /* posted writes: each has data */
 	assert_int_equal(htoe_frame_parse(f, (size_t)n, 1499, &h, NULL), -HTOE_DROP_LENGTH);
 	/* one dword over */
 	np = fill_posted(pl, 1500 - 32 + 12);

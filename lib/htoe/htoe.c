@@ -289,25 +289,40 @@ void htoe_free(struct htoe *b)
 static int remap_request(struct htoe *b, struct htoe_lent *e)
 {
 	struct htoe_vl *v = &b->vl[e->vl];
-	struct ht_pkt p;
+	struct ht_desc d;
 	struct htoe_pending_entry pe;
 	uint8_t uid, tag;
 
-	if (ht_decode(e->bytes, e->len, &p) < 0)
+	if (ht_desc_parse(e->bytes, e->len, &d) < 0)
 		return -EINVAL;
 	memset(&pe, 0, sizeof(pe));
-	pe.orig_unitid = p.unitid;
-	pe.orig_srctag = p.srctag;
+	pe.orig_unitid = d.unitid;
+	pe.orig_srctag = d.srctag;
 	pe.vl = e->vl;
 	pe.epoch = v->epoch;
-	htoe_np_info_from_req(&p, &pe.np);
+	htoe_np_info_from_desc(&d, &pe.np);
 	if (htoe_tagremap_alloc(&b->tags, &pe, &uid, &tag) != 0)
 		return -EAGAIN;
 	ht_bytes_set_tag(e->bytes, e->len, uid, tag);
 	return 0;
 }
 
-static uint64_t access_len(const struct ht_pkt *p);
+/* Bytes of memory a request touches (for the mapping layer and the access
+ * table): sized reads Count+1 dwords (a byte read one dword), writes their
+ * data, an atomic one qword. */
+static uint64_t access_len(const struct ht_desc *d)
+{
+	switch (d->kind) {
+	case HT_K_RDSIZED:
+		return (d->cmd & 0x04) ? 4u * (d->count + 1u) : 4u;
+	case HT_K_WRSIZED:
+		return d->data_len ? d->data_len : 4u;
+	case HT_K_ATOMIC:
+		return 8;
+	default:
+		return 4;
+	}
+}
 
 /* ------------------------------------------------------------ access table */
 
@@ -363,7 +378,7 @@ void htoe_acl_clear_all(struct htoe *b)
 }
 
 /* May remote request p from `node` run on the local side? */
-static bool acl_allows(const struct htoe *b, const struct ht_pkt *p, uint16_t node)
+static bool acl_allows(const struct htoe *b, const struct ht_desc *p, uint16_t node)
 {
 	unsigned need;
 	uint64_t last;
@@ -392,7 +407,7 @@ static bool acl_allows(const struct htoe *b, const struct ht_pkt *p, uint16_t no
 /* Remote request e refused by the access table: a posted write is dropped,
  * a non-posted request answered with Target Abort on its VL. 0: e is done
  * with; -EAGAIN: no room for the answer yet (e stays queued). */
-static int acl_refuse(struct htoe *b, const struct ht_pkt *p, struct htoe_lent *e,
+static int acl_refuse(struct htoe *b, const struct ht_desc *p, struct htoe_lent *e,
 		      enum ht_vc vc, uint64_t now)
 {
 	struct htoe_vl *v = &b->vl[e->vl];
@@ -402,9 +417,9 @@ static int acl_refuse(struct htoe *b, const struct ht_pkt *p, struct htoe_lent *
 	if (vc == HT_VC_NP) {
 		if (!htoe_encap_room(v, HT_VC_R))
 			return -EAGAIN;
-		if (htoe_np_info_from_req(p, &np) == 0 &&
+		if (htoe_np_info_from_desc(p, &np) == 0 &&
 		    htoe_poison_build(p->unitid, p->srctag, &np, HT_RSP_TARGET_ABORT, &r) == 0)
-			htoe_encap_enqueue(b, v, &r, NULL, 0, now);
+			htoe_encap_enqueue_pkt(v, &r, now);
 	}
 	b->st.acl_denied++;
 	return 0;
@@ -437,9 +452,9 @@ int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
 			}
 		}
 		if (b->acl_size && vc != HT_VC_R && e->vl != HTOE_NO_VL) {
-			struct ht_pkt p;
+			struct ht_desc p;
 
-			if (ht_decode(e->bytes, e->len, &p) > 0 &&
+			if (ht_desc_parse(e->bytes, e->len, &p) > 0 &&
 			    !acl_allows(b, &p, b->vl[e->vl].node)) {
 				if (acl_refuse(b, &p, e, vc, now) != 0)
 					continue;
@@ -468,22 +483,6 @@ int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
 
 /* ------------------------------------------------------- local-side input */
 
-/* Bytes of memory a request touches (for the mapping layer). */
-static uint64_t access_len(const struct ht_pkt *p)
-{
-	switch (p->kind) {
-	case HT_K_RDSIZED:
-		return p->dword ? 4u * (p->count + 1u) : 4u;
-	case HT_K_WRSIZED:
-		return p->data_len ? p->data_len : 4u;
-	case HT_K_ATOMIC:
-		return 8;
-	default:
-		return 4;
-	}
-}
-
-/* An error response to request p, for the local requester. */
 /* Flush (NP, no address): answered once every VL that carried posted writes
  * since its last Flush has applied them — a Flush goes to each such VL
  * behind those writes; with none, the bridge answers at once. */
@@ -530,23 +529,59 @@ static int local_flush(struct htoe *b, const struct ht_pkt *req, uint64_t now)
 		htoe_outstanding_add(&b->out, fl.unitid, fl.srctag, (uint16_t)i, v->epoch, &np,
 				     now);
 		fl.passpw = 0;
-		htoe_encap_enqueue(b, v, &fl, NULL, 0, now);
+		htoe_encap_enqueue_pkt(v, &fl, now);
 		v->posted_dirty = false;
 	}
 	return 0;
 }
 
-/* A request from the local requester. */
-static int local_request(struct htoe *b, struct ht_pkt *p, const uint8_t *raw, size_t len,
-			 uint64_t now)
+/* A packet from the local HT side, parsed once where it enters (d); decoded
+ * in full only on the rare paths that need a struct ht_pkt (loopback, Flush,
+ * error answers, an address that needs the 0x3E prefix). */
+struct lin {
+	struct ht_desc d;
+	struct ht_pkt p;
+	bool decoded;
+};
+
+static struct ht_pkt *lin_pkt(struct lin *x)
 {
-	enum ht_vc vc = ht_pkt_vc(p);
+	if (!x->decoded) {
+		ht_desc_decode(&x->d, &x->p);
+		x->decoded = true;
+	}
+	return &x->p;
+}
+
+/* Queue x on v with its address translated to `addr`: the bytes are copied
+ * once into the VL's slot and the address patched there. */
+static int enqueue_request(struct htoe_vl *v, struct lin *x, uint64_t addr, uint64_t now)
+{
+	struct htoe_slot *s;
+
+	if (!x->d.ctl && addr > HT_ADDR_MAX_40) {
+		/* the address needs the 0x3E prefix: encode it again */
+		lin_pkt(x)->addr = addr;
+		return htoe_encap_enqueue_pkt(v, &x->p, now);
+	}
+	s = htoe_encap_enqueue(v, &x->d, now);
+	if (!s)
+		return -EAGAIN;
+	ht_bytes_set_addr(s->bytes, s->len, addr);
+	return 0;
+}
+
+/* A request from the local requester. */
+static int local_request(struct htoe *b, struct lin *x, uint64_t now)
+{
+	const struct ht_desc *d = &x->d;
+	enum ht_vc vc = (enum ht_vc)d->vc;
 	struct htoe_map_result m;
 	struct htoe_vl *v;
 
-	switch (p->kind) {
+	switch (d->kind) {
 	case HT_K_FLUSH:
-		return local_flush(b, p, now);
+		return local_flush(b, lin_pkt(x), now);
 	case HT_K_FENCE:
 	case HT_K_BROADCAST:
 		/* consumed: not forwarded across Ethernet (docs/ht-model.md) */
@@ -556,13 +591,13 @@ static int local_request(struct htoe *b, struct ht_pkt *p, const uint8_t *raw, s
 		break;
 	}
 
-	switch (htoe_map_lookup_hint(b->map, p->addr, access_len(p), &m, &b->map_hint)) {
+	switch (htoe_map_lookup_hint(b->map, d->addr, access_len(d), &m, &b->map_hint)) {
 	case HTOE_MAP_LOCAL:
 		if (!htoe_lq_room(b, vc))
 			return -EAGAIN;
-		p->addr = m.addr;
+		lin_pkt(x)->addr = m.addr;
 		b->st.local_loopback++;
-		return htoe_lq_push_pkt(b, p);
+		return htoe_lq_push_pkt(b, &x->p);
 	case HTOE_MAP_REMOTE:
 		v = htoe_vl_by_node(b, m.node);
 		if (v)
@@ -573,11 +608,11 @@ static int local_request(struct htoe *b, struct ht_pkt *p, const uint8_t *raw, s
 		b->st.master_aborts++;
 		if (vc == HT_VC_P)
 			return 0; /* posted: nobody to tell; counted */
-		return htoe_answer_local(b, p, HT_RSP_MASTER_ABORT) == 0 ? 0 : -EAGAIN;
+		return htoe_answer_local(b, lin_pkt(x), HT_RSP_MASTER_ABORT) == 0 ? 0 : -EAGAIN;
 	}
 
 	if (!htoe_encap_room(v, vc) ||
-	    (vc == HT_VC_NP && htoe_outstanding_find(&b->out, p->unitid, p->srctag))) {
+	    (vc == HT_VC_NP && htoe_outstanding_find(&b->out, d->unitid, d->srctag))) {
 		if (!v->stall_since)
 			v->stall_since = now ? now : 1;
 		if (now - v->stall_since < b->cfg.stall_timeout_ns) {
@@ -594,33 +629,32 @@ static int local_request(struct htoe *b, struct ht_pkt *p, const uint8_t *raw, s
 			return 0;
 		}
 		v->st.poisoned++;
-		return htoe_answer_local(b, p, HT_RSP_TARGET_ABORT) == 0 ? 0 : -EAGAIN;
+		return htoe_answer_local(b, lin_pkt(x), HT_RSP_TARGET_ABORT) == 0 ? 0 : -EAGAIN;
 	}
 	v->stall_since = 0;
 
-	p->addr = m.addr;
 	if (vc == HT_VC_NP) {
 		struct htoe_np_info np;
 
-		if (htoe_np_info_from_req(p, &np) != 0 ||
-		    htoe_outstanding_add(&b->out, p->unitid, p->srctag, htoe_vl_index(b, v),
+		if (htoe_np_info_from_desc(d, &np) != 0 ||
+		    htoe_outstanding_add(&b->out, d->unitid, d->srctag, htoe_vl_index(b, v),
 					 v->epoch, &np, now) != 0)
 			return -EINVAL;
 	}
-	if (htoe_encap_enqueue(b, v, p, raw, len, now) != 0) {
+	if (enqueue_request(v, x, m.addr, now) != 0) {
 		if (vc == HT_VC_NP)
-			htoe_outstanding_complete(&b->out, htoe_vl_index(b, v), p->unitid,
-						  p->srctag, NULL);
+			htoe_outstanding_complete(&b->out, htoe_vl_index(b, v), d->unitid,
+						  d->srctag, NULL);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-/* A response from the local target to a remote request (bridge UnitID). */
-static int local_response(struct htoe *b, struct ht_pkt *p, const uint8_t *raw, size_t len,
-			  uint64_t now)
+/* A response from the local target to a remote request (bridge UnitID):
+ * back to the VL it came from, with the remote requester's tags. */
+static int local_response(struct htoe *b, const struct ht_desc *d, uint64_t now)
 {
-	const struct htoe_pending_entry *pe = htoe_tagremap_peek(&b->tags, p->unitid, p->srctag);
+	const struct htoe_pending_entry *pe = htoe_tagremap_peek(&b->tags, d->unitid, d->srctag);
 	struct htoe_vl *v;
 
 	if (!pe) {
@@ -629,19 +663,16 @@ static int local_response(struct htoe *b, struct ht_pkt *p, const uint8_t *raw, 
 	}
 	v = &b->vl[pe->vl];
 	if (pe->epoch == v->epoch && v->state == HTOE_VL_UP) {
-		if (!htoe_encap_room(v, HT_VC_R))
-			return -EAGAIN; /* the tag stays pending until it fits */
-		uint8_t uid = p->unitid, tag = p->srctag;
+		struct htoe_slot *s = htoe_encap_enqueue(v, d, now);
 
-		p->unitid = pe->orig_unitid;
-		p->srctag = pe->orig_srctag;
-		htoe_encap_enqueue(b, v, p, raw, len, now);
-		htoe_tagremap_complete(&b->tags, uid, tag, NULL);
+		if (!s)
+			return -EAGAIN; /* the tag stays pending until it fits */
+		ht_bytes_set_tag(s->bytes, s->len, pe->orig_unitid, pe->orig_srctag);
 	} else {
 		/* the VL was reset since: the remote requester was poisoned */
 		v->st.late_responses++;
-		htoe_tagremap_complete(&b->tags, p->unitid, p->srctag, NULL);
 	}
+	htoe_tagremap_complete(&b->tags, d->unitid, d->srctag, NULL);
 	return 0;
 }
 
@@ -651,45 +682,11 @@ static bool bridge_unitid(const struct htoe *b, uint8_t unitid)
 	       unitid < b->cfg.unitid_base + b->cfg.n_unitids;
 }
 
-static int local_input(struct htoe *b, struct ht_pkt *p, const uint8_t *pkt, size_t len,
-		       uint64_t now);
-
-int htoe_local_input(struct htoe *b, const uint8_t *pkt, size_t len, uint64_t now)
-{
-	struct ht_pkt p;
-	int n = ht_decode(pkt, len, &p);
-
-	if (n < 0 || (size_t)n != len) {
-		b->st.local_malformed++;
-		return -EINVAL;
-	}
-	return local_input(b, &p, pkt, len, now);
-}
-
-int htoe_local_input_pkt(struct htoe *b, const struct ht_pkt *pkt, uint64_t now)
-{
-	uint8_t raw[HT_MAX_PKT_LEN];
-	struct ht_pkt p;
-	int n = ht_encode(pkt, raw, sizeof(raw));
-
-	if (n < 0) {
-		b->st.local_malformed++;
-		return -EINVAL;
-	}
-	/* what ht_decode(raw) gives: the encoder took only a canonical packet,
-	 * and emits the address prefix for a long address even without addrext */
-	p = *pkt;
-	if (p.addr > HT_ADDR_MAX_40)
-		p.addrext = 1;
-	return local_input(b, &p, raw, (size_t)n, now);
-}
-
-static int local_input(struct htoe *b, struct ht_pkt *p, const uint8_t *pkt, size_t len,
-		       uint64_t now)
+static int local_input(struct htoe *b, struct lin *x, uint64_t now)
 {
 	int n;
 
-	switch (p->kind) {
+	switch (x->d.kind) {
 	case HT_K_NOP:
 	case HT_K_EXTFC:
 		b->st.consumed++;
@@ -699,19 +696,51 @@ static int local_input(struct htoe *b, struct ht_pkt *p, const uint8_t *pkt, siz
 		return 0;
 	case HT_K_RDRESPONSE:
 	case HT_K_TGTDONE:
-		if (!bridge_unitid(b, p->unitid)) {
+		if (!bridge_unitid(b, x->d.unitid)) {
 			b->st.unexpected_responses++;
 			return -EINVAL;
 		}
-		n = local_response(b, p, pkt, len, now);
+		n = local_response(b, &x->d, now);
 		break;
 	default:
-		n = local_request(b, p, pkt, len, now);
+		n = local_request(b, x, now);
 		break;
 	}
 	if (n == 0)
 		b->st.local_in++;
 	return n;
+}
+
+int htoe_local_input(struct htoe *b, const uint8_t *pkt, size_t len, uint64_t now)
+{
+	struct lin x;
+	int n = ht_desc_parse(pkt, len, &x.d);
+
+	if (n < 0 || (size_t)n != len) {
+		b->st.local_malformed++;
+		return -EINVAL;
+	}
+	x.decoded = false;
+	return local_input(b, &x, now);
+}
+
+int htoe_local_input_pkt(struct htoe *b, const struct ht_pkt *pkt, uint64_t now)
+{
+	uint8_t raw[HT_MAX_PKT_LEN];
+	struct lin x;
+	int n = ht_encode(pkt, raw, sizeof(raw));
+
+	if (n < 0 || ht_desc_parse(raw, (size_t)n, &x.d) != n) {
+		b->st.local_malformed++;
+		return -EINVAL;
+	}
+	/* what ht_decode(raw) gives: the encoder took only a canonical packet,
+	 * and emits the address prefix for a long address even without addrext */
+	x.p = *pkt;
+	if (x.p.addr > HT_ADDR_MAX_40)
+		x.p.addrext = 1;
+	x.decoded = true;
+	return local_input(b, &x, now);
 }
 
 /* ------------------------------------------------------- control messages */

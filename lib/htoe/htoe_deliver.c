@@ -59,7 +59,7 @@ void htoe_lq_release(struct htoe *b, enum ht_vc vc, const struct htoe_lent *e)
 		return;
 	v = &b->vl[e->vl];
 	htoe_credit_rx_release(&b->pool, &v->crx, vc, e->has_data);
-	v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
+	v->regrant_due = true; /* granted again once, before v's next frame */
 }
 
 /* VL reset: the packets of v still queued for the local side are released

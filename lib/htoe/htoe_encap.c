@@ -49,37 +49,19 @@ bool htoe_encap_room(const struct htoe_vl *v, enum ht_vc vc)
 	return vcq_room(&v->q[vc]) > 0;
 }
 
-/* Queue HT packet p on VL v. raw/rawlen, if given, are p's original
- * encoding (as it came from the local side) whose address (requests) or
- * UnitID/SrcTag (responses) differ from p's: they are copied and patched in
- * place, which is much cheaper than encoding p again. */
-int htoe_encap_enqueue(struct htoe *b, struct htoe_vl *v, const struct ht_pkt *p,
-		       const uint8_t *raw, size_t rawlen, uint64_t now)
+struct htoe_slot *htoe_encap_enqueue(struct htoe_vl *v, const struct ht_desc *d, uint64_t now)
 {
-	enum ht_vc vc = ht_pkt_vc(p);
+	enum ht_vc vc = (enum ht_vc)d->vc;
 	struct htoe_vcq *q = &v->q[vc];
 	struct htoe_slot *s;
-	int n = -1;
 
-	(void)b;
-	if (!vcq_room(q))
-		return -EAGAIN;
+	if (!vcq_room(q) || d->len > sizeof(s->bytes))
+		return NULL;
 	s = vcq_at(q, q->tail);
-	if (raw && rawlen <= sizeof(s->bytes)) {
-		memcpy(s->bytes, raw, rawlen);
-		n = (int)rawlen;
-		if (vc == HT_VC_R)
-			ht_bytes_set_tag(s->bytes, rawlen, p->unitid, p->srctag);
-		else if (ht_bytes_set_addr(s->bytes, rawlen, p->addr) != 0)
-			n = -1;
-	}
-	if (n < 0)
-		n = ht_encode(p, s->bytes, sizeof(s->bytes));
-	if (n < 0)
-		return -EINVAL;
-	s->len = (uint8_t)n;
-	s->has_data = ht_link_pkt_has_data(p);
-	s->passpw = p->passpw;
+	memcpy(s->bytes, d->pkt, d->len);
+	s->len = (uint8_t)d->len;
+	s->has_data = ht_cmd_has_data(d->cmd);
+	s->passpw = d->passpw;
 	s->vc = (uint8_t)vc;
 	s->enq_ns = now;
 	if (vc == HT_VC_P) {
@@ -89,7 +71,18 @@ int htoe_encap_enqueue(struct htoe *b, struct htoe_vl *v, const struct ht_pkt *p
 		s->stamp = v->p_enq;
 	}
 	q->tail++;
-	return 0;
+	return s;
+}
+
+int htoe_encap_enqueue_pkt(struct htoe_vl *v, const struct ht_pkt *p, uint64_t now)
+{
+	uint8_t raw[HT_MAX_PKT_LEN];
+	struct ht_desc d;
+	int n = ht_encode(p, raw, sizeof(raw));
+
+	if (n < 0 || ht_desc_parse(raw, (size_t)n, &d) != n)
+		return -EINVAL;
+	return htoe_encap_enqueue(v, &d, now) ? 0 : -EAGAIN;
 }
 
 /* May the slot leave now as far as HT ordering goes (§13: NP and R with
@@ -333,6 +326,10 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 		}
 		return n;
 	}
+	if (v->regrant_due) {
+		v->regrant_due = false;
+		v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
+	}
 	n = try_retransmit(b, v, buf, cap, now);
 	if (n)
 		return n;
@@ -406,7 +403,7 @@ uint64_t htoe_encap_deadline(const struct htoe *b, const struct htoe_vl *v)
 		return 0;
 	if (v->state != HTOE_VL_UP)
 		return v->reset_next_ns;
-	if (v->credit_dirty || htoe_retry_tx_in_goback(&v->rt) ||
+	if (v->credit_dirty || v->regrant_due || htoe_retry_tx_in_goback(&v->rt) ||
 	    v->ctrl_tx.head != v->ctrl_tx.tail)
 		return 0;
 	d = htoe_retry_next_deadline(&v->rt);
@@ -596,7 +593,7 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	struct htoe_pkt_iter it;
 	const uint8_t *pkt;
 	size_t len;
-	unsigned ndata = 0, npkts = h->npkts;
+	unsigned ndata = h->ndata, npkts = h->npkts;
 	enum ht_vc vc = (enum ht_vc)h->vc;
 	int verdict;
 
@@ -612,10 +609,8 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 		return -HTOE_DROP_DUP; /* held already, waiting for room */
 
 	/* Every HT packet needs a command buffer, and a data buffer if it has
-	 * data; the whole frame must fit what we granted. */
-	htoe_pkt_iter_init(&it, payload, h->payload_len);
-	while (htoe_pkt_iter_next(&it, &pkt, &len) > 0)
-		ndata += ht_bytes_has_data(pkt, len);
+	 * data (counted by htoe_frame_parse); the whole frame must fit what we
+	 * granted. */
 	if (htoe_credit_rx_unused(&v->crx, vc, false) < npkts ||
 	    htoe_credit_rx_unused(&v->crx, vc, true) < ndata || htoe_lq_room(b, vc) < npkts)
 		return -HTOE_DROP_NO_CREDIT;

@@ -10,8 +10,13 @@
 
 #include "htoe_internal.h"
 
-int  htoe_encap_enqueue(struct htoe *b, struct htoe_vl *v, const struct ht_pkt *p,
-			const uint8_t *raw, size_t rawlen, uint64_t now);
+/* Queue the parsed HT packet d on VL v (its VC's queue), a copy of its
+ * bytes: the slot, which the caller may patch in place (address or tags, same
+ * length), or NULL when the queue is full. */
+struct htoe_slot *htoe_encap_enqueue(struct htoe_vl *v, const struct ht_desc *d, uint64_t now);
+/* The same for a packet the bridge builds itself (Flush, error responses):
+ * encoded first. 0, -EAGAIN (full) or -EINVAL. */
+int  htoe_encap_enqueue_pkt(struct htoe_vl *v, const struct ht_pkt *p, uint64_t now);
 bool htoe_encap_room(const struct htoe_vl *v, enum ht_vc vc);
 int  htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 		       unsigned flags);

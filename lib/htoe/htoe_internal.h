@@ -102,6 +102,9 @@ struct htoe_vl {
 	struct htoe_credit_tx ctx;
 	struct htoe_credit_rx crx;
 	bool     credit_dirty;       /* our grant changed since the peer last heard it */
+	bool     regrant_due;        /* buffers released since the last regrant: grant
+	                              * them again before the next frame (once per
+	                              * frame, not once per packet) */
 	uint64_t stall_since;        /* local input refused since (0: not stalled) */
 	uint64_t probe_next_ns;      /* credit-starved: next CREDIT_REQ probe */
 

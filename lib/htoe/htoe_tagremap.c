@@ -11,23 +11,24 @@
 
 /* ---- NP request info ---------------------------------------------------- */
 
-int htoe_np_info_from_req(const struct ht_pkt *req, struct htoe_np_info *np)
+/* The response parameters of a request of `kind` (the request's Count,
+ * dword, ResponsePassPW and posted bits as decoded). */
+static int np_info(enum ht_kind kind, bool posted, bool dword, uint8_t count,
+		   bool rsp_passpw, struct htoe_np_info *np)
 {
-	if (!req || !np)
-		return -EINVAL;
 	memset(np, 0, sizeof(*np));
-	switch (req->kind) {
+	switch (kind) {
 	case HT_K_RDSIZED:
 		np->kind = HT_K_RDSIZED;
-		np->rsp_count = req->dword ? (uint8_t)(req->count & 0xF) : 0;
-		np->rsp_passpw = req->responsepasspw ? 1 : 0;
+		np->rsp_count = dword ? (uint8_t)(count & 0xF) : 0;
+		np->rsp_passpw = rsp_passpw ? 1 : 0;
 		return 0;
 	case HT_K_ATOMIC:
 		np->kind = HT_K_ATOMIC;
 		np->rsp_count = 1; /* one qword: the old value */
 		return 0;
 	case HT_K_WRSIZED:
-		if (req->posted)
+		if (posted)
 			return -EINVAL;
 		np->kind = HT_K_WRSIZED;
 		return 0;
@@ -37,6 +38,22 @@ int htoe_np_info_from_req(const struct ht_pkt *req, struct htoe_np_info *np)
 	default:
 		return -EINVAL;
 	}
+}
+
+int htoe_np_info_from_req(const struct ht_pkt *req, struct htoe_np_info *np)
+{
+	if (!req || !np)
+		return -EINVAL;
+	return np_info((enum ht_kind)req->kind, req->posted, req->dword, req->count,
+		       req->responsepasspw, np);
+}
+
+int htoe_np_info_from_desc(const struct ht_desc *d, struct htoe_np_info *np)
+{
+	/* sized requests: Cmd = 0 p 1 d i c (write) or 01 r d i c (read),
+	 * p = posted, d = dword, r = ResponsePassPW */
+	return np_info((enum ht_kind)d->kind, (d->cmd & 0x20) != 0, (d->cmd & 0x04) != 0,
+		       d->count, (d->cmd & 0x08) != 0, np);
 }
 
 enum ht_kind htoe_np_rsp_kind(const struct htoe_np_info *np)

@@ -61,6 +61,9 @@ struct htoe_np_info {
  */
 int htoe_np_info_from_req(const struct ht_pkt *req, struct htoe_np_info *np);
 
+/* The same from a parsed packet (d from ht_desc_parse). */
+int htoe_np_info_from_desc(const struct ht_desc *d, struct htoe_np_info *np);
+
 /* The response kind for np->kind: HT_K_RDRESPONSE or HT_K_TGTDONE. */
 enum ht_kind htoe_np_rsp_kind(const struct htoe_np_info *np);
 

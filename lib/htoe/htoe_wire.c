@@ -316,10 +316,12 @@ int htoe_frame_refresh(uint8_t *frame, size_t len, uint16_t ack,
 
 /* ------------------------------------------------------------------ parse */
 
-int htoe_payload_check(const uint8_t *p, size_t len, unsigned npkts, unsigned vc)
+/* htoe_payload_check(), counting the packets that carry data (*ndata). */
+static int payload_check(const uint8_t *p, size_t len, unsigned npkts, unsigned vc,
+			 unsigned *ndata)
 {
 	size_t off = 0;
-	unsigned n = 0;
+	unsigned n = 0, nd = 0;
 
 	while (off < len) {
 		size_t rem = len - off;
@@ -343,11 +345,20 @@ int htoe_payload_check(const uint8_t *p, size_t len, unsigned npkts, unsigned vc
 			return -HTOE_DROP_VC;
 		if (++n > npkts)
 			return -HTOE_DROP_COUNT;
+		nd += ht_bytes_has_data(p + off, (size_t)plen);
 		off += (size_t)plen;
 	}
 	if (n != npkts)
 		return -HTOE_DROP_COUNT;
+	*ndata = nd;
 	return 0;
+}
+
+int htoe_payload_check(const uint8_t *p, size_t len, unsigned npkts, unsigned vc)
+{
+	unsigned ndata;
+
+	return payload_check(p, len, npkts, vc, &ndata);
 }
 
 void htoe_pkt_iter_init(struct htoe_pkt_iter *it, const uint8_t *payload, size_t len)
@@ -484,10 +495,12 @@ int htoe_frame_parse(const uint8_t *frame, size_t len, unsigned mtu,
 
 	/* 11. the HT packets of a DATA frame */
 	if (h->ftype == HTOE_FT_DATA) {
-		int rc = htoe_payload_check(pl, h->payload_len, h->npkts, h->vc);
+		unsigned ndata;
+		int rc = payload_check(pl, h->payload_len, h->npkts, h->vc, &ndata);
 
 		if (rc)
 			return rc;
+		h->ndata = (uint8_t)ndata;
 	}
 	if (payload)
 		*payload = pl;

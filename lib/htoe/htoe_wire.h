@@ -184,6 +184,7 @@ struct htoe_hdr {
 	bool     sack;         /* RESET/RESET_ACK: selective capability; ACK/NAK:
 	                        * the payload is a SACK block */
 	uint8_t  npkts;        /* HT packets in the payload (DATA) */
+	uint8_t  ndata;        /* parse, DATA: of those, the ones with a data packet */
 	uint8_t  epoch;        /* VL epoch */
 	uint16_t src_node;
 	uint16_t dst_node;
