@@ -633,6 +633,9 @@ static void incast_window(struct sim *s, bool close)
 		uint64_t st = incast_starved(s, i);
 
 		in->starved_ns[i] = st > in->starved_at_open[i] ? st - in->starved_at_open[i] : 0;
+		/* (the counter is as of the sender's last poll: at most the window) */
+		if (in->starved_ns[i] > s->now - in->opened_at)
+			in->starved_ns[i] = s->now - in->opened_at;
 	}
 	if (close) {
 		in->window_ns = s->now - in->opened_at;
