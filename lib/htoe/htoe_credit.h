@@ -58,7 +58,8 @@
  *     the table but idle) therefore holds R, never takes from the shared
  *     remainder and does not shrink the others' share. A VL that stops
  *     sending stays busy until a reset (there is no clock here): it keeps
- *     the share it was granted, as rule 4 says.
+ *     the share it was granted, as rule 4 says (counting it out would free
+ *     nothing: its unused grants stay with it until its sender uses them).
  *  4. Cap. Cumulative grants cannot be revoked, so a VL that goes idle
  *     keeps its unused credits until it uses them. The cap M bounds what
  *     an idle VL can sit on: at most M buffers per class per VL.
