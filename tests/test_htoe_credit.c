@@ -317,6 +317,21 @@ static unsigned cycle(struct htoe_rxpool *p, struct htoe_credit_rx *rx, enum ht_
 	return outst(rx, vc);
 }
 
+/* A pool of n VLs with reserve r, cap m and a shared part of `shared`
+ * buffers in every class; every VL attached and granted its reserve. */
+static void pool_with_vls(struct htoe_rxpool *p, struct htoe_credit_rx *rx, int n,
+			  uint16_t r, uint16_t m, uint16_t shared)
+{
+	uint16_t t[HT_VC_COUNT][2];
+
+	set_all(t, (uint16_t)(n * r + shared));
+	assert_int_equal(htoe_rxpool_init(p, t, r, m, (uint16_t)n), 0);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(htoe_credit_rx_init(p, &rx[i]), 0);
+		htoe_credit_rx_regrant(p, &rx[i]);
+	}
+}
+
 static void test_policy_reserve_many_vls(void **state)
 {
 	(void)state;
@@ -477,14 +492,8 @@ static void test_policy_fair_share(void **state)
 	enum { N = 8, R = 4, M = 64, SHARED = 80 };
 	static struct htoe_credit_rx rx[N];
 	struct htoe_rxpool p;
-	uint16_t t[HT_VC_COUNT][2];
 
-	set_all(t, N * R + SHARED);
-	assert_int_equal(htoe_rxpool_init(&p, t, R, M, N), 0);
-	for (int i = 0; i < N; i++) {
-		assert_int_equal(htoe_credit_rx_init(&p, &rx[i]), 0);
-		htoe_credit_rx_regrant(&p, &rx[i]);
-	}
+	pool_with_vls(&p, rx, N, R, M, SHARED);
 	for (int i = 0; i < N; i++) {
 		assert_int_equal(htoe_credit_rx_receive(&rx[i], HT_VC_P, false), 0);
 		htoe_credit_rx_regrant(&p, &rx[i]);
@@ -515,14 +524,8 @@ static void test_policy_newly_busy(void **state)
 	enum { N = 4, R = 2, M = 40, SHARED = 60 };
 	struct htoe_credit_rx rx[N];
 	struct htoe_rxpool p;
-	uint16_t t[HT_VC_COUNT][2];
 
-	set_all(t, N * R + SHARED);
-	assert_int_equal(htoe_rxpool_init(&p, t, R, M, N), 0);
-	for (int i = 0; i < N; i++) {
-		assert_int_equal(htoe_credit_rx_init(&p, &rx[i]), 0);
-		htoe_credit_rx_regrant(&p, &rx[i]);
-	}
+	pool_with_vls(&p, rx, N, R, M, SHARED);
 	for (int round = 0; round < 3; round++)
 		for (int i = 0; i < 3; i++) {
 			if (round == 0)
