@@ -50,7 +50,7 @@
  *     competing, each holds R + F after a round trip of releases, whatever
  *     the order in which they started (issue 14: with the former first
  *     come, first served rule the first busy VLs took the shared part and
- *     8 senders to one node got Jain's index 0.47).
+ *     8 senders to one node got Jain's index 0.43).
  *  3. Demand gate. Only a VL that has received at least one packet of the
  *     class since init/reset ("active") gets shared buffers, and only
  *     active VLs count in B (from their first regrant after becoming
