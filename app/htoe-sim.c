@@ -31,6 +31,12 @@ static void usage(FILE *f)
 	      "  --delay NS           one-way delay (default 1000)\n"
 	      "  --jitter NS          uniform extra delay 0..NS\n"
 	      "  --link-gbps G        port speed for serialization (default 10, 0 = none)\n"
+	      "  --egress-buf BYTES   switch output port buffer: frames to a node wait in\n"
+	      "                       it and are serialized at the link speed; tail drop\n"
+	      "                       (default 0 = no output queue; 131072 with --incast)\n"
+	      "  --incast             nodes 2..N write posted 64-byte writes to node 1 and\n"
+	      "                       nothing else; node 2 alone runs first as the reference;\n"
+	      "                       reports goodput, Jain's index, credit-starved time\n"
 	      "  --partition AT:LEN   split the nodes in two halves from AT for LEN ns\n"
 	      "  --restart NODE:AT    node NODE (1..N) restarts at AT ns\n"
 	      "  --reset NODE:PEER:AT node NODE resets its VL to PEER at AT ns\n"
@@ -104,6 +110,49 @@ static int parse_mix(const char *s, unsigned w[HT_OP__COUNT])
 	return 0;
 }
 
+/* --incast: the reference run (node 2 alone, its share of the
+ * transactions), then the run of every sender; text lines, then the JSON. */
+static int run_incast(struct sim_cfg *c, int egress_set, int mix_set)
+{
+	struct sim_result *multi = malloc(sizeof(*multi)), *single = malloc(sizeof(*single));
+	struct sim_incast_summary sum;
+	struct sim_cfg one;
+	int rc = 2, r1, rn;
+
+	if (mix_set) {
+		fprintf(stderr, "htoe-sim: --mix cannot be used with --incast (incast sends posted "
+				"64-byte writes only)\n");
+		goto out;
+	}
+	if (!multi || !single) {
+		fprintf(stderr, "htoe-sim: out of memory\n");
+		goto out;
+	}
+	if (!egress_set)
+		c->egress_buf = 131072;
+	c->incast = c->nodes - 1;
+	one = *c;
+	one.incast = 1;
+	one.transactions = c->transactions / c->incast ? c->transactions / c->incast : 1;
+	one.pcap_path = NULL;
+	one.progress = NULL;
+	r1 = sim_run(&one, single);
+	rn = r1 < 0 ? r1 : sim_run(c, multi);
+	if (r1 < 0 || rn < 0) {
+		fprintf(stderr, "htoe-sim: %s\n", r1 < 0 ? single->first_violation :
+			multi->first_violation);
+		goto out;
+	}
+	sim_incast_summarize(multi, single, &sum);
+	sim_incast_text(multi, &sum, stdout);
+	sim_result_json_incast(multi, single, &sum, stdout);
+	rc = r1 || rn ? 1 : 0;
+out:
+	free(multi);
+	free(single);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -120,6 +169,8 @@ int main(int argc, char **argv)
 		{ "delay", required_argument, 0, 'D' },
 		{ "jitter", required_argument, 0, 'j' },
 		{ "link-gbps", required_argument, 0, 'g' },
+		{ "egress-buf", required_argument, 0, 'e' },
+		{ "incast", no_argument, 0, 'i' },
 		{ "partition", required_argument, 0, 'p' },
 		{ "restart", required_argument, 0, 'R' },
 		{ "reset", required_argument, 0, 'V' },
@@ -148,7 +199,7 @@ int main(int argc, char **argv)
 	struct sim_cfg c;
 	struct sim_result r;
 	uint64_t v, t[3];
-	int opt, rc, mem_set = 0;
+	int opt, rc, mem_set = 0, incast = 0, egress_set = 0, mix_set = 0;
 
 	sim_cfg_default(&c);
 	c.progress = stderr;
@@ -169,6 +220,10 @@ int main(int argc, char **argv)
 		case 'c': bad = parse_prob(arg, &c.corrupt); break;
 		case 'D': bad = htoe_parse_u64(arg, &c.delay_ns); break;
 		case 'j': bad = htoe_parse_u64(arg, &c.jitter_ns); break;
+		case 'e': bad = htoe_parse_u64(arg, &c.egress_buf) || (c.egress_buf && c.egress_buf < 1518);
+			egress_set = 1;
+			break;
+		case 'i': incast = 1; break;
 		case 'g': bad = htoe_parse_unsigned(arg, 0, 0, 100000, &v); c.link_bps = v * 1000000000ull; break;
 		case 'p':
 			bad = htoe_parse_u64_list(arg, ':', t, 2);
@@ -189,7 +244,7 @@ int main(int argc, char **argv)
 			break;
 		case 'F': bad = htoe_parse_u64(arg, &c.forge_reset_at_ns) || !c.forge_reset_at_ns; break;
 		case 'G': bad = htoe_parse_u64(arg, &c.forge_src_at_ns) || !c.forge_src_at_ns; break;
-		case 'x': bad = parse_mix(arg, c.weight); break;
+		case 'x': bad = parse_mix(arg, c.weight); mix_set = 1; break;
 		case 'o': bad = htoe_parse_u64(arg, &c.rto_init_ns); break;
 		case 'T': bad = htoe_parse_u64(arg, &c.np_timeout_ns); break;
 		case 'y': bad = htoe_parse_unsigned(arg, 0, 0, UINT32_MAX, &v); c.retry_limit = (uint32_t)v; break;
@@ -253,6 +308,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "htoe-sim: --forge-src needs --nodes 3 or more (node 3 forges)\n");
 		return 2;
 	}
+	if (incast)
+		return run_incast(&c, egress_set, mix_set);
 	rc = sim_run(&c, &r);
 	if (rc < 0) {
 		fprintf(stderr, "htoe-sim: %s\n", r.first_violation);

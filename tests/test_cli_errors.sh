@@ -68,6 +68,12 @@ expect "htoe-sim --transactions ' 5'" 2 "bad value ' 5' for --transactions" \
 	"$APP/htoe-sim" --transactions ' 5'
 expect "htoe-sim --reset 1:-2:5" 2 "bad value '1:-2:5' for --reset" "$APP/htoe-sim" --reset 1:-2:5
 expect "htoe-sim --mix rd=-1" 2 "bad value 'rd=-1' for --mix" "$APP/htoe-sim" --mix rd=-1
+expect "htoe-sim --incast refuses --mix" 2 "--mix cannot be used with --incast" \
+	"$APP/htoe-sim" --incast --mix wrp=1
+expect "htoe-sim --egress-buf smaller than a frame" 2 "bad value '100' for --egress-buf" \
+	"$APP/htoe-sim" --egress-buf 100
+expect "htoe-sim --incast: JSON with the incast figures" 0 '"incast":\{"senders":2,' \
+	"$APP/htoe-sim" --incast --nodes 3 --transactions 500 --quiet
 expect "htoe-ht demo --ops -1" 2 "ops" "$APP/htoe-ht" demo --ops -1
 expect "htoe-pcap --an -1" 2 "--an: '-1' is not a number" \
 	"$APP/htoe-pcap" macsec-encrypt --in x --out y --key 00112233445566778899aabbccddeeff \

@@ -470,6 +470,32 @@ static void small_queues(struct htoe_config *c)
 	c->np_timeout_ns = 3000 * US;
 }
 
+/* A VL whose queue fills at time 0 (local traffic before the VL is up, as
+ * in the simulator, whose clock starts at 0) pushes back; it has not been
+ * stalled for the stall timeout (it was refused: 0 - 1 wrapped). */
+static void test_full_at_time_zero_pushes_back(void **state)
+{
+	struct ht_pkt p;
+
+	(void)state;
+	mk_nodes(2, small_queues);
+	for (unsigned i = 0; i < 4; i++) {
+		mk_write(&p, gaddr(2, 64u * i), true, 1, 0);
+		assert_int_equal(local_in(1, &p, 0), 0);
+	}
+	mk_write(&p, gaddr(2, 0x400), true, 1, 0);
+	assert_int_equal(local_in(1, &p, 0), -EAGAIN);
+	assert_int_equal(local_in(1, &p, 0), -EAGAIN);
+	assert_int_equal(local_in(1, &p, 999 * US), -EAGAIN);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->posted_refused, 0);
+	/* up: the queue drains and the write is taken */
+	bring_up();
+	pump(1000 * US, HTOE_TX_FLUSH, NULL, NULL);
+	assert_int_equal(local_in(1, &p, 1000 * US), 0);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->posted_refused, 0);
+	free_nodes();
+}
+
 static bool drop_to_2(uint16_t from, const uint8_t *f, size_t len, void *arg)
 {
 	(void)from;
@@ -1770,6 +1796,7 @@ int main(void)
 		cmocka_unit_test(test_peer_restart),
 		cmocka_unit_test(test_ctrl_new_incarnation),
 		cmocka_unit_test(test_sel_negotiation),
+		cmocka_unit_test(test_full_at_time_zero_pushes_back),
 		cmocka_unit_test(test_sel_gap),
 		cmocka_unit_test(test_sel_reset_while_held),
 		cmocka_unit_test(test_sel_forged_sacks),

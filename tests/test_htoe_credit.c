@@ -296,6 +296,42 @@ static void test_rx_overrun(void **state)
 	CHECK_POOL(&p, rx, 1);
 }
 
+/* Outstanding buffers of a VL in the command class of vc. */
+static unsigned outst(const struct htoe_credit_rx *rx, enum ht_vc vc)
+{
+	return (uint16_t)(rx->granted[vc][0] - rx->released[vc][0]);
+}
+
+/* The sender uses every credit of vc (with data for R, as responses with
+ * data; command only for the others), the local side releases everything
+ * held, the VL regrants. Returns its outstanding buffers. */
+static unsigned cycle(struct htoe_rxpool *p, struct htoe_credit_rx *rx, enum ht_vc vc)
+{
+	bool data = vc == HT_VC_R;
+
+	while (htoe_credit_rx_unused(rx, vc, false) && (!data || htoe_credit_rx_unused(rx, vc, true)))
+		assert_int_equal(htoe_credit_rx_receive(rx, vc, data), 0);
+	while (htoe_credit_rx_held(rx, vc, false))
+		assert_int_equal(htoe_credit_rx_release(p, rx, vc, data), 0);
+	htoe_credit_rx_regrant(p, rx);
+	return outst(rx, vc);
+}
+
+/* A pool of n VLs with reserve r, cap m and a shared part of `shared`
+ * buffers in every class; every VL attached and granted its reserve. */
+static void pool_with_vls(struct htoe_rxpool *p, struct htoe_credit_rx *rx, int n,
+			  uint16_t r, uint16_t m, uint16_t shared)
+{
+	uint16_t t[HT_VC_COUNT][2];
+
+	set_all(t, (uint16_t)(n * r + shared));
+	assert_int_equal(htoe_rxpool_init(p, t, r, m, (uint16_t)n), 0);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(htoe_credit_rx_init(p, &rx[i]), 0);
+		htoe_credit_rx_regrant(p, &rx[i]);
+	}
+}
+
 static void test_policy_reserve_many_vls(void **state)
 {
 	(void)state;
@@ -423,29 +459,103 @@ static void test_policy_regrant_after_release(void **state)
 	assert_true(htoe_credit_rx_regrant(&p, &rx[1]));
 	assert_int_equal(rx[1].granted[HT_VC_P][0], 3);
 	CHECK_POOL(&p, rx, 2);
-	/* A uses 5 and releases them: they go to B if B regrants first */
+	/* A uses 5 and releases 6: outstanding 6 (excess 4), 6 free. B
+	 * regrants first but takes only its share S/2 = 5 (first come, first
+	 * served gave it all 6); A tops up to its share too */
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_P, false), 0);
 	for (int i = 0; i < 6; i++)
 		assert_int_equal(htoe_credit_rx_release(&p, &rx[0], HT_VC_P, false), 0);
 	assert_int_equal(htoe_rxpool_free(&p, HT_VC_P, false), 6);
 	assert_true(htoe_credit_rx_regrant(&p, &rx[1]));
-	assert_int_equal((uint16_t)(rx[1].granted[HT_VC_P][0] - rx[1].released[HT_VC_P][0]), 2 + 6);
-	assert_false(htoe_credit_rx_regrant(&p, &rx[0]));
-	assert_int_equal((uint16_t)(rx[0].granted[HT_VC_P][0] - rx[0].released[HT_VC_P][0]), 6);
-	assert_int_equal(htoe_rxpool_free(&p, HT_VC_P, false), 0);
-	CHECK_POOL(&p, rx, 2);
-	/* A uses and releases what it had: outstanding 1, excess 0; the
-	 * shared part has 10 - 6 (B's excess) = 4 free: A gets R + 4 */
-	for (int i = 0; i < 6; i++)
-		assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_P, false), 0);
-	for (int i = 0; i < 5; i++)
-		assert_int_equal(htoe_credit_rx_release(&p, &rx[0], HT_VC_P, false), 0);
+	assert_int_equal(outst(&rx[1], HT_VC_P), 2 + 5);
 	assert_true(htoe_credit_rx_regrant(&p, &rx[0]));
-	assert_int_equal((uint16_t)(rx[0].granted[HT_VC_P][0] - rx[0].released[HT_VC_P][0]), 2 + 4);
-	assert_int_equal(p.excess[HT_VC_P][0], 10);
+	assert_int_equal(outst(&rx[0], HT_VC_P), 2 + 5);
 	assert_int_equal(htoe_rxpool_free(&p, HT_VC_P, false), 0);
 	CHECK_POOL(&p, rx, 2);
+	/* A uses and releases everything, several times: R + 5 each time */
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(cycle(&p, &rx[0], HT_VC_P), 2 + 5);
+		assert_int_equal(p.excess[HT_VC_P][0], 10);
+		CHECK_POOL(&p, rx, 2);
+	}
+}
+
+/* Fair share: 8 VLs become busy one after the other on a pool whose shared
+ * part (80) is less than 8 * (M - R): the first ones take much more than
+ * their share at first (nobody else is busy), but after every sender has
+ * used and released its credits a few times each holds R + S/8 (first
+ * come, first served kept the first ones at M and left the last at R). */
+static void test_policy_fair_share(void **state)
+{
+	(void)state;
+	enum { N = 8, R = 4, M = 64, SHARED = 80 };
+	static struct htoe_credit_rx rx[N];
+	struct htoe_rxpool p;
+
+	pool_with_vls(&p, rx, N, R, M, SHARED);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(htoe_credit_rx_receive(&rx[i], HT_VC_P, false), 0);
+		htoe_credit_rx_regrant(&p, &rx[i]);
+		assert_int_equal(p.n_busy[HT_VC_P][0], i + 1);
+		CHECK_POOL(&p, rx, N);
+	}
+	assert_int_equal(outst(&rx[0], HT_VC_P), M); /* alone at first: the cap */
+	for (int round = 0; round < 4; round++)
+		for (int i = 0; i < N; i++) {
+			cycle(&p, &rx[i], HT_VC_P);
+			CHECK_POOL(&p, rx, N);
+		}
+	for (int i = 0; i < N; i++)
+		assert_int_equal(outst(&rx[i], HT_VC_P), R + SHARED / N);
+	assert_int_equal(htoe_rxpool_free(&p, HT_VC_P, false), 0);
+	/* the classes nobody used: the reserve, nobody busy */
+	assert_int_equal(outst(&rx[3], HT_VC_NP), R);
+	assert_int_equal(p.n_busy[HT_VC_NP][0], 0);
+}
+
+/* A VL that becomes busy while the others hold the whole shared part gets
+ * its reserve at once and its share as soon as the others have released
+ * (they are above the new share, so what they release is not granted to
+ * them again); a reset VL leaves the busy count and the others grow. */
+static void test_policy_newly_busy(void **state)
+{
+	(void)state;
+	enum { N = 4, R = 2, M = 40, SHARED = 60 };
+	struct htoe_credit_rx rx[N];
+	struct htoe_rxpool p;
+
+	pool_with_vls(&p, rx, N, R, M, SHARED);
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 3; i++) {
+			if (round == 0)
+				assert_int_equal(htoe_credit_rx_receive(&rx[i], HT_VC_R, true), 0);
+			cycle(&p, &rx[i], HT_VC_R);
+		}
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(outst(&rx[i], HT_VC_R), R + SHARED / 3);
+	/* VL 3 starts: nothing is free, it runs on its reserve */
+	assert_int_equal(htoe_credit_rx_receive(&rx[3], HT_VC_R, true), 0);
+	assert_false(htoe_credit_rx_regrant(&p, &rx[3]));
+	assert_int_equal(p.n_busy[HT_VC_R][1], 4);
+	CHECK_POOL(&p, rx, N);
+	/* the others use and release theirs, each regranting at once: they
+	 * stop at the new share and VL 3 gets the rest */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(cycle(&p, &rx[i], HT_VC_R), R + SHARED / 4);
+	assert_true(htoe_credit_rx_regrant(&p, &rx[3]));
+	assert_int_equal(outst(&rx[3], HT_VC_R), R + SHARED / 4);
+	assert_int_equal(htoe_rxpool_free(&p, HT_VC_R, true), 0);
+	CHECK_POOL(&p, rx, N);
+	/* VL 3 is reset (after releasing what it holds): three busy again */
+	cycle(&p, &rx[3], HT_VC_R);
+	while (htoe_credit_rx_held(&rx[3], HT_VC_R, false))
+		assert_int_equal(htoe_credit_rx_release(&p, &rx[3], HT_VC_R, true), 0);
+	assert_int_equal(htoe_credit_rx_reset(&p, &rx[3]), 0);
+	assert_int_equal(p.n_busy[HT_VC_R][1], 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(cycle(&p, &rx[i], HT_VC_R), R + SHARED / 3);
+	CHECK_POOL(&p, rx, N);
 }
 
 static void test_rx_reset(void **state)
@@ -514,6 +624,12 @@ static void test_check_detects(void **state)
 	p.committed[HT_VC_R][0] = 41;
 	assert_int_equal(htoe_credit_check(&p, rx, 2, sizeof(rx[0]), NULL, 0), -EINVAL);
 	p.committed[HT_VC_R][0] = 8;
+	CHECK_POOL(&p, rx, 2);
+	/* a busy count that does not match the VLs */
+	p.n_busy[HT_VC_P][1] = 1;
+	assert_int_equal(htoe_credit_check(&p, rx, 2, sizeof(rx[0]), err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "busy"));
+	p.n_busy[HT_VC_P][1] = 0;
 	CHECK_POOL(&p, rx, 2);
 
 	/* pair check */
@@ -702,6 +818,8 @@ int main(void)
 		cmocka_unit_test(test_policy_reserve_many_vls),
 		cmocka_unit_test(test_policy_cap),
 		cmocka_unit_test(test_policy_regrant_after_release),
+		cmocka_unit_test(test_policy_fair_share),
+		cmocka_unit_test(test_policy_newly_busy),
 		cmocka_unit_test(test_rx_reset),
 		cmocka_unit_test(test_check_detects),
 		cmocka_unit_test(test_randomized_pool),

@@ -163,6 +163,11 @@ struct node {
 	struct slice *sl;      /* [dst] */
 	struct ht_workload **wlp; /* [dst]: &sl[dst].wl once active */
 	uint64_t port_busy;
+	/* the switch's output port towards this node (cfg.egress_buf): FIFO
+	 * of the frames it holds, by the time each has left, and their bytes */
+	struct { uint64_t done; uint32_t len; } *egq;
+	unsigned egq_head, egq_n, egq_cap;
+	uint64_t egq_bytes, egress_busy;
 	unsigned incarnation;
 	bool in_burst[64];
 	uint64_t seen_resets[64];   /* VL reset counter snapshot, by peer index */
@@ -217,6 +222,11 @@ static const struct htnode_hooks sim_hooks;
 
 static uint64_t slice_ops(const struct sim *s, unsigned src, unsigned dst)
 {
+	unsigned k_in = s->cfg->incast;
+
+	if (k_in) /* senders 2..k_in+1 share the transactions, to node 1 only */
+		return dst != 0 || src < 1 || src > k_in ? 0 :
+		       s->cfg->transactions / k_in + (src - 1 < s->cfg->transactions % k_in);
 	uint64_t n = (uint64_t)s->cfg->nodes * s->cfg->nodes;
 	uint64_t k = (uint64_t)src * s->cfg->nodes + dst;
 
@@ -243,7 +253,12 @@ static int slice_init_wl(struct sim *s, unsigned src, unsigned dst, uint64_t ops
 	wc.n_ops = ops;
 	wc.shadow = sl->shadow;
 	wc.busy = sl->busy;
-	wc.sweep = ops > 0;
+	wc.sweep = ops > 0 && !s->cfg->incast;
+	if (s->cfg->incast) { /* posted 64-byte writes only */
+		memset(wc.weight, 0, sizeof(wc.weight));
+		wc.weight[HT_OP_WRITE_P] = 1;
+		wc.fixed_len = 64;
+	}
 	memset(sl->busy, 0, s->slice_size / 64);
 	sl->active = true;
 	s->n[src].wlp[dst] = &sl->wl;
@@ -318,7 +333,11 @@ static int node_init(struct sim *s, unsigned i, char *err, size_t errlen)
 	nd->sl = calloc(c->nodes, sizeof(*nd->sl));
 	nd->wlp = calloc(c->nodes, sizeof(*nd->wlp));
 	nd->rxq = c->stall_prob > 0 ? calloc(c->rx_ring, sizeof(*nd->rxq)) : NULL;
-	if (!nd->mem || !nd->sl || !nd->wlp || (c->stall_prob > 0 && !nd->rxq))
+	/* the smallest frame is 60 bytes: that many fit in the output buffer */
+	nd->egq_cap = c->egress_buf ? (unsigned)(c->egress_buf / 60 + 1) : 0;
+	nd->egq = nd->egq_cap ? calloc(nd->egq_cap, sizeof(*nd->egq)) : NULL;
+	if (!nd->mem || !nd->sl || !nd->wlp || (c->stall_prob > 0 && !nd->rxq) ||
+	    (nd->egq_cap && !nd->egq))
 		return -1;
 	ht_wl_fill(c->seed * 1000003u + i, nd->mem, c->mem_per_node);
 	memset(&tc, 0, sizeof(tc));
@@ -414,6 +433,32 @@ static bool partitioned(const struct sim *s, unsigned a, unsigned b)
 	return (a < half) != (b < half);
 }
 
+static uint64_t frame_time(const struct sim_cfg *c, size_t len)
+{
+	/* preamble + IFG + FCS included */
+	return c->link_bps ? ((uint64_t)len + 24) * 8 * 1000000000ull / c->link_bps : 0;
+}
+
+/* A frame reaches the switch's output port towards nd at time t: it waits
+ * behind the frames the port holds and is serialized after them. Returns
+ * the time it has left the port, or UINT64_MAX when the port's buffer
+ * cannot take it (tail drop). Frames join in the order they are sent. */
+static uint64_t egress(struct sim *s, struct node *nd, size_t len, uint64_t t)
+{
+	while (nd->egq_n && nd->egq[nd->egq_head].done <= t) {
+		nd->egq_bytes -= nd->egq[nd->egq_head].len;
+		nd->egq_head = (nd->egq_head + 1) % nd->egq_cap;
+		nd->egq_n--;
+	}
+	if (nd->egq_bytes + len > s->cfg->egress_buf || nd->egq_n == nd->egq_cap)
+		return UINT64_MAX;
+	nd->egress_busy = (t > nd->egress_busy ? t : nd->egress_busy) + frame_time(s->cfg, len);
+	nd->egq[(nd->egq_head + nd->egq_n++) % nd->egq_cap].done = nd->egress_busy;
+	nd->egq[(nd->egq_head + nd->egq_n - 1) % nd->egq_cap].len = (uint32_t)len;
+	nd->egq_bytes += len;
+	return nd->egress_busy;
+}
+
 static void switch_send(struct sim *s, struct node *src, uint8_t *f, size_t len)
 {
 	const struct sim_cfg *c = s->cfg;
@@ -435,10 +480,8 @@ static void switch_send(struct sim *s, struct node *src, uint8_t *f, size_t len)
 		return;
 	}
 	dst = dst_id - 1;
-	/* serialization on the sender's port (preamble + IFG + FCS included) */
-	t = s->now > src->port_busy ? s->now : src->port_busy;
-	if (c->link_bps)
-		t += ((uint64_t)len + 24) * 8 * 1000000000ull / c->link_bps;
+	/* serialization on the sender's port */
+	t = (s->now > src->port_busy ? s->now : src->port_busy) + frame_time(c, len);
 	src->port_busy = t;
 
 	if (partitioned(s, src->idx, dst)) {
@@ -465,6 +508,14 @@ static void switch_send(struct sim *s, struct node *src, uint8_t *f, size_t len)
 
 		f[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 		s->res->frames_corrupted++;
+	}
+	if (c->egress_buf) {
+		t = egress(s, &s->n[dst], len, t);
+		if (t == UINT64_MAX) {
+			s->res->egress_drops++;
+			s->res->frames_dropped++;
+			return;
+		}
 	}
 	t += c->delay_ns;
 	if (c->jitter_ns)
@@ -560,6 +611,58 @@ static void on_unexpected(struct htnode *core, const struct ht_pkt *p, int rc)
 	violation(s, "response for a request not outstanding", nd->idx, nd->idx);
 }
 
+/* Credit-starved time so far of sender i's VL to node 1. */
+static uint64_t incast_starved(struct sim *s, unsigned i)
+{
+	const struct htoe_vl_stats *vs = htoe_get_vl_stats(s->n[i].core.b, 1);
+
+	return vs ? vs->credit_starved_ns : 0;
+}
+
+/* Incast window (struct sim_incast): opened by the first write node 1
+ * applies, closed when a sender has had all its writes applied. */
+static void incast_window(struct sim *s, bool close)
+{
+	struct sim_incast *in = &s->res->incast;
+
+	for (unsigned i = 1; i <= s->cfg->incast; i++) {
+		if (!close) {
+			in->starved_at_open[i] = incast_starved(s, i);
+			continue;
+		}
+		uint64_t st = incast_starved(s, i);
+
+		in->starved_ns[i] = st > in->starved_at_open[i] ? st - in->starved_at_open[i] : 0;
+		/* (the counter is as of the sender's last poll: at most the window) */
+		if (in->starved_ns[i] > s->now - in->opened_at)
+			in->starved_ns[i] = s->now - in->opened_at;
+	}
+	if (close) {
+		in->window_ns = s->now - in->opened_at;
+		in->closed = true;
+	} else {
+		in->opened_at = s->now;
+		in->open = true;
+	}
+}
+
+static void incast_applied(struct sim *s, unsigned src, unsigned len)
+{
+	struct sim_incast *in = &s->res->incast;
+
+	if (src < 1 || src > s->cfg->incast)
+		return;
+	if (!in->open)
+		incast_window(s, false);
+	in->total_writes[src]++;
+	if (in->closed)
+		return;
+	in->writes[src]++;
+	in->bytes[src] += len;
+	if (in->total_writes[src] >= slice_ops(s, src, 0))
+		incast_window(s, true);
+}
+
 /* htnode hook: the target applies a posted write: check it against the
  * issue order. */
 static void on_posted_write(struct htnode *core, const struct ht_pkt *p)
@@ -578,6 +681,8 @@ static void on_posted_write(struct htnode *core, const struct ht_pkt *p)
 	s->res->posted_applied++;
 	s->res->completed++;
 	s->last_progress = s->now;
+	if (s->cfg->incast && nd->idx == 0)
+		incast_applied(s, src, p->data_len);
 	if (sl->fifo_head != sl->fifo_tail && sl->fifo[sl->fifo_head & sl->fifo_mask] == h) {
 		sl->fifo_head++;
 		return;
@@ -845,9 +950,16 @@ static bool all_done(struct sim *s)
 
 		if (htnode_busy(&nd->core))
 			return false;
-		for (unsigned d = 0; d < s->cfg->nodes; d++)
-			if (nd->sl[d].active && !ht_wl_done(&nd->sl[d].wl))
+		for (unsigned d = 0; d < s->cfg->nodes; d++) {
+			const struct slice *sl = &nd->sl[d];
+
+			if (sl->active && !ht_wl_done(&sl->wl))
 				return false;
+			/* posted writes still travelling (the sweep's reads, which
+			 * follow them, are off in incast runs) */
+			if (!sl->tainted && sl->fifo_head != sl->fifo_tail)
+				return false;
+		}
 	}
 	return true;
 }
@@ -960,6 +1072,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	res->seed = cfg->seed;
 	res->nodes = cfg->nodes;
 	res->transactions = cfg->transactions;
+	res->incast.senders = cfg->incast;
 	if (cfg->nodes < 2 || cfg->nodes > 64) {
 		snprintf(res->first_violation, sizeof(res->first_violation),
 			 "bad configuration: %u nodes: must be 2..64", cfg->nodes);
@@ -971,6 +1084,12 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 			 "of 64 * nodes = %" PRIu64 " (each node's memory is cut into one slice of "
 			 "whole 64-byte lines per node; e.g. %" PRIu64 ")", cfg->mem_per_node,
 			 (uint64_t)64 * cfg->nodes, sim_mem_default(cfg->nodes));
+		return -1;
+	}
+	if (cfg->incast >= cfg->nodes) {
+		snprintf(res->first_violation, sizeof(res->first_violation),
+			 "bad configuration: %u incast senders need %u nodes or more, not %u",
+			 cfg->incast, cfg->incast + 1, cfg->nodes);
 		return -1;
 	}
 	if (cfg->stall_prob > 0 && !cfg->rx_ring) {
@@ -1049,6 +1168,8 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		}
 	}
 	res->virtual_ns = s.now;
+	if (cfg->incast && res->incast.open && !res->incast.closed)
+		incast_window(&s, true); /* a sender's writes were lost: up to the end */
 	final_checks(&s);
 	rc = res->violations ? 1 : 0;
 	goto out;
@@ -1081,13 +1202,14 @@ out:
 				for (unsigned k = 0; k < nd->rxq_n; k++)
 					free(nd->rxq[(nd->rxq_head + k) % cfg->rx_ring].data);
 			free(nd->rxq);
+			free(nd->egq);
 		}
 		free(s.n);
 	}
 	return rc;
 }
 
-void sim_result_json(const struct sim_result *r, FILE *f)
+static void json_body(const struct sim_result *r, FILE *f)
 {
 	fprintf(f,
 		"{\"seed\":%" PRIu64 ",\"nodes\":%" PRIu64 ",\"transactions\":%" PRIu64
@@ -1104,6 +1226,7 @@ void sim_result_json(const struct sim_result *r, FILE *f)
 		",\"wrong_data\":%" PRIu64 ",\"tainted_slices\":%" PRIu64
 		",\"unexplained_poison\":%" PRIu64 ",\"credit_errors\":%" PRIu64
 		",\"stalls\":%" PRIu64 ",\"stalled_ms\":%.3f,\"rx_ring_drops\":%" PRIu64
+		",\"egress_drops\":%" PRIu64
 		",\"max_np_latency_us\":%.1f,\"liveness_failures\":%" PRIu64
 		",\"peer_restarts\":%" PRIu64 ",\"restart_up_max_us\":%.1f"
 		",\"forged_sent\":%" PRIu64 ",\"forged_dropped\":%" PRIu64
@@ -1116,7 +1239,7 @@ void sim_result_json(const struct sim_result *r, FILE *f)
 		r->frames_duplicated, r->frames_corrupted, r->frames_reordered, r->drops_crc,
 		r->lost, r->duplicated, r->misordered, r->wrong_data, r->tainted_slices,
 		r->unexplained_poison, r->credit_errors, r->stalls, (double)r->stalled_ns / 1e6,
-		r->rx_ring_drops, (double)r->max_np_latency_ns / 1e3, r->liveness_failures,
+		r->rx_ring_drops, r->egress_drops, (double)r->max_np_latency_ns / 1e3, r->liveness_failures,
 		r->peer_restarts, (double)r->restart_up_max_ns / 1e3, r->forged_sent,
 		r->forged_dropped,
 		r->deadlock ? "true" : "false",
@@ -1128,5 +1251,99 @@ void sim_result_json(const struct sim_result *r, FILE *f)
 				fputc(*p, f);
 		fputc('"', f);
 	}
+}
+
+void sim_result_json(const struct sim_result *r, FILE *f)
+{
+	json_body(r, f);
 	fputs("}\n", f);
+}
+
+static double incast_rate(const struct sim_result *r, uint64_t v)
+{
+	return r->incast.window_ns ? (double)v * 1e9 / (double)r->incast.window_ns : 0;
+}
+
+void sim_incast_summarize(const struct sim_result *multi, const struct sim_result *single,
+			  struct sim_incast_summary *out)
+{
+	const struct sim_incast *in = &multi->incast;
+	double sum = 0, sum2 = 0, st = 0;
+	uint64_t writes = 0, bytes = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->senders = in->senders;
+	for (unsigned i = 1; i <= in->senders && i < 64; i++) {
+		double x = incast_rate(multi, in->bytes[i]) * 8;
+		double sh = in->window_ns ? (double)in->starved_ns[i] / (double)in->window_ns : 0;
+
+		out->sender_bps[i] = x;
+		out->starved_share[i] = sh;
+		sum += x;
+		sum2 += x * x;
+		st += sh;
+		if (sh > out->starved_max)
+			out->starved_max = sh;
+		writes += in->writes[i];
+		bytes += in->bytes[i];
+	}
+	out->aggregate_bps = incast_rate(multi, bytes) * 8;
+	out->aggregate_wps = incast_rate(multi, writes);
+	out->single_bps = incast_rate(single, single->incast.bytes[1]) * 8;
+	out->single_wps = incast_rate(single, single->incast.writes[1]);
+	out->ratio = out->single_bps > 0 ? out->aggregate_bps / out->single_bps : 0;
+	out->jain = sum2 > 0 ? sum * sum / ((double)in->senders * sum2) : 0;
+	out->starved_mean = in->senders ? st / in->senders : 0;
+}
+
+void sim_incast_text(const struct sim_result *multi, const struct sim_incast_summary *m,
+		     FILE *f)
+{
+	fprintf(f, "incast: %u senders -> node 1, window %.3f ms\n", m->senders,
+		(double)multi->incast.window_ns / 1e6);
+	fprintf(f, "incast: aggregate %.1f Mb/s (%.0f writes/s), one sender alone %.1f Mb/s "
+		   "(%.0f writes/s): ratio %.3f\n", m->aggregate_bps / 1e6, m->aggregate_wps,
+		m->single_bps / 1e6, m->single_wps, m->ratio);
+	fprintf(f, "incast: Jain's fairness index %.4f; credit-starved share of the window: "
+		   "max %.3f, mean %.3f; egress drops %" PRIu64 "\n", m->jain, m->starved_max,
+		m->starved_mean, multi->egress_drops);
+	for (unsigned i = 1; i <= m->senders && i < 64; i++)
+		fprintf(f, "incast: node %u: %" PRIu64 " writes, %.1f Mb/s, credit-starved "
+			   "%.3f ms (%.3f)\n", i + 1, multi->incast.writes[i],
+			m->sender_bps[i] / 1e6, (double)multi->incast.starved_ns[i] / 1e6,
+			m->starved_share[i]);
+}
+
+void sim_result_json_incast(const struct sim_result *multi, const struct sim_result *single,
+			    const struct sim_incast_summary *m, FILE *f)
+{
+	struct sim_result *r = malloc(sizeof(*r));
+
+	if (!r) {
+		sim_result_json(multi, f);
+		return;
+	}
+	*r = *multi;
+	r->violations += single->violations;
+	r->deadlock = r->deadlock || single->deadlock;
+	if (!r->first_violation[0] && single->first_violation[0])
+		snprintf(r->first_violation, sizeof(r->first_violation),
+			 "single-sender reference: %.200s", single->first_violation);
+	json_body(r, f);
+	free(r);
+	fprintf(f, ",\"incast\":{\"senders\":%u,\"window_us\":%.1f,\"aggregate_mbps\":%.1f"
+		   ",\"aggregate_writes_per_s\":%.0f,\"single_mbps\":%.1f"
+		   ",\"single_writes_per_s\":%.0f,\"single_window_us\":%.1f,\"ratio\":%.4f"
+		   ",\"jain\":%.4f,\"starved_share_max\":%.4f,\"starved_share_mean\":%.4f"
+		   ",\"single_violations\":%" PRIu64 ",\"per_sender\":[",
+		m->senders, (double)multi->incast.window_ns / 1e3, m->aggregate_bps / 1e6,
+		m->aggregate_wps, m->single_bps / 1e6, m->single_wps,
+		(double)single->incast.window_ns / 1e3, m->ratio, m->jain, m->starved_max,
+		m->starved_mean, single->violations);
+	for (unsigned i = 1; i <= m->senders && i < 64; i++)
+		fprintf(f, "%s{\"node\":%u,\"writes\":%" PRIu64 ",\"mbps\":%.1f"
+			   ",\"starved_us\":%.1f,\"starved_share\":%.4f}", i > 1 ? "," : "", i + 1,
+			multi->incast.writes[i], m->sender_bps[i] / 1e6,
+			(double)multi->incast.starved_ns[i] / 1e3, m->starved_share[i]);
+	fputs("]}}\n", f);
 }

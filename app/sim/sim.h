@@ -32,6 +32,17 @@ struct sim_cfg {
 	uint64_t delay_ns;         /* one-way propagation delay */
 	uint64_t jitter_ns;        /* uniform extra delay 0..jitter */
 	uint64_t link_bps;         /* port speed (serialization), 0 = infinite */
+	/* the switch's output port towards each node: frames wait in a FIFO of
+	 * egress_buf bytes and are serialized at link_bps; a frame that does
+	 * not fit is dropped (tail drop, egress_drops). 0: no output queue
+	 * (frames leave the switch when their sender's port has sent them) */
+	uint64_t egress_buf;
+
+	/* incast (0: off): nodes 2..incast+1 write posted 64-byte writes to
+	 * node 1 and nothing else; no other node sends; no read-back sweep
+	 * (the final memory image check covers the writes). The result's
+	 * incast part (struct sim_incast) measures each sender's goodput. */
+	unsigned incast;
 
 	/* a partition: frames between the two halves of the nodes are dropped
 	 * in [partition_at, partition_at + partition_ns) */
@@ -87,6 +98,22 @@ void sim_cfg_default(struct sim_cfg *c);
  * whole 64-byte lines), so any node count runs without --mem. */
 uint64_t sim_mem_default(unsigned nodes);
 
+/* Incast measurement. The window opens when node 1 applies the first posted
+ * write and closes when the first sender has had all its writes applied
+ * (until then every sender is backlogged); per sender (by node index): the
+ * posted writes and payload bytes applied within the window, and its VL to
+ * node 1's credit-starved time within the window (htoe_vl_stats
+ * credit_starved_ns: time a packet waited at the head of a VC queue
+ * without a credit). */
+struct sim_incast {
+	unsigned senders;
+	uint64_t window_ns;
+	uint64_t writes[64], bytes[64], starved_ns[64];
+	/* internal: window bookkeeping */
+	uint64_t opened_at, total_writes[64], starved_at_open[64];
+	bool     open, closed;
+};
+
 struct sim_result {
 	uint64_t seed, nodes, transactions;
 	uint64_t completed;        /* NP ops answered + posted writes applied + fences */
@@ -109,6 +136,7 @@ struct sim_result {
 	uint64_t stalls;           /* times a node was not polled */
 	uint64_t stalled_ns;       /* their total length (over all nodes) */
 	uint64_t rx_ring_drops;    /* frames dropped on a full RX ring */
+	uint64_t egress_drops;     /* frames dropped at a full switch output port */
 	uint64_t max_np_latency_ns; /* longest issue-to-answer time of an NP request */
 	uint64_t liveness_failures; /* late or poisoned answers, VL resets (liveness_ns) */
 	uint64_t peer_restarts;    /* VLs that saw a new incarnation of their peer */
@@ -119,6 +147,7 @@ struct sim_result {
 	uint64_t violations;
 	uint64_t virtual_ns;
 	char     first_violation[256];
+	struct sim_incast incast;
 };
 
 /* Run the simulation. Returns 0 when violations == 0, 1 otherwise, -1 on a
@@ -127,5 +156,30 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res);
 
 /* Print the result as one JSON object (one line). */
 void sim_result_json(const struct sim_result *r, FILE *f);
+
+/* Incast figures of a run (cfg.incast > 0) against the reference run of a
+ * single sender (same configuration, incast = 1). Goodputs are posted-write
+ * payload bytes per virtual second within each run's window. */
+struct sim_incast_summary {
+	unsigned senders;
+	double   aggregate_bps, aggregate_wps;  /* payload bits/s, writes/s */
+	double   single_bps, single_wps;
+	double   ratio;                         /* aggregate / single */
+	double   jain;                          /* (sum x)^2 / (n sum x^2) */
+	double   starved_max, starved_mean;     /* starved share of the window */
+	double   sender_bps[64], starved_share[64];
+};
+
+void sim_incast_summarize(const struct sim_result *multi, const struct sim_result *single,
+			  struct sim_incast_summary *out);
+
+/* Text lines describing the incast figures (for people). */
+void sim_incast_text(const struct sim_result *multi, const struct sim_incast_summary *sum,
+		     FILE *f);
+
+/* The result of the incast run as one JSON object (one line) with an
+ * "incast" member; violations and deadlock cover both runs. */
+void sim_result_json_incast(const struct sim_result *multi, const struct sim_result *single,
+			    const struct sim_incast_summary *sum, FILE *f);
 
 #endif

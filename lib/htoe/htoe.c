@@ -615,7 +615,9 @@ static int local_request(struct htoe *b, struct lin *x, uint64_t now)
 	    (vc == HT_VC_NP && htoe_outstanding_find(&b->out, d->unitid, d->srctag))) {
 		if (!v->stall_since)
 			v->stall_since = now ? now : 1;
-		if (now - v->stall_since < b->cfg.stall_timeout_ns) {
+		/* (stall_since is 1 for a stall that began at now == 0: a VL
+		 * full at time 0 has not been stalled for 2^64 - 1 ns) */
+		if (now <= v->stall_since || now - v->stall_since < b->cfg.stall_timeout_ns) {
 			b->st.backpressure++;
 			return -EAGAIN;
 		}

@@ -235,9 +235,21 @@ bool htoe_credit_rx_regrant(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 			uint32_t e = excess_of(o, R);
 			uint32_t target = R;
 
+			if (rx->active[v][d] && !rx->busy[v][d]) {
+				rx->busy[v][d] = true;
+				p->n_busy[v][d]++;
+			}
 			if (rx->active[v][d] && M > R) {
+				/* fair share of the shared part among the busy VLs
+				 * (at least 1: with more busy VLs than shared
+				 * buffers, the first ones get one each) */
+				uint32_t share = p->shared[v][d] / p->n_busy[v][d];
 				uint32_t room = p->shared[v][d] - p->excess[v][d];
 				uint32_t te = e + room;
+				if (share == 0)
+					share = 1;
+				if (te > share)
+					te = share;
 				if (te > M - R)
 					te = M - R;
 				target = R + te;
@@ -295,6 +307,10 @@ int htoe_credit_rx_reset(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 			rx->received[v][d] = 0;
 			rx->released[v][d] = 0;
 			rx->active[v][d] = false;
+			if (rx->busy[v][d]) {
+				rx->busy[v][d] = false;
+				p->n_busy[v][d]--;
+			}
 		}
 	}
 	return 0;
@@ -324,6 +340,7 @@ int htoe_credit_check(const struct htoe_rxpool *p, const struct htoe_credit_rx *
 		      size_t n, size_t stride, char *err, size_t errlen)
 {
 	uint32_t sum_o[HT_VC_COUNT][2] = { { 0 } }, sum_e[HT_VC_COUNT][2] = { { 0 } };
+	uint32_t sum_busy[HT_VC_COUNT][2] = { { 0 } };
 	const uint32_t R = p->reserve;
 	const uint32_t cap = p->max_per_vl > R ? p->max_per_vl : R;
 
@@ -354,6 +371,7 @@ int htoe_credit_check(const struct htoe_rxpool *p, const struct htoe_credit_rx *
 						    i, cls_name[v][d], o, cap);
 				sum_o[v][d] += o;
 				sum_e[v][d] += excess_of(o, R);
+				sum_busy[v][d] += rx->busy[v][d];
 			}
 		}
 	}
@@ -367,6 +385,10 @@ int htoe_credit_check(const struct htoe_rxpool *p, const struct htoe_credit_rx *
 				return fail(err, errlen,
 					    "credit: %s sum excess %u != pool excess %u",
 					    cls_name[v][d], sum_e[v][d], p->excess[v][d]);
+			if (sum_busy[v][d] != p->n_busy[v][d])
+				return fail(err, errlen,
+					    "credit: %s %u busy VLs, pool counts %u",
+					    cls_name[v][d], sum_busy[v][d], p->n_busy[v][d]);
 			if (p->excess[v][d] > p->shared[v][d])
 				return fail(err, errlen,
 					    "credit: %s excess %u > shared %u",

@@ -32,27 +32,38 @@
  *                   sender as unused credit, or queued in the bridge)
  *   excess(v)       e_v = max(0, o_v - R)
  *   shared          S   = T - N*R
+ *   busy VLs        B   = attached VLs active in the class (rule 3)
  *
  *  1. Reserve. Every VL can always be brought up to o_v = R: the first
  *     regrant of a VL (and of a VL after a reset) grants R, and after
  *     releases the VL is topped up to R again. init fails unless T >= N*R,
  *     and R >= 1 so that every sender can always make progress (a new
  *     sender can start without waiting for anybody).
- *  2. Shared remainder. Beyond R, a VL takes buffers from the shared
- *     remainder while it is free: regrant raises o_v to
- *         min(M, R + e_v + (S - sum_u e_u))
- *     i.e. up to the cap M, as far as the shared part has free buffers.
- *     First come, first served.
+ *  2. Shared remainder, fair share. Beyond R, a busy VL takes buffers from
+ *     the shared remainder, up to its fair share F = max(1, floor(S / B)):
+ *     regrant raises o_v to
+ *         R + min(F, M - R, e_v + (S - sum_u e_u))
+ *     i.e. up to its share and the cap M, as far as the shared part has
+ *     free buffers. A VL above its share (B grew since it was granted) gets
+ *     no new shared buffers until its releases bring it below; the buffers
+ *     it releases go to the VLs below their share. So with B senders
+ *     competing, each holds R + F after a round trip of releases, whatever
+ *     the order in which they started (issue 14: with the former first
+ *     come, first served rule the first busy VLs took the shared part and
+ *     8 senders to one node got Jain's index 0.43).
  *  3. Demand gate. Only a VL that has received at least one packet of the
- *     class since init/reset ("active") gets shared buffers. A VL whose
- *     sender never sends (a peer in the table but idle) therefore holds R
- *     and never takes from the shared remainder.
+ *     class since init/reset ("active") gets shared buffers, and only
+ *     active VLs count in B (from their first regrant after becoming
+ *     active until their reset). A VL whose sender never sends (a peer in
+ *     the table but idle) therefore holds R, never takes from the shared
+ *     remainder and does not shrink the others' share. A VL that stops
+ *     sending stays busy until a reset (there is no clock here): it keeps
+ *     the share it was granted, as rule 4 says (counting it out would free
+ *     nothing: its unused grants stay with it until its sender uses them).
  *  4. Cap. Cumulative grants cannot be revoked, so a VL that goes idle
  *     keeps its unused credits until it uses them. The cap M bounds what
  *     an idle VL can sit on: at most M buffers per class per VL.
- *     Choose M so that (VLs expected busy at once) * (M - R) <= S;
- *     otherwise the busiest VLs take the shared part first and a newly busy
- *     VL runs at its reserve until buffers are released.
+ *     With the fair share, M only matters while S / B > M - R.
  *  5. No over-commitment. Credits are granted only for free buffers:
  *         sum_v e_v <= S   and therefore   sum_v o_v <= N*R + S = T
  *     at all times; htoe_credit_check() verifies this and the per-VL
@@ -167,6 +178,7 @@ struct htoe_rxpool {
 	uint32_t committed[HT_VC_COUNT][2]; /* sum of o_v over attached VLs */
 	uint32_t excess[HT_VC_COUNT][2];    /* sum of e_v */
 	uint32_t committed_hwm[HT_VC_COUNT][2];
+	uint16_t n_busy[HT_VC_COUNT][2];    /* B: attached VLs active in the class */
 };
 
 /*
@@ -187,6 +199,7 @@ struct htoe_credit_rx {
 	uint16_t received[HT_VC_COUNT][2];  /* packets received (accepted) */
 	uint16_t released[HT_VC_COUNT][2];  /* buffers freed by the local side */
 	bool     active[HT_VC_COUNT][2];    /* received something since reset */
+	bool     busy[HT_VC_COUNT][2];      /* counted in the pool's n_busy */
 	uint64_t overruns;                  /* received beyond granted */
 	uint64_t regrants;                  /* regrants that changed a limit */
 };
@@ -253,6 +266,7 @@ int htoe_credit_rx_reset(struct htoe_rxpool *p, struct htoe_credit_rx *rx);
  *   released <= received <= granted (serially) for every VL;
  *   o_v <= max(R, M) for every VL;
  *   sum o_v == pool committed, sum e_v == pool excess;
+ *   the VLs marked busy number the pool's n_busy;
  *   excess <= shared, committed <= total.
  * Returns 0, or -EINVAL with a message in err (if err != NULL).
  */
