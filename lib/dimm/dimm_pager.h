@@ -21,8 +21,16 @@
  * treated as dirty (every eviction writes back) and eviction relies on the
  * faulting thread being blocked: correct for one application thread.
  *
- * Errors: when a fetch or a write-back fails (remote node lost, lease lost,
- * poisoned response), the pager enters the error state: the faulting
+ * Warm VL resets: a fetch or a write-back that fails because the virtual
+ * link was reset (a target abort, or -EPIPE from the flush: posted writes
+ * may have been dropped) while the lease is still valid is sent again, as
+ * it is idempotent: the page stays dirty (write-protected, resident) until
+ * a flush acknowledges its write-back. Counted in fetch_retries and
+ * writeback_retries; at most max_retries times in a row per operation.
+ *
+ * Errors: when a fetch or a write-back fails otherwise (remote node lost,
+ * lease lost, poisoned response) or its retries are used up, the pager
+ * enters the error state: the faulting
  * access, and every later fault on a page that is not resident, gets SIGBUS
  * (UFFDIO_POISON; without it the region is unregistered and made
  * inaccessible, so the access gets SIGSEGV). No access ever returns data
@@ -58,7 +66,11 @@ struct dimm_pager_cfg {
 	unsigned readahead;          /* on a sequential fault, also fetch this many next
 					pages (0: none) */
 	unsigned flags;
+	unsigned max_retries;        /* sends again after a VL reset, per operation
+					(0: DIMM_PAGER_RETRIES) */
 };
+
+#define DIMM_PAGER_RETRIES 8u
 
 /* Latency histogram: log-linear, 32 sub-buckets per power of two of ns. */
 #define DIMM_HIST_BUCKETS (64u * 32u)
@@ -72,6 +84,8 @@ struct dimm_pager_stats {
 	uint64_t poisoned;        /* pages poisoned after an error */
 	uint64_t room_waits;      /* a fetched page waited: every resident page was busy */
 	uint64_t syncs;
+	uint64_t fetch_retries;   /* fetches sent again after a VL reset */
+	uint64_t writeback_retries; /* write-backs (eviction or sync) sent again */
 	uint64_t bytes_in, bytes_out;
 	uint32_t hist[DIMM_HIST_BUCKETS]; /* fault service time: message read -> page installed */
 	uint32_t hist_wp[DIMM_HIST_BUCKETS]; /* WP fault service time */
