@@ -390,24 +390,30 @@ static int fail_op(struct app_state *s, const char *what, int st)
 
 /* Copy between buf and the lease at offset 0 with many requests in flight:
  * store = posted writes in 16 KiB pieces and one flush at the end; load =
- * reads in 4 KiB pieces. Returns the first error, or 0. */
-static int remote_copy(struct dimm_client *c, uint8_t *buf, size_t size, bool store)
+ * reads in 4 KiB pieces. Returns the first error (its ht_err in *ht_err), or 0. */
+static int remote_copy_once(struct dimm_client *c, uint8_t *buf, size_t size, bool store,
+			    uint8_t *ht_err)
 {
 	const size_t chunk = store ? 16384 : 4096;
 	struct dimm_result r[64];
 	int first = 0;
 
-	for (size_t off = 0; off < size;) {
+	*ht_err = 0;
+	for (size_t off = 0; off < size || dimm_inflight(c);) {
 		size_t n = size - off < chunk ? size - off : chunk;
-		int h = store ? dimm_write_async(c, off, buf + off, (uint32_t)n, 0, 0)
-			      : dimm_read_async(c, off, buf + off, (uint32_t)n, 0);
+		int h = off == size ? -EAGAIN
+			: store   ? dimm_write_async(c, off, buf + off, (uint32_t)n, 0, 0)
+				  : dimm_read_async(c, off, buf + off, (uint32_t)n, 0);
 
 		if (h == -EAGAIN) {
+			/* every descriptor in flight, or all submitted: reap */
 			unsigned k = dimm_reap(c, r, 64);
 
 			for (unsigned i = 0; i < k; i++)
-				if (!first && r[i].status)
+				if (!first && r[i].status) {
 					first = r[i].status;
+					*ht_err = r[i].ht_err;
+				}
 			if (!k)
 				dr_idle(g_dapp);
 			continue;
@@ -416,13 +422,24 @@ static int remote_copy(struct dimm_client *c, uint8_t *buf, size_t size, bool st
 			return h;
 		off += n;
 	}
-	int w = dimm_wait_all(c);
-
-	if (!first)
-		first = w;
 	if (!first && store)
 		first = dimm_flush(c);
 	return first;
+}
+
+/* The copy, sent again (it is idempotent) when a warm VL reset hit it while
+ * the lease is valid, like the pager's fetches and write-backs. */
+static int remote_copy(struct dimm_client *c, uint8_t *buf, size_t size, bool store)
+{
+	uint8_t ht_err;
+	int st;
+
+	for (unsigned tries = 0;; tries++) {
+		st = remote_copy_once(c, buf, size, store, &ht_err);
+		if (!st || tries == DIMM_PAGER_RETRIES || !dimm_reset_retryable(st, ht_err) ||
+		    dimm_client_lost(c))
+			return st;
+	}
 }
 
 static int remote_store(struct dimm_client *c, const uint8_t *buf, size_t size)
@@ -734,12 +751,19 @@ static bool run_mapped(struct app_state *s, int k, unsigned pct)
 	}
 	if (!rr->verified)
 		s->failed = true;
+	/* sent again after a VL reset (docs/dimm.md, "The transparent mapping") */
+	char retried[96] = "";
+
+	if (rr->st.fetch_retries || rr->st.writeback_retries)
+		snprintf(retried, sizeof(retried),
+			 "  retried after a VL reset: %" PRIu64 " fetches, %" PRIu64 " write-backs",
+			 rr->st.fetch_retries, rr->st.writeback_retries);
 	printf("htoe-dimm: %-6s budget %3u%% (%5u of %u pages): %8.4f s %10.2f %s  slowdown %7.1fx"
 	       "  faults %" PRIu64 " (p50 %.0f us, p99 %.0f us)  wp %" PRIu64 "  write-backs %"
-	       PRIu64 "  %s%s\n",
+	       PRIu64 "%s  %s%s\n",
 	       wl_name(k), pct, rr->budget, pages, rr->t, rr->thr, wl_unit(k), rr->slowdown,
 	       rr->st.faults, (double)rr->p50 / 1e3, (double)rr->p99 / 1e3, rr->st.wp_faults,
-	       rr->st.writebacks, rr->verified ? "verified" : "MISMATCH: ", rr->why);
+	       rr->st.writebacks, retried, rr->verified ? "verified" : "MISMATCH: ", rr->why);
 	s->n_runs++;
 	dr_pager_withdraw(d);
 	dimm_pager_free(p);
@@ -799,7 +823,7 @@ static void *app_thread(void *arg)
 
 static json_t *stats_json(const struct run_res *r)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 			 "faults", (json_int_t)r->st.faults, "wp_faults", (json_int_t)r->st.wp_faults,
 			 "spurious", (json_int_t)r->st.spurious, "fetches", (json_int_t)r->st.fetches,
 			 "readaheads", (json_int_t)r->st.readaheads,
@@ -807,7 +831,9 @@ static json_t *stats_json(const struct run_res *r)
 			 "writebacks", (json_int_t)r->st.writebacks,
 			 "clean_drops", (json_int_t)r->st.drops_clean,
 			 "bytes_in", (json_int_t)r->st.bytes_in, "bytes_out", (json_int_t)r->st.bytes_out,
-			 "room_waits", (json_int_t)r->st.room_waits);
+			 "room_waits", (json_int_t)r->st.room_waits,
+			 "fetch_retries", (json_int_t)r->st.fetch_retries,
+			 "writeback_retries", (json_int_t)r->st.writeback_retries);
 }
 
 static int write_json(const struct app_state *s, const char *path, const char *transport)

@@ -157,6 +157,11 @@ const char *dimm_op_name(int op)
 	return op >= 0 && op < DIMM_OP__COUNT ? n[op] : "?";
 }
 
+bool dimm_reset_retryable(int status, uint8_t ht_err)
+{
+	return status == -EPIPE || (status == -EIO && ht_err == HT_RSP_TARGET_ABORT);
+}
+
 const char *dimm_strerror(int status, uint8_t ht_err)
 {
 	switch (status) {

@@ -121,6 +121,13 @@ struct dimm_result {
 
 /* Text for a result: "ok", "remote error: master abort (...)", ... */
 const char *dimm_strerror(int status, uint8_t ht_err);
+/* True for what a warm VL reset does to an operation while the lease is
+ * valid: a request poisoned with a target abort (-EIO), or a flush saying
+ * posted writes may have been dropped (-EPIPE). The library never sends an
+ * operation again by itself; an idempotent one (read, write, flush; not
+ * fetch-add or compare-swap, which may have been applied) may be, by its
+ * caller, while dimm_client_lost() is false (the pager does, dimm_pager.h). */
+bool dimm_reset_retryable(int status, uint8_t ht_err);
 
 struct dimm_client_cfg {
 	uint64_t gaddr;      /* global address of the region's offset 0 */

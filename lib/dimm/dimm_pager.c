@@ -572,17 +572,17 @@ static uint64_t user_of(int kind, unsigned idx)
 /*
  * May an operation that ended with status/ht_err, already sent again
  * `tries` times, be sent again? Yes for what a warm VL reset does while the
- * lease is valid: a request poisoned with a target abort, or a flush saying
- * -EPIPE (posted writes since the previous flush may have been dropped).
- * Reads and whole-page writes are idempotent, so sending them again is
- * safe. No when the lease is gone (-ENOLINK, or marked lost meanwhile: the
+ * lease is valid (dimm_reset_retryable: a request poisoned with a target
+ * abort, or a flush saying -EPIPE: posted writes since the previous flush
+ * may have been dropped). Reads and whole-page writes are idempotent, so
+ * sending them again is safe. No when the lease is gone (-ENOLINK, or marked lost meanwhile: the
  * memory may be someone else's), for a master abort (no answer within the
  * request timeout, or unmapped), a data error, and after max_retries.
  */
 static bool reset_retryable(const struct dimm_pager *p, int status, uint8_t ht_err,
 			    unsigned tries)
 {
-	if (!(status == -EPIPE || (status == -EIO && ht_err == HT_RSP_TARGET_ABORT)))
+	if (!dimm_reset_retryable(status, ht_err))
 		return false;
 	return tries < p->cfg.max_retries && !atomic_load(&((struct dimm_pager *)p)->err) &&
 	       !dimm_client_lost(p->cfg.client);

@@ -311,6 +311,55 @@ static void test_errors_loop(void **state)
 	lb_fini(&l);
 }
 
+/* A warm VL reset under the explicit API: the library reports it and sends
+ * nothing again by itself. A read hit by it fails with a target abort; posted
+ * writes it dropped make the next flush say -EPIPE; both are what
+ * dimm_reset_retryable() accepts, and sending them again (idempotent)
+ * brings the right data. A fetch-add hit by it is reported the same way but
+ * is not idempotent: whether it was applied is unknown, the caller decides.
+ * Errors that no reset causes are not retryable. */
+static void test_reset_loop(void **state)
+{
+	(void)state;
+	struct lb l;
+	struct dimm_result res;
+	uint8_t buf[4096], data[4096];
+	uint64_t old;
+
+	lb_init(&l, 64);
+	dimm_loop_reset(l.loop, 10);  /* 10 of the page's 64 reads */
+	int h = dimm_read_async(l.c, 4096, buf, 4096, 1);
+	assert_int_equal(dimm_wait(l.c, h, &res), -EIO);
+	assert_int_equal(res.ht_err, HT_RSP_TARGET_ABORT);
+	assert_true(dimm_reset_retryable(res.status, res.ht_err));
+	assert_non_null(strstr(dimm_strerror(res.status, res.ht_err), "target abort"));
+	assert_int_equal(dimm_read(l.c, 4096, buf, 4096), 0);
+	assert_memory_equal(buf, l.mem + 4096, 4096);
+
+	for (unsigned i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + 1);
+	dimm_loop_reset(l.loop, 3);   /* 3 of the 64 posted writes dropped */
+	assert_int_equal(dimm_write(l.c, 8192, data, 4096), 0);
+	int fs = dimm_flush(l.c);
+	assert_int_equal(fs, -EPIPE);
+	assert_true(dimm_reset_retryable(fs, 0));
+	assert_true(memcmp(l.mem + 8192, data, 4096) != 0); /* really lost */
+	assert_int_equal(dimm_write(l.c, 8192, data, 4096), 0);
+	assert_int_equal(dimm_flush(l.c), 0);
+	assert_memory_equal(l.mem + 8192, data, 4096);
+	assert_int_equal(dimm_loop_stats(l.loop)->reset_dropped, 3);
+
+	dimm_loop_reset(l.loop, 1);
+	assert_int_equal(dimm_fadd(l.c, 0, 1, &old), -EIO);
+	assert_int_equal(dimm_loop_stats(l.loop)->reset_answers, 11);
+
+	assert_false(dimm_reset_retryable(-EIO, HT_RSP_MASTER_ABORT));
+	assert_false(dimm_reset_retryable(-EIO, HT_RSP_DATA_ERROR));
+	assert_false(dimm_reset_retryable(-ENOLINK, 0));
+	assert_false(dimm_reset_retryable(0, 0));
+	lb_fini(&l);
+}
+
 /* Lease lost while operations are queued: those not yet issued fail with
  * -ENOLINK, none touches memory. */
 static void test_lost_queued(void **state)
@@ -702,6 +751,7 @@ int main(void)
 		cmocka_unit_test(test_blocking_loop),
 		cmocka_unit_test(test_async_batch),
 		cmocka_unit_test(test_errors_loop),
+		cmocka_unit_test(test_reset_loop),
 		cmocka_unit_test(test_lost_queued),
 		cmocka_unit_test(test_threaded),
 		cmocka_unit_test(test_bridges_clean_and_lossy),

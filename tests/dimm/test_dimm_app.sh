@@ -3,6 +3,9 @@
 #   budgets      in one process, budgets 100/50/25 % of the working set: every
 #                run verified, the smaller budgets evict and write back, JSON+PNG
 #   lossy        2 % of the frames lost in both directions: still verified
+#   outage       both ports drop every frame for 0.5 s mid-workload, with short
+#                timers so that the VL is reset: the pager sends the fetches and
+#                write-backs the reset hit again, every run is verified
 #   remote-lost  the exporter stops answering mid-run: a clear error, exit 1,
 #                and no result taken from memory that did not come from it
 #   no-uffd      userfaultfd unavailable (simulated): a clear message, the
@@ -83,6 +86,22 @@ lossy)
   py "r['vl']['retransmits'] > 0" || fail "no retransmission: was the loss applied?"
   py "'impaired' in r['setup']['transport']" || fail "transport not marked impaired"
   ok "2 % loss: verified, $(python3 -c "import json; print(json.load(open('$TMP/r.json'))['vl']['retransmits'])") retransmits"
+  ;;
+outage)
+  # short timers (a reset after ~0.25 s of silence) and an outage that starts
+  # 150 ms after the first frame (the lease is granted by then, the first
+  # run is paging) and lasts 0.5 s: a warm VL reset mid-workload
+  run --budgets 50 --workloads gups,kv --updates 16000 --no-explicit \
+    --set bridge.rto_max=20ms --set bridge.retry_limit=12 \
+    --set impair.outage_start=150ms --set impair.outage_len=500ms
+  [ "$RC" = 0 ] || fail "exit status $RC"
+  py "r['ok'] and len(r['runs']) == 2 and all(x['verified'] for x in r['runs'])" \
+    || fail "not every run verified after the reset"
+  py "r['vl']['resets'] > 0" || fail "the outage did not reset the VL"
+  py "sum(x['pager']['fetch_retries'] + x['pager']['writeback_retries'] for x in r['runs']) > 0" \
+    || fail "no fetch or write-back was sent again: did the reset hit the workload?"
+  grep -q "retried after a VL reset" "$TMP/out" || fail "the retries are not in the text"
+  ok "VL reset mid-workload: $(python3 -c "import json; r=json.load(open('$TMP/r.json')); print(r['vl']['resets'], 'resets,', sum(x['pager']['fetch_retries'] for x in r['runs']), 'fetches and', sum(x['pager']['writeback_retries'] for x in r['runs']), 'write-backs sent again')"), every run verified"
   ;;
 remote-lost)
   run --budgets 50 --workloads gups --no-explicit --kill-after-faults 30
