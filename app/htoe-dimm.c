@@ -38,6 +38,7 @@
 #include <rte_lcore.h>
 
 #include "bridge/args.h"
+#include "dimm/baselines.h"
 #include "dimm/runtime.h"
 #include "dimm/workloads.h"
 #include "dimm_default_ini.h"
@@ -64,7 +65,7 @@ struct opts {
 	bool wl[WL__N];
 	struct wl_params wp;
 	unsigned readahead;
-	bool no_wp, no_uffd, no_explicit, no_plot, verbose;
+	bool no_wp, no_uffd, no_explicit, no_plot, no_baselines, verbose;
 	uint64_t spin_us, lease_ms, kill_after_faults, duration_ns;
 	uint64_t quota_slots, quota_bytes; /* exporter: per-lessee quota (0: default) */
 	const char *json, *plot;
@@ -95,6 +96,7 @@ struct app_state {
 	struct run_res runs[WL__N * MAX_BUDGETS];
 	unsigned n_runs;
 	struct explicit_res ex;
+	struct dimm_baselines bl;
 	bool     uffd_ok;
 	char     uffd_msg[512];
 	char     pager_mode[32];
@@ -143,6 +145,8 @@ static void usage(FILE *f)
 	      "  --plot FILE         slowdown vs budget as PNG (default htoe-dimm.png)\n"
 	      "  --no-plot           no PNG\n"
 	      "  --no-explicit       skip the explicit-API measurements\n"
+	      "  --no-baselines      skip the baselines: the local userfaultfd round trip and\n"
+	      "                      the same pager over TCP to a page server process\n"
 	      "  --no-uffd           act as if userfaultfd were unavailable (also:\n"
 	      "                      HTOE_DIMM_NO_UFFD=1): only the explicit API runs\n"
 	      "  --kill-after-faults N  the exporter (in this process) stops answering after\n"
@@ -203,6 +207,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "plot", required_argument, 0, 'p' },
 		{ "no-plot", no_argument, 0, 'q' },
 		{ "no-explicit", no_argument, 0, 'x' },
+		{ "no-baselines", no_argument, 0, 'A' },
 		{ "no-uffd", no_argument, 0, 'u' },
 		{ "kill-after-faults", required_argument, 0, 'k' },
 		{ "duration", required_argument, 0, 'd' },
@@ -348,6 +353,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'p': o->plot = optarg; break;
 		case 'q': o->no_plot = true; break;
 		case 'x': o->no_explicit = true; break;
+		case 'A': o->no_baselines = true; break;
 		case 'u': o->no_uffd = true; break;
 		case 'v': o->verbose = true; break;
 		case 'C': o->ov.capture_dir = optarg; break;
@@ -779,6 +785,57 @@ stop:
 	return false;
 }
 
+/* ------------------------------------------------------------ baselines */
+
+/* The remote fault's time over a baseline's (0: no baseline). */
+static double ratio(double us, double base_us)
+{
+	return base_us > 0 ? us / base_us : 0;
+}
+
+/* What a user would pick instead, on the application's CPU (app/dimm/baselines.h). */
+static void fault_baselines(struct app_state *s)
+{
+	struct dimm_baselines *b = &s->bl;
+
+	dimm_baselines_measure(b);
+	if (b->uffd_done)
+		printf("htoe-dimm: baseline userfaultfd round trip (local page copy, %u pages): "
+		       "p50 %.1f us p99 %.1f us\n", b->pages, b->uffd_p50_us, b->uffd_p99_us);
+	else
+		printf("htoe-dimm: baseline userfaultfd round trip not measured: %s\n",
+		       b->uffd_why);
+	if (b->tcp_done)
+		printf("htoe-dimm: baseline TCP pager (page server process, loopback, %u pages): "
+		       "fault p50 %.1f us p99 %.1f us (access to return: p50 %.1f us p99 %.1f us), "
+		       "verified\n", b->pages, b->tcp_p50_us, b->tcp_p99_us, b->tcp_rt_p50_us,
+		       b->tcp_rt_p99_us);
+	else
+		printf("htoe-dimm: baseline TCP pager not measured: %s\n", b->tcp_why);
+}
+
+/* Every run's remote fault next to the baselines, as ratios. */
+static void print_vs_baselines(const struct app_state *s)
+{
+	const struct dimm_baselines *b = &s->bl;
+
+	if (!s->n_runs || (!b->uffd_done && !b->tcp_done))
+		return;
+	printf("htoe-dimm: remote fault vs baselines (userfaultfd p50 %.1f us p99 %.1f us, "
+	       "TCP pager p50 %.1f us p99 %.1f us):\n",
+	       b->uffd_p50_us, b->uffd_p99_us, b->tcp_p50_us, b->tcp_p99_us);
+	for (unsigned i = 0; i < s->n_runs; i++) {
+		const struct run_res *r = &s->runs[i];
+		double p50 = (double)r->p50 / 1e3, p99 = (double)r->p99 / 1e3;
+
+		printf("htoe-dimm:   %-6s %3u%%: p50 %6.1f us = %5.2fx uffd, %5.2fx TCP;  "
+		       "p99 %7.1f us = %5.2fx uffd, %5.2fx TCP\n",
+		       wl_name(r->wl), r->pct, p50, ratio(p50, b->uffd_p50_us),
+		       ratio(p50, b->tcp_p50_us), p99, ratio(p99, b->uffd_p99_us),
+		       ratio(p99, b->tcp_p99_us));
+	}
+}
+
 static void pin_to_cpu(unsigned cpu)
 {
 	cpu_set_t set;
@@ -796,6 +853,8 @@ static void *app_thread(void *arg)
 	/* the borrower's CPU: its loop sleeps while this thread computes */
 	pin_to_cpu(rte_lcore_to_cpu_id((int)rte_get_main_lcore()));
 	local_baselines(s);
+	if (!s->o->no_baselines && !s->o->no_uffd && !signals)
+		fault_baselines(s);
 	if (!s->o->no_explicit && !signals) {
 		explicit_bench(s);
 		if (s->ex.done)
@@ -814,6 +873,7 @@ static void *app_thread(void *arg)
 	}
 	if (!s->uffd_ok)
 		fprintf(stderr, "htoe-dimm: %s\n", s->uffd_msg);
+	print_vs_baselines(s);
 	atomic_store(&d->quit_a, 1);
 	dr_kick(d);
 	return NULL;
@@ -880,11 +940,36 @@ static int write_json(const struct app_state *s, const char *path, const char *t
 				      (double)r->wp50 / 1e3, "wp_fault_p99_us", (double)r->wp99 / 1e3);
 
 		json_object_set_new(o, "pager", stats_json(r));
+		if (s->bl.uffd_done || s->bl.tcp_done) {
+			double p50 = (double)r->p50 / 1e3, p99 = (double)r->p99 / 1e3;
+
+			json_object_set_new(
+				o, "vs_baselines",
+				json_pack("{s:f,s:f,s:f,s:f}", "p50_vs_uffd",
+					  ratio(p50, s->bl.uffd_p50_us), "p99_vs_uffd",
+					  ratio(p99, s->bl.uffd_p99_us), "p50_vs_tcp",
+					  ratio(p50, s->bl.tcp_p50_us), "p99_vs_tcp",
+					  ratio(p99, s->bl.tcp_p99_us)));
+		}
 		if (!r->verified)
 			json_object_set_new(o, "why", json_string(r->why));
 		json_array_append_new(runs, o);
 	}
 	json_object_set_new(root, "runs", runs);
+	if (s->bl.uffd_done || s->bl.tcp_done) {
+		json_t *b = json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:f}", "pages",
+				      (json_int_t)s->bl.pages, "uffd_p50_us", s->bl.uffd_p50_us,
+				      "uffd_p99_us", s->bl.uffd_p99_us, "tcp_fault_p50_us",
+				      s->bl.tcp_p50_us, "tcp_fault_p99_us", s->bl.tcp_p99_us,
+				      "tcp_access_p50_us", s->bl.tcp_rt_p50_us,
+				      "tcp_access_p99_us", s->bl.tcp_rt_p99_us);
+
+		if (!s->bl.uffd_done)
+			json_object_set_new(b, "uffd_error", json_string(s->bl.uffd_why));
+		if (!s->bl.tcp_done)
+			json_object_set_new(b, "tcp_error", json_string(s->bl.tcp_why));
+		json_object_set_new(root, "baselines", b);
+	}
 	if (s->ex.done)
 		json_object_set_new(root, "explicit",
 				    json_pack("{s:f,s:f,s:f,s:f,s:f,s:I,s:b}", "read64_p50_us",

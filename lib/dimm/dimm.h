@@ -203,6 +203,32 @@ struct dimm_client_stats {
 };
 const struct dimm_client_stats *dimm_client_stats(const struct dimm_client *c);
 
+/* ---------------------------------------------------------- direct serving */
+
+/*
+ * A client served without the HT engine: another transport takes its
+ * operations from the submission ring and completes them itself (htoe-dimm's
+ * TCP page-server baseline runs the same pager over TCP this way). The
+ * server plays the engine's part: one thread, and never together with
+ * dimm_engine_attach() on the same client.
+ */
+struct dimm_op {
+	uint8_t  op;         /* enum dimm_op_type */
+	uint8_t  flags;      /* DIMM_F_* */
+	uint32_t len;        /* read/write: bytes; fadd/cas: 8; flush: 0 */
+	uint64_t off;        /* offset in the client's region (checked) */
+	void    *buf;        /* read: where the bytes go; write: where they come from */
+	uint64_t operand[2]; /* fadd: add; cas: expect, swap */
+	void    *token;      /* for dimm_op_complete() */
+};
+
+/* The next submitted operation: 1 with *op, 0 when there is none. */
+int dimm_op_take(struct dimm_client *c, struct dimm_op *op);
+/* Complete a taken operation with status (0 or a negative errno, as in
+ * struct dimm_result), ht_err and, for fadd/cas, the old value. */
+void dimm_op_complete(struct dimm_client *c, const struct dimm_op *op, int status,
+		      uint8_t ht_err, uint64_t value);
+
 /* ---------------------------------------------------------------- engine */
 
 #define DIMM_MAX_CLIENTS 16u

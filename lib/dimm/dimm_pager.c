@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -1236,4 +1237,87 @@ bool dimm_pager_busy(const struct dimm_pager *p)
 		if (p->ev[i].used)
 			return true;
 	return false;
+}
+
+/* ------------------------------------------------------------ baseline */
+
+struct rt_server {
+	int fd;
+	_Atomic int stop;
+	uint8_t *src;
+};
+
+static void *rt_serve(void *arg)
+{
+	struct rt_server *sv = arg;
+
+	while (!atomic_load(&sv->stop)) {
+		struct pollfd pf = { .fd = sv->fd, .events = POLLIN };
+		struct uffd_msg m;
+
+		if (poll(&pf, 1, 10) <= 0 || read(sv->fd, &m, sizeof(m)) != sizeof(m) ||
+		    m.event != UFFD_EVENT_PAGEFAULT)
+			continue;
+		struct uffdio_copy c = {
+			.dst = m.arg.pagefault.address & ~(uint64_t)(DIMM_PAGE - 1),
+			.src = (uintptr_t)sv->src,
+			.len = DIMM_PAGE,
+		};
+
+		ioctl(sv->fd, UFFDIO_COPY, &c);
+	}
+	return NULL;
+}
+
+int dimm_uffd_roundtrip(unsigned pages, uint32_t *hist, char *err, size_t errlen)
+{
+	struct rt_server sv = { .fd = uffd_open() };
+	struct uffdio_api api = { .api = UFFD_API };
+	size_t size = (size_t)pages * DIMM_PAGE;
+	uint8_t *m = MAP_FAILED;
+	pthread_t th;
+	int e = 0;
+
+	sv.src = aligned_alloc(DIMM_PAGE, DIMM_PAGE);
+	if (sv.fd < 0 || ioctl(sv.fd, UFFDIO_API, &api)) {
+		e = -errno;
+		ERR("userfaultfd round trip: userfaultfd unavailable: %s", strerror(errno));
+		goto out;
+	}
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!pages || !sv.src || m == MAP_FAILED) {
+		e = -ENOMEM;
+		ERR("userfaultfd round trip: no memory for %u pages", pages);
+		goto out;
+	}
+	memset(sv.src, 0x5a, DIMM_PAGE);
+	madvise(m, size, MADV_NOHUGEPAGE);
+	struct uffdio_register reg = { .range = { (uintptr_t)m, size },
+				       .mode = UFFDIO_REGISTER_MODE_MISSING };
+
+	if (ioctl(sv.fd, UFFDIO_REGISTER, &reg)) {
+		e = -errno;
+		ERR("userfaultfd round trip: UFFDIO_REGISTER: %s", strerror(errno));
+		goto out;
+	}
+	if (pthread_create(&th, NULL, rt_serve, &sv)) {
+		e = -EAGAIN;
+		ERR("userfaultfd round trip: cannot start the handler thread");
+		goto out;
+	}
+	for (unsigned i = 0; i < pages; i++) {
+		uint64_t t0 = now_ns();
+
+		(void)*(volatile uint8_t *)(m + (size_t)i * DIMM_PAGE);
+		dimm_hist_add(hist, now_ns() - t0);
+	}
+	atomic_store(&sv.stop, 1);
+	pthread_join(th, NULL);
+out:
+	if (m != MAP_FAILED)
+		munmap(m, size);
+	if (sv.fd >= 0)
+		close(sv.fd);
+	free(sv.src);
+	return e;
 }

@@ -143,4 +143,16 @@ const struct dimm_pager_stats *dimm_pager_stats(const struct dimm_pager *p);
 uint64_t dimm_hist_quantile(const uint32_t *hist, double q);
 void dimm_hist_add(uint32_t *hist, uint64_t ns);
 
+/*
+ * The baseline of a remote fault: the local userfaultfd round trip. Maps
+ * `pages` pages of anonymous memory, registers them for missing faults and
+ * touches each once from the calling thread, while a handler thread (same
+ * CPU affinity as the caller; it sleeps in poll() on the userfaultfd, as a
+ * pager does) serves each fault by copying a local page (UFFDIO_COPY). The
+ * time from the access to its return - fault delivery, hand-off, copy,
+ * wake-up - of each page goes into hist (dimm_hist_add). 0, or a negative
+ * errno with a message in err (userfaultfd unavailable, out of memory).
+ */
+int dimm_uffd_roundtrip(unsigned pages, uint32_t *hist, char *err, size_t errlen);
+
 #endif
