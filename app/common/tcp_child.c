@@ -90,6 +90,7 @@ int tcp_child_start(struct tcp_child *t, void (*serve)(int fd, void *arg), void 
 		return -1;
 	}
 	if (pid == 0) {
+		signal(SIGTERM, SIG_DFL); /* not the parent's handler: SIGTERM stops it */
 		tcp_pin(1);
 		int c = accept(ls, NULL, NULL);
 
