@@ -433,6 +433,9 @@ static int remote_copy_once(struct dimm_client *c, uint8_t *buf, size_t size, bo
 	return first;
 }
 
+/* Copies sent again after a VL reset (JSON copy_retries). */
+static unsigned copy_retries;
+
 /* The copy, sent again (it is idempotent) when a warm VL reset hit it while
  * the lease is valid, like the pager's fetches and write-backs. */
 static int remote_copy(struct dimm_client *c, uint8_t *buf, size_t size, bool store)
@@ -445,6 +448,7 @@ static int remote_copy(struct dimm_client *c, uint8_t *buf, size_t size, bool st
 		if (!st || tries == DIMM_PAGER_RETRIES || !dimm_reset_retryable(st, ht_err) ||
 		    dimm_client_lost(c))
 			return st;
+		copy_retries++;
 	}
 }
 
@@ -990,6 +994,7 @@ static int write_json(const struct app_state *s, const char *path, const char *t
 					      (json_int_t)vs->late_responses, "unexpected_responses",
 					      (json_int_t)htoe_get_stats(d->borrower->b)->unexpected_responses,
 					      "peer_restarts", (json_int_t)vs->peer_restarts));
+	json_object_set_new(root, "copy_retries", json_integer((json_int_t)copy_retries));
 	json_object_set_new(root, "ok", json_boolean(!s->failed && !s->fatal[0]));
 	json_object_set_new(root, "error", s->fatal[0] ? json_string(s->fatal) : json_null());
 	int r = json_dump_file(root, path, JSON_INDENT(1) | JSON_SORT_KEYS);
