@@ -266,6 +266,14 @@ int dimm_pager_run(struct dimm_pager *p, void (*fn)(void *), void *arg, void **a
 
 /* ------------------------------------------------------------ setup */
 
+/* HTOE_DIMM_NO_UFFD set (and not "0"): act as if userfaultfd were unavailable. */
+static bool uffd_off_by_env(void)
+{
+	const char *env = getenv("HTOE_DIMM_NO_UFFD");
+
+	return env && *env && strcmp(env, "0") != 0;
+}
+
 static int uffd_open(void)
 {
 	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
@@ -294,7 +302,6 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	struct uffdio_api api;
 	struct uffdio_register reg;
 	uint64_t have;
-	const char *env = getenv("HTOE_DIMM_NO_UFFD");
 	int fd;
 
 	if (!cfg->client || cfg->size == 0 || cfg->size % DIMM_PAGE || cfg->off % DIMM_PAGE ||
@@ -314,7 +321,7 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 		    3 * N_FETCH + 2 * N_EVICT + SYNC_MAX + 1);
 		return NULL;
 	}
-	if ((cfg->flags & DIMM_PAGER_F_NO_UFFD) || (env && *env && strcmp(env, "0") != 0)) {
+	if ((cfg->flags & DIMM_PAGER_F_NO_UFFD) || uffd_off_by_env()) {
 		ERR("userfaultfd unavailable: disabled (%s)" UNAVAIL,
 		    (cfg->flags & DIMM_PAGER_F_NO_UFFD) ? "simulated" : "HTOE_DIMM_NO_UFFD is set");
 		return NULL;
@@ -1279,6 +1286,12 @@ int dimm_uffd_roundtrip(unsigned pages, uint32_t *hist, char *err, size_t errlen
 	int e = 0;
 
 	sv.src = aligned_alloc(DIMM_PAGE, DIMM_PAGE);
+	if (uffd_off_by_env()) {
+		e = -EPERM;
+		ERR("userfaultfd round trip: userfaultfd unavailable: disabled "
+		    "(HTOE_DIMM_NO_UFFD is set)");
+		goto out;
+	}
 	if (sv.fd < 0 || ioctl(sv.fd, UFFDIO_API, &api)) {
 		e = -errno;
 		ERR("userfaultfd round trip: userfaultfd unavailable: %s", strerror(errno));

@@ -151,7 +151,8 @@ void dimm_hist_add(uint32_t *hist, uint64_t ns);
  * pager does) serves each fault by copying a local page (UFFDIO_COPY). The
  * time from the access to its return - fault delivery, hand-off, copy,
  * wake-up - of each page goes into hist (dimm_hist_add). 0, or a negative
- * errno with a message in err (userfaultfd unavailable, out of memory).
+ * errno with a message in err (userfaultfd unavailable, also when
+ * HTOE_DIMM_NO_UFFD is set; out of memory).
  */
 int dimm_uffd_roundtrip(unsigned pages, uint32_t *hist, char *err, size_t errlen);
 
