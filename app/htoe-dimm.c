@@ -428,8 +428,13 @@ static int remote_copy_once(struct dimm_client *c, uint8_t *buf, size_t size, bo
 			return h;
 		off += n;
 	}
-	if (!first && store)
-		first = dimm_flush(c);
+	if (!first && store) {
+		struct dimm_result fr = { 0 };
+		int h = dimm_flush_async(c, 0);
+
+		first = h < 0 ? h : dimm_wait(c, h, &fr);
+		*ht_err = fr.ht_err; /* a flush aborted by a reset: resent too */
+	}
 	return first;
 }
 

@@ -583,9 +583,10 @@ static uint64_t user_of(int kind, unsigned idx)
  * lease is valid (dimm_reset_retryable: a request poisoned with a target
  * abort, or a flush saying -EPIPE: posted writes since the previous flush
  * may have been dropped). Reads and whole-page writes are idempotent, so
- * sending them again is safe. No when the lease is gone (-ENOLINK, or marked lost meanwhile: the
- * memory may be someone else's), for a master abort (no answer within the
- * request timeout, or unmapped), a data error, and after max_retries.
+ * sending them again is safe. No when the lease is gone (-ENOLINK, or marked
+ * lost meanwhile: the memory may be someone else's), for a master abort (no
+ * answer within the request timeout, or unmapped), a data error, and after
+ * max_retries.
  */
 static bool reset_retryable(const struct dimm_pager *p, int status, uint8_t ht_err,
 			    unsigned tries)
