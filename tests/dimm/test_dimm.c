@@ -360,6 +360,68 @@ static void test_reset_loop(void **state)
 	lb_fini(&l);
 }
 
+/* Direct serving (dimm_op_take/dimm_op_complete): a client without the
+ * engine, served by the test as a transport would; every operation arrives
+ * as submitted, in order, and completes with what the server says. */
+static void test_direct_serving(void **state)
+{
+	(void)state;
+	struct dimm_client_cfg cc;
+	struct dimm_client *c;
+	struct dimm_op op;
+	struct dimm_result res[8];
+	uint8_t mem[8192], rbuf[100], wbuf[100];
+	char err[128];
+
+	memset(&cc, 0, sizeof(cc));
+	cc.size = sizeof(mem);
+	cc.depth = 8;
+	c = dimm_client_new(&cc, err, sizeof(err));
+	assert_non_null(c);
+	for (unsigned i = 0; i < sizeof(mem); i++)
+		mem[i] = (uint8_t)(i * 13);
+	memset(wbuf, 0xab, sizeof(wbuf));
+	assert_int_equal(dimm_op_take(c, &op), 0);
+	assert_true(dimm_read_async(c, 4000, rbuf, 100, 1) >= 0);
+	assert_true(dimm_write_async(c, 200, wbuf, 100, 0, 2) >= 0);
+	assert_true(dimm_fadd_async(c, 64, 5, 3) >= 0);
+	assert_true(dimm_flush_async(c, 4) >= 0);
+	assert_int_equal(dimm_inflight(c), 4);
+	/* the server: in order, the submitted arguments */
+	assert_int_equal(dimm_op_take(c, &op), 1);
+	assert_int_equal(op.op, DIMM_OP_READ);
+	assert_int_equal(op.off, 4000);
+	assert_int_equal(op.len, 100);
+	memcpy(op.buf, mem + op.off, op.len);
+	dimm_op_complete(c, &op, 0, 0, 0);
+	assert_int_equal(dimm_op_take(c, &op), 1);
+	assert_int_equal(op.op, DIMM_OP_WRITE);
+	assert_int_equal(op.off, 200);
+	memcpy(mem + op.off, op.buf, op.len);
+	dimm_op_complete(c, &op, 0, 0, 0);
+	assert_int_equal(dimm_op_take(c, &op), 1);
+	assert_int_equal(op.op, DIMM_OP_FADD);
+	assert_int_equal(op.operand[0], 5);
+	dimm_op_complete(c, &op, 0, 0, 0x1234);
+	assert_int_equal(dimm_op_take(c, &op), 1);
+	assert_int_equal(op.op, DIMM_OP_FLUSH);
+	dimm_op_complete(c, &op, -EIO, HT_RSP_TARGET_ABORT, 0);
+	assert_int_equal(dimm_op_take(c, &op), 0);
+	/* the client sees exactly that */
+	assert_int_equal(dimm_reap(c, res, 8), 4);
+	assert_int_equal(res[0].user, 1);
+	assert_int_equal(res[0].status, 0);
+	assert_memory_equal(rbuf, mem + 4000, 100);
+	assert_memory_equal(mem + 200, wbuf, 100);
+	assert_int_equal(res[2].user, 3);
+	assert_int_equal(res[2].value, 0x1234);
+	assert_int_equal(res[3].user, 4);
+	assert_int_equal(res[3].status, -EIO);
+	assert_int_equal(res[3].ht_err, HT_RSP_TARGET_ABORT);
+	assert_int_equal(dimm_inflight(c), 0);
+	dimm_client_free(c);
+}
+
 /* Lease lost while operations are queued: those not yet issued fail with
  * -ENOLINK, none touches memory. */
 static void test_lost_queued(void **state)
@@ -752,6 +814,7 @@ int main(void)
 		cmocka_unit_test(test_async_batch),
 		cmocka_unit_test(test_errors_loop),
 		cmocka_unit_test(test_reset_loop),
+		cmocka_unit_test(test_direct_serving),
 		cmocka_unit_test(test_lost_queued),
 		cmocka_unit_test(test_threaded),
 		cmocka_unit_test(test_bridges_clean_and_lossy),
