@@ -38,6 +38,7 @@
 #include <rte_lcore.h>
 
 #include "bridge/args.h"
+#include "dimm/baselines.h"
 #include "dimm/runtime.h"
 #include "dimm/workloads.h"
 #include "dimm_default_ini.h"
@@ -64,7 +65,7 @@ struct opts {
 	bool wl[WL__N];
 	struct wl_params wp;
 	unsigned readahead;
-	bool no_wp, no_uffd, no_explicit, no_plot, verbose;
+	bool no_wp, no_uffd, no_explicit, no_plot, no_baselines, verbose;
 	uint64_t spin_us, lease_ms, kill_after_faults, duration_ns;
 	uint64_t quota_slots, quota_bytes; /* exporter: per-lessee quota (0: default) */
 	const char *json, *plot;
@@ -95,6 +96,7 @@ struct app_state {
 	struct run_res runs[WL__N * MAX_BUDGETS];
 	unsigned n_runs;
 	struct explicit_res ex;
+	struct dimm_baselines bl;
 	bool     uffd_ok;
 	char     uffd_msg[512];
 	char     pager_mode[32];
@@ -143,6 +145,8 @@ static void usage(FILE *f)
 	      "  --plot FILE         slowdown vs budget as PNG (default htoe-dimm.png)\n"
 	      "  --no-plot           no PNG\n"
 	      "  --no-explicit       skip the explicit-API measurements\n"
+	      "  --no-baselines      skip the baselines: the local userfaultfd round trip and\n"
+	      "                      the same pager over TCP to a page server process\n"
 	      "  --no-uffd           act as if userfaultfd were unavailable (also:\n"
 	      "                      HTOE_DIMM_NO_UFFD=1): only the explicit API runs\n"
 	      "  --kill-after-faults N  the exporter (in this process) stops answering after\n"
@@ -203,6 +207,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "plot", required_argument, 0, 'p' },
 		{ "no-plot", no_argument, 0, 'q' },
 		{ "no-explicit", no_argument, 0, 'x' },
+		{ "no-baselines", no_argument, 0, 'A' },
 		{ "no-uffd", no_argument, 0, 'u' },
 		{ "kill-after-faults", required_argument, 0, 'k' },
 		{ "duration", required_argument, 0, 'd' },
@@ -348,6 +353,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'p': o->plot = optarg; break;
 		case 'q': o->no_plot = true; break;
 		case 'x': o->no_explicit = true; break;
+		case 'A': o->no_baselines = true; break;
 		case 'u': o->no_uffd = true; break;
 		case 'v': o->verbose = true; break;
 		case 'C': o->ov.capture_dir = optarg; break;
@@ -390,24 +396,30 @@ static int fail_op(struct app_state *s, const char *what, int st)
 
 /* Copy between buf and the lease at offset 0 with many requests in flight:
  * store = posted writes in 16 KiB pieces and one flush at the end; load =
- * reads in 4 KiB pieces. Returns the first error, or 0. */
-static int remote_copy(struct dimm_client *c, uint8_t *buf, size_t size, bool store)
+ * reads in 4 KiB pieces. Returns the first error (its ht_err in *ht_err), or 0. */
+static int remote_copy_once(struct dimm_client *c, uint8_t *buf, size_t size, bool store,
+			    uint8_t *ht_err)
 {
 	const size_t chunk = store ? 16384 : 4096;
 	struct dimm_result r[64];
 	int first = 0;
 
-	for (size_t off = 0; off < size;) {
+	*ht_err = 0;
+	for (size_t off = 0; off < size || dimm_inflight(c);) {
 		size_t n = size - off < chunk ? size - off : chunk;
-		int h = store ? dimm_write_async(c, off, buf + off, (uint32_t)n, 0, 0)
-			      : dimm_read_async(c, off, buf + off, (uint32_t)n, 0);
+		int h = off == size ? -EAGAIN
+			: store   ? dimm_write_async(c, off, buf + off, (uint32_t)n, 0, 0)
+				  : dimm_read_async(c, off, buf + off, (uint32_t)n, 0);
 
 		if (h == -EAGAIN) {
+			/* every descriptor in flight, or all submitted: reap */
 			unsigned k = dimm_reap(c, r, 64);
 
 			for (unsigned i = 0; i < k; i++)
-				if (!first && r[i].status)
+				if (!first && r[i].status) {
 					first = r[i].status;
+					*ht_err = r[i].ht_err;
+				}
 			if (!k)
 				dr_idle(g_dapp);
 			continue;
@@ -416,13 +428,33 @@ static int remote_copy(struct dimm_client *c, uint8_t *buf, size_t size, bool st
 			return h;
 		off += n;
 	}
-	int w = dimm_wait_all(c);
+	if (!first && store) {
+		struct dimm_result fr = { 0 };
+		int h = dimm_flush_async(c, 0);
 
-	if (!first)
-		first = w;
-	if (!first && store)
-		first = dimm_flush(c);
+		first = h < 0 ? h : dimm_wait(c, h, &fr);
+		*ht_err = fr.ht_err; /* a flush aborted by a reset: resent too */
+	}
 	return first;
+}
+
+/* Copies sent again after a VL reset (JSON copy_retries). */
+static unsigned copy_retries;
+
+/* The copy, sent again (it is idempotent) when a warm VL reset hit it while
+ * the lease is valid, like the pager's fetches and write-backs. */
+static int remote_copy(struct dimm_client *c, uint8_t *buf, size_t size, bool store)
+{
+	uint8_t ht_err;
+	int st;
+
+	for (unsigned tries = 0;; tries++) {
+		st = remote_copy_once(c, buf, size, store, &ht_err);
+		if (!st || tries == DIMM_PAGER_RETRIES || !dimm_reset_retryable(st, ht_err) ||
+		    dimm_client_lost(c))
+			return st;
+		copy_retries++;
+	}
 }
 
 static int remote_store(struct dimm_client *c, const uint8_t *buf, size_t size)
@@ -734,12 +766,19 @@ static bool run_mapped(struct app_state *s, int k, unsigned pct)
 	}
 	if (!rr->verified)
 		s->failed = true;
+	/* sent again after a VL reset (docs/dimm.md, "The transparent mapping") */
+	char retried[96] = "";
+
+	if (rr->st.fetch_retries || rr->st.writeback_retries)
+		snprintf(retried, sizeof(retried),
+			 "  retried after a VL reset: %" PRIu64 " fetches, %" PRIu64 " write-backs",
+			 rr->st.fetch_retries, rr->st.writeback_retries);
 	printf("htoe-dimm: %-6s budget %3u%% (%5u of %u pages): %8.4f s %10.2f %s  slowdown %7.1fx"
 	       "  faults %" PRIu64 " (p50 %.0f us, p99 %.0f us)  wp %" PRIu64 "  write-backs %"
-	       PRIu64 "  %s%s\n",
+	       PRIu64 "%s  %s%s\n",
 	       wl_name(k), pct, rr->budget, pages, rr->t, rr->thr, wl_unit(k), rr->slowdown,
 	       rr->st.faults, (double)rr->p50 / 1e3, (double)rr->p99 / 1e3, rr->st.wp_faults,
-	       rr->st.writebacks, rr->verified ? "verified" : "MISMATCH: ", rr->why);
+	       rr->st.writebacks, retried, rr->verified ? "verified" : "MISMATCH: ", rr->why);
 	s->n_runs++;
 	dr_pager_withdraw(d);
 	dimm_pager_free(p);
@@ -753,6 +792,57 @@ stop:
 	free(ref);
 	free(back);
 	return false;
+}
+
+/* ------------------------------------------------------------ baselines */
+
+/* The remote fault's time over a baseline's (0: no baseline). */
+static double ratio(double us, double base_us)
+{
+	return base_us > 0 ? us / base_us : 0;
+}
+
+/* What a user would pick instead, on the application's CPU (app/dimm/baselines.h). */
+static void fault_baselines(struct app_state *s)
+{
+	struct dimm_baselines *b = &s->bl;
+
+	dimm_baselines_measure(b);
+	if (b->uffd_done)
+		printf("htoe-dimm: baseline userfaultfd round trip (local page copy, %u pages): "
+		       "p50 %.1f us p99 %.1f us\n", b->pages, b->uffd_p50_us, b->uffd_p99_us);
+	else
+		printf("htoe-dimm: baseline userfaultfd round trip not measured: %s\n",
+		       b->uffd_why);
+	if (b->tcp_done)
+		printf("htoe-dimm: baseline TCP pager (page server process, loopback, %u pages): "
+		       "fault p50 %.1f us p99 %.1f us (access to return: p50 %.1f us p99 %.1f us), "
+		       "verified\n", b->pages, b->tcp_p50_us, b->tcp_p99_us, b->tcp_rt_p50_us,
+		       b->tcp_rt_p99_us);
+	else
+		printf("htoe-dimm: baseline TCP pager not measured: %s\n", b->tcp_why);
+}
+
+/* Every run's remote fault next to the baselines, as ratios. */
+static void print_vs_baselines(const struct app_state *s)
+{
+	const struct dimm_baselines *b = &s->bl;
+
+	if (!s->n_runs || (!b->uffd_done && !b->tcp_done))
+		return;
+	printf("htoe-dimm: remote fault vs baselines (userfaultfd p50 %.1f us p99 %.1f us, "
+	       "TCP pager p50 %.1f us p99 %.1f us):\n",
+	       b->uffd_p50_us, b->uffd_p99_us, b->tcp_p50_us, b->tcp_p99_us);
+	for (unsigned i = 0; i < s->n_runs; i++) {
+		const struct run_res *r = &s->runs[i];
+		double p50 = (double)r->p50 / 1e3, p99 = (double)r->p99 / 1e3;
+
+		printf("htoe-dimm:   %-6s %3u%%: p50 %6.1f us = %5.2fx uffd, %5.2fx TCP;  "
+		       "p99 %7.1f us = %5.2fx uffd, %5.2fx TCP\n",
+		       wl_name(r->wl), r->pct, p50, ratio(p50, b->uffd_p50_us),
+		       ratio(p50, b->tcp_p50_us), p99, ratio(p99, b->uffd_p99_us),
+		       ratio(p99, b->tcp_p99_us));
+	}
 }
 
 static void pin_to_cpu(unsigned cpu)
@@ -772,6 +862,8 @@ static void *app_thread(void *arg)
 	/* the borrower's CPU: its loop sleeps while this thread computes */
 	pin_to_cpu(rte_lcore_to_cpu_id((int)rte_get_main_lcore()));
 	local_baselines(s);
+	if (!s->o->no_baselines && !s->o->no_uffd && !signals)
+		fault_baselines(s);
 	if (!s->o->no_explicit && !signals) {
 		explicit_bench(s);
 		if (s->ex.done)
@@ -790,6 +882,7 @@ static void *app_thread(void *arg)
 	}
 	if (!s->uffd_ok)
 		fprintf(stderr, "htoe-dimm: %s\n", s->uffd_msg);
+	print_vs_baselines(s);
 	atomic_store(&d->quit_a, 1);
 	dr_kick(d);
 	return NULL;
@@ -799,7 +892,7 @@ static void *app_thread(void *arg)
 
 static json_t *stats_json(const struct run_res *r)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 			 "faults", (json_int_t)r->st.faults, "wp_faults", (json_int_t)r->st.wp_faults,
 			 "spurious", (json_int_t)r->st.spurious, "fetches", (json_int_t)r->st.fetches,
 			 "readaheads", (json_int_t)r->st.readaheads,
@@ -807,7 +900,9 @@ static json_t *stats_json(const struct run_res *r)
 			 "writebacks", (json_int_t)r->st.writebacks,
 			 "clean_drops", (json_int_t)r->st.drops_clean,
 			 "bytes_in", (json_int_t)r->st.bytes_in, "bytes_out", (json_int_t)r->st.bytes_out,
-			 "room_waits", (json_int_t)r->st.room_waits);
+			 "room_waits", (json_int_t)r->st.room_waits,
+			 "fetch_retries", (json_int_t)r->st.fetch_retries,
+			 "writeback_retries", (json_int_t)r->st.writeback_retries);
 }
 
 static int write_json(const struct app_state *s, const char *path, const char *transport)
@@ -854,11 +949,36 @@ static int write_json(const struct app_state *s, const char *path, const char *t
 				      (double)r->wp50 / 1e3, "wp_fault_p99_us", (double)r->wp99 / 1e3);
 
 		json_object_set_new(o, "pager", stats_json(r));
+		if (s->bl.uffd_done || s->bl.tcp_done) {
+			double p50 = (double)r->p50 / 1e3, p99 = (double)r->p99 / 1e3;
+
+			json_object_set_new(
+				o, "vs_baselines",
+				json_pack("{s:f,s:f,s:f,s:f}", "p50_vs_uffd",
+					  ratio(p50, s->bl.uffd_p50_us), "p99_vs_uffd",
+					  ratio(p99, s->bl.uffd_p99_us), "p50_vs_tcp",
+					  ratio(p50, s->bl.tcp_p50_us), "p99_vs_tcp",
+					  ratio(p99, s->bl.tcp_p99_us)));
+		}
 		if (!r->verified)
 			json_object_set_new(o, "why", json_string(r->why));
 		json_array_append_new(runs, o);
 	}
 	json_object_set_new(root, "runs", runs);
+	if (s->bl.uffd_done || s->bl.tcp_done) {
+		json_t *b = json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:f}", "pages",
+				      (json_int_t)s->bl.pages, "uffd_p50_us", s->bl.uffd_p50_us,
+				      "uffd_p99_us", s->bl.uffd_p99_us, "tcp_fault_p50_us",
+				      s->bl.tcp_p50_us, "tcp_fault_p99_us", s->bl.tcp_p99_us,
+				      "tcp_access_p50_us", s->bl.tcp_rt_p50_us,
+				      "tcp_access_p99_us", s->bl.tcp_rt_p99_us);
+
+		if (!s->bl.uffd_done)
+			json_object_set_new(b, "uffd_error", json_string(s->bl.uffd_why));
+		if (!s->bl.tcp_done)
+			json_object_set_new(b, "tcp_error", json_string(s->bl.tcp_why));
+		json_object_set_new(root, "baselines", b);
+	}
 	if (s->ex.done)
 		json_object_set_new(root, "explicit",
 				    json_pack("{s:f,s:f,s:f,s:f,s:f,s:I,s:b}", "read64_p50_us",
@@ -879,6 +999,7 @@ static int write_json(const struct app_state *s, const char *path, const char *t
 					      (json_int_t)vs->late_responses, "unexpected_responses",
 					      (json_int_t)htoe_get_stats(d->borrower->b)->unexpected_responses,
 					      "peer_restarts", (json_int_t)vs->peer_restarts));
+	json_object_set_new(root, "copy_retries", json_integer((json_int_t)copy_retries));
 	json_object_set_new(root, "ok", json_boolean(!s->failed && !s->fatal[0]));
 	json_object_set_new(root, "error", s->fatal[0] ? json_string(s->fatal) : json_null());
 	int r = json_dump_file(root, path, JSON_INDENT(1) | JSON_SORT_KEYS);

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 # htoe-dimm: plot the slowdown against all-local memory versus the local
-# memory budget, from the JSON that htoe-dimm writes.
+# memory budget, from the JSON that htoe-dimm writes; with baselines, a second
+# panel: the remote fault's p50/p99 per budget next to the local userfaultfd
+# round trip and the TCP pager measured in the same run.
 #   dimm_plot.py RESULTS.json OUT.png
 # htoe-dimm embeds this script and runs it with /usr/bin/python3 itself.
 import json
@@ -20,7 +22,11 @@ def main():
     if not runs:
         print("dimm_plot: no verified runs to plot", file=sys.stderr)
         return 1
-    fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=110)
+    bl = res.get("baselines")
+    if bl:
+        fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 4.8), dpi=110)
+    else:
+        fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=110)
     for wl in sorted({r["workload"] for r in runs}):
         pts = sorted(((r["budget_pct"], r["slowdown"]) for r in runs if r["workload"] == wl),
                      reverse=True)
@@ -47,9 +53,38 @@ def main():
                  fontsize=9)
     ax.grid(True, which="both", linewidth=0.3)
     ax.legend(fontsize=8)
+    if bl:
+        fault_panel(bx, runs, bl, budgets)
     fig.tight_layout()
     fig.savefig(dst)
     return 0
+
+
+def fault_panel(bx, runs, bl, budgets):
+    """Remote fault p50 (line) and p99 (dashed) per budget, baselines as
+    horizontal lines."""
+    for wl in sorted({r["workload"] for r in runs}):
+        pts = sorted(((r["budget_pct"], r["fault_p50_us"], r["fault_p99_us"])
+                      for r in runs if r["workload"] == wl), reverse=True)
+        line, = bx.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                        label=wl + " p50")
+        bx.plot([p[0] for p in pts], [p[2] for p in pts], marker=".", linestyle="--",
+                color=line.get_color(), linewidth=0.8, label=wl + " p99")
+    for key, txt, col in (("uffd_p50_us", "userfaultfd round trip p50", "black"),
+                          ("tcp_fault_p50_us", "TCP pager fault p50", "red")):
+        if bl.get(key, 0) > 0:
+            bx.axhline(bl[key], color=col, linestyle=":", linewidth=1.2)
+            bx.text(budgets[-1], bl[key], " %s %.1f us" % (txt, bl[key]), va="bottom",
+                    ha="right", fontsize=7, color=col)
+    bx.set_xlabel("local memory budget (% of the working set resident)")
+    bx.set_ylabel("remote page fault (us)")
+    bx.set_yscale("log")
+    bx.invert_xaxis()
+    bx.set_xticks(budgets)
+    bx.set_xticklabels(["%d%%" % b for b in budgets])
+    bx.set_title("remote fault vs. baselines measured in the same run", fontsize=9)
+    bx.grid(True, which="both", linewidth=0.3)
+    bx.legend(fontsize=6, ncol=2)
 
 
 if __name__ == "__main__":

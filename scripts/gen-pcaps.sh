@@ -310,7 +310,7 @@ fi
 run_dimm() {
 	# shellcheck disable=SC2046
 	"$dimm" $(eal dimm) -- --wss 64K --budgets 50 --workloads stream --ntimes 1 \
-		--no-explicit --no-plot --json "$cap/r.json" --lease-ms 60 --capture "$cap" "$@"
+		--no-explicit --no-baselines --no-plot --json "$cap/r.json" --lease-ms 60 --capture "$cap" "$@"
 }
 dimm_checks="LEASE_REQUEST=1 LEASE_GRANT=1 LEASE_RENEW=1 LEASE_RENEW_ACK=1 LEASE_RELEASE=1"
 dimm_checks+=" LEASE_RELEASE_ACK=1 DATA=20"

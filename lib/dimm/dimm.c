@@ -157,6 +157,11 @@ const char *dimm_op_name(int op)
 	return op >= 0 && op < DIMM_OP__COUNT ? n[op] : "?";
 }
 
+bool dimm_reset_retryable(int status, uint8_t ht_err)
+{
+	return status == -EPIPE || (status == -EIO && ht_err == HT_RSP_TARGET_ABORT);
+}
+
 const char *dimm_strerror(int status, uint8_t ht_err)
 {
 	switch (status) {
@@ -681,12 +686,12 @@ bool dimm_engine_busy(const struct dimm_engine *e)
 	return e->taken || ht_req_outstanding(&e->req) || e->rsp_n;
 }
 
-static void complete(struct dimm_engine *e, struct dimm_desc *d)
+/* Hand d's completion to its client (the CQ, or the overflow list when a
+ * user ring is smaller than depth). */
+static void cq_push(struct dimm_client *c, struct dimm_desc *d)
 {
-	struct dimm_client *c = d->c;
 	void *obj = d;
 
-	e->taken--;
 	if (c->cq_over || c->cfg.cq.ops->enqueue(c->cfg.cq.ring, &obj, 1) != 1) {
 		/* a user ring smaller than depth: keep it for later */
 		d->enext = NULL;
@@ -696,6 +701,12 @@ static void complete(struct dimm_engine *e, struct dimm_desc *d)
 			c->cq_over = d;
 		c->cq_over_tail = d;
 	}
+}
+
+static void complete(struct dimm_engine *e, struct dimm_desc *d)
+{
+	e->taken--;
+	cq_push(d->c, d);
 }
 
 static unsigned flush_cq_over(struct dimm_client *c)
@@ -713,6 +724,37 @@ static unsigned flush_cq_over(struct dimm_client *c)
 		n++;
 	}
 	return n;
+}
+
+int dimm_op_take(struct dimm_client *c, struct dimm_op *op)
+{
+	struct dimm_desc *d;
+	void *obj;
+
+	flush_cq_over(c);
+	if (c->cfg.sq.ops->dequeue(c->cfg.sq.ring, &obj, 1) != 1)
+		return 0;
+	d = obj;
+	op->op = d->op;
+	op->flags = d->flags;
+	op->len = d->len;
+	op->off = d->off;
+	op->buf = d->buf;
+	op->operand[0] = d->operand[0];
+	op->operand[1] = d->operand[1];
+	op->token = d;
+	return 1;
+}
+
+void dimm_op_complete(struct dimm_client *c, const struct dimm_op *op, int status,
+		      uint8_t ht_err, uint64_t value)
+{
+	struct dimm_desc *d = op->token;
+
+	d->status = status;
+	d->ht_err = ht_err;
+	d->value = value;
+	cq_push(c, d);
 }
 
 static void fail(struct dimm_desc *d, int status, uint8_t ht_err)

@@ -121,6 +121,13 @@ struct dimm_result {
 
 /* Text for a result: "ok", "remote error: master abort (...)", ... */
 const char *dimm_strerror(int status, uint8_t ht_err);
+/* True for what a warm VL reset does to an operation while the lease is
+ * valid: a request poisoned with a target abort (-EIO), or a flush saying
+ * posted writes may have been dropped (-EPIPE). The library never sends an
+ * operation again by itself; an idempotent one (read, write, flush; not
+ * fetch-add or compare-swap, which may have been applied) may be, by its
+ * caller, while dimm_client_lost() is false (the pager does, dimm_pager.h). */
+bool dimm_reset_retryable(int status, uint8_t ht_err);
 
 struct dimm_client_cfg {
 	uint64_t gaddr;      /* global address of the region's offset 0 */
@@ -195,6 +202,32 @@ struct dimm_client_stats {
 	uint64_t idle_calls;    /* waits */
 };
 const struct dimm_client_stats *dimm_client_stats(const struct dimm_client *c);
+
+/* ---------------------------------------------------------- direct serving */
+
+/*
+ * A client served without the HT engine: another transport takes its
+ * operations from the submission ring and completes them itself (htoe-dimm's
+ * TCP page-server baseline runs the same pager over TCP this way). The
+ * server plays the engine's part: one thread, and never together with
+ * dimm_engine_attach() on the same client.
+ */
+struct dimm_op {
+	uint8_t  op;         /* enum dimm_op_type */
+	uint8_t  flags;      /* DIMM_F_* */
+	uint32_t len;        /* read/write: bytes; fadd/cas: 8; flush: 0 */
+	uint64_t off;        /* offset in the client's region (checked) */
+	void    *buf;        /* read: where the bytes go; write: where they come from */
+	uint64_t operand[2]; /* fadd: add; cas: expect, swap */
+	void    *token;      /* for dimm_op_complete() */
+};
+
+/* The next submitted operation: 1 with *op, 0 when there is none. */
+int dimm_op_take(struct dimm_client *c, struct dimm_op *op);
+/* Complete a taken operation with status (0 or a negative errno, as in
+ * struct dimm_result), ht_err and, for fadd/cas, the old value. */
+void dimm_op_complete(struct dimm_client *c, const struct dimm_op *op, int status,
+		      uint8_t ht_err, uint64_t value);
 
 /* ---------------------------------------------------------------- engine */
 

@@ -12,6 +12,7 @@
 struct dimm_loop {
 	struct ht_target tgt;
 	bool dead;
+	unsigned reset_left;  /* requests still hit by a simulated VL reset */
 	uint64_t loss;
 	unsigned cap, head, n;
 	struct dimm_loop_stats st;
@@ -57,6 +58,11 @@ void dimm_loop_set_dead(struct dimm_loop *l, bool dead)
 	l->dead = dead;
 }
 
+void dimm_loop_reset(struct dimm_loop *l, unsigned n)
+{
+	l->reset_left = n;
+}
+
 int dimm_loop_set_fault(struct dimm_loop *l, unsigned idx, uint64_t gaddr, uint64_t size,
 			uint8_t err)
 {
@@ -68,8 +74,9 @@ const struct dimm_loop_stats *dimm_loop_stats(const struct dimm_loop *l)
 	return &l->st;
 }
 
-/* The answer of an unreachable node: a master abort of the right kind. */
-static void dead_answer(const struct ht_pkt *q, struct ht_pkt *r)
+/* An error answer of the right kind: a master abort (unreachable node) or
+ * a target abort (request poisoned by a VL reset). */
+static void error_answer(const struct ht_pkt *q, struct ht_pkt *r, enum ht_rsp_err err)
 {
 	memset(r, 0, sizeof(*r));
 	if (q->kind == HT_K_RDSIZED || q->kind == HT_K_ATOMIC) {
@@ -83,7 +90,7 @@ static void dead_answer(const struct ht_pkt *q, struct ht_pkt *r)
 	r->bridge = 1;
 	r->unitid = q->unitid;
 	r->srctag = q->srctag;
-	ht_pkt_set_rsp_err(r, HT_RSP_MASTER_ABORT);
+	ht_pkt_set_rsp_err(r, err);
 }
 
 static int loop_input(void *ctx, const uint8_t *pkt, size_t len, uint64_t now)
@@ -100,17 +107,27 @@ static int loop_input(void *ctx, const uint8_t *pkt, size_t len, uint64_t now)
 		return -EAGAIN;
 	}
 	l->st.requests++;
+	bool reset = l->reset_left > 0;
+
+	if (reset)
+		l->reset_left--;
 	if (ht_pkt_vc(&q) == HT_VC_P) {
 		l->st.posted++;
-		if (l->dead) {
-			l->st.dead_dropped++;
+		if (l->dead || reset) {
+			if (reset)
+				l->st.reset_dropped++;
+			else
+				l->st.dead_dropped++;
 			l->loss++;
 			return 0;
 		}
 	}
-	if (l->dead && ht_pkt_vc(&q) == HT_VC_NP) {
+	if (reset && ht_pkt_vc(&q) == HT_VC_NP) {
+		l->st.reset_answers++;
+		error_answer(&q, &r, HT_RSP_TARGET_ABORT);
+	} else if (l->dead && ht_pkt_vc(&q) == HT_VC_NP) {
 		l->st.dead_answers++;
-		dead_answer(&q, &r);
+		error_answer(&q, &r, HT_RSP_MASTER_ABORT);
 	} else if (ht_tgt_handle(&l->tgt, &q, &r) != 1) {
 		return 0;
 	}

@@ -10,8 +10,13 @@
  * Fault injection: dimm_loop_set_dead() makes the "node" unreachable: every
  * non-posted request is answered with a master abort (what a bridge answers
  * when a request times out) and posted writes are dropped and counted in
- * loss_gen (what a VL reset does to writes in flight). dimm_loop_set_fault()
- * poisons a range (ht_tgt_set_fault). Single-threaded, like the engine.
+ * loss_gen (what a VL reset does to writes in flight). dimm_loop_reset()
+ * makes a warm VL reset hit the next n requests, after which the node
+ * answers again: a non-posted request is answered with a target abort (what
+ * a bridge answers for a request poisoned by a reset) without being
+ * executed, a posted write is dropped and counted in loss_gen.
+ * dimm_loop_set_fault() poisons a range (ht_tgt_set_fault).
+ * Single-threaded, like the engine.
  */
 #ifndef DIMM_LOOP_H
 #define DIMM_LOOP_H
@@ -30,6 +35,7 @@ struct dimm_loop_cfg {
 
 struct dimm_loop_stats {
 	uint64_t requests, posted, responses, dead_answers, dead_dropped, backpressure;
+	uint64_t reset_answers, reset_dropped;  /* requests hit by dimm_loop_reset() */
 };
 
 struct dimm_loop;
@@ -38,6 +44,9 @@ struct dimm_loop *dimm_loop_new(const struct dimm_loop_cfg *cfg, char *err, size
 void dimm_loop_free(struct dimm_loop *l);
 void dimm_loop_link(struct dimm_loop *l, struct dimm_link *link);
 void dimm_loop_set_dead(struct dimm_loop *l, bool dead);
+/* A warm VL reset hits the next n requests (posted or not), then the node
+ * answers normally again. */
+void dimm_loop_reset(struct dimm_loop *l, unsigned n);
 /* Poison [gaddr, gaddr+size) with err (enum ht_rsp_err; 0 clears) in slot idx (0..3). */
 int dimm_loop_set_fault(struct dimm_loop *l, unsigned idx, uint64_t gaddr, uint64_t size,
 			uint8_t err);

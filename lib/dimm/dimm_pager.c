@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -55,6 +56,7 @@ struct fetch {
 	int      status;
 	uint8_t  ht_err;
 	uint8_t  room;        /* ROOM_NEED, ROOM_WAIT (an eviction), ROOM_OK */
+	uint8_t  retries;     /* sent again after a VL reset */
 	uint32_t page;
 	uint64_t t0;
 	uint8_t *buf;         /* DIMM_PAGE bytes */
@@ -66,6 +68,7 @@ struct evict {
 	int      status;
 	uint8_t  ht_err;
 	int      waiter;      /* fetch waiting for this page's slot (-1 none) */
+	uint8_t  retries;     /* sent again after a VL reset */
 	uint32_t page;
 };
 
@@ -108,6 +111,8 @@ struct dimm_pager {
 	uint32_t sync_cursor;
 	unsigned sync_wb;            /* write-backs outstanding */
 	int      sync_st;
+	uint8_t  sync_ht_err;
+	unsigned sync_retries;       /* this sync sent again after a VL reset */
 	int      registry_slot;
 	_Atomic bool idle;           /* set by dimm_pager_poll for other threads */
 
@@ -261,6 +266,14 @@ int dimm_pager_run(struct dimm_pager *p, void (*fn)(void *), void *arg, void **a
 
 /* ------------------------------------------------------------ setup */
 
+/* HTOE_DIMM_NO_UFFD set (and not "0"): act as if userfaultfd were unavailable. */
+static bool uffd_off_by_env(void)
+{
+	const char *env = getenv("HTOE_DIMM_NO_UFFD");
+
+	return env && *env && strcmp(env, "0") != 0;
+}
+
 static int uffd_open(void)
 {
 	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
@@ -289,7 +302,6 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	struct uffdio_api api;
 	struct uffdio_register reg;
 	uint64_t have;
-	const char *env = getenv("HTOE_DIMM_NO_UFFD");
 	int fd;
 
 	if (!cfg->client || cfg->size == 0 || cfg->size % DIMM_PAGE || cfg->off % DIMM_PAGE ||
@@ -309,7 +321,7 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 		    3 * N_FETCH + 2 * N_EVICT + SYNC_MAX + 1);
 		return NULL;
 	}
-	if ((cfg->flags & DIMM_PAGER_F_NO_UFFD) || (env && *env && strcmp(env, "0") != 0)) {
+	if ((cfg->flags & DIMM_PAGER_F_NO_UFFD) || uffd_off_by_env()) {
 		ERR("userfaultfd unavailable: disabled (%s)" UNAVAIL,
 		    (cfg->flags & DIMM_PAGER_F_NO_UFFD) ? "simulated" : "HTOE_DIMM_NO_UFFD is set");
 		return NULL;
@@ -347,6 +359,8 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	p->size = cfg->size;
 	p->npages = (uint32_t)(cfg->size / DIMM_PAGE);
 	p->budget = cfg->budget && cfg->budget < p->npages ? cfg->budget : p->npages;
+	if (!p->cfg.max_retries)
+		p->cfg.max_retries = DIMM_PAGER_RETRIES;
 	p->wp = !(cfg->flags & DIMM_PAGER_F_NO_WP) && (have & UFFD_FEATURE_PAGEFAULT_FLAG_WP);
 	p->poison = !(cfg->flags & DIMM_PAGER_F_NO_POISON) && (have & UFFD_FEATURE_POISON);
 	p->state = calloc(p->npages, 1);
@@ -561,36 +575,55 @@ static uint64_t user_of(int kind, unsigned idx)
 	return (uint64_t)kind << 32 | idx;
 }
 
+/* ------------------------------------------------------------ retries */
+
+/*
+ * May an operation that ended with status/ht_err, already sent again
+ * `tries` times, be sent again? Yes for what a warm VL reset does while the
+ * lease is valid (dimm_reset_retryable: a request poisoned with a target
+ * abort, or a flush saying -EPIPE: posted writes since the previous flush
+ * may have been dropped). Reads and whole-page writes are idempotent, so
+ * sending them again is safe. No when the lease is gone (-ENOLINK, or marked
+ * lost meanwhile: the memory may be someone else's), for a master abort (no
+ * answer within the request timeout, or unmapped), a data error, and after
+ * max_retries.
+ */
+static bool reset_retryable(const struct dimm_pager *p, int status, uint8_t ht_err,
+			    unsigned tries)
+{
+	if (!dimm_reset_retryable(status, ht_err))
+		return false;
+	return tries < p->cfg.max_retries && !atomic_load(&((struct dimm_pager *)p)->err) &&
+	       !dimm_client_lost(p->cfg.client);
+}
+
+/* " after N retries" for an error message, "" when there was none. */
+static const char *retries_text(char *buf, size_t len, unsigned tries)
+{
+	if (!tries)
+		return "";
+	snprintf(buf, len, " after %u retr%s", tries, tries == 1 ? "y" : "ies");
+	return buf;
+}
+
 
 /* ------------------------------------------------------------ eviction */
 
 static void finish_evict(struct dimm_pager *p, struct evict *e);
 
-/* Start writing back dirty page pg: returns the eviction slot, or -1 when
- * none is free (or nothing could be submitted). */
-static int start_evict(struct dimm_pager *p, uint32_t pg)
+/* Send e's page (posted writes straight from the mapping) and a flush that
+ * confirms them. e->left: how many of the two were submitted. */
+static void evict_submit(struct dimm_pager *p, struct evict *e)
 {
 	struct dimm_client *c = p->cfg.client;
-	struct evict *e;
-	unsigned i;
+	unsigned i = (unsigned)(e - p->ev);
 	int h;
 
-	for (i = 0; i < N_EVICT; i++)
-		if (!p->ev[i].used)
-			break;
-	if (i == N_EVICT)
-		return -1;
-	e = &p->ev[i];
-	e->used = true;
-	e->page = pg;
 	e->status = 0;
 	e->ht_err = 0;
-	e->waiter = -1;
 	e->left = 2;
-	/* stable content while it is copied out: writers fault and wait */
-	if (p->wp)
-		uf_wp(p, pg, true);
-	h = dimm_write_async(c, page_off(p, pg), page_addr(p, pg), DIMM_PAGE, 0, user_of(K_WB, i));
+	h = dimm_write_async(c, page_off(p, e->page), page_addr(p, e->page), DIMM_PAGE, 0,
+			     user_of(K_WB, i));
 	if (h < 0) {
 		e->left--;
 		e->status = h;
@@ -601,6 +634,41 @@ static int start_evict(struct dimm_pager *p, uint32_t pg)
 		if (!e->status)
 			e->status = h;
 	}
+}
+
+/* A write-back hit by a VL reset: the page is still write-protected and
+ * resident, send it again. True if it is on its way again. */
+static bool evict_retry(struct dimm_pager *p, struct evict *e)
+{
+	if (!reset_retryable(p, e->status, e->ht_err, e->retries))
+		return false;
+	e->retries++;
+	p->st.writeback_retries++;
+	evict_submit(p, e);
+	return e->left > 0;
+}
+
+/* Start writing back dirty page pg: returns the eviction slot, or -1 when
+ * none is free (or nothing could be submitted). */
+static int start_evict(struct dimm_pager *p, uint32_t pg)
+{
+	struct evict *e;
+	unsigned i;
+
+	for (i = 0; i < N_EVICT; i++)
+		if (!p->ev[i].used)
+			break;
+	if (i == N_EVICT)
+		return -1;
+	e = &p->ev[i];
+	e->used = true;
+	e->page = pg;
+	e->waiter = -1;
+	e->retries = 0;
+	/* stable content while it is copied out: writers fault and wait */
+	if (p->wp)
+		uf_wp(p, pg, true);
+	evict_submit(p, e);
 	p->state[pg] = PG_EVICTING;
 	p->sync_mark[pg] = 0;
 	p->st.evictions++;
@@ -669,15 +737,19 @@ static void fetch_room(struct dimm_pager *p, struct fetch *f)
 static void finish_evict(struct dimm_pager *p, struct evict *e)
 {
 	uint32_t pg = e->page;
+	char rt[32];
 
+	if (e->status && evict_retry(p, e))
+		return;
 	e->used = false;
 	if (e->status == 0 && !atomic_load(&p->err)) {
 		drop_page(p, pg);
 	} else {
 		if (e->status)
 			set_error(p, e->status,
-				  "write-back of page %u (lease offset 0x%llx) failed: %s", pg,
+				  "write-back of page %u (lease offset 0x%llx) failed%s: %s", pg,
 				  (unsigned long long)page_off(p, pg),
+				  retries_text(rt, sizeof(rt), e->retries),
 				  dimm_strerror(e->status, e->ht_err));
 		/* the data stays here, writable */
 		if (p->wp && !p->dead)
@@ -719,31 +791,50 @@ static struct fetch *fetch_of(struct dimm_pager *p, uint32_t pg)
 	return NULL;
 }
 
-static void start_fetch(struct dimm_pager *p, struct fetch *f, uint32_t pg, bool write,
-			bool waiter, uint64_t t0)
+/* Read f's page into its bounce buffer. */
+static void fetch_submit(struct dimm_pager *p, struct fetch *f)
 {
 	int h;
 
-	f->used = true;
-	f->page = pg;
-	f->write = write;
-	f->waiter = waiter;
 	f->done = false;
 	f->status = 0;
 	f->ht_err = 0;
-	f->t0 = t0;
-	f->room = ROOM_NEED;
-	f->waited = false;
-	p->state[pg] = PG_FETCHING;
-	p->st.fetches++;
-	if (!waiter)
-		p->st.readaheads++;
-	h = dimm_read_async(p->cfg.client, page_off(p, pg), f->buf, DIMM_PAGE,
+	h = dimm_read_async(p->cfg.client, page_off(p, f->page), f->buf, DIMM_PAGE,
 			    user_of(K_FETCH, (unsigned)(f - p->fe)));
 	if (h < 0) {
 		f->done = true;
 		f->status = h;
 	}
+}
+
+/* A fetch hit by a VL reset: read the page again. True if it is on its way
+ * again (or failed to be submitted: try_install sees that next). */
+static bool fetch_retry(struct dimm_pager *p, struct fetch *f)
+{
+	if (!reset_retryable(p, f->status, f->ht_err, f->retries))
+		return false;
+	f->retries++;
+	p->st.fetch_retries++;
+	fetch_submit(p, f);
+	return true;
+}
+
+static void start_fetch(struct dimm_pager *p, struct fetch *f, uint32_t pg, bool write,
+			bool waiter, uint64_t t0)
+{
+	f->used = true;
+	f->page = pg;
+	f->write = write;
+	f->waiter = waiter;
+	f->t0 = t0;
+	f->room = ROOM_NEED;
+	f->waited = false;
+	f->retries = 0;
+	p->state[pg] = PG_FETCHING;
+	p->st.fetches++;
+	if (!waiter)
+		p->st.readaheads++;
+	fetch_submit(p, f);
 	fetch_room(p, f);
 }
 
@@ -763,14 +854,18 @@ static bool try_install(struct dimm_pager *p, struct fetch *f)
 {
 	uint32_t pg = f->page;
 	struct uffdio_copy cp;
+	char rt[32];
 
 	if (!f->done)
+		return false;
+	if (f->status && fetch_retry(p, f))
 		return false;
 	if (f->status || atomic_load(&p->err)) {
 		if (f->status)
 			set_error(p, f->status,
-				  "fetch of page %u (lease offset 0x%llx) failed: %s", pg,
+				  "fetch of page %u (lease offset 0x%llx) failed%s: %s", pg,
 				  (unsigned long long)page_off(p, pg),
+				  retries_text(rt, sizeof(rt), f->retries),
 				  dimm_strerror(f->status, f->ht_err));
 		p->state[pg] = PG_ABSENT;
 		if (f->waiter)
@@ -960,6 +1055,23 @@ int dimm_pager_sync(struct dimm_pager *p, bool drop, void (*idle)(void *), void 
 	return atomic_load(&p->sync_status);
 }
 
+/* A sync whose write-backs or flush a VL reset hit: start it again from
+ * the first page. Its pages are still dirty (and marked): every one is
+ * sent again, then a new flush. True if it starts again. */
+static bool sync_retry(struct dimm_pager *p)
+{
+	if (!p->sync_st ||
+	    !reset_retryable(p, p->sync_st, p->sync_ht_err, p->sync_retries))
+		return false;
+	p->sync_retries++;
+	p->st.writeback_retries++;
+	p->sync_st = 0;
+	p->sync_ht_err = 0;
+	p->sync_phase = 1;
+	p->sync_cursor = 0;
+	return true;
+}
+
 static unsigned sync_step(struct dimm_pager *p)
 {
 	struct dimm_client *c = p->cfg.client;
@@ -975,6 +1087,8 @@ static unsigned sync_step(struct dimm_pager *p)
 		p->sync_cursor = 0;
 		p->sync_wb = 0;
 		p->sync_st = atomic_load(&p->err);
+		p->sync_ht_err = 0;
+		p->sync_retries = 0;
 		p->st.syncs++;
 		work++;
 	}
@@ -1016,6 +1130,8 @@ static unsigned sync_step(struct dimm_pager *p)
 			}
 		}
 	}
+	if (p->sync_phase == 2 && p->sync_wb == 0 && sync_retry(p))
+		return work + 1;
 	if (p->sync_phase == 2 && p->sync_wb == 0) {
 		bool drop = atomic_load(&p->sync_drop);
 
@@ -1035,9 +1151,13 @@ static unsigned sync_step(struct dimm_pager *p)
 				drop_page(p, pg);
 			}
 		}
-		if (p->sync_st && !atomic_load(&p->err))
-			set_error(p, p->sync_st, "sync: write-back failed: %s",
-				  dimm_strerror(p->sync_st, 0));
+		if (p->sync_st && !atomic_load(&p->err)) {
+			char rt[32];
+
+			set_error(p, p->sync_st, "sync: write-back failed%s: %s",
+				  retries_text(rt, sizeof(rt), p->sync_retries),
+				  dimm_strerror(p->sync_st, p->sync_ht_err));
+		}
 		atomic_store(&p->sync_status, p->sync_st);
 		atomic_store(&p->sync_done, p->sync_serving);
 		p->sync_phase = 0;
@@ -1075,8 +1195,10 @@ static void dispatch(struct dimm_pager *p, const struct dimm_result *r)
 	}
 	case K_SWB:
 	case K_SFL:
-		if (r->status && !p->sync_st)
+		if (r->status && !p->sync_st) {
 			p->sync_st = r->status;
+			p->sync_ht_err = r->ht_err;
+		}
 		p->sync_wb--;
 		break;
 	default:
@@ -1123,4 +1245,93 @@ bool dimm_pager_busy(const struct dimm_pager *p)
 		if (p->ev[i].used)
 			return true;
 	return false;
+}
+
+/* ------------------------------------------------------------ baseline */
+
+struct rt_server {
+	int fd;
+	_Atomic int stop;
+	uint8_t *src;
+};
+
+static void *rt_serve(void *arg)
+{
+	struct rt_server *sv = arg;
+
+	while (!atomic_load(&sv->stop)) {
+		struct pollfd pf = { .fd = sv->fd, .events = POLLIN };
+		struct uffd_msg m;
+
+		if (poll(&pf, 1, 10) <= 0 || read(sv->fd, &m, sizeof(m)) != sizeof(m) ||
+		    m.event != UFFD_EVENT_PAGEFAULT)
+			continue;
+		struct uffdio_copy c = {
+			.dst = m.arg.pagefault.address & ~(uint64_t)(DIMM_PAGE - 1),
+			.src = (uintptr_t)sv->src,
+			.len = DIMM_PAGE,
+		};
+
+		ioctl(sv->fd, UFFDIO_COPY, &c);
+	}
+	return NULL;
+}
+
+int dimm_uffd_roundtrip(unsigned pages, uint32_t *hist, char *err, size_t errlen)
+{
+	struct rt_server sv = { .fd = uffd_open() };
+	struct uffdio_api api = { .api = UFFD_API };
+	size_t size = (size_t)pages * DIMM_PAGE;
+	uint8_t *m = MAP_FAILED;
+	pthread_t th;
+	int e = 0;
+
+	sv.src = aligned_alloc(DIMM_PAGE, DIMM_PAGE);
+	if (uffd_off_by_env()) {
+		e = -EPERM;
+		ERR("userfaultfd round trip: userfaultfd unavailable: disabled "
+		    "(HTOE_DIMM_NO_UFFD is set)");
+		goto out;
+	}
+	if (sv.fd < 0 || ioctl(sv.fd, UFFDIO_API, &api)) {
+		e = -errno;
+		ERR("userfaultfd round trip: userfaultfd unavailable: %s", strerror(errno));
+		goto out;
+	}
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!pages || !sv.src || m == MAP_FAILED) {
+		e = -ENOMEM;
+		ERR("userfaultfd round trip: no memory for %u pages", pages);
+		goto out;
+	}
+	memset(sv.src, 0x5a, DIMM_PAGE);
+	madvise(m, size, MADV_NOHUGEPAGE);
+	struct uffdio_register reg = { .range = { (uintptr_t)m, size },
+				       .mode = UFFDIO_REGISTER_MODE_MISSING };
+
+	if (ioctl(sv.fd, UFFDIO_REGISTER, &reg)) {
+		e = -errno;
+		ERR("userfaultfd round trip: UFFDIO_REGISTER: %s", strerror(errno));
+		goto out;
+	}
+	if (pthread_create(&th, NULL, rt_serve, &sv)) {
+		e = -EAGAIN;
+		ERR("userfaultfd round trip: cannot start the handler thread");
+		goto out;
+	}
+	for (unsigned i = 0; i < pages; i++) {
+		uint64_t t0 = now_ns();
+
+		(void)*(volatile uint8_t *)(m + (size_t)i * DIMM_PAGE);
+		dimm_hist_add(hist, now_ns() - t0);
+	}
+	atomic_store(&sv.stop, 1);
+	pthread_join(th, NULL);
+out:
+	if (m != MAP_FAILED)
+		munmap(m, size);
+	if (sv.fd >= 0)
+		close(sv.fd);
+	free(sv.src);
+	return e;
 }

@@ -21,8 +21,16 @@
  * treated as dirty (every eviction writes back) and eviction relies on the
  * faulting thread being blocked: correct for one application thread.
  *
- * Errors: when a fetch or a write-back fails (remote node lost, lease lost,
- * poisoned response), the pager enters the error state: the faulting
+ * Warm VL resets: a fetch or a write-back that fails because the virtual
+ * link was reset (a target abort, or -EPIPE from the flush: posted writes
+ * may have been dropped) while the lease is still valid is sent again, as
+ * it is idempotent: the page stays dirty (write-protected, resident) until
+ * a flush acknowledges its write-back. Counted in fetch_retries and
+ * writeback_retries; at most max_retries times in a row per operation.
+ *
+ * Errors: when a fetch or a write-back fails otherwise (remote node lost,
+ * lease lost, poisoned response) or its retries are used up, the pager
+ * enters the error state: the faulting
  * access, and every later fault on a page that is not resident, gets SIGBUS
  * (UFFDIO_POISON; without it the region is unregistered and made
  * inaccessible, so the access gets SIGSEGV). No access ever returns data
@@ -58,7 +66,11 @@ struct dimm_pager_cfg {
 	unsigned readahead;          /* on a sequential fault, also fetch this many next
 					pages (0: none) */
 	unsigned flags;
+	unsigned max_retries;        /* sends again after a VL reset, per operation
+					(0: DIMM_PAGER_RETRIES) */
 };
+
+#define DIMM_PAGER_RETRIES 8u
 
 /* Latency histogram: log-linear, 32 sub-buckets per power of two of ns. */
 #define DIMM_HIST_BUCKETS (64u * 32u)
@@ -72,6 +84,8 @@ struct dimm_pager_stats {
 	uint64_t poisoned;        /* pages poisoned after an error */
 	uint64_t room_waits;      /* a fetched page waited: every resident page was busy */
 	uint64_t syncs;
+	uint64_t fetch_retries;   /* fetches sent again after a VL reset */
+	uint64_t writeback_retries; /* write-backs (eviction or sync) sent again */
 	uint64_t bytes_in, bytes_out;
 	uint32_t hist[DIMM_HIST_BUCKETS]; /* fault service time: message read -> page installed */
 	uint32_t hist_wp[DIMM_HIST_BUCKETS]; /* WP fault service time */
@@ -128,5 +142,18 @@ const struct dimm_pager_stats *dimm_pager_stats(const struct dimm_pager *p);
 /* Quantile q (0..1) of the fault service time in ns, from a histogram. */
 uint64_t dimm_hist_quantile(const uint32_t *hist, double q);
 void dimm_hist_add(uint32_t *hist, uint64_t ns);
+
+/*
+ * The baseline of a remote fault: the local userfaultfd round trip. Maps
+ * `pages` pages of anonymous memory, registers them for missing faults and
+ * touches each once from the calling thread, while a handler thread (same
+ * CPU affinity as the caller; it sleeps in poll() on the userfaultfd, as a
+ * pager does) serves each fault by copying a local page (UFFDIO_COPY). The
+ * time from the access to its return - fault delivery, hand-off, copy,
+ * wake-up - of each page goes into hist (dimm_hist_add). 0, or a negative
+ * errno with a message in err (userfaultfd unavailable, also when
+ * HTOE_DIMM_NO_UFFD is set; out of memory).
+ */
+int dimm_uffd_roundtrip(unsigned pages, uint32_t *hist, char *err, size_t errlen);
 
 #endif

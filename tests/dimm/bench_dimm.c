@@ -2,8 +2,9 @@
  * bench_dimm: where the time of a remote page fault goes, without a network
  * (meson benchmark, suite 'dimm'; docs/dimm.md quotes it).
  *
- *   1. userfaultfd alone: a fault served by a thread that copies a local
- *      page (UFFDIO_COPY) - the kernel's and the thread hand-off's share;
+ *   1. userfaultfd alone (dimm_uffd_roundtrip, also htoe-dimm's baseline): a
+ *      fault served by a thread that copies a local page (UFFDIO_COPY) - the
+ *      kernel's and the thread hand-off's share;
  *   2. the pager over the in-memory loopback link (dimm_loop): 1. plus the
  *      dimm engine and the HT model (64 RdSized/RdResponse per page through
  *      the codec and an HT memory target), no bridge, no frames;
@@ -12,19 +13,12 @@
  * htoe-dimm adds the bridges, the wire and the remote node on another CPU.
  * Prints one line per measurement and a JSON line. No assertions.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <linux/userfaultfd.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "dimm.h"
 #include "dimm_loop.h"
@@ -40,63 +34,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* ---- 1. userfaultfd alone */
-
-static int raw_fd;
-static _Atomic int raw_stop;
-static uint8_t raw_src[DIMM_PAGE] __attribute__((aligned(4096)));
-
-static void *raw_server(void *arg)
-{
-	(void)arg;
-	while (!atomic_load(&raw_stop)) {
-		struct uffd_msg m;
-
-		if (read(raw_fd, &m, sizeof(m)) != sizeof(m))
-			continue;
-		struct uffdio_copy c = {
-			.dst = m.arg.pagefault.address & ~(uint64_t)(DIMM_PAGE - 1),
-			.src = (uintptr_t)raw_src, .len = DIMM_PAGE,
-		};
-
-		ioctl(raw_fd, UFFDIO_COPY, &c);
-	}
-	return NULL;
-}
-
-static double bench_raw(uint32_t *hist)
-{
-	struct uffdio_api api = { .api = UFFD_API };
-	uint8_t *m;
-	pthread_t th;
-	uint64_t t0 = 0, t1;
-	volatile uint8_t sink = 0;
-
-	raw_fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (raw_fd < 0 || ioctl(raw_fd, UFFDIO_API, &api))
-		return -1;
-	m = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	madvise(m, SIZE, MADV_NOHUGEPAGE);
-	struct uffdio_register reg = { .range = { (uintptr_t)m, SIZE },
-				       .mode = UFFDIO_REGISTER_MODE_MISSING };
-
-	if (ioctl(raw_fd, UFFDIO_REGISTER, &reg))
-		return -1;
-	pthread_create(&th, NULL, raw_server, NULL);
-	for (unsigned i = 0; i < PAGES; i++) {
-		t0 = now_ns();
-		sink += m[(size_t)i * DIMM_PAGE];
-		t1 = now_ns();
-		dimm_hist_add(hist, t1 - t0);
-	}
-	atomic_store(&raw_stop, 1);
-	pthread_join(th, NULL);
-	munmap(m, SIZE);
-	close(raw_fd);
-	(void)sink;
-	return 0;
 }
 
 /* ---- 2. the pager on the loopback */
@@ -136,8 +73,8 @@ int main(void)
 	pthread_t th;
 	volatile uint8_t sink = 0;
 
-	if (bench_raw(h_raw))
-		printf("bench_dimm: userfaultfd unavailable: %s\n", strerror(errno));
+	if (dimm_uffd_roundtrip(PAGES, h_raw, err, sizeof(err)))
+		printf("bench_dimm: %s\n", err);
 	memset(&ec, 0, sizeof(ec));
 	dimm_loop_link(l, &ec.link);
 	E = dimm_engine_new(&ec, err, sizeof(err));

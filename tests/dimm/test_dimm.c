@@ -311,6 +311,117 @@ static void test_errors_loop(void **state)
 	lb_fini(&l);
 }
 
+/* A warm VL reset under the explicit API: the library reports it and sends
+ * nothing again by itself. A read hit by it fails with a target abort; posted
+ * writes it dropped make the next flush say -EPIPE; both are what
+ * dimm_reset_retryable() accepts, and sending them again (idempotent)
+ * brings the right data. A fetch-add hit by it is reported the same way but
+ * is not idempotent: whether it was applied is unknown, the caller decides.
+ * Errors that no reset causes are not retryable. */
+static void test_reset_loop(void **state)
+{
+	(void)state;
+	struct lb l;
+	struct dimm_result res;
+	uint8_t buf[4096], data[4096];
+	uint64_t old;
+
+	lb_init(&l, 64);
+	dimm_loop_reset(l.loop, 10);  /* 10 of the page's 64 reads */
+	int h = dimm_read_async(l.c, 4096, buf, 4096, 1);
+	assert_int_equal(dimm_wait(l.c, h, &res), -EIO);
+	assert_int_equal(res.ht_err, HT_RSP_TARGET_ABORT);
+	assert_true(dimm_reset_retryable(res.status, res.ht_err));
+	assert_non_null(strstr(dimm_strerror(res.status, res.ht_err), "target abort"));
+	assert_int_equal(dimm_read(l.c, 4096, buf, 4096), 0);
+	assert_memory_equal(buf, l.mem + 4096, 4096);
+
+	for (unsigned i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + 1);
+	dimm_loop_reset(l.loop, 3);   /* 3 of the 64 posted writes dropped */
+	assert_int_equal(dimm_write(l.c, 8192, data, 4096), 0);
+	int fs = dimm_flush(l.c);
+	assert_int_equal(fs, -EPIPE);
+	assert_true(dimm_reset_retryable(fs, 0));
+	assert_true(memcmp(l.mem + 8192, data, 4096) != 0); /* really lost */
+	assert_int_equal(dimm_write(l.c, 8192, data, 4096), 0);
+	assert_int_equal(dimm_flush(l.c), 0);
+	assert_memory_equal(l.mem + 8192, data, 4096);
+	assert_int_equal(dimm_loop_stats(l.loop)->reset_dropped, 3);
+
+	dimm_loop_reset(l.loop, 1);
+	assert_int_equal(dimm_fadd(l.c, 0, 1, &old), -EIO);
+	assert_int_equal(dimm_loop_stats(l.loop)->reset_answers, 11);
+
+	assert_false(dimm_reset_retryable(-EIO, HT_RSP_MASTER_ABORT));
+	assert_false(dimm_reset_retryable(-EIO, HT_RSP_DATA_ERROR));
+	assert_false(dimm_reset_retryable(-ENOLINK, 0));
+	assert_false(dimm_reset_retryable(0, 0));
+	lb_fini(&l);
+}
+
+/* Direct serving (dimm_op_take/dimm_op_complete): a client without the
+ * engine, served by the test as a transport would; every operation arrives
+ * as submitted, in order, and completes with what the server says. */
+static void test_direct_serving(void **state)
+{
+	(void)state;
+	struct dimm_client_cfg cc;
+	struct dimm_client *c;
+	struct dimm_op op;
+	struct dimm_result res[8];
+	uint8_t mem[8192], rbuf[100], wbuf[100];
+	char err[128];
+
+	memset(&cc, 0, sizeof(cc));
+	cc.size = sizeof(mem);
+	cc.depth = 8;
+	c = dimm_client_new(&cc, err, sizeof(err));
+	assert_non_null(c);
+	for (unsigned i = 0; i < sizeof(mem); i++)
+		mem[i] = (uint8_t)(i * 13);
+	memset(wbuf, 0xab, sizeof(wbuf));
+	assert_int_equal(dimm_op_take(c, &op), 0);
+	assert_true(dimm_read_async(c, 4000, rbuf, 100, 1) >= 0);
+	assert_true(dimm_write_async(c, 200, wbuf, 100, 0, 2) >= 0);
+	assert_true(dimm_fadd_async(c, 64, 5, 3) >= 0);
+	assert_true(dimm_flush_async(c, 4) >= 0);
+	assert_int_equal(dimm_inflight(c), 4);
+	/* the server: in order, the submitted arguments */
+	assert_int_equal(dimm_op_take(c, &op), 1);
+	assert_int_equal(op.op, DIMM_OP_READ);
+	assert_int_equal(op.off, 4000);
+	assert_int_equal(op.len, 100);
+	memcpy(op.buf, mem + op.off, op.len);
+	dimm_op_complete(c, &op, 0, 0, 0);
+	assert_int_equal(dimm_op_take(c, &op), 1);
+	assert_int_equal(op.op, DIMM_OP_WRITE);
+	assert_int_equal(op.off, 200);
+	memcpy(mem + op.off, op.buf, op.len);
+	dimm_op_complete(c, &op, 0, 0, 0);
+	assert_int_equal(dimm_op_take(c, &op), 1);
+	assert_int_equal(op.op, DIMM_OP_FADD);
+	assert_int_equal(op.operand[0], 5);
+	dimm_op_complete(c, &op, 0, 0, 0x1234);
+	assert_int_equal(dimm_op_take(c, &op), 1);
+	assert_int_equal(op.op, DIMM_OP_FLUSH);
+	dimm_op_complete(c, &op, -EIO, HT_RSP_TARGET_ABORT, 0);
+	assert_int_equal(dimm_op_take(c, &op), 0);
+	/* the client sees exactly that */
+	assert_int_equal(dimm_reap(c, res, 8), 4);
+	assert_int_equal(res[0].user, 1);
+	assert_int_equal(res[0].status, 0);
+	assert_memory_equal(rbuf, mem + 4000, 100);
+	assert_memory_equal(mem + 200, wbuf, 100);
+	assert_int_equal(res[2].user, 3);
+	assert_int_equal(res[2].value, 0x1234);
+	assert_int_equal(res[3].user, 4);
+	assert_int_equal(res[3].status, -EIO);
+	assert_int_equal(res[3].ht_err, HT_RSP_TARGET_ABORT);
+	assert_int_equal(dimm_inflight(c), 0);
+	dimm_client_free(c);
+}
+
 /* Lease lost while operations are queued: those not yet issued fail with
  * -ENOLINK, none touches memory. */
 static void test_lost_queued(void **state)
@@ -702,6 +813,8 @@ int main(void)
 		cmocka_unit_test(test_blocking_loop),
 		cmocka_unit_test(test_async_batch),
 		cmocka_unit_test(test_errors_loop),
+		cmocka_unit_test(test_reset_loop),
+		cmocka_unit_test(test_direct_serving),
 		cmocka_unit_test(test_lost_queued),
 		cmocka_unit_test(test_threaded),
 		cmocka_unit_test(test_bridges_clean_and_lossy),

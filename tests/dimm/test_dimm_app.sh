@@ -1,8 +1,13 @@
 #!/bin/bash
 # htoe-dimm end to end (suite 'dimm'): test_dimm_app.sh HTOE_DIMM SRC MODE
 #   budgets      in one process, budgets 100/50/25 % of the working set: every
-#                run verified, the smaller budgets evict and write back, JSON+PNG
+#                run verified, the smaller budgets evict and write back, JSON+PNG;
+#                the baselines (userfaultfd round trip, TCP pager) and the runs'
+#                ratios to them are in the JSON with positive values
 #   lossy        2 % of the frames lost in both directions: still verified
+#   outage       both ports drop every frame for 0.5 s mid-workload, with short
+#                timers so that the VL is reset: the pager sends the fetches and
+#                write-backs the reset hit again, every run is verified
 #   remote-lost  the exporter stops answering mid-run: a clear error, exit 1,
 #                and no result taken from memory that did not come from it
 #   no-uffd      userfaultfd unavailable (simulated): a clear message, the
@@ -67,6 +72,13 @@ budgets)
   py "all(x['slowdown'] > 0 and x['fault_p99_us'] >= x['fault_p50_us'] > 0 for x in r['runs'])" \
     || fail "missing slowdown or latency"
   py "r['lease']['size'] >= 512*1024" || fail "lease"
+  for k in uffd_p50_us uffd_p99_us tcp_fault_p50_us tcp_fault_p99_us; do
+    py "r['baselines']['$k'] > 0" || fail "baselines.$k missing or not positive"
+  done
+  for k in p50_vs_uffd p99_vs_uffd p50_vs_tcp p99_vs_tcp; do
+    py "all(x['vs_baselines']['$k'] > 0 for x in r['runs'])" || fail "runs[].vs_baselines.$k"
+  done
+  grep -q "remote fault vs baselines" "$TMP/out" || fail "no ratios in the text"
   grep -q "all results verified" "$TMP/out" || fail "no final verdict"
   grep -q "lease .* released" "$TMP/out" || fail "the lease was not released"
   if python3 -c 'import matplotlib' 2>/dev/null; then
@@ -76,16 +88,38 @@ budgets)
   ok "budgets 100/50/25: 12 runs verified"
   ;;
 lossy)
-  run --budgets 50 --workloads stream,kv --set impair.loss=0.02 --set impair.seed=7
+  run --budgets 50 --workloads stream,kv --set impair.loss=0.02 --set impair.seed=7 \
+    --no-baselines
   [ "$RC" = 0 ] || fail "exit status $RC"
+  py "'baselines' not in r and all('vs_baselines' not in x for x in r['runs'])" \
+    || fail "--no-baselines still measured them"
   py "r['ok'] and all(x['verified'] for x in r['runs']) and len(r['runs']) == 2" \
     || fail "not verified under loss"
   py "r['vl']['retransmits'] > 0" || fail "no retransmission: was the loss applied?"
   py "'impaired' in r['setup']['transport']" || fail "transport not marked impaired"
   ok "2 % loss: verified, $(python3 -c "import json; print(json.load(open('$TMP/r.json'))['vl']['retransmits'])") retransmits"
   ;;
+outage)
+  # short timers (a reset after ~0.25 s of silence) and an outage that starts
+  # 150 ms after the first frame (the lease is granted by then, the first
+  # run is paging) and lasts 0.5 s: a warm VL reset mid-workload
+  run --budgets 50 --workloads gups,kv --updates 16000 --no-explicit --no-baselines \
+    --set bridge.rto_max=20ms --set bridge.retry_limit=12 \
+    --set impair.outage_start=150ms --set impair.outage_len=500ms
+  [ "$RC" = 0 ] || fail "exit status $RC"
+  py "r['ok'] and len(r['runs']) == 2 and all(x['verified'] for x in r['runs'])" \
+    || fail "not every run verified after the reset"
+  py "r['vl']['resets'] > 0" || fail "the outage did not reset the VL"
+  # (the pager's, or htoe-dimm's own copies of the initial data and the check)
+  py "sum(x['pager']['fetch_retries'] + x['pager']['writeback_retries'] for x in r['runs']) + r['copy_retries'] > 0" \
+    || fail "no fetch, write-back or copy was sent again: did the reset hit the workload?"
+  if py "sum(x['pager']['fetch_retries'] + x['pager']['writeback_retries'] for x in r['runs']) > 0"; then
+    grep -q "retried after a VL reset" "$TMP/out" || fail "the retries are not in the text"
+  fi
+  ok "VL reset mid-workload: $(python3 -c "import json; r=json.load(open('$TMP/r.json')); print(r['vl']['resets'], 'resets,', sum(x['pager']['fetch_retries'] for x in r['runs']), 'fetches and', sum(x['pager']['writeback_retries'] for x in r['runs']), 'write-backs sent again')"), every run verified"
+  ;;
 remote-lost)
-  run --budgets 50 --workloads gups --no-explicit --kill-after-faults 30
+  run --budgets 50 --workloads gups --no-explicit --no-baselines --kill-after-faults 30
   [ "$RC" = 1 ] || fail "exit status $RC, expected 1"
   grep -q "remote memory lost" "$TMP/err" || fail "no 'remote memory lost' message"
   grep -q "no value that did not come from node 2 was used" "$TMP/err" || fail "no data statement"

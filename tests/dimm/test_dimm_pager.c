@@ -2,8 +2,10 @@
  * Tests of the userfaultfd pager (lib/dimm/dimm_pager.[ch]) over the
  * in-memory loopback backend: a budget smaller than the working set with
  * every value verified, dirty tracking with and without write-protection,
- * readahead, several application threads, the remote node or the lease lost
- * mid-run (SIGBUS / SIGSEGV turned into an error, never wrong data), and
+ * readahead, several application threads, warm VL resets hitting fetches,
+ * write-backs and syncs (sent again: no data lost), the remote node or the
+ * lease lost mid-run (SIGBUS / SIGSEGV turned into an error, never wrong
+ * data), and
  * userfaultfd unavailable (a clear message, the explicit API still works).
  * No timing assertions.
  */
@@ -52,9 +54,15 @@ struct env {
 	pthread_t th;
 	_Atomic int stop;
 	_Atomic uint64_t kill_after;  /* fetches after which the node dies (0: never) */
-	_Atomic int lose_lease;       /* 1: mark the lease lost at kill time instead */
+	_Atomic int kill_mode;        /* KILL_*: what happens at kill time */
 	_Atomic int killed;
+	_Atomic unsigned reset_every; /* a warm reset every this many fetches (0: none) */
+	_Atomic unsigned reset_len;   /* requests each reset hits */
+	_Atomic unsigned reset_now;   /* the application asks for a reset of this many */
+	uint64_t next_reset;
 };
+
+enum { KILL_DEAD = 0, KILL_LEASE, KILL_RESETS };
 
 static void *pager_thread(void *arg)
 {
@@ -63,13 +71,27 @@ static void *pager_thread(void *arg)
 	while (!atomic_load(&e->stop)) {
 		uint64_t k = atomic_load(&e->kill_after);
 
-		if (k && !atomic_load(&e->killed) && dimm_pager_stats(e->p)->fetches >= k) {
-			if (atomic_load(&e->lose_lease))
+		uint64_t fetches = dimm_pager_stats(e->p)->fetches;
+		unsigned every = atomic_load(&e->reset_every), now = atomic_exchange(&e->reset_now, 0);
+
+		if (k && !atomic_load(&e->killed) && fetches >= k) {
+			int mode = atomic_load(&e->kill_mode);
+
+			if (mode == KILL_LEASE)
 				dimm_client_set_lost(e->pc, HTOE_LEASE_E_TIMEOUT);
+			else if (mode == KILL_RESETS)
+				dimm_loop_reset(e->loop, UINT32_MAX); /* resets that never end */
 			else
 				dimm_loop_set_dead(e->loop, true);
 			atomic_store(&e->killed, 1);
 		}
+		/* warm VL resets: the requests in flight are poisoned or dropped */
+		if (every && fetches >= e->next_reset) {
+			dimm_loop_reset(e->loop, atomic_load(&e->reset_len));
+			e->next_reset = fetches + every;
+		}
+		if (now)
+			dimm_loop_reset(e->loop, now);
 		dimm_pager_poll(e->p);
 		dimm_engine_poll(e->eng, 0);
 	}
@@ -326,7 +348,7 @@ static void lost_fn(void *arg)
 	}
 }
 
-static void run_lost(unsigned flags, bool lease, const char *want_msg, const char *want_mode)
+static void run_lost(unsigned flags, int mode, const char *want_msg, const char *want_mode)
 {
 	struct env e;
 	struct lostrun l = { .e = &e };
@@ -336,7 +358,7 @@ static void run_lost(unsigned flags, bool lease, const char *want_msg, const cha
 
 	env_init(&e, 8, flags, 0);
 	assert_non_null(strstr(dimm_pager_mode(e.p), want_mode));
-	atomic_store(&e.lose_lease, lease);
+	atomic_store(&e.kill_mode, mode);
 	atomic_store(&e.kill_after, 100);
 	r = dimm_pager_run(e.p, lost_fn, &l, &addr);
 	assert_true(r < 0);
@@ -360,19 +382,101 @@ static void run_lost(unsigned flags, bool lease, const char *want_msg, const cha
 static void test_remote_lost_poison(void **state)
 {
 	(void)state;
-	run_lost(0, false, "master abort", "poison");
+	run_lost(0, KILL_DEAD, "master abort", "poison");
 }
 
 static void test_remote_lost_sigsegv(void **state)
 {
 	(void)state;
-	run_lost(DIMM_PAGER_F_NO_POISON, false, "master abort", "sigsegv");
+	run_lost(DIMM_PAGER_F_NO_POISON, KILL_DEAD, "master abort", "sigsegv");
 }
 
 static void test_lease_lost(void **state)
 {
 	(void)state;
-	run_lost(0, true, "lease lost", "poison");
+	run_lost(0, KILL_LEASE, "lease lost", "poison");
+}
+
+/* ---- warm VL resets: a fetch or a write-back hit by one is sent again */
+
+/* The workload with a warm reset hitting `len` requests every `every`
+ * fetches: verified through the mapping and in the remote image after a
+ * sync, nothing poisoned, no error; the retries seen are returned. */
+static void run_resets(unsigned budget, unsigned every, unsigned len, uint64_t seed,
+		       struct dimm_pager_stats *out)
+{
+	struct env e;
+
+	env_init(&e, budget, 0, 0);
+	atomic_store(&e.reset_len, len);
+	atomic_store(&e.reset_every, every);
+	workload(dimm_pager_base(e.p), e.ref, LEASE, scaled(20000), seed);
+	atomic_store(&e.reset_every, 0);
+	check_all(&e);
+	*out = *dimm_pager_stats(e.p);
+	assert_int_equal(out->poisoned, 0);
+	assert_int_equal(dimm_pager_error(e.p, NULL, 0), 0);
+	assert_true(dimm_loop_stats(e.loop)->reset_answers > 0);
+	if (budget)
+		assert_true(dimm_loop_stats(e.loop)->reset_dropped > 0);
+	env_fini(&e);
+}
+
+/* Fetches hit by resets (a target abort for some of a page's 64 reads):
+ * every value read is right, nothing is lost. */
+static void test_reset_fetch(void **state)
+{
+	(void)state;
+	static struct dimm_pager_stats st;
+
+	run_resets(0, 16, 40, 11, &st);
+	assert_true(st.fetch_retries > 0);
+}
+
+/* Evictions' write-backs hit by resets (posted writes dropped: the flush
+ * says -EPIPE, or the flush itself aborted), together with fetches: the
+ * page stays dirty and is written again; the remote image is exact. */
+static void test_reset_writeback(void **state)
+{
+	(void)state;
+	static struct dimm_pager_stats st;
+
+	run_resets(8, 24, 100, 12, &st);
+	assert_true(st.writeback_retries > 0);
+	assert_true(st.fetch_retries > 0);
+}
+
+/* A sync whose posted writes meet a reset: sent again, the remote image is
+ * exact after it. */
+static void test_reset_sync(void **state)
+{
+	(void)state;
+	struct env e;
+	uint8_t *m;
+
+	env_init(&e, 0, 0, 0);
+	m = dimm_pager_base(e.p);
+	for (size_t off = 0; off < LEASE; off += 512) {
+		m[off] ^= 0xa5;
+		e.ref[off] ^= 0xa5;
+	}
+	atomic_store(&e.reset_now, 300);
+	while (atomic_load(&e.reset_now))
+		usleep(100);
+	assert_int_equal(dimm_pager_sync(e.p, false, NULL, NULL), 0);
+	assert_memory_equal(e.mem, e.ref, LEASE);
+	assert_true(dimm_pager_stats(e.p)->writeback_retries > 0);
+	assert_int_equal(dimm_loop_stats(e.loop)->reset_dropped, 300);
+	check_all(&e);
+	env_fini(&e);
+}
+
+/* Resets that never end: after a bounded number of retries the memory is
+ * reported lost (SIGBUS), as when the node is gone. */
+static void test_reset_forever(void **state)
+{
+	(void)state;
+	run_lost(0, KILL_RESETS, "target abort", "poison");
 }
 
 /* ---- userfaultfd unavailable */
@@ -478,6 +582,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_remote_lost_poison),
 		cmocka_unit_test(test_remote_lost_sigsegv),
 		cmocka_unit_test(test_lease_lost),
+		cmocka_unit_test(test_reset_fetch),
+		cmocka_unit_test(test_reset_writeback),
+		cmocka_unit_test(test_reset_sync),
+		cmocka_unit_test(test_reset_forever),
 		cmocka_unit_test(test_no_uffd),
 	};
 
