@@ -5,7 +5,11 @@
  *    net_pcap0, 0000:01:00.0), or devargs that are hot-plugged here with
  *    rte_dev_probe() (e.g. net_null0,size=64; net_memif0,role=server), or
  *  - crossover = M: one end of an in-process ring pair with [port M]
- *    (two rte_rings and rte_eth_from_rings() twice, net_ring).
+ *    (two rte_rings and rte_eth_from_rings() twice, net_ring), or
+ *  - hub = on: an in-process switch. Every port that says crossover = H
+ *    sends into the hub's RX ring (multi-producer) and receives from a
+ *    ring of its own; what the hub sends is switched by destination MAC
+ *    into those rings (br_port_flush), by the lcore of the hub's node.
  */
 /* rte_devargs_reset() (parsing a name to check it, below) is experimental in DPDK 22.11 */
 #define ALLOW_EXPERIMENTAL_API 1
@@ -254,6 +258,117 @@ found:
 	return 0;
 }
 
+/* The hub's own ethdev: RX from the ring its members send into (several
+ * producers when they are on several lcores), TX into hub_tx. */
+static int make_hub(struct br_port *h, char *err, size_t errlen)
+{
+	char n1[RTE_RING_NAMESIZE], n2[RTE_RING_NAMESIZE];
+	int pid;
+
+	snprintf(n1, sizeof(n1), "htoe_hub%u_rx", h->cfg->index);
+	snprintf(n2, sizeof(n2), "htoe_hub%u_tx", h->cfg->index);
+	h->rx_ring = rte_ring_create(n1, h->cfg->ring_size, (int)rte_socket_id(), RING_F_SC_DEQ);
+	h->hub_tx = rte_ring_create(n2, h->cfg->ring_size, (int)rte_socket_id(),
+				    RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (!h->rx_ring || !h->hub_tx) {
+		snprintf(err, errlen, "%s hub: cannot create the rings: %s", h->cfg->where,
+			 rte_strerror(rte_errno));
+		return -1;
+	}
+	snprintf(h->name, sizeof(h->name), "htoe_hub%u", h->cfg->index);
+	pid = rte_eth_from_rings(h->name, &h->rx_ring, 1, &h->hub_tx, 1, rte_socket_id());
+	if (pid < 0) {
+		snprintf(err, errlen, "%s hub: rte_eth_from_rings failed: %s", h->cfg->where,
+			 rte_strerror(rte_errno));
+		return -1;
+	}
+	h->port_id = (uint16_t)pid;
+	h->probed = true;
+	return 0;
+}
+
+/* Port p joined to hub h: RX from a ring of its own, TX into the hub's RX. */
+static int join_hub(struct br_port *p, struct br_port *h, char *err, size_t errlen)
+{
+	char n[RTE_RING_NAMESIZE];
+	int pid;
+
+	if (!h->probed && make_hub(h, err, errlen))
+		return -1;
+	snprintf(n, sizeof(n), "htoe_hub%u_%u", h->cfg->index, p->cfg->index);
+	/* single producer (the hub's lcore), single consumer (p's) */
+	p->rx_ring = rte_ring_create(n, h->cfg->ring_size, (int)rte_socket_id(),
+				     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (!p->rx_ring) {
+		snprintf(err, errlen, "%s: cannot create the ring from its hub: %s", p->cfg->where,
+			 rte_strerror(rte_errno));
+		return -1;
+	}
+	snprintf(p->name, sizeof(p->name), "htoe_xo%u", p->cfg->index);
+	pid = rte_eth_from_rings(p->name, &p->rx_ring, 1, &h->rx_ring, 1, rte_socket_id());
+	if (pid < 0) {
+		snprintf(err, errlen, "%s: rte_eth_from_rings failed: %s", p->cfg->where,
+			 rte_strerror(rte_errno));
+		return -1;
+	}
+	p->port_id = (uint16_t)pid;
+	p->probed = true;
+	return 0;
+}
+
+/* Each hub's members: the MAC of the node on each port joined to it. */
+static int hub_members(struct br_app *a, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < a->cfg.n_nodes; i++) {
+		const struct br_node_cfg *nc = &a->cfg.nodes[i];
+		struct br_port *p = &a->ports[nc->port], *h;
+
+		if (p->cfg->crossover < 0)
+			continue;
+		h = port_by_index(a, (unsigned)p->cfg->crossover);
+		if (!h || !h->cfg->hub)
+			continue;
+		if (!h->members && !(h->members = calloc(a->n_ports, sizeof(*h->members)))) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		memcpy(h->members[h->n_members].mac.addr_bytes, nc->bc.mac, RTE_ETHER_ADDR_LEN);
+		h->members[h->n_members++].ring = p->rx_ring;
+	}
+	return 0;
+}
+
+/* What a hub sent, into the RX ring of the port whose node is the
+ * destination; a frame for no member is freed and counted as refused. */
+static void hub_switch(struct br_port *h)
+{
+	void *objs[BR_MAX_BURST];
+	unsigned n;
+
+	while ((n = rte_ring_sc_dequeue_burst(h->hub_tx, objs, BR_MAX_BURST, NULL)) > 0)
+		for (unsigned i = 0; i < n; i++) {
+			struct rte_mbuf *m = objs[i];
+			const struct rte_ether_addr *dst =
+				rte_pktmbuf_mtod(m, const struct rte_ether_addr *);
+			struct rte_ring *r = NULL;
+
+			for (unsigned k = 0; k < h->n_members && !r; k++)
+				if (rte_is_same_ether_addr(dst, &h->members[k].mac))
+					r = h->members[k].ring;
+			if (!r || rte_ring_sp_enqueue(r, m)) {
+				rte_pktmbuf_free(m);
+				h->tx_refused++;
+			}
+		}
+}
+
+void br_port_flush(struct br_port *p)
+{
+	rte_eth_tx_buffer_flush(p->port_id, 0, p->txb);
+	if (p->hub_tx)
+		hub_switch(p);
+}
+
 int br_ports_create(struct br_app *a, char *err, size_t errlen)
 {
 	a->n_ports = a->cfg.n_ports;
@@ -271,10 +386,14 @@ int br_ports_create(struct br_app *a, char *err, size_t errlen)
 
 		if (!p->cfg->used || p->probed)
 			continue;
-		if (p->cfg->crossover >= 0) {
+		if (p->cfg->hub) {
+			if (make_hub(p, err, errlen))
+				return -1;
+		} else if (p->cfg->crossover >= 0) {
 			struct br_port *q = port_by_index(a, (unsigned)p->cfg->crossover);
 
-			if (make_crossover(a, p, q, err, errlen))
+			if (q->cfg->hub ? join_hub(p, q, err, errlen) :
+					  make_crossover(a, p, q, err, errlen))
 				return -1;
 		} else if (open_dev(p, err, errlen)) {
 			return -1;
@@ -287,6 +406,8 @@ int br_ports_create(struct br_app *a, char *err, size_t errlen)
 				return -1;
 			}
 	}
+	if (hub_members(a, err, errlen))
+		return -1;
 	/* checks against the device, and the per-port TX state */
 	for (unsigned i = 0; i < a->n_ports; i++) {
 		struct br_port *p = &a->ports[i];
@@ -449,17 +570,22 @@ void br_ports_stop(struct br_app *a)
 		rte_free(p->txb);
 		p->txb = NULL;
 	}
-	/* the crossover rings, once both ends are closed */
+	/* the crossover and hub rings, once both ends are closed */
 	for (unsigned i = 0; i < a->n_ports; i++) {
 		struct br_port *p = &a->ports[i];
+		struct rte_ring **rings[2] = { &p->rx_ring, &p->hub_tx };
 
-		if (p->rx_ring) {
-			void *obj;
+		for (unsigned k = 0; k < 2; k++)
+			if (*rings[k]) {
+				void *obj;
 
-			while (rte_ring_dequeue(p->rx_ring, &obj) == 0)
-				rte_pktmbuf_free(obj);
-			rte_ring_free(p->rx_ring);
-			p->rx_ring = NULL;
-		}
+				while (rte_ring_dequeue(*rings[k], &obj) == 0)
+					rte_pktmbuf_free(obj);
+				rte_ring_free(*rings[k]);
+				*rings[k] = NULL;
+			}
+		free(p->members);
+		p->members = NULL;
+		p->n_members = 0;
 	}
 }
