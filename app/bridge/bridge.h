@@ -64,6 +64,7 @@ struct br_port {
 	struct rte_ring *hub_tx;            /* hub: what it sent, for br_port_flush to switch */
 	struct br_hub_member *members;      /* hub: the ports joined to it, by their node's MAC */
 	unsigned n_members;
+	const struct rte_eth_rxtx_callback *hub_cb; /* hub: switches member-to-member frames */
 	struct rte_eth_dev_tx_buffer *txb;
 	uint64_t tx_refused;                /* by the tx buffer callback */
 	struct impair *imp_tx, *imp_rx;

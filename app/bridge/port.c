@@ -8,8 +8,9 @@
  *    (two rte_rings and rte_eth_from_rings() twice, net_ring), or
  *  - hub = on: an in-process switch. Every port that says crossover = H
  *    sends into the hub's RX ring (multi-producer) and receives from a
- *    ring of its own; what the hub sends is switched by destination MAC
- *    into those rings (br_port_flush), by the lcore of the hub's node.
+ *    ring of its own; what the hub sends (br_port_flush), and what one
+ *    member sends to another (hub_rx, an RX callback), is switched by
+ *    destination MAC into those rings, by the lcore of the hub's node.
  */
 /* rte_devargs_reset() (parsing a name to check it, below) is experimental in DPDK 22.11 */
 #define ALLOW_EXPERIMENTAL_API 1
@@ -338,28 +339,57 @@ static int hub_members(struct br_app *a, char *err, size_t errlen)
 	return 0;
 }
 
+/* The RX ring of the member whose node is m's destination, or NULL. */
+static struct rte_ring *hub_member_ring(const struct br_port *h, const struct rte_mbuf *m)
+{
+	const struct rte_ether_addr *dst = rte_pktmbuf_mtod(m, const struct rte_ether_addr *);
+
+	for (unsigned k = 0; k < h->n_members; k++)
+		if (rte_is_same_ether_addr(dst, &h->members[k].mac))
+			return h->members[k].ring;
+	return NULL;
+}
+
+/* m into member ring r (the hub's lcore is its only producer); when there
+ * is none or it is full, m is freed and counted as refused by the hub. */
+static void hub_forward(struct br_port *h, struct rte_ring *r, struct rte_mbuf *m)
+{
+	if (!r || rte_ring_sp_enqueue(r, m)) {
+		rte_pktmbuf_free(m);
+		h->tx_refused++;
+	}
+}
+
 /* What a hub sent, into the RX ring of the port whose node is the
- * destination; a frame for no member is freed and counted as refused. */
+ * destination. */
 static void hub_switch(struct br_port *h)
 {
 	void *objs[BR_MAX_BURST];
 	unsigned n;
 
 	while ((n = rte_ring_sc_dequeue_burst(h->hub_tx, objs, BR_MAX_BURST, NULL)) > 0)
-		for (unsigned i = 0; i < n; i++) {
-			struct rte_mbuf *m = objs[i];
-			const struct rte_ether_addr *dst =
-				rte_pktmbuf_mtod(m, const struct rte_ether_addr *);
-			struct rte_ring *r = NULL;
+		for (unsigned i = 0; i < n; i++)
+			hub_forward(h, hub_member_ring(h, objs[i]), objs[i]);
+}
 
-			for (unsigned k = 0; k < h->n_members && !r; k++)
-				if (rte_is_same_ether_addr(dst, &h->members[k].mac))
-					r = h->members[k].ring;
-			if (!r || rte_ring_sp_enqueue(r, m)) {
-				rte_pktmbuf_free(m);
-				h->tx_refused++;
-			}
-		}
+/* RX callback of a hub: a frame one member sent to another goes on to it
+ * (the hub is a switch for them too); the rest is the hub's node's. */
+static uint16_t hub_rx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t nb,
+		       uint16_t max, void *arg)
+{
+	struct br_port *h = arg;
+	uint16_t keep = 0;
+
+	(void)port, (void)queue, (void)max;
+	for (uint16_t i = 0; i < nb; i++) {
+		struct rte_ring *r = hub_member_ring(h, pkts[i]);
+
+		if (r)
+			hub_forward(h, r, pkts[i]);
+		else
+			pkts[keep++] = pkts[i];
+	}
+	return keep;
 }
 
 void br_port_flush(struct br_port *p)
@@ -511,6 +541,12 @@ int br_ports_start(struct br_app *a, char *err, size_t errlen)
 				 rte_strerror(-r));
 			return -1;
 		}
+		if (p->hub_tx && !p->hub_cb &&
+		    !(p->hub_cb = rte_eth_add_rx_callback(p->port_id, 0, hub_rx, p))) {
+			snprintf(err, errlen, "%s (%s): cannot add the hub's RX callback: %s",
+				 p->cfg->where, p->name, rte_strerror(rte_errno));
+			return -1;
+		}
 		if (p->cfg->promisc) {
 			/* the nodes' MACs are not the port's: receive everything */
 			r = rte_eth_promiscuous_enable(p->port_id);
@@ -563,6 +599,11 @@ void br_ports_stop(struct br_app *a)
 	for (unsigned i = 0; i < a->n_ports; i++) {
 		struct br_port *p = &a->ports[i];
 
+		if (p->hub_cb) { /* the lcores have stopped: nobody is in it */
+			rte_eth_remove_rx_callback(p->port_id, 0, p->hub_cb);
+			rte_free((void *)(uintptr_t)p->hub_cb);
+			p->hub_cb = NULL;
+		}
 		if (p->probed) {
 			rte_eth_dev_close(p->port_id);
 			p->probed = false;
