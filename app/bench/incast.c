@@ -13,7 +13,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "bench/bench.h"
 
@@ -52,11 +51,12 @@ static json_t *vl_to(json_t *node, unsigned peer)
 }
 
 /* One run's figures: {senders, seconds, writes_per_s, per_sender, jain,
- * starved_share, retransmits}; NULL (why) if the summary lacks them. */
+ * starved_share, retransmits, cpu_share}; NULL (why) if the summary lacks
+ * them. */
 static json_t *incast_figures(json_t *sum, unsigned n, char *why, size_t wlen)
 {
 	json_t *rx = bench_node_of(sum, RECEIVER), *per = json_array(), *st = json_array();
-	double t0 = 0, t1 = 0, x[8], total = 0, sq = 0, run = bench_num(sum, "run_s");
+	double t0 = 0, t1 = 0, total = 0, sq = 0, run = bench_num(sum, "run_s");
 
 	for (unsigned k = 1; k <= n; k++) {
 		json_t *s = bench_node_of(sum, k);
@@ -81,10 +81,11 @@ static json_t *incast_figures(json_t *sum, unsigned n, char *why, size_t wlen)
 		/* goodput: what the receiver got from k over the senders' interval;
 		 * starvation: k's VL to it, over the whole run (it counts until the
 		 * last queued write left, after the workload stopped) */
-		x[k - 1] = bench_num(vl_to(rx, k), "rx_pkts_posted") / (t1 - t0);
-		total += x[k - 1];
-		sq += x[k - 1] * x[k - 1];
-		json_array_append_new(per, json_real(x[k - 1]));
+		double x = bench_num(vl_to(rx, k), "rx_pkts_posted") / (t1 - t0);
+
+		total += x;
+		sq += x * x;
+		json_array_append_new(per, json_real(x));
 		json_array_append_new(st, json_real(bench_num(vl_to(s, RECEIVER),
 			"credit_starved_ns") / 1e9 / run));
 	}
@@ -110,7 +111,7 @@ void bench_incast(json_t *fig, double secs, bench_ini_fn run)
 	json_object_set_new(fig, "incast", inc);
 	for (unsigned i = 0; i < sizeof(n_senders) / sizeof(n_senders[0]); i++) {
 		unsigned n = n_senders[i];
-		char *ini = incast_ini(n, secs), key[8];
+		char *ini = incast_ini(n, secs), key[12];
 		json_t *sum, *r;
 
 		snprintf(label, sizeof(label), "incast %u -> 1", n);
