@@ -259,12 +259,27 @@ found:
 	return 0;
 }
 
+/* p's ethdev (named p->name): RX from rx, TX into tx. */
+static int ring_ethdev(struct br_port *p, struct rte_ring *rx, struct rte_ring *tx, char *err,
+		       size_t errlen)
+{
+	int pid = rte_eth_from_rings(p->name, &rx, 1, &tx, 1, rte_socket_id());
+
+	if (pid < 0) {
+		snprintf(err, errlen, "%s: rte_eth_from_rings failed: %s", p->cfg->where,
+			 rte_strerror(rte_errno));
+		return -1;
+	}
+	p->port_id = (uint16_t)pid;
+	p->probed = true;
+	return 0;
+}
+
 /* The hub's own ethdev: RX from the ring its members send into (several
  * producers when they are on several lcores), TX into hub_tx. */
 static int make_hub(struct br_port *h, char *err, size_t errlen)
 {
 	char n1[RTE_RING_NAMESIZE], n2[RTE_RING_NAMESIZE];
-	int pid;
 
 	snprintf(n1, sizeof(n1), "htoe_hub%u_rx", h->cfg->index);
 	snprintf(n2, sizeof(n2), "htoe_hub%u_tx", h->cfg->index);
@@ -277,22 +292,13 @@ static int make_hub(struct br_port *h, char *err, size_t errlen)
 		return -1;
 	}
 	snprintf(h->name, sizeof(h->name), "htoe_hub%u", h->cfg->index);
-	pid = rte_eth_from_rings(h->name, &h->rx_ring, 1, &h->hub_tx, 1, rte_socket_id());
-	if (pid < 0) {
-		snprintf(err, errlen, "%s hub: rte_eth_from_rings failed: %s", h->cfg->where,
-			 rte_strerror(rte_errno));
-		return -1;
-	}
-	h->port_id = (uint16_t)pid;
-	h->probed = true;
-	return 0;
+	return ring_ethdev(h, h->rx_ring, h->hub_tx, err, errlen);
 }
 
 /* Port p joined to hub h: RX from a ring of its own, TX into the hub's RX. */
 static int join_hub(struct br_port *p, struct br_port *h, char *err, size_t errlen)
 {
 	char n[RTE_RING_NAMESIZE];
-	int pid;
 
 	if (!h->probed && make_hub(h, err, errlen))
 		return -1;
@@ -306,15 +312,7 @@ static int join_hub(struct br_port *p, struct br_port *h, char *err, size_t errl
 		return -1;
 	}
 	snprintf(p->name, sizeof(p->name), "htoe_xo%u", p->cfg->index);
-	pid = rte_eth_from_rings(p->name, &p->rx_ring, 1, &h->rx_ring, 1, rte_socket_id());
-	if (pid < 0) {
-		snprintf(err, errlen, "%s: rte_eth_from_rings failed: %s", p->cfg->where,
-			 rte_strerror(rte_errno));
-		return -1;
-	}
-	p->port_id = (uint16_t)pid;
-	p->probed = true;
-	return 0;
+	return ring_ethdev(p, p->rx_ring, h->rx_ring, err, errlen);
 }
 
 /* Each hub's members: the MAC of the node on each port joined to it. */
