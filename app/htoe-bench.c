@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * htoe-bench: the benchmark of issue 4 (item 10) and issue 5 (item 3). It
+ * htoe-bench: the benchmark of issue 4 (item 10), issue 5 (item 3) and
+ * issue 14 (goodput under loss, incast, polling). It
  * measures, in one run and on the same virtual devices, htoe-bridge's
  * throughput and round trips against baselines measured in the same run,
  * prints a table with the targets, and writes JSON and PNG plots.
@@ -331,20 +332,42 @@ static void write_ini(const char *path, const char *dev, const char *mix, unsign
 	fclose(f);
 }
 
-static json_t *node_of(json_t *summary, unsigned id)
+json_t *bench_entry(json_t *array, const char *key, unsigned v)
 {
 	size_t i;
 	json_t *n;
 
-	json_array_foreach(json_object_get(summary, "per_node"), i, n)
-		if (json_integer_value(json_object_get(n, "id")) == (json_int_t)id)
+	json_array_foreach(array, i, n)
+		if (json_integer_value(json_object_get(n, key)) == (json_int_t)v)
 			return n;
 	return NULL;
+}
+
+json_t *bench_node_of(json_t *summary, unsigned id)
+{
+	return bench_entry(json_object_get(summary, "per_node"), "id", id);
 }
 
 static double num(json_t *o, const char *k)
 {
 	return json_number_value(json_object_get(o, k));
+}
+
+/* For app/bench (bench.h). */
+double bench_num(json_t *o, const char *k)
+{
+	return num(o, k);
+}
+
+/* Runs the bridge (lcores 0-1, net_ring) on the INI c->ini with a workload
+ * of secs; its JSON summary. */
+static json_t *bridge_ini(struct child *c, double secs, int *rc, char *why, size_t wlen)
+{
+	child_arg(c, "--");
+	child_arg(c, "--config");
+	child_arg(c, c->ini);
+	child_arg(c, "--json");
+	return child_run(c, secs + 60, rc, why, wlen);
 }
 
 /* Runs the bridge on net_ring with this workload; its JSON summary. */
@@ -355,17 +378,13 @@ static json_t *bridge_ring(const char *mix, unsigned size, unsigned window, doub
 
 	child_init(&c, O.bridge, "0-1", false);
 	write_ini(c.ini, NULL, mix, size, window, secs, extra);
-	child_arg(&c, "--");
-	child_arg(&c, "--config");
-	child_arg(&c, c.ini);
-	child_arg(&c, "--json");
-	return child_run(&c, secs + 60, rc, why, wlen);
+	return bridge_ini(&c, secs, rc, why, wlen);
 }
 
 /* Posted-write throughput of one run: HT payload delivered at node 2. */
 static json_t *write_figures(json_t *s, unsigned size)
 {
-	json_t *n1 = node_of(s, 1), *n2 = node_of(s, 2);
+	json_t *n1 = bench_node_of(s, 1), *n2 = bench_node_of(s, 2);
 
 	if (!n1 || !n2)
 		return NULL;
@@ -836,6 +855,34 @@ static void note_err(const char *what, const char *why)
 	json_array_append_new(errs_log, json_pack("{s:s, s:s}", "scenario", what, "error", why));
 }
 
+void bench_note_err(const char *what, const char *why)
+{
+	note_err(what, why);
+}
+
+/* One run of bench_incast (app/bench/incast.c): the bridge on this INI. */
+static json_t *incast_run(const char *label, const char *ini, double secs)
+{
+	char why[1024];
+	struct child c;
+	int rc;
+	FILE *f;
+
+	run_label = label;
+	child_init(&c, O.bridge, "0-1", false);
+	f = fopen(c.ini, "w");
+	if (!f || fputs(ini, f) < 0 || fclose(f))
+		die("cannot write %s: %s", c.ini, strerror(errno));
+	json_t *sum = bridge_ini(&c, secs, &rc, why, sizeof(why));
+
+	if (!sum)
+		note_err(label, why);
+	else /* the share of its two lcores' CPU time the run got (log_run) */
+		json_object_set(sum, "bench_cpu_share", json_object_get(json_array_get(runs_log,
+				json_array_size(runs_log) - 1), "cpu_share"));
+	return sum;
+}
+
 /* 2. Posted-write throughput at every HT payload size; fig.write_sizes. */
 static void scen_writes(json_t *fig)
 {
@@ -916,7 +963,8 @@ static void print_lat(const char *what, unsigned size, json_t *l)
 /* The read round-trip histogram of node 1 in a bridge summary (consumed). */
 static json_t *take_rtt(json_t *sum)
 {
-	json_t *n1 = sum ? node_of(sum, 1) : NULL, *l = n1 ? json_object_get(n1, "read_rtt") : NULL;
+	json_t *n1 = sum ? bench_node_of(sum, 1) : NULL;
+	json_t *l = n1 ? json_object_get(n1, "read_rtt") : NULL;
 
 	if (l && num(l, "count") > 0)
 		json_incref(l);
@@ -1483,7 +1531,7 @@ static void scen_netns(json_t *fig)
 	}
 }
 
-/* 7. Every target of issues 4, 5 and 11 from the figures. */
+/* 7. Every target of issues 4, 5, 11 and 14 from the figures. */
 static void set_targets(json_t *fig, double crypto_fig)
 {
 	json_t *w64 = json_object_get(fig, "write64"), *ms = json_object_get(fig, "macsec");
@@ -1549,6 +1597,14 @@ static void set_targets(json_t *fig, double crypto_fig)
 	       "ratio_frames"), 0.5, false, 100, "%", xr);
 	target("netns af_packet: bridge / raw frames/s", get_or_nan(json_object_get(pkt,
 	       "write64"), "ratio_frames"), 0.5, false, 100, "%", nsr ? nsr : nm);
+
+	/* issue 14: incast, 8 senders to one receiver against one sender */
+	json_t *i8 = json_object_get(json_object_get(fig, "incast"), "8");
+
+	target("incast 8 -> 1: aggregate / one sender's writes/s", get_or_nan(i8, "vs_single"),
+	       0.9, false, 100, "%", nm);
+	target("incast 8 -> 1: Jain's fairness index", get_or_nan(i8, "jain"), 0.99, false, 1, "",
+	       nm);
 }
 
 /* Did every scenario get its lcores' CPU? The smallest share. */
@@ -1597,6 +1653,7 @@ int main(int argc, char **argv)
 	scen_netns(fig);
 	ns_cleanup();
 	bench_loss_sweep(fig, sweep_run);
+	bench_incast(fig, O.dur, incast_run);
 	set_targets(fig, scen_crypto(fig));
 	json_object_set_new(root, "targets", targets_json());
 	json_object_set_new(root, "run_seconds", json_real((double)(bench_now_ns() - t_start) / 1e9));

@@ -71,6 +71,22 @@ typedef int (*bench_write_fn)(const char *mode, const char *impair, struct bench
 #include <jansson.h>
 void bench_loss_sweep(json_t *fig, bench_write_fn run);
 
+/* Incast (app/bench/incast.c): N = 1, 2, 4, 8 senders on lcore 0 writing
+ * 64-byte posted writes for secs into one receiver on lcore 1 through a hub
+ * port. run(label, ini, secs) runs htoe-bridge on that INI text: its JSON
+ * summary (with bench_cpu_share: the share of its lcores' CPU time it got),
+ * or NULL (the error noted). Adds fig.incast. */
+typedef json_t *(*bench_ini_fn)(const char *label, const char *ini, double secs);
+void bench_incast(json_t *fig, double secs, bench_ini_fn run);
+
+/* htoe-bench.c's readers of a bridge's JSON summary: the object of array
+ * whose integer `key` is v (or NULL: e.g. per_node by "id", a node's vl by
+ * "peer"), a number (0 if absent); and its error log. */
+json_t *bench_entry(json_t *array, const char *key, unsigned v);
+json_t *bench_node_of(json_t *summary, unsigned id); /* per_node by "id" */
+double bench_num(json_t *o, const char *k);
+void bench_note_err(const char *what, const char *why);
+
 /* CLOCK_MONOTONIC in ns / s. */
 unsigned long long bench_now_ns(void);
 

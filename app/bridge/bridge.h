@@ -60,11 +60,21 @@ struct br_port {
 	uint16_t port_id;
 	bool     probed, started, configured;
 	char     name[RTE_ETH_NAME_MAX_LEN];
-	struct rte_ring *rx_ring;           /* crossover: the ring this port receives from */
+	struct rte_ring *rx_ring;           /* crossover/hub: the ring this port receives from */
+	struct rte_ring *hub_tx;            /* hub: what it sent, for br_port_flush to switch */
+	struct br_hub_member *members;      /* hub: the ports joined to it, by their node's MAC */
+	unsigned n_members;
+	const struct rte_eth_rxtx_callback *hub_cb; /* hub: switches member-to-member frames */
 	struct rte_eth_dev_tx_buffer *txb;
 	uint64_t tx_refused;                /* by the tx buffer callback */
 	struct impair *imp_tx, *imp_rx;
 	int      cap_idx;                   /* index of its dumpers, -1: not captured */
+};
+
+/* A port joined to a hub: the MAC of the node that uses it, its RX ring. */
+struct br_hub_member {
+	struct rte_ether_addr mac;
+	struct rte_ring *ring;
 };
 
 struct br_lcore;
@@ -153,6 +163,8 @@ int br_lcore_loop(void *arg);
 int br_ports_create(struct br_app *a, char *err, size_t errlen);
 int br_ports_start(struct br_app *a, char *err, size_t errlen);
 void br_ports_stop(struct br_app *a);
+/* Sends what p's TX buffer holds; a hub then switches it to its members. */
+void br_port_flush(struct br_port *p);
 
 /* capture.c */
 int br_capture_open(struct br_app *a, char *err, size_t errlen);

@@ -260,10 +260,18 @@ static const struct cfg_key keys[] = {
 	  "`net_memif0,role=server,...`"),
 	X(PO, "crossover", CFG_UINT, 0, 65535, NULL, 0, NULL,
 	  "`M`: this port and `[port M]` are the two ends of an in-process ring pair (two "
-	  "rte_rings, `rte_eth_from_rings()` twice); `[port M]` must say `crossover = N`. "
-	  "Exactly one of `dev` and `crossover`"),
+	  "rte_rings, `rte_eth_from_rings()` twice); `[port M]` must say `crossover = N`, "
+	  "unless it is a hub (`hub = on`): then this port is joined to it. "
+	  "Exactly one of `dev`, `crossover` and `hub`"),
+	K(PO, "hub", CFG_BOOL, 0, 0, "off", 0, PT, hub, NULL,
+	  "`on`: an in-process software switch for several nodes of this process: every port "
+	  "that says `crossover = N` sends into this port (one multi-producer ring); a frame this "
+	  "port's node sends, or one joined port's node sends to another's, goes to the port of "
+	  "the node whose MAC is its destination (a frame the hub's node sends to no such node is "
+	  "dropped and counted as `eth tx refused`). The ports joined to a hub need not be "
+	  "mutual; used by htoe-bench's incast scenario"),
 	K(PO, "ring_size", CFG_UINT, 64, 65536, "1024", CFG_F_POW2, PT, ring_size, NULL,
-	  "entries of each crossover ring"),
+	  "entries of each crossover or hub ring"),
 	K(PO, "rxd", CFG_UINT, 32, 16384, "1024", 0, PT, rxd, NULL,
 	  "RX descriptors (clamped by the device)"),
 	K(PO, "txd", CFG_UINT, 32, 16384, "1024", 0, PT, txd, NULL,

@@ -335,8 +335,12 @@ static int parse_ports(struct ctx *x, struct br_config *c)
 		if (p->dev[0] && p->crossover >= 0)
 			return ERR(x, sect, "dev",
 				   "a port is either a device (dev) or one end of a crossover pair");
-		if (!p->dev[0] && p->crossover < 0)
-			return ERR(x, sect, NULL, "needs dev = DEVICE-OR-DEVARGS or crossover = OTHER-PORT");
+		if (p->hub && (p->dev[0] || p->crossover >= 0))
+			return ERR(x, sect, "hub", "a hub is neither a device (dev) nor one end of a "
+				   "crossover pair");
+		if (!p->dev[0] && p->crossover < 0 && !p->hub)
+			return ERR(x, sect, NULL, "needs dev = DEVICE-OR-DEVARGS, crossover = OTHER-PORT "
+				   "or hub = on");
 		if (p->dev[0])
 			cfg_where(&x->d, sect, "dev", p->dev_where, sizeof(p->dev_where));
 
@@ -367,7 +371,7 @@ static int parse_ports(struct ctx *x, struct br_config *c)
 		if (!found)
 			return ERR(x, s->name, NULL, "there is no [port %ld]", s->num);
 	}
-	/* crossover pairs are mutual */
+	/* crossover pairs are mutual, unless the other end is a hub */
 	for (unsigned i = 0; i < c->n_ports; i++) {
 		struct br_port_cfg *p = &c->ports[i];
 		const struct br_port_cfg *q = NULL;
@@ -382,9 +386,9 @@ static int parse_ports(struct ctx *x, struct br_config *c)
 		if (!q || q == p)
 			return ERR(x, sect, "crossover", "%s", q ? "a port cannot be its own crossover" :
 				   "there is no such [port]");
-		if (q->crossover != (int)p->index)
-			return ERR(x, sect, "crossover", "[port %u] must say crossover = %u", q->index,
-				   p->index);
+		if (q->crossover != (int)p->index && !q->hub)
+			return ERR(x, sect, "crossover", "[port %u] must say crossover = %u (or be a "
+				   "hub: hub = on)", q->index, p->index);
 	}
 	return 0;
 }
@@ -868,6 +872,8 @@ static int check_ports_used(struct ctx *x, struct br_config *c)
 		if (p->crossover >= 0)
 			return ERR(x, s, "crossover", "both ends of a crossover pair must be used by "
 				   "nodes of this process");
+		if (p->hub)
+			return ERR(x, s, "hub", "a hub must be used by a node of this process");
 	}
 	return 0;
 }

@@ -72,8 +72,10 @@ struct br_member_cfg {
 struct br_port_cfg {
 	unsigned index;              /* N of [port N] */
 	char     dev[BR_DEV_MAX];    /* device name or devargs ("" with crossover) */
-	int      crossover;          /* -1, or M: this port and [port M] are a ring pair */
-	unsigned ring_size;          /* crossover ring entries (power of two) */
+	int      crossover;          /* -1, or M: this port and [port M] are a ring pair,
+				      * or this port is joined to the hub [port M] */
+	bool     hub;                /* an in-process switch for the ports joined to it */
+	unsigned ring_size;          /* crossover/hub ring entries (power of two) */
 	unsigned rxd, txd;
 	bool     promisc;
 	bool     capture;            /* capture this port when a capture dir is set */

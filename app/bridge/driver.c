@@ -229,7 +229,7 @@ unsigned br_drv_tx(struct br_drv *d, uint64_t now)
 	 * drain timer would add its period to every round trip (and to the
 	 * retransmission timer's view of it). */
 	if (sent)
-		rte_eth_tx_buffer_flush(p->port_id, 0, p->txb);
+		br_port_flush(p);
 	return sent;
 }
 

@@ -5,7 +5,12 @@
  *    net_pcap0, 0000:01:00.0), or devargs that are hot-plugged here with
  *    rte_dev_probe() (e.g. net_null0,size=64; net_memif0,role=server), or
  *  - crossover = M: one end of an in-process ring pair with [port M]
- *    (two rte_rings and rte_eth_from_rings() twice, net_ring).
+ *    (two rte_rings and rte_eth_from_rings() twice, net_ring), or
+ *  - hub = on: an in-process switch. Every port that says crossover = H
+ *    sends into the hub's RX ring (multi-producer) and receives from a
+ *    ring of its own; what the hub sends (br_port_flush), and what one
+ *    member sends to another (hub_rx, an RX callback), is switched by
+ *    destination MAC into those rings, by the lcore of the hub's node.
  */
 /* rte_devargs_reset() (parsing a name to check it, below) is experimental in DPDK 22.11 */
 #define ALLOW_EXPERIMENTAL_API 1
@@ -254,6 +259,144 @@ found:
 	return 0;
 }
 
+/* p's ethdev (named p->name): RX from rx, TX into tx. */
+static int ring_ethdev(struct br_port *p, struct rte_ring *rx, struct rte_ring *tx, char *err,
+		       size_t errlen)
+{
+	int pid = rte_eth_from_rings(p->name, &rx, 1, &tx, 1, rte_socket_id());
+
+	if (pid < 0) {
+		snprintf(err, errlen, "%s: rte_eth_from_rings failed: %s", p->cfg->where,
+			 rte_strerror(rte_errno));
+		return -1;
+	}
+	p->port_id = (uint16_t)pid;
+	p->probed = true;
+	return 0;
+}
+
+/* The hub's own ethdev: RX from the ring its members send into (several
+ * producers when they are on several lcores), TX into hub_tx. */
+static int make_hub(struct br_port *h, char *err, size_t errlen)
+{
+	char n1[RTE_RING_NAMESIZE], n2[RTE_RING_NAMESIZE];
+
+	snprintf(n1, sizeof(n1), "htoe_hub%u_rx", h->cfg->index);
+	snprintf(n2, sizeof(n2), "htoe_hub%u_tx", h->cfg->index);
+	h->rx_ring = rte_ring_create(n1, h->cfg->ring_size, (int)rte_socket_id(), RING_F_SC_DEQ);
+	h->hub_tx = rte_ring_create(n2, h->cfg->ring_size, (int)rte_socket_id(),
+				    RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (!h->rx_ring || !h->hub_tx) {
+		snprintf(err, errlen, "%s hub: cannot create the rings: %s", h->cfg->where,
+			 rte_strerror(rte_errno));
+		return -1;
+	}
+	snprintf(h->name, sizeof(h->name), "htoe_hub%u", h->cfg->index);
+	return ring_ethdev(h, h->rx_ring, h->hub_tx, err, errlen);
+}
+
+/* Port p joined to hub h: RX from a ring of its own, TX into the hub's RX. */
+static int join_hub(struct br_port *p, struct br_port *h, char *err, size_t errlen)
+{
+	char n[RTE_RING_NAMESIZE];
+
+	if (!h->probed && make_hub(h, err, errlen))
+		return -1;
+	snprintf(n, sizeof(n), "htoe_hub%u_%u", h->cfg->index, p->cfg->index);
+	/* single producer (the hub's lcore), single consumer (p's) */
+	p->rx_ring = rte_ring_create(n, h->cfg->ring_size, (int)rte_socket_id(),
+				     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (!p->rx_ring) {
+		snprintf(err, errlen, "%s: cannot create the ring from its hub: %s", p->cfg->where,
+			 rte_strerror(rte_errno));
+		return -1;
+	}
+	snprintf(p->name, sizeof(p->name), "htoe_xo%u", p->cfg->index);
+	return ring_ethdev(p, p->rx_ring, h->rx_ring, err, errlen);
+}
+
+/* Each hub's members: the MAC of the node on each port joined to it. */
+static int hub_members(struct br_app *a, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < a->cfg.n_nodes; i++) {
+		const struct br_node_cfg *nc = &a->cfg.nodes[i];
+		struct br_port *p = &a->ports[nc->port], *h;
+
+		if (p->cfg->crossover < 0)
+			continue;
+		h = port_by_index(a, (unsigned)p->cfg->crossover);
+		if (!h || !h->cfg->hub)
+			continue;
+		if (!h->members && !(h->members = calloc(a->n_ports, sizeof(*h->members)))) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		memcpy(h->members[h->n_members].mac.addr_bytes, nc->bc.mac, RTE_ETHER_ADDR_LEN);
+		h->members[h->n_members++].ring = p->rx_ring;
+	}
+	return 0;
+}
+
+/* The RX ring of the member whose node is m's destination, or NULL. */
+static struct rte_ring *hub_member_ring(const struct br_port *h, const struct rte_mbuf *m)
+{
+	const struct rte_ether_addr *dst = rte_pktmbuf_mtod(m, const struct rte_ether_addr *);
+
+	for (unsigned k = 0; k < h->n_members; k++)
+		if (rte_is_same_ether_addr(dst, &h->members[k].mac))
+			return h->members[k].ring;
+	return NULL;
+}
+
+/* m into member ring r (the hub's lcore is its only producer); when there
+ * is none or it is full, m is freed and counted as refused by the hub. */
+static void hub_forward(struct br_port *h, struct rte_ring *r, struct rte_mbuf *m)
+{
+	if (!r || rte_ring_sp_enqueue(r, m)) {
+		rte_pktmbuf_free(m);
+		h->tx_refused++;
+	}
+}
+
+/* What a hub sent, into the RX ring of the port whose node is the
+ * destination. */
+static void hub_switch(struct br_port *h)
+{
+	void *objs[BR_MAX_BURST];
+	unsigned n;
+
+	while ((n = rte_ring_sc_dequeue_burst(h->hub_tx, objs, BR_MAX_BURST, NULL)) > 0)
+		for (unsigned i = 0; i < n; i++)
+			hub_forward(h, hub_member_ring(h, objs[i]), objs[i]);
+}
+
+/* RX callback of a hub: a frame one member sent to another goes on to it
+ * (the hub is a switch for them too); the rest is the hub's node's. */
+static uint16_t hub_rx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t nb,
+		       uint16_t max, void *arg)
+{
+	struct br_port *h = arg;
+	uint16_t keep = 0;
+
+	(void)port, (void)queue, (void)max;
+	for (uint16_t i = 0; i < nb; i++) {
+		struct rte_ring *r = hub_member_ring(h, pkts[i]);
+
+		if (r)
+			hub_forward(h, r, pkts[i]);
+		else
+			pkts[keep++] = pkts[i];
+	}
+	return keep;
+}
+
+void br_port_flush(struct br_port *p)
+{
+	rte_eth_tx_buffer_flush(p->port_id, 0, p->txb);
+	if (p->hub_tx)
+		hub_switch(p);
+}
+
 int br_ports_create(struct br_app *a, char *err, size_t errlen)
 {
 	a->n_ports = a->cfg.n_ports;
@@ -271,10 +414,14 @@ int br_ports_create(struct br_app *a, char *err, size_t errlen)
 
 		if (!p->cfg->used || p->probed)
 			continue;
-		if (p->cfg->crossover >= 0) {
+		if (p->cfg->hub) {
+			if (make_hub(p, err, errlen))
+				return -1;
+		} else if (p->cfg->crossover >= 0) {
 			struct br_port *q = port_by_index(a, (unsigned)p->cfg->crossover);
 
-			if (make_crossover(a, p, q, err, errlen))
+			if (q->cfg->hub ? join_hub(p, q, err, errlen) :
+					  make_crossover(a, p, q, err, errlen))
 				return -1;
 		} else if (open_dev(p, err, errlen)) {
 			return -1;
@@ -287,6 +434,8 @@ int br_ports_create(struct br_app *a, char *err, size_t errlen)
 				return -1;
 			}
 	}
+	if (hub_members(a, err, errlen))
+		return -1;
 	/* checks against the device, and the per-port TX state */
 	for (unsigned i = 0; i < a->n_ports; i++) {
 		struct br_port *p = &a->ports[i];
@@ -390,6 +539,12 @@ int br_ports_start(struct br_app *a, char *err, size_t errlen)
 				 rte_strerror(-r));
 			return -1;
 		}
+		if (p->hub_tx && !p->hub_cb &&
+		    !(p->hub_cb = rte_eth_add_rx_callback(p->port_id, 0, hub_rx, p))) {
+			snprintf(err, errlen, "%s (%s): cannot add the hub's RX callback: %s",
+				 p->cfg->where, p->name, rte_strerror(rte_errno));
+			return -1;
+		}
 		if (p->cfg->promisc) {
 			/* the nodes' MACs are not the port's: receive everything */
 			r = rte_eth_promiscuous_enable(p->port_id);
@@ -442,6 +597,11 @@ void br_ports_stop(struct br_app *a)
 	for (unsigned i = 0; i < a->n_ports; i++) {
 		struct br_port *p = &a->ports[i];
 
+		if (p->hub_cb) { /* the lcores have stopped: nobody is in it */
+			rte_eth_remove_rx_callback(p->port_id, 0, p->hub_cb);
+			rte_free((void *)(uintptr_t)p->hub_cb);
+			p->hub_cb = NULL;
+		}
 		if (p->probed) {
 			rte_eth_dev_close(p->port_id);
 			p->probed = false;
@@ -449,17 +609,22 @@ void br_ports_stop(struct br_app *a)
 		rte_free(p->txb);
 		p->txb = NULL;
 	}
-	/* the crossover rings, once both ends are closed */
+	/* the crossover and hub rings, once both ends are closed */
 	for (unsigned i = 0; i < a->n_ports; i++) {
 		struct br_port *p = &a->ports[i];
+		struct rte_ring **rings[2] = { &p->rx_ring, &p->hub_tx };
 
-		if (p->rx_ring) {
-			void *obj;
+		for (unsigned k = 0; k < 2; k++)
+			if (*rings[k]) {
+				void *obj;
 
-			while (rte_ring_dequeue(p->rx_ring, &obj) == 0)
-				rte_pktmbuf_free(obj);
-			rte_ring_free(p->rx_ring);
-			p->rx_ring = NULL;
-		}
+				while (rte_ring_dequeue(*rings[k], &obj) == 0)
+					rte_pktmbuf_free(obj);
+				rte_ring_free(*rings[k]);
+				*rings[k] = NULL;
+			}
+		free(p->members);
+		p->members = NULL;
+		p->n_members = 0;
 	}
 }

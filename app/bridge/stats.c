@@ -299,7 +299,8 @@ static void json_node_extra(struct br_app *a, FILE *f, const struct br_node *n)
 		fprintf(f, ",\"target\":%u,\"wl_offset\":%" PRIu64 ",\"wl_size\":%" PRIu64
 			",\"shadow_crc32c\":%" PRIu32, n->cfg->wl.target, n->cfg->wl.fill_offset,
 			n->cfg->wl.size, htoe_crc32c(n->shadow, n->cfg->wl.size));
-	/* per VL: the adaptive RTO's estimators (0: no RTT sample yet) */
+	/* per VL: the adaptive RTO's estimators (0: no RTT sample yet), the time
+	 * it waited for credits, the posted HT packets received from the peer */
 	fputs(",\"vl\":[", f);
 	for (unsigned k = 0; k < n->n_vl; k++) {
 		const struct htoe_vl_stats *v = &n->pub.vl[k];
@@ -308,11 +309,13 @@ static void json_node_extra(struct br_app *a, FILE *f, const struct br_node *n)
 			",\"srtt_ns\":%" PRIu64 ",\"rttvar_ns\":%" PRIu64 ",\"rto_ns\":%" PRIu64
 			",\"resets\":%" PRIu64 ",\"poisoned\":%" PRIu64 ",\"late_responses\":%" PRIu64
 			",\"peer_restarts\":%" PRIu64 ",\"peer_restart_ns\":%" PRIu64
-			",\"up_ns\":%" PRIu64 ",\"restart_up_ns\":%" PRIu64 "}",
+			",\"up_ns\":%" PRIu64 ",\"restart_up_ns\":%" PRIu64
+			",\"credit_starved_ns\":%" PRIu64 ",\"rx_pkts_posted\":%" PRIu64 "}",
 			k ? "," : "", n->vl_node[k], RD(v->retransmits), RD(v->timeouts),
 			RD(v->srtt_ns), RD(v->rttvar_ns), RD(v->rto_ns), RD(v->resets),
 			RD(v->poisoned), RD(v->late_responses), RD(v->peer_restarts),
-			RD(v->peer_restart_ns), RD(v->up_ns), RD(v->restart_up_ns));
+			RD(v->peer_restart_ns), RD(v->up_ns), RD(v->restart_up_ns),
+			RD(v->credit_starved_ns), RD(v->rx_pkts[HT_VC_P]));
 	}
 	fputc(']', f);
 }

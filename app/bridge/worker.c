@@ -350,8 +350,7 @@ int br_lcore_loop(void *arg)
 									   1000));
 		if (tsc - prev_drain >= drain_tsc) {
 			for (unsigned i = 0; i < lc->n_nodes; i++)
-				rte_eth_tx_buffer_flush(lc->nodes[i]->drv.port->port_id, 0,
-							lc->nodes[i]->drv.port->txb);
+				br_port_flush(lc->nodes[i]->drv.port);
 			prev_drain = tsc;
 		}
 		if (tsc - prev_pub >= pub_tsc) {
@@ -376,7 +375,7 @@ int br_lcore_loop(void *arg)
 	for (unsigned i = 0; i < lc->n_nodes; i++) {
 		struct br_node *n = lc->nodes[i];
 
-		rte_eth_tx_buffer_flush(n->drv.port->port_id, 0, n->drv.port->txb);
+		br_port_flush(n->drv.port);
 		node_check_done(n, br_now_ns(a, rte_rdtsc()));
 		br_node_publish(n);
 	}

@@ -210,6 +210,25 @@ for mode in ("gbn", "selective"):
         close(r["goodput_frac"], r["mbps"] / sw["reference_mbps"], "sweep %s %s" % (mode, name))
         need(r["dropped"] > 0, "sweep %s %s: nothing dropped" % (mode, name))
 
+# incast: 1 (the reference), 2, 4, 8 senders through a hub; every sender made
+# progress, Jain's index in (0, 1], ratios consistent with the goodputs
+inc = f["incast"]
+need(sorted(inc) == ["1", "2", "4", "8"], "incast: runs %s" % sorted(inc))
+for n, r in inc.items():
+    what = "incast %s -> 1" % n
+    need(r["senders"] == int(n) and len(r["per_sender"]) == len(r["starved_share"]) == int(n),
+         "%s: one goodput and one starved share per sender" % what)
+    need(all(isnum(x) and x > 0 for x in r["per_sender"]), "%s: a sender made no progress" % what)
+    close(r["writes_per_s"], sum(r["per_sender"]), "%s: aggregate = sum of senders" % what)
+    s = r["per_sender"]
+    close(r["jain"], sum(s) ** 2 / (len(s) * sum(x * x for x in s)), "%s: Jain's index" % what)
+    need(0 < r["jain"] <= 1 + 1e-9, "%s: Jain %s" % (what, r["jain"]))
+    # starved: a share of the run, which the workload's interval lies within
+    need(all(isnum(x) and 0 <= x <= 1 + 1e-6 for x in r["starved_share"]),
+         "%s: starved shares %s" % (what, r["starved_share"]))
+    close(r["vs_single"], r["writes_per_s"] / inc["1"]["writes_per_s"], "%s: vs single" % what)
+need(inc["1"]["jain"] == 1 and inc["1"]["vs_single"] == 1, "incast 1 -> 1 is the reference")
+
 # 6. MACsec: on/off when the bridge has [macsec], else a reason; crypto rows
 m = f["macsec"]
 if m["available"]:
@@ -225,7 +244,7 @@ for r in f["crypto"]:
 # 7. every target: a number and a verdict (MACsec on/off only if available,
 # the namespace ones only if namespaces and af_xdp are there)
 names = [t["figure"] for t in d["targets"]]
-need(len(names) == 23 and len(set(names)) == 23, "targets: %s" % names)
+need(len(names) == 25 and len(set(names)) == 25, "targets: %s" % names)
 for t in d["targets"]:
     if t["value"] is None:
         need((t["figure"].startswith("MACsec on / off") and not m["available"]) or

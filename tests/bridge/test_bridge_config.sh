@@ -108,6 +108,11 @@ check "node without port" "--set: [node 3] port" "missing" -- --set "node 3.lcor
 check "own crossover" "--set: [port 0] crossover = '0'" "its own crossover" -- --set "port 0.crossover=0"
 check "crossover not mutual" "--set: [port 0] crossover = '2'" "no such [port]" -- --set "port 0.crossover=2"
 check "dev and crossover" "--set: [port 0] dev = 'net_null0'" "either a device" -- --set "port 0.dev=net_null0"
+check "hub and crossover" "--set: [port 0] hub = 'on'" "neither a device" -- --set "port 0.hub=on"
+hub='[port 0]\ncrossover = 9\n[port 9]\nhub = on\n[node 1]\nport = 0\n[node 9]\nport = 9\n[map]\nrange1 = 0x100000000 64K 1\nrange9 = 0x900000000 64K 9\n'
+f=$(file hub.ini "$hub")
+check "crossover to a non-hub" "hub.ini:2: [port 0] crossover = '9': [port 9] must say crossover = 0 (or be a hub" -- --config "$f" --set "port 9.hub=off" --set "port 9.dev=net_null9"
+check "hub of another process" "hub.ini:4: [port 9] hub" "must be used by a node of this process" -- --config "$f" --node 1
 check "two nodes, one port" "--set: [node 2] port = '0'" "already uses this port" -- --set "node 2.port=0"
 check "unused port" "--set: [port 5]" "no [node] uses this port" -- --set "port 5.dev=net_null5"
 check "unknown --node" "--node 9" "no such [node N]" -- --node 9
