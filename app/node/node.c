@@ -76,17 +76,22 @@ int htnode_init(struct htnode *nd, struct htoe *b, uint8_t bridge_ubase, uint8_t
 	return htnode_reset_requester(nd, n_unitids, first_unitid);
 }
 
-static void to_requester(struct htnode *nd, const struct ht_pkt *p, uint64_t now)
+/* A response for the requester, parsed once (d points into its bytes). */
+static void to_requester(struct htnode *nd, const struct ht_desc *d, uint64_t now)
 {
 	const struct htnode_hooks *h = nd->hooks;
 	struct ht_completion c;
 	struct ht_wl_result res;
-	int r = ht_req_rx(&nd->req, p, &c);
+	int r = ht_req_rx_desc(&nd->req, d, &c);
 
 	if (r != 1) {
 		nd->st.unexpected++;
-		if (h && h->unexpected)
-			h->unexpected(nd, p, r);
+		if (h && h->unexpected) {
+			struct ht_pkt p;
+
+			if (ht_desc_decode(d, &p) > 0)
+				h->unexpected(nd, &p, r);
+		}
 		return;
 	}
 	unsigned idx = (unsigned)(c.cookie >> HTNODE_COOKIE_SHIFT);
@@ -106,16 +111,15 @@ static void to_requester(struct htnode *nd, const struct ht_pkt *p, uint64_t now
 		h->completed(nd, idx, &c, rc, &res);
 }
 
-/* Offer queued target responses to the bridge. */
+/* Offer queued target responses (already encoded) to the bridge. */
 static unsigned drain_rspq(struct htnode *nd, uint64_t now)
 {
 	unsigned moved = 0;
 
 	while (nd->rsp_n) {
-		struct ht_pkt *p = &nd->rspq[nd->rsp_head];
+		unsigned i = nd->rsp_head;
 
-		/* the bridge encodes it (no encode here + decode there) */
-		if (htoe_local_input_pkt(nd->b, p, now) == -EAGAIN)
+		if (htoe_local_input(nd->b, nd->rspq[i], nd->rsp_len[i], now) == -EAGAIN)
 			break;
 		nd->rsp_head = (nd->rsp_head + 1) % HTNODE_RSPQ;
 		nd->rsp_n--;
@@ -124,70 +128,100 @@ static unsigned drain_rspq(struct htnode *nd, uint64_t now)
 	return moved;
 }
 
-static unsigned local_output(struct htnode *nd, uint64_t now)
+/* One packet from the bridge: a response for the requester, or a request
+ * for the memory target, whose response is encoded straight into the
+ * response queue (bridge UnitIDs) or handed to the requester. */
+static void from_bridge(struct htnode *nd, const struct ht_desc *d, uint64_t now)
 {
 	const struct htnode_hooks *h = nd->hooks;
-	uint8_t b[HT_MAX_PKT_LEN];
-	unsigned moved = 0;
-	int n;
 
-	/* do not take more requests than the response queue can hold */
-	while (nd->rsp_n < HTNODE_RSPQ &&
-	       (n = htoe_local_output(nd->b, b, sizeof(b), now)) > 0) {
-		struct ht_pkt p, rsp;
+	if (d->vc == HT_VC_R) {
+		to_requester(nd, d, now);
+		return;
+	}
+	if (h && h->posted_write && d->kind == HT_K_WRSIZED && d->vc == HT_VC_P) {
+		struct ht_pkt p;
 
-		moved++;
-		if (ht_decode(b, (size_t)n, &p) != n) {
-			nd->st.undecodable++;
-			continue;
-		}
-		if (ht_pkt_vc(&p) == HT_VC_R) {
-			to_requester(nd, &p, now);
-			continue;
-		}
-		if (p.kind == HT_K_WRSIZED && p.posted && h && h->posted_write)
+		if (ht_desc_decode(d, &p) > 0)
 			h->posted_write(nd, &p);
-		nd->st.to_target++;
-		if (ht_tgt_handle(&nd->tgt, &p, &rsp) != 1)
-			continue;
-		if (unitid_in(rsp.unitid, nd->bridge_ubase, nd->bridge_units)) {
-			nd->rspq[(nd->rsp_head + nd->rsp_n) % HTNODE_RSPQ] = rsp;
+	}
+	nd->st.to_target++;
+	if (unitid_in(d->unitid, nd->bridge_ubase, nd->bridge_units)) {
+		unsigned slot = (nd->rsp_head + nd->rsp_n) % HTNODE_RSPQ;
+		int n = ht_tgt_serve(&nd->tgt, d, nd->rspq[slot], sizeof(nd->rspq[slot]));
+
+		if (n > 0) {
+			nd->rsp_len[slot] = (uint8_t)n;
 			nd->rsp_n++;
 			nd->st.rsp_to_bridge++;
-			drain_rspq(nd, now);
-		} else {
-			to_requester(nd, &rsp, now);
 		}
+	} else {
+		uint8_t rsp[HT_MAX_PKT_LEN];
+		struct ht_desc rd;
+		int n = ht_tgt_serve(&nd->tgt, d, rsp, sizeof(rsp));
+
+		if (n > 0 && ht_desc_parse(rsp, (size_t)n, &rd) == n)
+			to_requester(nd, &rd, now);
 	}
-	return moved;
+}
+
+static unsigned local_output(struct htnode *nd, uint64_t now)
+{
+	uint8_t in[HTNODE_BURST][HT_MAX_PKT_LEN];
+	struct ht_desc d[HTNODE_BURST];
+	unsigned moved = 0;
+
+	for (;;) {
+		/* do not take more requests than the response queue can hold */
+		unsigned room = HTNODE_RSPQ - nd->rsp_n, taken = 0, k = 0;
+		int n;
+
+		if (room > HTNODE_BURST)
+			room = HTNODE_BURST;
+		while (taken < room && (n = htoe_local_output(nd->b, in[k], sizeof(in[k]), now)) > 0) {
+			taken++;
+			if (ht_desc_parse(in[k], (size_t)n, &d[k]) != n) {
+				nd->st.undecodable++;
+				continue;
+			}
+			k++;
+		}
+		for (unsigned i = 0; i < k; i++)
+			from_bridge(nd, &d[i], now);
+		drain_rspq(nd, now);
+		moved += taken;
+		if (taken < room || !taken)
+			return moved;
+	}
 }
 
 static unsigned issue_ops(struct htnode *nd, uint64_t now)
 {
 	const struct htnode_hooks *h = nd->hooks;
 	unsigned moved = 0, idle = 0, n_wl = nd->n_wl;
+	uint8_t b[HT_MAX_PKT_LEN];
 
 	if (nd->hold)
 		return 0;
 	while (idle < n_wl && moved < HTNODE_ISSUE_BURST) {
 		unsigned idx = nd->rr;
 		struct ht_workload *w = nd->wl[idx];
-		struct ht_op op;
-		struct ht_pkt p;
+		const struct ht_op *op;
 
 		nd->rr = (nd->rr + 1) % n_wl;
-		if (!w || ht_wl_peek(w, &op) != 1) {
+		if (!w || ht_wl_peek_ref(w, &op) != 1) {
 			idle++;
 			continue;
 		}
-		op.cookie |= (uint64_t)idx << HTNODE_COOKIE_SHIFT;
-		if (ht_req_issue(&nd->req, &op, &p) != 0) {
+		int n = ht_req_issue_enc(&nd->req, op, op->cookie | (uint64_t)idx << HTNODE_COOKIE_SHIFT,
+					 b, sizeof(b));
+		if (n <= 0) {
 			nd->st.no_tag++;
 			break; /* no tag: wait for completions */
 		}
-		int r = htoe_local_input_pkt(nd->b, &p, now);
+		int r = htoe_local_input(nd->b, b, (size_t)n, now);
 		if (r != 0) {
-			ht_req_unissue(&nd->req, &p);
+			ht_req_unissue_bytes(&nd->req, b, (size_t)n);
 			if (r != -EAGAIN) {
 				nd->st.rejected++;
 				if (h && h->rejected)
@@ -202,8 +236,12 @@ static unsigned issue_ops(struct htnode *nd, uint64_t now)
 		ht_wl_commit_at(w, now);
 		moved++;
 		nd->st.issued++;
-		if (h && h->issued)
-			h->issued(nd, idx, &p);
+		if (h && h->issued) {
+			struct ht_pkt p;
+
+			if (ht_decode(b, (size_t)n, &p) == n)
+				h->issued(nd, idx, &p);
+		}
 	}
 	return moved;
 }
