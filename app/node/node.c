@@ -76,39 +76,51 @@ int htnode_init(struct htnode *nd, struct htoe *b, uint8_t bridge_ubase, uint8_t
 	return htnode_reset_requester(nd, n_unitids, first_unitid);
 }
 
-/* A response for the requester, parsed once (d points into its bytes). */
-static void to_requester(struct htnode *nd, const struct ht_desc *d, uint64_t now)
+/* A completion from the requester, for its workload. */
+static void complete(struct htnode *nd, struct ht_completion *c, uint64_t now)
 {
 	const struct htnode_hooks *h = nd->hooks;
-	struct ht_completion c;
 	struct ht_wl_result res;
-	int r = ht_req_rx_desc(&nd->req, d, &c);
-
-	if (r != 1) {
-		nd->st.unexpected++;
-		if (h && h->unexpected) {
-			struct ht_pkt p;
-
-			if (ht_desc_decode(d, &p) > 0)
-				h->unexpected(nd, &p, r);
-		}
-		return;
-	}
-	unsigned idx = (unsigned)(c.cookie >> HTNODE_COOKIE_SHIFT);
+	unsigned idx = (unsigned)(c->cookie >> HTNODE_COOKIE_SHIFT);
 
 	if (idx >= nd->n_wl || !nd->wl[idx]) {
 		nd->st.bad_cookie++;
 		return;
 	}
-	c.cookie &= (1ull << HTNODE_COOKIE_SHIFT) - 1;
+	c->cookie &= (1ull << HTNODE_COOKIE_SHIFT) - 1;
 	nd->st.completions++;
-	int rc = ht_wl_complete(nd->wl[idx], &c, &res);
+	int rc = ht_wl_complete(nd->wl[idx], c, &res);
 
 	if (rc >= 0 && res.type == HT_OP_READ && !res.sweep && now >= res.issued_at)
 		lat_add(&nd->rd_lat, now - res.issued_at);
 
 	if (h && h->completed)
-		h->completed(nd, idx, &c, rc, &res);
+		h->completed(nd, idx, c, rc, &res);
+}
+
+static void unexpected(struct htnode *nd, const struct ht_pkt *p, int r)
+{
+	nd->st.unexpected++;
+	if (nd->hooks && nd->hooks->unexpected)
+		nd->hooks->unexpected(nd, p, r);
+}
+
+/* A response for the requester, parsed once (d points into its bytes). */
+static void to_requester(struct htnode *nd, const struct ht_desc *d, uint64_t now)
+{
+	struct ht_completion c;
+	int r = ht_req_rx_desc(&nd->req, d, &c);
+
+	if (r == 1) {
+		complete(nd, &c, now);
+	} else if (nd->hooks && nd->hooks->unexpected) {
+		struct ht_pkt p;
+
+		if (ht_desc_decode(d, &p) > 0)
+			unexpected(nd, &p, r);
+	} else {
+		nd->st.unexpected++;
+	}
 }
 
 /* Offer queued target responses (already encoded) to the bridge. */
@@ -128,9 +140,44 @@ static unsigned drain_rspq(struct htnode *nd, uint64_t now)
 	return moved;
 }
 
-/* One packet from the bridge: a response for the requester, or a request
- * for the memory target, whose response is encoded straight into the
- * response queue (bridge UnitIDs) or handed to the requester. */
+/* The next free slot of the response queue (room was checked), and
+ * queueing the n-byte response written there. */
+static uint8_t *rspq_slot(struct htnode *nd)
+{
+	return nd->rspq[(nd->rsp_head + nd->rsp_n) % HTNODE_RSPQ];
+}
+
+static void rspq_commit(struct htnode *nd, int n)
+{
+	nd->rsp_len[(nd->rsp_head + nd->rsp_n) % HTNODE_RSPQ] = (uint8_t)n;
+	nd->rsp_n++;
+	nd->st.rsp_to_bridge++;
+}
+
+/* A target response: to the bridge (its UnitIDs) or to our requester. */
+static void target_response(struct htnode *nd, const uint8_t *rsp, int n, uint64_t now)
+{
+	struct ht_desc rd;
+
+	if (unitid_in(rsp[1] & 0x1f, nd->bridge_ubase, nd->bridge_units)) {
+		memcpy(rspq_slot(nd), rsp, (size_t)n);
+		rspq_commit(nd, n);
+	} else if (ht_desc_parse(rsp, (size_t)n, &rd) == n)
+		to_requester(nd, &rd, now);
+}
+
+/* The shapes served from their bytes (ht_tgt_serve's and ht_req_rx_desc's
+ * fast paths, ht_desc_parse's fast parse): RdSized, WrSized dword,
+ * RdResponse, TgtDone, without the 0x3E prefix. */
+static bool byte_path(uint8_t cmd)
+{
+	return (cmd & 0x30) == 0x10 || (cmd & 0x1c) == 0x0c || cmd == HT_CMD_RDRESP ||
+	       cmd == HT_CMD_TGTDONE;
+}
+
+/* One packet from the bridge, parsed once: a response for the requester,
+ * or a request for the memory target, whose response is encoded straight
+ * into the response queue (bridge UnitIDs) or handed to the requester. */
 static void from_bridge(struct htnode *nd, const struct ht_desc *d, uint64_t now)
 {
 	const struct htnode_hooks *h = nd->hooks;
@@ -147,22 +194,44 @@ static void from_bridge(struct htnode *nd, const struct ht_desc *d, uint64_t now
 	}
 	nd->st.to_target++;
 	if (unitid_in(d->unitid, nd->bridge_ubase, nd->bridge_units)) {
-		unsigned slot = (nd->rsp_head + nd->rsp_n) % HTNODE_RSPQ;
-		int n = ht_tgt_serve(&nd->tgt, d, nd->rspq[slot], sizeof(nd->rspq[slot]));
+		int n = ht_tgt_serve(&nd->tgt, d, rspq_slot(nd), HT_MAX_PKT_LEN);
 
-		if (n > 0) {
-			nd->rsp_len[slot] = (uint8_t)n;
-			nd->rsp_n++;
-			nd->st.rsp_to_bridge++;
-		}
+		if (n > 0)
+			rspq_commit(nd, n);
 	} else {
 		uint8_t rsp[HT_MAX_PKT_LEN];
-		struct ht_desc rd;
 		int n = ht_tgt_serve(&nd->tgt, d, rsp, sizeof(rsp));
 
-		if (n > 0 && ht_desc_parse(rsp, (size_t)n, &rd) == n)
-			to_requester(nd, &rd, now);
+		if (n > 0)
+			target_response(nd, rsp, n, now);
 	}
+}
+
+/* The other shapes (byte writes, atomics, Flush, Fence, Broadcast, the 0x3E
+ * prefix): decoded once, served by the struct ht_pkt API. */
+static void from_bridge_decoded(struct htnode *nd, const struct ht_pkt *p, uint64_t now)
+{
+	const struct htnode_hooks *h = nd->hooks;
+	struct ht_pkt rsp;
+	uint8_t b[HT_MAX_PKT_LEN];
+	int n;
+
+	if (ht_pkt_vc(p) == HT_VC_R) {
+		struct ht_completion c;
+		int r = ht_req_rx(&nd->req, p, &c);
+
+		if (r == 1)
+			complete(nd, &c, now);
+		else
+			unexpected(nd, p, r);
+		return;
+	}
+	if (p->kind == HT_K_WRSIZED && p->posted && h && h->posted_write)
+		h->posted_write(nd, p);
+	nd->st.to_target++;
+	if (ht_tgt_handle(&nd->tgt, p, &rsp) != 1 || (n = ht_encode(&rsp, b, sizeof(b))) <= 0)
+		return;
+	target_response(nd, b, n, now);
 }
 
 static unsigned local_output(struct htnode *nd, uint64_t now)
@@ -180,6 +249,20 @@ static unsigned local_output(struct htnode *nd, uint64_t now)
 			room = HTNODE_BURST;
 		while (taken < room && (n = htoe_local_output(nd->b, in[k], sizeof(in[k]), now)) > 0) {
 			taken++;
+			if (!byte_path(in[k][0] & 0x3f)) {
+				/* a rare shape: served at once, in order with the burst */
+				struct ht_pkt p;
+				bool ok = ht_decode(in[k], (size_t)n, &p) == n;
+
+				for (unsigned i = 0; i < k; i++)
+					from_bridge(nd, &d[i], now);
+				k = 0;
+				if (!ok)
+					nd->st.undecodable++;
+				else
+					from_bridge_decoded(nd, &p, now);
+				continue;
+			}
 			if (ht_desc_parse(in[k], (size_t)n, &d[k]) != n) {
 				nd->st.undecodable++;
 				continue;
