@@ -1337,6 +1337,23 @@ static void test_fast_encoders_match_table(void **state)
 			 HT_E_BAD_FIELD);
 }
 
+/* Two targets over equal copies of the same memory (filled from seed). */
+static void twin_targets(struct ht_target *ta, struct ht_target *tb, uint8_t *mem_a,
+			 uint8_t *mem_b, uint64_t seed)
+{
+	struct ht_target_cfg tc;
+
+	ht_wl_fill(seed, mem_a, MEM_SIZE);
+	memcpy(mem_b, mem_a, MEM_SIZE);
+	memset(&tc, 0, sizeof(tc));
+	tc.base = MEM_BASE;
+	tc.size = MEM_SIZE;
+	tc.mem = mem_a;
+	assert_int_equal(ht_tgt_init(ta, &tc), 0);
+	tc.mem = mem_b;
+	assert_int_equal(ht_tgt_init(tb, &tc), 0);
+}
+
 /* ht_tgt_serve (descriptor in, bytes out) against ht_tgt_handle + ht_encode
  * on random requests, including rare kinds, prefixed addresses, aborts,
  * injected faults and posted writes with DataError: the same response
@@ -1346,21 +1363,12 @@ static void test_target_serve_matches_handle(void **state)
 	(void)state;
 	static uint8_t mem_a[MEM_SIZE], mem_b[MEM_SIZE];
 	struct ht_target ta, tb;
-	struct ht_target_cfg tc;
 	struct ht_requester rq;
 	struct ht_req_cfg rc = { .n_unitids = 1, .unitids = { 2 } };
 	struct ht_rand r;
 	unsigned fast = 0, answered = 0;
 
-	ht_wl_fill(5, mem_a, sizeof(mem_a));
-	memcpy(mem_b, mem_a, sizeof(mem_a));
-	memset(&tc, 0, sizeof(tc));
-	tc.base = MEM_BASE;
-	tc.size = MEM_SIZE;
-	tc.mem = mem_a;
-	assert_int_equal(ht_tgt_init(&ta, &tc), 0);
-	tc.mem = mem_b;
-	assert_int_equal(ht_tgt_init(&tb, &tc), 0);
+	twin_targets(&ta, &tb, mem_a, mem_b, 5);
 	assert_int_equal(ht_tgt_set_fault(&ta, 0, MEM_BASE + 256, 64, HT_RSP_DATA_ERROR), 0);
 	assert_int_equal(ht_tgt_set_fault(&tb, 0, MEM_BASE + 256, 64, HT_RSP_DATA_ERROR), 0);
 	assert_int_equal(ht_req_init(&rq, &rc), 0);
@@ -1426,7 +1434,6 @@ static void test_target_serve_burst(void **state)
 	(void)state;
 	static uint8_t mem_a[MEM_SIZE], mem_b[MEM_SIZE];
 	struct ht_target ta, tb;
-	struct ht_target_cfg tc;
 	struct ht_requester rq;
 	struct ht_req_cfg rc = { .n_unitids = 4, .unitids = { 2, 3, 4, 5 } };
 	struct ht_rand r;
@@ -1435,15 +1442,7 @@ static void test_target_serve_burst(void **state)
 	uint16_t len[40];
 	unsigned n = 0;
 
-	memset(mem_a, 0x5a, sizeof(mem_a));
-	memcpy(mem_b, mem_a, sizeof(mem_a));
-	memset(&tc, 0, sizeof(tc));
-	tc.base = MEM_BASE;
-	tc.size = MEM_SIZE;
-	tc.mem = mem_a;
-	assert_int_equal(ht_tgt_init(&ta, &tc), 0);
-	tc.mem = mem_b;
-	assert_int_equal(ht_tgt_init(&tb, &tc), 0);
+	twin_targets(&ta, &tb, mem_a, mem_b, 7);
 	assert_int_equal(ht_req_init(&rq, &rc), 0);
 	ht_rand_seed(&r, 13);
 	while (n < 40) {
