@@ -278,11 +278,49 @@ static unsigned local_output(struct htnode *nd, uint64_t now)
 	}
 }
 
+/*
+ * Hand one op to the bridge: reads and dword writes encoded here, straight
+ * from the op (ht_req_issue_enc), and given as bytes; the other ops (byte
+ * writes, atomics, Flush, Fence, prefixed addresses) built as a struct
+ * ht_pkt that the bridge encodes once (htoe_local_input_pkt), rather than
+ * encoded here by the table and decoded again there. Returns what
+ * htoe_local_input gives, or 1 when the requester has no tag; the decoded
+ * request is in *p when want_pkt (the issued hook).
+ */
+static int issue_one(struct htnode *nd, const struct ht_op *op, uint64_t cookie, uint64_t now,
+		     bool want_pkt, struct ht_pkt *p)
+{
+	int r;
+
+	if (ht_req_enc_fast(op)) {
+		uint8_t b[HT_MAX_PKT_LEN];
+		int n = ht_req_issue_enc(&nd->req, op, cookie, b, sizeof(b));
+
+		if (n <= 0)
+			return 1;
+		r = htoe_local_input(nd->b, b, (size_t)n, now);
+		if (r != 0)
+			ht_req_unissue_bytes(&nd->req, b, (size_t)n);
+		else if (want_pkt)
+			(void)ht_decode(b, (size_t)n, p); /* our own encoding: decodes */
+		return r;
+	}
+	struct ht_op o = *op;
+
+	o.cookie = cookie;
+	if (ht_req_issue(&nd->req, &o, p) != 0)
+		return 1;
+	r = htoe_local_input_pkt(nd->b, p, now);
+	if (r != 0)
+		ht_req_unissue(&nd->req, p);
+	return r;
+}
+
 static unsigned issue_ops(struct htnode *nd, uint64_t now)
 {
 	const struct htnode_hooks *h = nd->hooks;
+	bool want_pkt = h && h->issued;
 	unsigned moved = 0, idle = 0, n_wl = nd->n_wl;
-	uint8_t b[HT_MAX_PKT_LEN];
 
 	if (nd->hold)
 		return 0;
@@ -290,21 +328,20 @@ static unsigned issue_ops(struct htnode *nd, uint64_t now)
 		unsigned idx = nd->rr;
 		struct ht_workload *w = nd->wl[idx];
 		const struct ht_op *op;
+		struct ht_pkt p;
 
 		nd->rr = (nd->rr + 1) % n_wl;
 		if (!w || ht_wl_peek_ref(w, &op) != 1) {
 			idle++;
 			continue;
 		}
-		int n = ht_req_issue_enc(&nd->req, op, op->cookie | (uint64_t)idx << HTNODE_COOKIE_SHIFT,
-					 b, sizeof(b));
-		if (n <= 0) {
+		int r = issue_one(nd, op, op->cookie | (uint64_t)idx << HTNODE_COOKIE_SHIFT, now,
+				  want_pkt, &p);
+		if (r == 1) {
 			nd->st.no_tag++;
 			break; /* no tag: wait for completions */
 		}
-		int r = htoe_local_input(nd->b, b, (size_t)n, now);
 		if (r != 0) {
-			ht_req_unissue_bytes(&nd->req, b, (size_t)n);
 			if (r != -EAGAIN) {
 				nd->st.rejected++;
 				if (h && h->rejected)
@@ -319,12 +356,8 @@ static unsigned issue_ops(struct htnode *nd, uint64_t now)
 		ht_wl_commit_at(w, now);
 		moved++;
 		nd->st.issued++;
-		if (h && h->issued) {
-			struct ht_pkt p;
-
-			if (ht_decode(b, (size_t)n, &p) == n)
-				h->issued(nd, idx, &p);
-		}
+		if (want_pkt)
+			h->issued(nd, idx, &p);
 	}
 	return moved;
 }

@@ -117,8 +117,9 @@ int htnode_reset_requester(struct htnode *nd, unsigned n_unitids, uint8_t first_
  * to the bridge, take what the bridge has for the local side
  * (htoe_local_output, in bursts of HTNODE_BURST packets parsed once each,
  * then served: requests by ht_tgt_serve, responses by ht_req_rx_desc),
- * issue workload ops (ht_wl_peek_ref + ht_req_issue_enc, the request encoded
- * once and handed over as bytes; at most HTNODE_ISSUE_BURST, round-robin
+ * issue workload ops (ht_wl_peek_ref; reads and dword writes encoded once by
+ * ht_req_issue_enc and handed over as bytes, other ops as a struct ht_pkt the
+ * bridge encodes; at most HTNODE_ISSUE_BURST, round-robin
  * over the workloads). Returns the number of packets moved;
  * call again (with frame output in between) until it returns 0.
  */

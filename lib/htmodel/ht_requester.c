@@ -349,6 +349,14 @@ int ht_req_unissue_bytes(struct ht_requester *r, const uint8_t *pkt, size_t len)
 	return unissue_tag(r, ht_cmd_vc(ht_bytes_cmd(pkt, len)) == HT_VC_NP, unitid, srctag);
 }
 
+bool ht_req_enc_fast(const struct ht_op *op)
+{
+	return op->addr <= HT_ADDR_MAX_40 &&
+	       ((op->type == HT_OP_READ && ht_op_check(op) == 0) ||
+		((op->type == HT_OP_WRITE_P || op->type == HT_OP_WRITE_NP) &&
+		 is_dword_access(op->addr, op->len)));
+}
+
 int ht_req_issue_enc(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,
 		     uint8_t *buf, size_t cap)
 {
@@ -364,11 +372,12 @@ int ht_req_issue_enc(struct ht_requester *r, const struct ht_op *op, uint64_t co
 		r->st.invalid++;
 		return -EINVAL;
 	}
-	if (op->type <= HT_OP_WRITE_NP && is_dword_access(op->addr, op->len) &&
-	    op->addr <= HT_ADDR_MAX_40) {
+	if (ht_req_enc_fast(op)) {
 		/* the common case, encoded from the op (what build() + ht_encode give) */
-		bool rd = op->type == HT_OP_READ;
-		uint8_t count = (uint8_t)(op->len / 4 - 1);
+		bool rd = op->type == HT_OP_READ, dw = is_dword_access(op->addr, op->len);
+		uint32_t off = dw ? 0 : (uint32_t)(op->addr & 3);
+		/* dword: Count = dwords - 1; byte read: Count carries Mask[3:0] */
+		uint8_t count = (uint8_t)(dw ? op->len / 4 - 1 : ((1u << op->len) - 1) << off);
 		uint8_t cmd = rd ? HT_CMD_RD | (op->rsp_passpw ? 0x08 : 0) :
 			      op->type == HT_OP_WRITE_P ? HT_CMD_WR_P : HT_CMD_WR_NP;
 
@@ -378,14 +387,14 @@ int ht_req_issue_enc(struct ht_requester *r, const struct ht_op *op, uint64_t co
 		e.type = op->type;
 		if (rd) {
 			e.len = (uint8_t)op->len;
-			e.dword = 1;
-			e.count = count;
+			e.dword = dw;
+			e.count = dw ? count : 0;
 		}
 		n = take_tag(r, &e, &unitid, &srctag);
 		if (n < 0)
 			return n;
-		n = ht_enc_sized(buf, cap, cmd | 0x05 /* dword, coherent */, unitid, srctag,
-				 op->passpw ? 1 : 0, count, op->addr, op->data);
+		n = ht_enc_sized(buf, cap, cmd | (dw ? 0x04 : 0) | 0x01 /* coherent */, unitid,
+				 srctag, op->passpw ? 1 : 0, count, op->addr - off, op->data);
 	} else {
 		struct ht_pkt p;
 
