@@ -1187,6 +1187,431 @@ static void test_workload_fixed_len_posted_writes(void **state)
 	assert_int_equal(ht_wl_init(&w, &wc), 0);
 }
 
+/* ---- the byte-level endpoint path against the decoded one ---- */
+
+/* A random op that fits one packet (every type, dword and byte forms, some
+ * addresses outside the target, in the reserved range or above 2^40). */
+static struct ht_op random_op(struct ht_rand *r)
+{
+	struct ht_op o;
+	uint64_t base;
+
+	memset(&o, 0, sizeof(o));
+	o.type = (uint8_t)ht_rand_below(r, HT_OP__COUNT);
+	switch (ht_rand_below(r, 8)) {
+	case 0:
+		base = 0x12345600000ull; /* needs the 0x3E prefix */
+		break;
+	case 1:
+		base = HT_RSV_BASE;
+		break;
+	case 2:
+		base = MEM_BASE - 64;
+		break;
+	default:
+		base = MEM_BASE;
+		break;
+	}
+	o.addr = base + ht_rand_below(r, MEM_SIZE + 64);
+	o.passpw = (uint8_t)ht_rand_below(r, 2);
+	o.rsp_passpw = (uint8_t)ht_rand_below(r, 2);
+	o.cookie = ht_rand_u64(r) >> 1;
+	o.operand[0] = ht_rand_u64(r);
+	o.operand[1] = ht_rand_u64(r);
+	if (o.type == HT_OP_FETCH_ADD || o.type == HT_OP_CAS) {
+		o.addr &= ~7ull;
+	} else if (o.type <= HT_OP_WRITE_NP) {
+		if (ht_rand_pct(r, 50)) { /* dword form */
+			o.addr &= ~3ull;
+			o.len = 4 * (uint32_t)ht_rand_range(r, 1, 16 - ((o.addr & 63) >> 2));
+		} else if (o.type == HT_OP_READ) {
+			o.len = (uint32_t)ht_rand_range(r, 1, 4 - (o.addr & 3));
+		} else {
+			o.len = (uint32_t)ht_rand_range(r, 1, 32 - (o.addr & 31));
+		}
+		for (uint32_t i = 0; i < o.len; i++)
+			o.data[i] = (uint8_t)ht_rand_u64(r);
+	}
+	assert_int_equal(ht_op_check(&o), 0);
+	return o;
+}
+
+static void test_fast_encoders_match_table(void **state)
+{
+	(void)state;
+	struct ht_rand r;
+	unsigned sized = 0, rsp = 0;
+
+	ht_rand_seed(&r, 11);
+	for (unsigned it = 0; it < 20000; it++) {
+		struct ht_pkt p;
+		uint8_t want[HT_MAX_PKT_LEN], got[HT_MAX_PKT_LEN], data[HT_MAX_DATA];
+		int nw, ng;
+
+		memset(&p, 0, sizeof(p));
+		for (unsigned i = 0; i < sizeof(data); i++)
+			data[i] = (uint8_t)ht_rand_u64(&r);
+		p.unitid = (uint8_t)ht_rand_below(&r, 32);
+		p.srctag = (uint8_t)ht_rand_below(&r, 32);
+		p.passpw = (uint8_t)ht_rand_below(&r, 2);
+		p.count = (uint8_t)ht_rand_below(&r, 16);
+		if (ht_rand_pct(&r, 50)) {
+			/* RdSized dword/byte (0x10..0x1f) or WrSized dword (0x0c.., 0x2c..) */
+			static const uint8_t cmds[] = { 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17,
+							0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f,
+							0x0c, 0x0d, 0x0e, 0x0f, 0x2c, 0x2d, 0x2e, 0x2f };
+			uint8_t cmd = cmds[ht_rand_below(&r, sizeof(cmds))];
+			bool rd = (cmd & 0x30) == 0x10;
+
+			p.cmd = cmd;
+			p.kind = rd ? HT_K_RDSIZED : HT_K_WRSIZED;
+			p.dword = (cmd >> 2) & 1;
+			p.isoc = (cmd >> 1) & 1;
+			p.coherent = cmd & 1;
+			p.posted = (cmd >> 5) & 1;
+			p.responsepasspw = rd ? (cmd >> 3) & 1 : 0;
+			if (p.posted)
+				p.srctag = 0;
+			p.addr = (ht_rand_u64(&r) & HT_ADDR_MAX_40) & ~63ull;
+			if (p.dword)
+				p.addr += 4 * ht_rand_below(&r, 16u - p.count);
+			else
+				p.mask = p.count;
+			if (!rd) {
+				p.data_len = (uint16_t)(4 * (p.count + 1));
+				memcpy(p.data, data, p.data_len);
+			}
+			nw = ht_encode_table(&p, want, sizeof(want));
+			ng = ht_enc_sized(got, sizeof(got), cmd, p.unitid,
+					  (uint8_t)(p.posted ? ht_rand_below(&r, 32) : p.srctag),
+					  p.passpw, p.count, p.addr, data);
+			sized++;
+		} else {
+			bool done = ht_rand_pct(&r, 30), ones = ht_rand_pct(&r, 20);
+			enum ht_rsp_err err = (enum ht_rsp_err)ht_rand_below(&r, 4);
+
+			p.bridge = (uint8_t)ht_rand_below(&r, 2);
+			ht_pkt_set_rsp_err(&p, err);
+			if (done)
+				p.count = 0;
+			(void)ht_pkt_set_cmd(&p, done ? HT_K_TGTDONE : HT_K_RDRESPONSE);
+			if (!done) {
+				p.data_len = (uint16_t)(4 * (p.count + 1));
+				memset(p.data, 0xff, p.data_len);
+				if (!ones)
+					memcpy(p.data, data, p.data_len);
+			}
+			nw = ht_encode_table(&p, want, sizeof(want));
+			ng = ht_enc_rsp(got, sizeof(got), p.cmd, p.unitid, p.srctag, p.passpw,
+					p.bridge, err, p.count, ones ? NULL : data);
+			rsp++;
+		}
+		assert_true(nw > 0);
+		assert_int_equal(ng, nw);
+		assert_memory_equal(got, want, (size_t)nw);
+		/* too small a buffer is refused */
+		assert_int_equal(p.kind == HT_K_RDSIZED || p.kind == HT_K_WRSIZED ?
+				 ht_enc_sized(got, (size_t)nw - 1, p.cmd, p.unitid, p.srctag,
+					      p.passpw, p.count, p.addr, data) :
+				 ht_enc_rsp(got, (size_t)nw - 1, p.cmd, p.unitid, p.srctag, p.passpw,
+					    p.bridge, ht_pkt_rsp_err(&p), p.count, data),
+				 HT_E_NOSPACE);
+	}
+	assert_true(sized > 5000 && rsp > 5000);
+	/* known answers: a 64-byte dword read at 0x1_2345_6780, UnitID 3, SrcTag 5
+	 * (cmd 0x15, Count 15), and its TgtDone-shaped master abort */
+	uint8_t b[HT_MAX_PKT_LEN];
+	static const uint8_t rd_kat[] = { 0x15, 0x03, 0xc5, 0x83, 0x67, 0x45, 0x23, 0x01 };
+	static const uint8_t td_kat[] = { 0x33, 0x43, 0x25, 0x20 };
+	assert_int_equal(ht_enc_sized(b, sizeof(b), 0x15, 3, 5, 0, 15, 0x123456780ull, NULL), 8);
+	assert_memory_equal(b, rd_kat, 8);
+	assert_int_equal(ht_enc_rsp(b, sizeof(b), HT_CMD_TGTDONE, 3, 5, 0, 1,
+				    HT_RSP_MASTER_ABORT, 0, NULL), 4);
+	assert_memory_equal(b, td_kat, 4);
+	/* shapes the fast encoders leave to ht_encode, and bad fields */
+	assert_int_equal(ht_enc_sized(b, sizeof(b), 0x15, 3, 5, 0, 0, 1ull << 40, NULL), 0);
+	assert_int_equal(ht_enc_sized(b, sizeof(b), 0x29, 3, 0, 0, 1, 0x1000, b), 0); /* byte write */
+	assert_int_equal(ht_enc_sized(b, sizeof(b), 0x15, 32, 5, 0, 0, 0x1000, NULL), HT_E_BAD_FIELD);
+	assert_int_equal(ht_enc_sized(b, sizeof(b), 0x15, 3, 5, 0, 2, 0x1038, NULL), HT_E_BAD_ADDR);
+	assert_int_equal(ht_enc_rsp(b, sizeof(b), HT_CMD_TGTDONE, 3, 5, 0, 1, HT_RSP_OK, 1, NULL),
+			 HT_E_BAD_FIELD);
+}
+
+/* Two targets over equal copies of the same memory (filled from seed). */
+static void twin_targets(struct ht_target *ta, struct ht_target *tb, uint8_t *mem_a,
+			 uint8_t *mem_b, uint64_t seed)
+{
+	struct ht_target_cfg tc;
+
+	ht_wl_fill(seed, mem_a, MEM_SIZE);
+	memcpy(mem_b, mem_a, MEM_SIZE);
+	memset(&tc, 0, sizeof(tc));
+	tc.base = MEM_BASE;
+	tc.size = MEM_SIZE;
+	tc.mem = mem_a;
+	assert_int_equal(ht_tgt_init(ta, &tc), 0);
+	tc.mem = mem_b;
+	assert_int_equal(ht_tgt_init(tb, &tc), 0);
+}
+
+/* ht_tgt_serve (descriptor in, bytes out) against ht_tgt_handle + ht_encode
+ * on random requests, including rare kinds, prefixed addresses, aborts,
+ * injected faults and posted writes with DataError: the same response
+ * bytes, the same memory and the same statistics. */
+static void test_target_serve_matches_handle(void **state)
+{
+	(void)state;
+	static uint8_t mem_a[MEM_SIZE], mem_b[MEM_SIZE];
+	struct ht_target ta, tb;
+	struct ht_requester rq;
+	struct ht_req_cfg rc = { .n_unitids = 1, .unitids = { 2 } };
+	struct ht_rand r;
+	unsigned fast = 0, answered = 0;
+
+	twin_targets(&ta, &tb, mem_a, mem_b, 5);
+	assert_int_equal(ht_tgt_set_fault(&ta, 0, MEM_BASE + 256, 64, HT_RSP_DATA_ERROR), 0);
+	assert_int_equal(ht_tgt_set_fault(&tb, 0, MEM_BASE + 256, 64, HT_RSP_DATA_ERROR), 0);
+	assert_int_equal(ht_req_init(&rq, &rc), 0);
+	ht_rand_seed(&r, 12);
+
+	for (unsigned it = 0; it < 20000; it++) {
+		struct ht_op o = random_op(&r);
+		struct ht_pkt p, rsp;
+		struct ht_desc d;
+		uint8_t raw[HT_MAX_PKT_LEN], want[HT_MAX_PKT_LEN], got[HT_MAX_PKT_LEN];
+		int n, nw = 0, ng, hr;
+
+		assert_int_equal(ht_req_issue(&rq, &o, &p), 0);
+		(void)ht_req_unissue(&rq, &p);
+		p.unitid = (uint8_t)ht_rand_below(&r, 32);
+		if (p.kind == HT_K_WRSIZED && p.posted)
+			p.dataerror = ht_rand_pct(&r, 10);
+		else if (ht_pkt_vc(&p) == HT_VC_NP)
+			p.srctag = (uint8_t)ht_rand_below(&r, 32);
+		if (ht_rand_pct(&r, 2)) { /* not a request: refused by both */
+			uint8_t u = p.unitid;
+
+			memset(&p, 0, sizeof(p));
+			p.unitid = u;
+			(void)ht_pkt_set_cmd(&p, HT_K_TGTDONE);
+		}
+		n = ht_encode(&p, raw, sizeof(raw));
+		assert_true(n > 0);
+		assert_int_equal(ht_desc_parse(raw, (size_t)n, &d), n);
+		fast += !d.ctl && (d.kind == HT_K_RDSIZED || d.kind == HT_K_WRSIZED) && (d.cmd & 4);
+
+		assert_int_equal(ht_decode_table(raw, (size_t)n, &p), n);
+		hr = ht_tgt_handle(&tb, &p, &rsp);
+		if (hr == 1)
+			nw = ht_encode_table(&rsp, want, sizeof(want));
+		ng = ht_tgt_serve(&ta, &d, got, sizeof(got));
+		if (hr < 0) {
+			assert_int_equal(ng, -EINVAL);
+		} else {
+			assert_int_equal(ng, hr ? nw : 0);
+			if (hr)
+				assert_memory_equal(got, want, (size_t)nw);
+			answered += hr;
+		}
+		assert_memory_equal(&ta.st, &tb.st, sizeof(ta.st));
+	}
+	assert_memory_equal(mem_a, mem_b, sizeof(mem_a));
+	assert_true(fast > 3000 && answered > 8000);
+	assert_true(ta.st.posted_dropped && ta.st.faults_injected && ta.st.not_request &&
+		    ta.st.master_abort_reserved && ta.st.master_abort_range);
+	/* the DataError and the fault left the memory alone in both */
+	uint8_t out[8];
+	struct ht_desc d;
+	uint8_t rd[8];
+	assert_int_equal(ht_enc_sized(rd, sizeof(rd), 0x15, 1, 1, 0, 15, MEM_BASE, NULL), 8);
+	assert_int_equal(ht_desc_parse(rd, sizeof(rd), &d), 8);
+	assert_int_equal(ht_tgt_serve(&ta, &d, out, sizeof(out)), -ENOSPC);
+}
+
+/* A burst gives what the requests one by one give. */
+static void test_target_serve_burst(void **state)
+{
+	(void)state;
+	static uint8_t mem_a[MEM_SIZE], mem_b[MEM_SIZE];
+	struct ht_target ta, tb;
+	struct ht_requester rq;
+	struct ht_req_cfg rc = { .n_unitids = 4, .unitids = { 2, 3, 4, 5 } };
+	struct ht_rand r;
+	uint8_t raw[40][HT_MAX_PKT_LEN], out[40 * HT_MAX_PKT_LEN], one[HT_MAX_PKT_LEN];
+	struct ht_desc d[40];
+	uint16_t len[40];
+	unsigned n = 0;
+
+	twin_targets(&ta, &tb, mem_a, mem_b, 7);
+	assert_int_equal(ht_req_init(&rq, &rc), 0);
+	ht_rand_seed(&r, 13);
+	while (n < 40) {
+		struct ht_op o = random_op(&r);
+		int k = ht_req_issue_enc(&rq, &o, 0, raw[n], sizeof(raw[n]));
+
+		assert_true(k > 0);
+		assert_int_equal(ht_desc_parse(raw[n], (size_t)k, &d[n]), k);
+		n++;
+	}
+	/* room for 3 responses in the first call: it stops early */
+	unsigned done = ht_tgt_serve_burst(&ta, d, n, out, 3 * HT_MAX_PKT_LEN + 3, len);
+	assert_true(done >= 3 && done < n);
+	size_t off = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (i == done) { /* the rest */
+			assert_int_equal(ht_tgt_serve_burst(&ta, d + i, n - i, out, sizeof(out), len + i),
+					 n - i);
+			off = 0;
+		}
+		int k = ht_tgt_serve(&tb, &d[i], one, sizeof(one));
+
+		assert_int_equal(len[i], k > 0 ? k : 0);
+		if (k > 0) {
+			assert_memory_equal(out + off, one, (size_t)k);
+			off += (size_t)k;
+		}
+	}
+	assert_memory_equal(mem_a, mem_b, sizeof(mem_a));
+	assert_memory_equal(&ta.st, &tb.st, sizeof(ta.st));
+}
+
+/* ht_req_issue_enc / ht_req_rx_desc / ht_req_unissue_bytes against
+ * ht_req_issue + ht_encode / ht_req_rx / ht_req_unissue: the same request
+ * bytes, tags, completions and statistics, responses in random order with
+ * some damaged (wrong Count, wrong kind) and some unexpected. */
+static void test_requester_bytes_match_pkt(void **state)
+{
+	(void)state;
+	static uint8_t mem[MEM_SIZE];
+	struct ht_requester ra, rb;
+	struct ht_req_cfg rc = { .n_unitids = 2, .unitids = { 6, 9 } };
+	struct ht_target t;
+	struct ht_target_cfg tc;
+	struct ht_rand r;
+	uint8_t rsp[64][HT_MAX_PKT_LEN];
+	int rsp_n[64];
+	unsigned nrsp = 0, completed = 0, malformed_sent = 0;
+
+	ht_wl_fill(6, mem, sizeof(mem));
+	memset(&tc, 0, sizeof(tc));
+	tc.base = MEM_BASE;
+	tc.size = MEM_SIZE;
+	tc.mem = mem;
+	assert_int_equal(ht_tgt_init(&t, &tc), 0);
+	assert_int_equal(ht_req_init(&ra, &rc), 0);
+	assert_int_equal(ht_req_init(&rb, &rc), 0);
+	ht_rand_seed(&r, 14);
+	for (unsigned it = 0; it < 20000; it++) {
+		if (nrsp < 64 && ht_rand_pct(&r, 60)) {
+			struct ht_op o = random_op(&r);
+			struct ht_pkt p, q;
+			uint8_t want[HT_MAX_PKT_LEN], got[HT_MAX_PKT_LEN];
+			int ia = ht_req_issue(&ra, &o, &p);
+			int ib = ht_req_issue_enc(&rb, &o, o.cookie, got, sizeof(got));
+
+			if (ia == -EAGAIN) {
+				assert_int_equal(ib, -EAGAIN);
+				continue;
+			}
+			assert_int_equal(ia, 0);
+			int nw = ht_encode(&p, want, sizeof(want));
+			assert_int_equal(ib, nw);
+			assert_memory_equal(got, want, (size_t)nw);
+			if (ht_rand_pct(&r, 10)) { /* never sent */
+				assert_int_equal(ht_req_unissue_bytes(&rb, got, (size_t)ib),
+						 ht_req_unissue(&ra, &p));
+				continue;
+			}
+			if (ht_pkt_vc(&p) != HT_VC_NP)
+				continue;
+			if (ht_tgt_handle(&t, &p, &q) != 1)
+				fail();
+			if (ht_rand_pct(&r, 5) && q.kind == HT_K_RDRESPONSE && q.count < 15) {
+				q.count++; /* damaged: wrong Count for its tag */
+				q.data_len += 4;
+				malformed_sent++;
+			}
+			rsp_n[nrsp] = ht_encode(&q, rsp[nrsp], sizeof(rsp[nrsp]));
+			assert_true(rsp_n[nrsp] > 0);
+			nrsp++;
+		} else if (nrsp) {
+			unsigned i = (unsigned)ht_rand_below(&r, nrsp);
+			struct ht_pkt q;
+			struct ht_desc d;
+			struct ht_completion ca, cb;
+
+			if (ht_rand_pct(&r, 3)) /* unexpected: a tag nobody holds */
+				rsp[i][1] = (uint8_t)((rsp[i][1] & 0xe0) | 0x11);
+			assert_int_equal(ht_decode(rsp[i], (size_t)rsp_n[i], &q), rsp_n[i]);
+			assert_int_equal(ht_desc_parse(rsp[i], (size_t)rsp_n[i], &d), rsp_n[i]);
+			int a = ht_req_rx(&ra, &q, &ca), b = ht_req_rx_desc(&rb, &d, &cb);
+
+			assert_int_equal(a, b);
+			if (a == 1) {
+				assert_memory_equal(&ca, &cb, sizeof(ca));
+				completed++;
+			}
+			memcpy(rsp[i], rsp[nrsp - 1], sizeof(rsp[i]));
+			rsp_n[i] = rsp_n[--nrsp];
+		}
+		assert_memory_equal(&ra.st, &rb.st, sizeof(ra.st));
+		assert_memory_equal(ra.inuse, rb.inuse, sizeof(ra.inuse));
+		assert_int_equal(ht_req_outstanding(&ra), ht_req_outstanding(&rb));
+	}
+	assert_true(completed > 1500 && malformed_sent > 10);
+	assert_true(ra.st.unexpected && ra.st.malformed && ra.st.unissued && ra.st.no_tag);
+	/* a request (not a response) is refused by both */
+	uint8_t req[8];
+	struct ht_desc d;
+	struct ht_completion c;
+	assert_int_equal(ht_enc_sized(req, sizeof(req), 0x15, 6, 1, 0, 0, MEM_BASE, NULL), 8);
+	assert_int_equal(ht_desc_parse(req, sizeof(req), &d), 8);
+	assert_int_equal(ht_req_rx_desc(&rb, &d, &c), -EINVAL);
+}
+
+static void test_workload_peek_ref_is_peek(void **state)
+{
+	(void)state;
+	static uint8_t sh_a[4096], sh_b[4096], busy_a[64], busy_b[64];
+	struct ht_workload *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct ht_wl_cfg c;
+
+	assert_non_null(a);
+	assert_non_null(b);
+	ht_wl_cfg_default(&c);
+	c.seed = 3;
+	c.base = MEM_BASE;
+	c.size = sizeof(sh_a);
+	c.n_ops = 500;
+	c.shadow = sh_a;
+	c.busy = busy_a;
+	assert_int_equal(ht_wl_init(a, &c), 0);
+	c.shadow = sh_b;
+	c.busy = busy_b;
+	assert_int_equal(ht_wl_init(b, &c), 0);
+	for (;;) {
+		struct ht_op op;
+		const struct ht_op *ref;
+		int ra = ht_wl_peek(a, &op), rb = ht_wl_peek_ref(b, &ref);
+
+		assert_int_equal(ra, rb);
+		if (ra != 1)
+			break;
+		assert_memory_equal(&op, ref, sizeof(op));
+		assert_int_equal(ht_wl_commit(a), ht_wl_commit(b));
+		if (ht_op_nonposted((enum ht_op_type)op.type)) {
+			struct ht_completion cp = { .cookie = op.cookie, .type = op.type,
+						    .status = HT_RSP_TARGET_ABORT };
+			assert_int_equal(ht_wl_complete(a, &cp, NULL), 1);
+			assert_int_equal(ht_wl_complete(b, &cp, NULL), 1);
+		}
+	}
+	assert_true(ht_wl_done(a) && ht_wl_done(b));
+	assert_memory_equal(sh_a, sh_b, sizeof(sh_a));
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1214,6 +1639,11 @@ int main(void)
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_workload_peek_commit_protocol),
 		cmocka_unit_test(test_workload_fixed_len_posted_writes),
+		cmocka_unit_test(test_fast_encoders_match_table),
+		cmocka_unit_test(test_target_serve_matches_handle),
+		cmocka_unit_test(test_target_serve_burst),
+		cmocka_unit_test(test_requester_bytes_match_pkt),
+		cmocka_unit_test(test_workload_peek_ref_is_peek),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -76,46 +76,62 @@ int htnode_init(struct htnode *nd, struct htoe *b, uint8_t bridge_ubase, uint8_t
 	return htnode_reset_requester(nd, n_unitids, first_unitid);
 }
 
-static void to_requester(struct htnode *nd, const struct ht_pkt *p, uint64_t now)
+/* A completion from the requester, for its workload. */
+static void complete(struct htnode *nd, struct ht_completion *c, uint64_t now)
 {
 	const struct htnode_hooks *h = nd->hooks;
-	struct ht_completion c;
 	struct ht_wl_result res;
-	int r = ht_req_rx(&nd->req, p, &c);
-
-	if (r != 1) {
-		nd->st.unexpected++;
-		if (h && h->unexpected)
-			h->unexpected(nd, p, r);
-		return;
-	}
-	unsigned idx = (unsigned)(c.cookie >> HTNODE_COOKIE_SHIFT);
+	unsigned idx = (unsigned)(c->cookie >> HTNODE_COOKIE_SHIFT);
 
 	if (idx >= nd->n_wl || !nd->wl[idx]) {
 		nd->st.bad_cookie++;
 		return;
 	}
-	c.cookie &= (1ull << HTNODE_COOKIE_SHIFT) - 1;
+	c->cookie &= (1ull << HTNODE_COOKIE_SHIFT) - 1;
 	nd->st.completions++;
-	int rc = ht_wl_complete(nd->wl[idx], &c, &res);
+	int rc = ht_wl_complete(nd->wl[idx], c, &res);
 
 	if (rc >= 0 && res.type == HT_OP_READ && !res.sweep && now >= res.issued_at)
 		lat_add(&nd->rd_lat, now - res.issued_at);
 
 	if (h && h->completed)
-		h->completed(nd, idx, &c, rc, &res);
+		h->completed(nd, idx, c, rc, &res);
 }
 
-/* Offer queued target responses to the bridge. */
+static void unexpected(struct htnode *nd, const struct ht_pkt *p, int r)
+{
+	nd->st.unexpected++;
+	if (nd->hooks && nd->hooks->unexpected)
+		nd->hooks->unexpected(nd, p, r);
+}
+
+/* A response for the requester, parsed once (d points into its bytes). */
+static void to_requester(struct htnode *nd, const struct ht_desc *d, uint64_t now)
+{
+	struct ht_completion c;
+	int r = ht_req_rx_desc(&nd->req, d, &c);
+
+	if (r == 1) {
+		complete(nd, &c, now);
+	} else if (nd->hooks && nd->hooks->unexpected) {
+		struct ht_pkt p;
+
+		if (ht_desc_decode(d, &p) > 0)
+			unexpected(nd, &p, r);
+	} else {
+		nd->st.unexpected++;
+	}
+}
+
+/* Offer queued target responses (already encoded) to the bridge. */
 static unsigned drain_rspq(struct htnode *nd, uint64_t now)
 {
 	unsigned moved = 0;
 
 	while (nd->rsp_n) {
-		struct ht_pkt *p = &nd->rspq[nd->rsp_head];
+		unsigned i = nd->rsp_head;
 
-		/* the bridge encodes it (no encode here + decode there) */
-		if (htoe_local_input_pkt(nd->b, p, now) == -EAGAIN)
+		if (htoe_local_input(nd->b, nd->rspq[i], nd->rsp_len[i], now) == -EAGAIN)
 			break;
 		nd->rsp_head = (nd->rsp_head + 1) % HTNODE_RSPQ;
 		nd->rsp_n--;
@@ -124,47 +140,186 @@ static unsigned drain_rspq(struct htnode *nd, uint64_t now)
 	return moved;
 }
 
-static unsigned local_output(struct htnode *nd, uint64_t now)
+/* The next free slot of the response queue (room was checked), and
+ * queueing the n-byte response written there. */
+static uint8_t *rspq_slot(struct htnode *nd)
+{
+	return nd->rspq[(nd->rsp_head + nd->rsp_n) % HTNODE_RSPQ];
+}
+
+static void rspq_commit(struct htnode *nd, int n)
+{
+	nd->rsp_len[(nd->rsp_head + nd->rsp_n) % HTNODE_RSPQ] = (uint8_t)n;
+	nd->rsp_n++;
+	nd->st.rsp_to_bridge++;
+}
+
+/* A target response: to the bridge (its UnitIDs) or to our requester. */
+static void target_response(struct htnode *nd, const uint8_t *rsp, int n, uint64_t now)
+{
+	struct ht_desc rd;
+
+	if (unitid_in(rsp[1] & 0x1f, nd->bridge_ubase, nd->bridge_units)) {
+		memcpy(rspq_slot(nd), rsp, (size_t)n);
+		rspq_commit(nd, n);
+	} else if (ht_desc_parse(rsp, (size_t)n, &rd) == n)
+		to_requester(nd, &rd, now);
+}
+
+/* The shapes served from their bytes (ht_tgt_serve's and ht_req_rx_desc's
+ * fast paths, ht_desc_parse's fast parse): RdSized, WrSized dword,
+ * RdResponse, TgtDone, without the 0x3E prefix. */
+static bool byte_path(uint8_t cmd)
+{
+	return (cmd & 0x30) == 0x10 || (cmd & 0x1c) == 0x0c || cmd == HT_CMD_RDRESP ||
+	       cmd == HT_CMD_TGTDONE;
+}
+
+/* One packet from the bridge, parsed once: a response for the requester,
+ * or a request for the memory target, whose response is encoded straight
+ * into the response queue (bridge UnitIDs) or handed to the requester. */
+static void from_bridge(struct htnode *nd, const struct ht_desc *d, uint64_t now)
 {
 	const struct htnode_hooks *h = nd->hooks;
+
+	if (d->vc == HT_VC_R) {
+		to_requester(nd, d, now);
+		return;
+	}
+	if (h && h->posted_write && d->kind == HT_K_WRSIZED && d->vc == HT_VC_P) {
+		struct ht_pkt p;
+
+		if (ht_desc_decode(d, &p) > 0)
+			h->posted_write(nd, &p);
+	}
+	nd->st.to_target++;
+	if (unitid_in(d->unitid, nd->bridge_ubase, nd->bridge_units)) {
+		int n = ht_tgt_serve(&nd->tgt, d, rspq_slot(nd), HT_MAX_PKT_LEN);
+
+		if (n > 0)
+			rspq_commit(nd, n);
+	} else {
+		uint8_t rsp[HT_MAX_PKT_LEN];
+		int n = ht_tgt_serve(&nd->tgt, d, rsp, sizeof(rsp));
+
+		if (n > 0)
+			target_response(nd, rsp, n, now);
+	}
+}
+
+/* The other shapes (byte writes, atomics, Flush, Fence, Broadcast, the 0x3E
+ * prefix): decoded once, served by the struct ht_pkt API. */
+static void from_bridge_decoded(struct htnode *nd, const struct ht_pkt *p, uint64_t now)
+{
+	const struct htnode_hooks *h = nd->hooks;
+	struct ht_pkt rsp;
 	uint8_t b[HT_MAX_PKT_LEN];
-	unsigned moved = 0;
 	int n;
 
-	/* do not take more requests than the response queue can hold */
-	while (nd->rsp_n < HTNODE_RSPQ &&
-	       (n = htoe_local_output(nd->b, b, sizeof(b), now)) > 0) {
-		struct ht_pkt p, rsp;
+	if (ht_pkt_vc(p) == HT_VC_R) {
+		struct ht_completion c;
+		int r = ht_req_rx(&nd->req, p, &c);
 
-		moved++;
-		if (ht_decode(b, (size_t)n, &p) != n) {
-			nd->st.undecodable++;
-			continue;
-		}
-		if (ht_pkt_vc(&p) == HT_VC_R) {
-			to_requester(nd, &p, now);
-			continue;
-		}
-		if (p.kind == HT_K_WRSIZED && p.posted && h && h->posted_write)
-			h->posted_write(nd, &p);
-		nd->st.to_target++;
-		if (ht_tgt_handle(&nd->tgt, &p, &rsp) != 1)
-			continue;
-		if (unitid_in(rsp.unitid, nd->bridge_ubase, nd->bridge_units)) {
-			nd->rspq[(nd->rsp_head + nd->rsp_n) % HTNODE_RSPQ] = rsp;
-			nd->rsp_n++;
-			nd->st.rsp_to_bridge++;
-			drain_rspq(nd, now);
-		} else {
-			to_requester(nd, &rsp, now);
-		}
+		if (r == 1)
+			complete(nd, &c, now);
+		else
+			unexpected(nd, p, r);
+		return;
 	}
-	return moved;
+	if (p->kind == HT_K_WRSIZED && p->posted && h && h->posted_write)
+		h->posted_write(nd, p);
+	nd->st.to_target++;
+	if (ht_tgt_handle(&nd->tgt, p, &rsp) != 1 || (n = ht_encode(&rsp, b, sizeof(b))) <= 0)
+		return;
+	target_response(nd, b, n, now);
+}
+
+static unsigned local_output(struct htnode *nd, uint64_t now)
+{
+	uint8_t in[HTNODE_BURST][HT_MAX_PKT_LEN];
+	struct ht_desc d[HTNODE_BURST];
+	unsigned moved = 0;
+
+	for (;;) {
+		/* do not take more requests than the response queue can hold */
+		unsigned room = HTNODE_RSPQ - nd->rsp_n, taken = 0, k = 0;
+		int n;
+
+		if (room > HTNODE_BURST)
+			room = HTNODE_BURST;
+		while (taken < room && (n = htoe_local_output(nd->b, in[k], sizeof(in[k]), now)) > 0) {
+			taken++;
+			if (!byte_path(in[k][0] & 0x3f)) {
+				/* a rare shape: served at once, in order with the burst */
+				struct ht_pkt p;
+				bool ok = ht_decode(in[k], (size_t)n, &p) == n;
+
+				for (unsigned i = 0; i < k; i++)
+					from_bridge(nd, &d[i], now);
+				k = 0;
+				if (!ok)
+					nd->st.undecodable++;
+				else
+					from_bridge_decoded(nd, &p, now);
+				continue;
+			}
+			if (ht_desc_parse(in[k], (size_t)n, &d[k]) != n) {
+				nd->st.undecodable++;
+				continue;
+			}
+			k++;
+		}
+		for (unsigned i = 0; i < k; i++)
+			from_bridge(nd, &d[i], now);
+		drain_rspq(nd, now);
+		moved += taken;
+		if (taken < room || !taken)
+			return moved;
+	}
+}
+
+/*
+ * Hand one op to the bridge: reads and dword writes encoded here, straight
+ * from the op (ht_req_issue_enc), and given as bytes; the other ops (byte
+ * writes, atomics, Flush, Fence, prefixed addresses) built as a struct
+ * ht_pkt that the bridge encodes once (htoe_local_input_pkt), rather than
+ * encoded here by the table and decoded again there. Returns what
+ * htoe_local_input gives, or 1 when the requester has no tag; the decoded
+ * request is in *p when want_pkt (the issued hook).
+ */
+static int issue_one(struct htnode *nd, const struct ht_op *op, uint64_t cookie, uint64_t now,
+		     bool want_pkt, struct ht_pkt *p)
+{
+	int r;
+
+	if (ht_req_enc_fast(op)) {
+		uint8_t b[HT_MAX_PKT_LEN];
+		int n = ht_req_issue_enc(&nd->req, op, cookie, b, sizeof(b));
+
+		if (n <= 0)
+			return 1;
+		r = htoe_local_input(nd->b, b, (size_t)n, now);
+		if (r != 0)
+			ht_req_unissue_bytes(&nd->req, b, (size_t)n);
+		else if (want_pkt)
+			(void)ht_decode(b, (size_t)n, p); /* our own encoding: decodes */
+		return r;
+	}
+	struct ht_op o = *op;
+
+	o.cookie = cookie;
+	if (ht_req_issue(&nd->req, &o, p) != 0)
+		return 1;
+	r = htoe_local_input_pkt(nd->b, p, now);
+	if (r != 0)
+		ht_req_unissue(&nd->req, p);
+	return r;
 }
 
 static unsigned issue_ops(struct htnode *nd, uint64_t now)
 {
 	const struct htnode_hooks *h = nd->hooks;
+	bool want_pkt = h && h->issued;
 	unsigned moved = 0, idle = 0, n_wl = nd->n_wl;
 
 	if (nd->hold)
@@ -172,22 +327,21 @@ static unsigned issue_ops(struct htnode *nd, uint64_t now)
 	while (idle < n_wl && moved < HTNODE_ISSUE_BURST) {
 		unsigned idx = nd->rr;
 		struct ht_workload *w = nd->wl[idx];
-		struct ht_op op;
+		const struct ht_op *op;
 		struct ht_pkt p;
 
 		nd->rr = (nd->rr + 1) % n_wl;
-		if (!w || ht_wl_peek(w, &op) != 1) {
+		if (!w || ht_wl_peek_ref(w, &op) != 1) {
 			idle++;
 			continue;
 		}
-		op.cookie |= (uint64_t)idx << HTNODE_COOKIE_SHIFT;
-		if (ht_req_issue(&nd->req, &op, &p) != 0) {
+		int r = issue_one(nd, op, op->cookie | (uint64_t)idx << HTNODE_COOKIE_SHIFT, now,
+				  want_pkt, &p);
+		if (r == 1) {
 			nd->st.no_tag++;
 			break; /* no tag: wait for completions */
 		}
-		int r = htoe_local_input_pkt(nd->b, &p, now);
 		if (r != 0) {
-			ht_req_unissue(&nd->req, &p);
 			if (r != -EAGAIN) {
 				nd->st.rejected++;
 				if (h && h->rejected)
@@ -202,7 +356,7 @@ static unsigned issue_ops(struct htnode *nd, uint64_t now)
 		ht_wl_commit_at(w, now);
 		moved++;
 		nd->st.issued++;
-		if (h && h->issued)
+		if (want_pkt)
 			h->issued(nd, idx, &p);
 	}
 	return moved;

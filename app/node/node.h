@@ -33,10 +33,14 @@
 #define HTNODE_COOKIE_SHIFT 48u  /* op cookie bits 63:48 = workload index */
 #define HTNODE_MAX_WL       256u
 #define HTNODE_ISSUE_BURST  256u /* ops issued per htnode_poll() at most */
+#define HTNODE_BURST        32u  /* packets taken from the bridge, parsed, then served */
 
 struct htnode;
 
-/* All optional (NULL: not called). `wl` is the index into htnode.wl[]. */
+/* All optional (NULL: not called). `wl` is the index into htnode.wl[].
+ * The node moves encoded packets (each parsed once into a struct ht_desc);
+ * a hook that takes a struct ht_pkt is given one decoded for it, only when
+ * the hook is set (the simulator's oracle). */
 struct htnode_hooks {
 	/* An op was issued and taken by the bridge (req: its request packet). */
 	void (*issued)(struct htnode *nd, unsigned wl, const struct ht_pkt *req);
@@ -63,7 +67,7 @@ struct htnode_stats {
 	uint64_t bad_cookie;    /* completions naming no workload */
 	uint64_t to_target;     /* requests served by the memory target */
 	uint64_t rsp_to_bridge; /* target responses for the bridge */
-	uint64_t undecodable;   /* htoe_local_output() packets that did not decode */
+	uint64_t undecodable;   /* htoe_local_output() packets that did not parse */
 };
 
 struct htnode {
@@ -77,7 +81,8 @@ struct htnode {
 	bool     hold;               /* issue no new ops (completions still flow) */
 
 	unsigned rr;                 /* next workload to try */
-	struct ht_pkt rspq[HTNODE_RSPQ];
+	uint8_t  rspq[HTNODE_RSPQ][HT_MAX_PKT_LEN]; /* encoded by the target */
+	uint8_t  rsp_len[HTNODE_RSPQ];
 	unsigned rsp_head, rsp_n;
 
 	const struct htnode_hooks *hooks;
@@ -110,8 +115,12 @@ int htnode_reset_requester(struct htnode *nd, unsigned n_unitids, uint8_t first_
 /*
  * One pass over the local side at time `now`: offer queued target responses
  * to the bridge, take what the bridge has for the local side
- * (htoe_local_output), issue workload ops (at most HTNODE_ISSUE_BURST,
- * round-robin over the workloads). Returns the number of packets moved;
+ * (htoe_local_output, in bursts of HTNODE_BURST packets parsed once each,
+ * then served: requests by ht_tgt_serve, responses by ht_req_rx_desc),
+ * issue workload ops (ht_wl_peek_ref; reads and dword writes encoded once by
+ * ht_req_issue_enc and handed over as bytes, other ops as a struct ht_pkt the
+ * bridge encodes; at most HTNODE_ISSUE_BURST, round-robin
+ * over the workloads). Returns the number of packets moved;
  * call again (with frame output in between) until it returns 0.
  */
 unsigned htnode_poll(struct htnode *nd, uint64_t now);

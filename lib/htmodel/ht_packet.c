@@ -1204,6 +1204,66 @@ int ht_encode(const struct ht_pkt *p, uint8_t *buf, size_t cap)
 	return n > 0 ? n : ht_encode_table(p, buf, cap);
 }
 
+/* ---- fast encoders for the endpoint model (see ht_packet.h) ---- */
+
+int ht_enc_sized(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
+		 uint8_t passpw, uint8_t count, uint64_t addr, const uint8_t *data)
+{
+	bool rd = (cmd & 0x30) == 0x10, posted = cmd & CMD_POSTED;
+	size_t total;
+	uint32_t w0;
+
+	if (cmd > 0x3f || !(rd || (cmd & 0x1c) == 0x0c)) /* RdSized, WrSized dword */
+		return 0;
+	if (addr > HT_ADDR_MAX_40)
+		return 0;
+	if (unitid > 31 || (!posted && srctag > 31) || passpw > 1 || count > 15)
+		return HT_E_BAD_FIELD;
+	if ((addr & 3) || ((cmd & CMD_DWORD) && !dword_window_ok(addr, count)))
+		return HT_E_BAD_ADDR;
+	total = rd ? 8 : 8 + 4u * (count + 1u);
+	if (cap < total)
+		return HT_E_NOSPACE;
+	w0 = (uint32_t)cmd | (uint32_t)unitid << 8 | (uint32_t)passpw << 15 |
+	     (uint32_t)count << 22 | (uint32_t)((addr >> 2) & 0x3f) << 26;
+	if (!posted)
+		w0 |= (uint32_t)srctag << 16;
+	wr32(buf, w0);
+	wr32(buf + 4, (uint32_t)(addr >> 8));
+	if (!rd)
+		copy_data(buf + 8, data, total - 8);
+	return (int)total;
+}
+
+int ht_enc_rsp(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
+	       uint8_t passpw, uint8_t bridge, enum ht_rsp_err err, uint8_t count,
+	       const uint8_t *data)
+{
+	bool done = cmd == HT_CMD_TGTDONE;
+	size_t total = done ? 4 : 4 + 4u * (count + 1u);
+
+	if ((!done && cmd != HT_CMD_RDRESP) || unitid > 31 || srctag > 31 || passpw > 1 ||
+	    bridge > 1 || (unsigned)err > HT_RSP_MASTER_ABORT || count > 15 || (done && count))
+		return HT_E_BAD_FIELD;
+	if (cap < total)
+		return HT_E_NOSPACE;
+	wr32(buf, (uint32_t)cmd | (uint32_t)unitid << 8 | (uint32_t)bridge << 14 |
+		  (uint32_t)passpw << 15 | (uint32_t)srctag << 16 |
+		  (uint32_t)(err >> 1) << 21 | (uint32_t)count << 22 | (uint32_t)(err & 1) << 29);
+	if (done)
+		return 4;
+	if (data)
+		copy_data(buf + 4, data, total - 4);
+	else
+		memset(buf + 4, 0xff, total - 4);
+	return (int)total;
+}
+
+void ht_data_copy(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	copy_data(dst, src, n);
+}
+
 enum ht_vc ht_cmd_vc(uint8_t cmd)
 {
 	struct ht_pkt p;

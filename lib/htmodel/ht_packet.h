@@ -226,6 +226,36 @@ static inline int ht_desc_decode(const struct ht_desc *d, struct ht_pkt *out)
 	return ht_decode(d->pkt, d->len, out);
 }
 
+/*
+ * Fast encoders for the shapes the endpoint model sends most, writing the
+ * bytes straight into the caller's buffer (no struct ht_pkt). Each gives the
+ * same bytes as ht_encode() of the equivalent struct ht_pkt (the tests check
+ * it against ht_encode_table on random fields).
+ *
+ * ht_enc_sized: RdSized (dword, or byte with count = Mask[3:0]) or WrSized
+ * dword (posted or not: cmd says which; data holds 4 * (count + 1) bytes)
+ * with SeqID, Compat, Chain and DataError 0, SrcTag ignored for posted
+ * writes. Returns the length written, 0 when the address needs the 0x3E
+ * prefix or cmd is another command (use ht_encode), or HT_E_NOSPACE,
+ * HT_E_BAD_FIELD (a field out of range) or HT_E_BAD_ADDR (misaligned, a
+ * dword access crossing its 64-byte block).
+ *
+ * ht_enc_rsp: RdResponse (cmd HT_CMD_RDRESP, 4 * (count + 1) data bytes
+ * from data, or all ones when data is NULL) or TgtDone (HT_CMD_TGTDONE,
+ * count 0, data unused) with Isoc, RqUID and RspVCSet 0. Returns the length,
+ * HT_E_NOSPACE or HT_E_BAD_FIELD.
+ */
+int ht_enc_sized(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
+		 uint8_t passpw, uint8_t count, uint64_t addr, const uint8_t *data);
+int ht_enc_rsp(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
+	       uint8_t passpw, uint8_t bridge, enum ht_rsp_err err, uint8_t count,
+	       const uint8_t *data);
+
+/* Copy n data bytes (a multiple of 4, at most HT_MAX_DATA) in words: what
+ * the codec uses for data packets; a variable-size memcpy of this size costs
+ * more here (see ht_packet.c). */
+void ht_data_copy(uint8_t *dst, const uint8_t *src, size_t n);
+
 /* The table-driven codec: the general case behind ht_encode/ht_decode (which
  * take specialised fast paths for WrSized, RdSized, RdResponse, TgtDone and
  * NOP) and the reference the tests compare the fast paths with. Same

@@ -274,6 +274,31 @@ static int build(const struct ht_op *op, struct ht_pkt *p, struct ht_req_entry *
 	return 0;
 }
 
+/* Account for an op whose request is built: a posted op goes out with
+ * unitids[0]; a non-posted one takes a tag and enters the outstanding table
+ * with entry e. 0, or -EAGAIN (no tag, counted). */
+static int take_tag(struct ht_requester *r, const struct ht_req_entry *e, uint8_t *unitid,
+		    uint8_t *srctag)
+{
+	unsigned ui, tag;
+
+	if (!ht_op_nonposted((enum ht_op_type)e->type)) {
+		*unitid = r->cfg.unitids[0];
+		r->st.issued[e->type]++;
+		return 0;
+	}
+	if (!alloc_tag(r, &ui, &tag)) {
+		r->st.no_tag++;
+		return -EAGAIN;
+	}
+	*unitid = r->cfg.unitids[ui];
+	*srctag = (uint8_t)tag;
+	r->tab[ui][tag] = *e;
+	r->outstanding++;
+	r->st.issued[e->type]++;
+	return 0;
+}
+
 int ht_req_issue(struct ht_requester *r, const struct ht_op *op, struct ht_pkt *out)
 {
 	if (!r || !op || !out)
@@ -287,74 +312,142 @@ int ht_req_issue(struct ht_requester *r, const struct ht_op *op, struct ht_pkt *
 		r->st.invalid++;
 		return -EINVAL;
 	}
-	if (!ht_op_nonposted((enum ht_op_type)op->type)) {
-		out->unitid = r->cfg.unitids[0];
-		r->st.issued[op->type]++;
-		return 0;
-	}
-	unsigned ui, tag;
-	if (!alloc_tag(r, &ui, &tag)) {
-		r->st.no_tag++;
-		return -EAGAIN;
-	}
-	out->unitid = r->cfg.unitids[ui];
-	out->srctag = (uint8_t)tag;
-	r->tab[ui][tag] = e;
-	r->outstanding++;
-	r->st.issued[op->type]++;
-	return 0;
+	return take_tag(r, &e, &out->unitid, &out->srctag);
 }
 
-static bool pkt_is_np_request(const struct ht_pkt *p)
+/* Give back (unit, tag) of a non-posted request never sent. */
+static int unissue_tag(struct ht_requester *r, bool np, uint8_t unitid, uint8_t srctag)
 {
-	return ht_pkt_vc(p) == HT_VC_NP;
-}
-
-int ht_req_unissue(struct ht_requester *r, const struct ht_pkt *req)
-{
-	if (!r || !req || !pkt_is_np_request(req))
+	if (!np)
 		return -ENOENT;
-	int ui = unit_index(r, req->unitid);
-	if (ui < 0 || req->srctag >= HT_REQ_TAGS || !(r->inuse[ui] & (1u << req->srctag)))
+	int ui = unit_index(r, unitid);
+	if (ui < 0 || srctag >= HT_REQ_TAGS || !(r->inuse[ui] & (1u << srctag)))
 		return -ENOENT;
-	struct ht_req_entry *e = &r->tab[ui][req->srctag];
+	struct ht_req_entry *e = &r->tab[ui][srctag];
 	if (r->st.issued[e->type])
 		r->st.issued[e->type]--;
-	r->inuse[ui] &= ~(1u << req->srctag);
+	r->inuse[ui] &= ~(1u << srctag);
 	r->outstanding--;
 	r->st.unissued++;
 	return 0;
 }
 
-int ht_req_rx(struct ht_requester *r, const struct ht_pkt *rsp, struct ht_completion *out)
+int ht_req_unissue(struct ht_requester *r, const struct ht_pkt *req)
 {
-	if (!r || !rsp || !out)
+	if (!r || !req)
+		return -ENOENT;
+	return unissue_tag(r, ht_pkt_vc(req) == HT_VC_NP, req->unitid, req->srctag);
+}
+
+int ht_req_unissue_bytes(struct ht_requester *r, const uint8_t *pkt, size_t len)
+{
+	uint8_t unitid, srctag;
+
+	if (!r || !pkt || len < 4)
+		return -ENOENT;
+	ht_bytes_get_tag(pkt, len, &unitid, &srctag);
+	return unissue_tag(r, ht_cmd_vc(ht_bytes_cmd(pkt, len)) == HT_VC_NP, unitid, srctag);
+}
+
+bool ht_req_enc_fast(const struct ht_op *op)
+{
+	return op->addr <= HT_ADDR_MAX_40 &&
+	       ((op->type == HT_OP_READ && ht_op_check(op) == 0) ||
+		((op->type == HT_OP_WRITE_P || op->type == HT_OP_WRITE_NP) &&
+		 is_dword_access(op->addr, op->len)));
+}
+
+int ht_req_issue_enc(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,
+		     uint8_t *buf, size_t cap)
+{
+	struct ht_req_entry e;
+	uint8_t unitid, srctag = 0;
+	int n;
+
+	if (!r || !op || !buf)
 		return -EINVAL;
-	if (rsp->kind != HT_K_RDRESPONSE && rsp->kind != HT_K_TGTDONE) {
+	if (cap < HT_MAX_PKT_LEN)
+		return -ENOSPC;
+	if (ht_op_check(op) < 0) {
+		r->st.invalid++;
+		return -EINVAL;
+	}
+	if (ht_req_enc_fast(op)) {
+		/* the common case, encoded from the op (what build() + ht_encode give) */
+		bool rd = op->type == HT_OP_READ, dw = is_dword_access(op->addr, op->len);
+		uint32_t off = dw ? 0 : (uint32_t)(op->addr & 3);
+		/* dword: Count = dwords - 1; byte read: Count carries Mask[3:0] */
+		uint8_t count = (uint8_t)(dw ? op->len / 4 - 1 : ((1u << op->len) - 1) << off);
+		uint8_t cmd = rd ? HT_CMD_RD | (op->rsp_passpw ? 0x08 : 0) :
+			      op->type == HT_OP_WRITE_P ? HT_CMD_WR_P : HT_CMD_WR_NP;
+
+		memset(&e, 0, sizeof(e));
+		e.cookie = cookie;
+		e.addr = op->addr;
+		e.type = op->type;
+		if (rd) {
+			e.len = (uint8_t)op->len;
+			e.dword = dw;
+			e.count = dw ? count : 0;
+		}
+		n = take_tag(r, &e, &unitid, &srctag);
+		if (n < 0)
+			return n;
+		n = ht_enc_sized(buf, cap, cmd | (dw ? 0x04 : 0) | 0x01 /* coherent */, unitid,
+				 srctag, op->passpw ? 1 : 0, count, op->addr - off, op->data);
+	} else {
+		struct ht_pkt p;
+
+		if (build(op, &p, &e) < 0) {
+			r->st.invalid++;
+			return -EINVAL;
+		}
+		e.cookie = cookie;
+		n = take_tag(r, &e, &p.unitid, &p.srctag);
+		if (n < 0)
+			return n;
+		unitid = p.unitid;
+		srctag = p.srctag;
+		n = ht_encode(&p, buf, cap);
+	}
+	if (n <= 0) { /* not expected for an op ht_op_check accepts */
+		unissue_tag(r, ht_op_nonposted((enum ht_op_type)op->type), unitid, srctag);
+		r->st.invalid++;
+		return -EINVAL;
+	}
+	return n;
+}
+
+/* ht_req_rx() on the fields of a response, decoded or parsed. */
+static int rx_core(struct ht_requester *r, uint8_t kind, uint8_t unitid, uint8_t srctag,
+		   uint8_t count, uint8_t status, const uint8_t *data, size_t data_len,
+		   struct ht_completion *out)
+{
+	if (kind != HT_K_RDRESPONSE && kind != HT_K_TGTDONE) {
 		r->st.not_response++;
 		return -EINVAL;
 	}
-	int ui = unit_index(r, rsp->unitid);
-	if (ui < 0 || rsp->srctag >= HT_REQ_TAGS || !(r->inuse[ui] & (1u << rsp->srctag))) {
+	int ui = unit_index(r, unitid);
+	if (ui < 0 || srctag >= HT_REQ_TAGS || !(r->inuse[ui] & (1u << srctag))) {
 		r->st.unexpected++;
 		return -ENOENT;
 	}
-	const struct ht_req_entry *e = &r->tab[ui][rsp->srctag];
+	const struct ht_req_entry *e = &r->tab[ui][srctag];
 	memset(out, 0, sizeof(*out));
 	out->cookie = e->cookie;
 	out->addr = e->addr;
 	out->type = e->type;
-	out->unitid = rsp->unitid;
-	out->srctag = rsp->srctag;
-	out->status = (uint8_t)ht_pkt_rsp_err(rsp);
+	out->unitid = unitid;
+	out->srctag = srctag;
+	out->status = status;
 
 	bool want_data = e->type == HT_OP_READ || e->type == HT_OP_FETCH_ADD || e->type == HT_OP_CAS;
 	bool ok_shape;
 	if (want_data)
-		ok_shape = rsp->kind == HT_K_RDRESPONSE && rsp->count == e->count &&
-			   rsp->data_len == 4u * (e->count + 1u);
+		ok_shape = kind == HT_K_RDRESPONSE && count == e->count &&
+			   data_len == 4u * (e->count + 1u);
 	else
-		ok_shape = rsp->kind == HT_K_TGTDONE;
+		ok_shape = kind == HT_K_TGTDONE;
 
 	if (!ok_shape) {
 		r->st.malformed++;
@@ -364,18 +457,34 @@ int ht_req_rx(struct ht_requester *r, const struct ht_pkt *rsp, struct ht_comple
 		if (e->type == HT_OP_READ) {
 			uint32_t off = e->dword ? 0 : (uint32_t)(e->addr & 3);
 			out->len = e->len;
-			memcpy(out->data, rsp->data + off, e->len);
+			memcpy(out->data, data + off, e->len);
 		} else {
 			out->len = 8;
-			memcpy(out->data, rsp->data, 8);
+			memcpy(out->data, data, 8);
 		}
 	}
 
-	r->inuse[ui] &= ~(1u << rsp->srctag);
+	r->inuse[ui] &= ~(1u << srctag);
 	r->outstanding--;
 	r->st.completed[e->type]++;
 	r->st.status[out->status & 3]++;
 	return 1;
+}
+
+int ht_req_rx(struct ht_requester *r, const struct ht_pkt *rsp, struct ht_completion *out)
+{
+	if (!r || !rsp || !out)
+		return -EINVAL;
+	return rx_core(r, rsp->kind, rsp->unitid, rsp->srctag, rsp->count,
+		       (uint8_t)ht_pkt_rsp_err(rsp), rsp->data, rsp->data_len, out);
+}
+
+int ht_req_rx_desc(struct ht_requester *r, const struct ht_desc *rsp, struct ht_completion *out)
+{
+	if (!r || !rsp || !out)
+		return -EINVAL;
+	return rx_core(r, rsp->kind, rsp->unitid, rsp->srctag, rsp->count, rsp->rsp_err,
+		       rsp->pkt + rsp->data_off, rsp->data_len, out);
 }
 
 unsigned ht_req_outstanding(const struct ht_requester *r)

@@ -142,6 +142,32 @@ int ht_req_unissue(struct ht_requester *r, const struct ht_pkt *req);
  */
 int ht_req_rx(struct ht_requester *r, const struct ht_pkt *rsp, struct ht_completion *out);
 
+/*
+ * The same three steps on bytes, for drivers that move encoded packets
+ * (app/node): no struct ht_pkt on the common path.
+ *
+ * ht_req_issue_enc: ht_req_issue() with the completion cookie `cookie`
+ * (instead of op->cookie, so a caller can tag a borrowed op) and the request
+ * encoded into buf[0..cap) (cap >= HT_MAX_PKT_LEN always fits). Reads and
+ * dword writes below 2^40 are encoded directly (ht_enc_sized), the rest via
+ * ht_encode. Returns the request length, -EAGAIN (no tag), -EINVAL (the op
+ * does not fit one packet) or -ENOSPC (cap too small; nothing taken).
+ *
+ * ht_req_enc_fast: true when ht_req_issue_enc encodes op without the
+ * table-driven codec (reads, dword writes, addresses below 2^40). A driver
+ * may hand other ops to a consumer of struct ht_pkt (ht_req_issue) instead.
+ *
+ * ht_req_unissue_bytes: ht_req_unissue() of an encoded request.
+ *
+ * ht_req_rx_desc: ht_req_rx() of a parsed response (ht_desc_parse); the
+ * read data is copied once, from the packet bytes into the completion.
+ */
+int ht_req_issue_enc(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,
+		     uint8_t *buf, size_t cap);
+bool ht_req_enc_fast(const struct ht_op *op);
+int ht_req_unissue_bytes(struct ht_requester *r, const uint8_t *pkt, size_t len);
+int ht_req_rx_desc(struct ht_requester *r, const struct ht_desc *rsp, struct ht_completion *out);
+
 unsigned ht_req_outstanding(const struct ht_requester *r);
 /* Free tags across all UnitIDs. */
 unsigned ht_req_free_tags(const struct ht_requester *r);

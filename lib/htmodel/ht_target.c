@@ -287,6 +287,103 @@ int ht_tgt_handle(struct ht_target *t, const struct ht_pkt *req, struct ht_pkt *
 	}
 }
 
+/* The decoded path of ht_tgt_serve: rare kinds and shapes. */
+static int serve_decoded(struct ht_target *t, const struct ht_desc *req, uint8_t *out,
+			 size_t cap)
+{
+	struct ht_pkt p, rsp;
+	int r;
+
+	if (cap < HT_MAX_PKT_LEN)
+		return -ENOSPC;
+	if (ht_desc_decode(req, &p) < 0) {
+		t->st.not_request++; /* a descriptor ht_desc_parse did not fill */
+		return -EINVAL;
+	}
+	r = ht_tgt_handle(t, &p, &rsp);
+	if (r != 1)
+		return r;
+	return ht_encode(&rsp, out, cap);
+}
+
+/* RdSized dword: the response filled from the memory (cf. handle_read). */
+static int serve_read_dword(struct ht_target *t, const struct ht_desc *req, uint8_t *out,
+			    size_t cap)
+{
+	uint32_t n = 4u * (req->count + 1u);
+	enum ht_rsp_err err;
+
+	if (cap < 4 + n)
+		return -ENOSPC;
+	t->st.rd_dword++;
+	err = check_access(t, req->addr, n);
+	t->st.rsp_rd++;
+	t->st.rsp_err[err]++;
+	if (err == HT_RSP_OK)
+		t->st.bytes_read += n;
+	return ht_enc_rsp(out, cap, HT_CMD_RDRESP, req->unitid, req->srctag,
+			  (req->cmd & 0x08) ? 1 : 0, 1, err, req->count,
+			  err == HT_RSP_OK ? mem_at(t, req->addr) : NULL);
+}
+
+/* WrSized dword: applied from the packet bytes (cf. handle_write). */
+static int serve_write_dword(struct ht_target *t, const struct ht_desc *req, uint8_t *out,
+			     size_t cap)
+{
+	bool posted = req->cmd & 0x20;
+	uint32_t n = 4u * (req->count + 1u);
+	enum ht_rsp_err err;
+
+	if (!posted && cap < 4)
+		return -ENOSPC;
+	if (posted)
+		t->st.wr_p_dword++;
+	else
+		t->st.wr_np_dword++;
+	err = check_access(t, req->addr, n);
+	if (posted && (req->pkt[2] & 0x10) && err == HT_RSP_OK) /* DataError, bit 20 */
+		err = HT_RSP_DATA_ERROR;
+	if (err == HT_RSP_OK) { /* a parsed packet carries exactly n data bytes */
+		ht_data_copy(mem_at(t, req->addr), req->pkt + req->data_off, n);
+		t->st.bytes_written += n;
+	}
+	if (posted) {
+		if (err != HT_RSP_OK)
+			t->st.posted_dropped++;
+		return 0;
+	}
+	t->st.rsp_tgtdone++;
+	t->st.rsp_err[err]++;
+	return ht_enc_rsp(out, cap, HT_CMD_TGTDONE, req->unitid, req->srctag, 0, 1, err, 0, NULL);
+}
+
+int ht_tgt_serve(struct ht_target *t, const struct ht_desc *req, uint8_t *out, size_t cap)
+{
+	if (!t || !req || !out)
+		return -EINVAL;
+	if (!req->ctl && req->kind == HT_K_RDSIZED && (req->cmd & 0x04))
+		return serve_read_dword(t, req, out, cap);
+	if (!req->ctl && req->kind == HT_K_WRSIZED && (req->cmd & 0x04))
+		return serve_write_dword(t, req, out, cap);
+	return serve_decoded(t, req, out, cap);
+}
+
+unsigned ht_tgt_serve_burst(struct ht_target *t, const struct ht_desc *req, unsigned n,
+			    uint8_t *out, size_t cap, uint16_t *rsp_len)
+{
+	size_t used = 0;
+	unsigned i;
+
+	for (i = 0; i < n && cap - used >= HT_MAX_PKT_LEN; i++) {
+		int r = ht_tgt_serve(t, &req[i], out + used, cap - used);
+
+		rsp_len[i] = r > 0 ? (uint16_t)r : 0;
+		if (r > 0)
+			used += (size_t)r;
+	}
+	return i;
+}
+
 const struct ht_tgt_stats *ht_tgt_stats(const struct ht_target *t)
 {
 	return &t->st;

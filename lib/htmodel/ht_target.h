@@ -83,6 +83,28 @@ int ht_tgt_set_fault(struct ht_target *t, unsigned idx, uint64_t base, uint64_t 
  */
 int ht_tgt_handle(struct ht_target *t, const struct ht_pkt *req, struct ht_pkt *rsp);
 
+/*
+ * Serve one parsed request (ht_desc_parse) and encode the response straight
+ * into out[0..cap): the same effect, statistics and response bytes as
+ * ht_tgt_handle() on the decoded request followed by ht_encode(). RdSized
+ * and WrSized dword without the 0x3E prefix (what workloads send most) are
+ * served from the packet bytes: a write is copied from the packet into the
+ * memory, a read response is filled from the memory, with no struct ht_pkt;
+ * other requests take the decoded path. Returns the response length, 0 when
+ * the request has no response, -EINVAL when it is not a request, -ENOSPC
+ * when cap is too small (nothing done: cap >= HT_MAX_PKT_LEN always fits).
+ */
+int ht_tgt_serve(struct ht_target *t, const struct ht_desc *req, uint8_t *out, size_t cap);
+
+/*
+ * A burst: serve req[0..n) in order, responses back to back in out[0..cap)
+ * (rsp_len[i]: length of req[i]'s response, 0 for none or a refused
+ * non-request). Stops before a request whose response might not fit
+ * (HT_MAX_PKT_LEN of room left). Returns the number of requests served.
+ */
+unsigned ht_tgt_serve_burst(struct ht_target *t, const struct ht_desc *req, unsigned n,
+			    uint8_t *out, size_t cap, uint16_t *rsp_len);
+
 const struct ht_tgt_stats *ht_tgt_stats(const struct ht_target *t);
 
 #endif

@@ -157,6 +157,19 @@ static void gen_random(struct ht_workload *w, struct ht_op *op)
 
 int ht_wl_peek(struct ht_workload *w, struct ht_op *op)
 {
+	const struct ht_op *p;
+	int r;
+
+	if (!op)
+		return -EINVAL;
+	r = ht_wl_peek_ref(w, &p);
+	if (r == 1)
+		*op = *p;
+	return r;
+}
+
+int ht_wl_peek_ref(struct ht_workload *w, const struct ht_op **op)
+{
 	if (!w || !op)
 		return -EINVAL;
 	if (!w->have_pending) {
@@ -185,7 +198,7 @@ int ht_wl_peek(struct ht_workload *w, struct ht_op *op)
 	}
 	uint64_t slot = np ? w->free_list[w->free_top - 1] : COOKIE_POSTED;
 	p->cookie = (w->seq << 16) | slot;
-	*op = *p;
+	*op = p;
 	return 1;
 }
 

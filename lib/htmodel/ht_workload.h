@@ -126,6 +126,11 @@ void ht_wl_fill(uint64_t seed, uint8_t *buf, size_t len);
  */
 int ht_wl_peek(struct ht_workload *w, struct ht_op *op);
 
+/* ht_wl_peek() without the copy: *op points at the workload's pending op
+ * (valid until the next ht_wl_peek_ref/ht_wl_peek/ht_wl_commit call). The
+ * driver issues it straight from there (ht_req_issue_enc). */
+int ht_wl_peek_ref(struct ht_workload *w, const struct ht_op **op);
+
 /* The op from the last successful ht_wl_peek was issued. Returns its seq. */
 uint64_t ht_wl_commit(struct ht_workload *w);
 /* The same, remembering the driver's time of issue `now` for the op's
