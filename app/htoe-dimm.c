@@ -65,6 +65,7 @@ struct opts {
 	struct wl_params wp;
 	unsigned readahead;
 	bool no_wp, no_uffd, no_explicit, no_plot, verbose;
+	bool no_wp_async;
 	uint64_t spin_us, lease_ms, kill_after_faults, duration_ns;
 	uint64_t quota_slots, quota_bytes; /* exporter: per-lessee quota (0: default) */
 	const char *json, *plot;
@@ -133,6 +134,8 @@ static void usage(FILE *f)
 	      "  --kv-ops N          hash-table operations (default 65536)\n"
 	      "  --readahead N       pager: fetch N more pages on sequential faults (default 0)\n"
 	      "  --no-wp             pager: no write-protect dirty tracking (write back every page)\n"
+	      "  --no-wp-async       pager: dirty pages by write-protect faults even where the\n"
+	      "                      kernel has UFFD_FEATURE_WP_ASYNC and PAGEMAP_SCAN (6.7+)\n"
 	      "  --spin-us N         borrower loop: spin this long before sleeping (default 50)\n"
 	      "  --lease-ms N        lease duration (default 10000; renewed every third)\n"
 	      "  --quota-slots N     exporter: leases one node may hold at once (default 16)\n"
@@ -195,6 +198,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "kv-ops", required_argument, 0, 'K' },
 		{ "readahead", required_argument, 0, 'r' },
 		{ "no-wp", no_argument, 0, 'P' },
+		{ "no-wp-async", no_argument, 0, 'A' },
 		{ "spin-us", required_argument, 0, 's' },
 		{ "lease-ms", required_argument, 0, 'l' },
 		{ "quota-slots", required_argument, 0, 'Q' },
@@ -344,6 +348,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->duration_ns = u;
 			break;
 		case 'P': o->no_wp = true; break;
+		case 'A': o->no_wp_async = true; break;
 		case 'j': o->json = optarg; break;
 		case 'p': o->plot = optarg; break;
 		case 'q': o->no_plot = true; break;
@@ -625,6 +630,18 @@ static void local_baselines(struct app_state *s)
 	free(m);
 }
 
+/* Once, at the first transparent run: how dirty pages are found. */
+static void print_pager_mode(const struct dimm_pager *p)
+{
+	const char *m = dimm_pager_mode(p);
+
+	printf("htoe-dimm: pager mode %s: %s\n", m,
+	       !strncmp(m, "wp-async", 8) ? "dirty pages found by PAGEMAP_SCAN at eviction and "
+					    "sync, writes never fault (UFFD_FEATURE_WP_ASYNC)"
+	       : !strncmp(m, "wp", 2) ? "dirty pages found by write-protect faults"
+				      : "every resident page counts as dirty");
+}
+
 /* One workload at one budget on remote memory. Returns false to stop. */
 static bool run_mapped(struct app_state *s, int k, unsigned pct)
 {
@@ -663,7 +680,8 @@ static bool run_mapped(struct app_state *s, int k, unsigned pct)
 	pc.size = s->wss;
 	pc.budget = rr->budget;
 	pc.readahead = o->readahead;
-	pc.flags = (o->no_wp ? DIMM_PAGER_F_NO_WP : 0) | (o->no_uffd ? DIMM_PAGER_F_NO_UFFD : 0);
+	pc.flags = (o->no_wp ? DIMM_PAGER_F_NO_WP : 0) | (o->no_uffd ? DIMM_PAGER_F_NO_UFFD : 0) |
+		   (o->no_wp_async ? DIMM_PAGER_F_NO_WP_ASYNC : 0);
 	p = dimm_pager_new(&pc, msg, sizeof(msg));
 	if (!p) {
 		s->uffd_ok = false;
@@ -672,6 +690,8 @@ static bool run_mapped(struct app_state *s, int k, unsigned pct)
 		free(back);
 		return false;
 	}
+	if (!s->pager_mode[0])
+		print_pager_mode(p);
 	snprintf(s->pager_mode, sizeof(s->pager_mode), "%s", dimm_pager_mode(p));
 	dr_pager_publish(d, p);
 	memset(&ra, 0, sizeof(ra));
@@ -799,7 +819,7 @@ static void *app_thread(void *arg)
 
 static json_t *stats_json(const struct run_res *r)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	json_t *j = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 			 "faults", (json_int_t)r->st.faults, "wp_faults", (json_int_t)r->st.wp_faults,
 			 "spurious", (json_int_t)r->st.spurious, "fetches", (json_int_t)r->st.fetches,
 			 "readaheads", (json_int_t)r->st.readaheads,
@@ -808,6 +828,12 @@ static json_t *stats_json(const struct run_res *r)
 			 "clean_drops", (json_int_t)r->st.drops_clean,
 			 "bytes_in", (json_int_t)r->st.bytes_in, "bytes_out", (json_int_t)r->st.bytes_out,
 			 "room_waits", (json_int_t)r->st.room_waits);
+
+	json_object_set_new(j, "wp_scans", json_integer((json_int_t)r->st.wp_scans));
+	json_object_set_new(j, "scan_dirty", json_integer((json_int_t)r->st.scan_dirty));
+	json_object_set_new(j, "readahead_dropped",
+			    json_integer((json_int_t)r->st.readahead_dropped));
+	return j;
 }
 
 static int write_json(const struct app_state *s, const char *path, const char *transport)

@@ -21,6 +21,18 @@
  * treated as dirty (every eviction writes back) and eviction relies on the
  * faulting thread being blocked: correct for one application thread.
  *
+ * Where the kernel has UFFD_FEATURE_WP_ASYNC and PAGEMAP_SCAN (Linux 6.7+),
+ * the default is "wp-async": pages are installed write-protected as above,
+ * but a first write does not fault — the kernel lifts the protection — and
+ * the pager finds the written pages with PAGEMAP_SCAN (which protects them
+ * again) when it needs to know: the victim at eviction, every page at a
+ * sync, and the victim once more when its write-back is done (written
+ * meanwhile: it stays). A readahead never evicts in this mode. Exact for
+ * one application thread, which is stopped in its fault while the pager
+ * evicts; with several threads a write to a clean page in the instant
+ * between its scan and its drop would be lost: multi-threaded programs set
+ * DIMM_PAGER_F_NO_WP_ASYNC (write-protect faults, as on older kernels).
+ *
  * Errors: when a fetch or a write-back fails (remote node lost, lease lost,
  * poisoned response), the pager enters the error state: the faulting
  * access, and every later fault on a page that is not resident, gets SIGBUS
@@ -47,6 +59,8 @@
 
 #define DIMM_PAGER_F_NO_WP     0x01u /* no write-protect dirty tracking */
 #define DIMM_PAGER_F_NO_POISON 0x02u /* error path without UFFDIO_POISON */
+#define DIMM_PAGER_F_NO_WP_ASYNC 0x08u /* write-protect faults even where the kernel
+					  has UFFD_FEATURE_WP_ASYNC + PAGEMAP_SCAN */
 #define DIMM_PAGER_F_NO_UFFD   0x04u /* act as if userfaultfd were unavailable (tests);
 					also set by the environment HTOE_DIMM_NO_UFFD=1 */
 
@@ -68,11 +82,14 @@ struct dimm_pager_stats {
 	uint64_t wp_faults;       /* first writes to a clean page */
 	uint64_t spurious;        /* faults on pages already handled */
 	uint64_t fetches, readaheads, readahead_hits;
+	uint64_t readahead_dropped; /* wp-async: fetched, no free slot, nobody waited */
 	uint64_t evictions, writebacks, drops_clean;
 	uint64_t poisoned;        /* pages poisoned after an error */
 	uint64_t room_waits;      /* a fetched page waited: every resident page was busy */
 	uint64_t syncs;
 	uint64_t bytes_in, bytes_out;
+	uint64_t wp_scans;        /* PAGEMAP_SCAN calls (wp-async dirty tracking) */
+	uint64_t scan_dirty;      /* pages they found written */
 	uint32_t hist[DIMM_HIST_BUCKETS]; /* fault service time: message read -> page installed */
 	uint32_t hist_wp[DIMM_HIST_BUCKETS]; /* WP fault service time */
 };

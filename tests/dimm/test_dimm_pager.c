@@ -207,8 +207,14 @@ static void run_budget(unsigned budget, unsigned flags, unsigned readahead)
 	assert_true(st->faults > NPAGES);         /* pages came back after eviction */
 	assert_true(st->evictions > 0);
 	assert_true(st->writebacks > 0);
-	if (!(flags & DIMM_PAGER_F_NO_WP))
+	if (!(flags & DIMM_PAGER_F_NO_WP) && strncmp(dimm_pager_mode(e.p), "wp-async", 8) == 0) {
+		/* writes never fault: the scans find them */
+		assert_int_equal(st->wp_faults, 0);
+		assert_true(st->scan_dirty > 0);
+	} else if (!(flags & DIMM_PAGER_F_NO_WP)) {
 		assert_true(st->wp_faults > 0);
+		assert_int_equal(st->wp_scans, 0);
+	}
 	if (readahead)
 		assert_true(st->readaheads > 0);
 	assert_true(dimm_hist_quantile(st->hist, 0.5) > 0);
@@ -218,15 +224,46 @@ static void run_budget(unsigned budget, unsigned flags, unsigned readahead)
 	env_fini(&e);
 }
 
+/* Dirty tracking by write-protect faults (the scheme of kernels before 6.7). */
 static void test_budget_quarter_wp(void **state)
 {
 	(void)state;
-	run_budget(NPAGES / 4, 0, 0);
+	run_budget(NPAGES / 4, DIMM_PAGER_F_NO_WP_ASYNC, 0);
 }
 
 static void test_budget_small_wp(void **state)
 {
 	(void)state;
+	run_budget(3, DIMM_PAGER_F_NO_WP_ASYNC, 0);
+}
+
+/* The default where the kernel has it: UFFD_FEATURE_WP_ASYNC + PAGEMAP_SCAN. */
+static bool have_wp_async(void)
+{
+	struct env e;
+	bool r;
+
+	env_init(&e, 0, 0, 0);
+	r = strncmp(dimm_pager_mode(e.p), "wp-async", 8) == 0;
+	env_fini(&e);
+	if (!r)
+		printf("# kernel without UFFD_FEATURE_WP_ASYNC/PAGEMAP_SCAN: wp-async not tested\n");
+	return r;
+}
+
+static void test_budget_quarter_wp_async(void **state)
+{
+	(void)state;
+	if (!have_wp_async())
+		skip();
+	run_budget(NPAGES / 4, 0, 0);
+}
+
+static void test_budget_small_wp_async(void **state)
+{
+	(void)state;
+	if (!have_wp_async())
+		skip();
 	run_budget(3, 0, 0);
 }
 
@@ -240,6 +277,48 @@ static void test_readahead(void **state)
 {
 	(void)state;
 	run_budget(NPAGES / 4, 0, 4);
+	run_budget(NPAGES / 4, DIMM_PAGER_F_NO_WP_ASYNC, 4);
+}
+
+/* Adaptive readahead: a sweep grows the window to its maximum (few demand
+ * faults), random single-page accesses keep it shut (few readaheads). */
+static void run_readahead_adaptive(unsigned flags)
+{
+	struct env e;
+	const struct dimm_pager_stats *st;
+	uint8_t *m;
+	struct ht_rand r;
+	uint64_t f0, ra0, d0;
+
+	env_init(&e, 0, flags, 8);
+	m = dimm_pager_base(e.p);
+	st = dimm_pager_stats(e.p);
+	/* random reads on the first half: pages far apart, no run */
+	ht_rand_seed(&r, 5);
+	for (unsigned i = 0; i < 64; i++) {
+		uint64_t off = (ht_rand_u64(&r) % (NPAGES / 2)) * DIMM_PAGE;
+
+		assert_int_equal(m[off], e.ref[off]);
+	}
+	f0 = st->faults;
+	ra0 = st->readaheads;
+	d0 = st->fetches - st->readaheads;  /* demand fetches */
+	assert_true(ra0 * 4 < f0);
+	/* a sweep over the second half: the window opens to 8 */
+	assert_true(memcmp(m + LEASE / 2, e.ref + LEASE / 2, LEASE / 2) == 0);
+	/* (a page still on its way when touched is a readahead hit: it
+	 * counts as a fault, not as a demand fetch) */
+	assert_true(st->readaheads - ra0 > NPAGES / 4);
+	assert_true(st->fetches - st->readaheads - d0 < NPAGES / 8);
+	check_all(&e);
+	env_fini(&e);
+}
+
+static void test_readahead_adaptive(void **state)
+{
+	(void)state;
+	run_readahead_adaptive(0);
+	run_readahead_adaptive(DIMM_PAGER_F_NO_WP_ASYNC);
 }
 
 /* A budget larger than the working set: every page is fetched once. */
@@ -282,7 +361,8 @@ static void test_threads(void **state)
 	pthread_t th[3];
 	size_t part = LEASE / 4;
 
-	env_init(&e, 16, 0, 0);
+	/* wp-async is for one application thread (dimm_pager.h) */
+	env_init(&e, 16, DIMM_PAGER_F_NO_WP_ASYNC, 0);
 	for (int i = 0; i < 3; i++) {
 		a[i].m = (uint8_t *)dimm_pager_base(e.p) + (size_t)i * part;
 		a[i].ref = e.ref + (size_t)i * part;
@@ -472,8 +552,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_budget_full),
 		cmocka_unit_test(test_budget_quarter_wp),
 		cmocka_unit_test(test_budget_small_wp),
+		cmocka_unit_test(test_budget_quarter_wp_async),
+		cmocka_unit_test(test_budget_small_wp_async),
 		cmocka_unit_test(test_budget_half_nowp),
 		cmocka_unit_test(test_readahead),
+		cmocka_unit_test(test_readahead_adaptive),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_remote_lost_poison),
 		cmocka_unit_test(test_remote_lost_sigsegv),
