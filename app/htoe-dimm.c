@@ -65,7 +65,7 @@ struct opts {
 	struct wl_params wp;
 	unsigned readahead;
 	bool no_wp, no_uffd, no_explicit, no_plot, verbose;
-	bool no_wp_async;
+	bool no_wp_async, poll_thread;
 	uint64_t spin_us, lease_ms, kill_after_faults, duration_ns;
 	uint64_t quota_slots, quota_bytes; /* exporter: per-lessee quota (0: default) */
 	const char *json, *plot;
@@ -137,6 +137,9 @@ static void usage(FILE *f)
 	      "  --no-wp-async       pager: dirty pages by write-protect faults even where the\n"
 	      "                      kernel has UFFD_FEATURE_WP_ASYNC and PAGEMAP_SCAN (6.7+)\n"
 	      "  --spin-us N         borrower loop: spin this long before sleeping (default 50)\n"
+	      "  --poll-thread       the application thread blocks while it waits and the\n"
+	      "                      borrower's loop does the work (default: run to completion,\n"
+	      "                      a waiting explicit-API call polls the node itself)\n"
 	      "  --lease-ms N        lease duration (default 10000; renewed every third)\n"
 	      "  --quota-slots N     exporter: leases one node may hold at once (default 16)\n"
 	      "  --quota-bytes SIZE  exporter: bytes one node may lease in all (default: --wss,\n"
@@ -199,6 +202,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "readahead", required_argument, 0, 'r' },
 		{ "no-wp", no_argument, 0, 'P' },
 		{ "no-wp-async", no_argument, 0, 'A' },
+		{ "poll-thread", no_argument, 0, 'T' },
 		{ "spin-us", required_argument, 0, 's' },
 		{ "lease-ms", required_argument, 0, 'l' },
 		{ "quota-slots", required_argument, 0, 'Q' },
@@ -349,6 +353,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'P': o->no_wp = true; break;
 		case 'A': o->no_wp_async = true; break;
+		case 'T': o->poll_thread = true; break;
 		case 'j': o->json = optarg; break;
 		case 'p': o->plot = optarg; break;
 		case 'q': o->no_plot = true; break;
@@ -853,6 +858,8 @@ static int write_json(const struct app_state *s, const char *path, const char *t
 				      "transparent", s->uffd_ok, "spin_us",
 				      (json_int_t)s->o->spin_us, "cpus",
 				      (json_int_t)sysconf(_SC_NPROCESSORS_ONLN)));
+	json_object_set_new(json_object_get(root, "setup"), "wait",
+			    json_string(s->o->poll_thread ? "poll-thread" : "run-to-completion"));
 	if (!s->uffd_ok)
 		json_object_set_new(json_object_get(root, "setup"), "transparent_reason",
 				    json_string(s->uffd_msg));
@@ -1056,6 +1063,7 @@ int main(int argc, char **argv)
 	d->quota_bytes = o.quota_bytes ? o.quota_bytes
 				       : (o.wss + DIMM_PAGE - 1) / DIMM_PAGE * DIMM_PAGE;
 	d->spin_ns = o.spin_us * 1000ull;
+	d->rtc = !o.poll_thread;
 	d->kill_after_faults = o.kill_after_faults;
 	s->d = d;
 	s->o = &o;
