@@ -640,11 +640,13 @@ static void print_pager_mode(const struct dimm_pager *p)
 {
 	const char *m = dimm_pager_mode(p);
 
-	printf("htoe-dimm: pager mode %s: %s\n", m,
+	printf("htoe-dimm: pager mode %s: %s%s\n", m,
 	       !strncmp(m, "wp-async", 8) ? "dirty pages found by PAGEMAP_SCAN at eviction and "
 					    "sync, writes never fault (UFFD_FEATURE_WP_ASYNC)"
 	       : !strncmp(m, "wp", 2) ? "dirty pages found by write-protect faults"
-				      : "every resident page counts as dirty");
+				      : "every resident page counts as dirty",
+	       strstr(m, "sigbus-rtc") ? "; page faults served in the faulting thread (SIGBUS)"
+				       : "");
 }
 
 /* One workload at one budget on remote memory. Returns false to stop. */
@@ -686,7 +688,10 @@ static bool run_mapped(struct app_state *s, int k, unsigned pct)
 	pc.budget = rr->budget;
 	pc.readahead = o->readahead;
 	pc.flags = (o->no_wp ? DIMM_PAGER_F_NO_WP : 0) | (o->no_uffd ? DIMM_PAGER_F_NO_UFFD : 0) |
-		   (o->no_wp_async ? DIMM_PAGER_F_NO_WP_ASYNC : 0);
+		   (o->no_wp_async ? DIMM_PAGER_F_NO_WP_ASYNC : 0) |
+		   (o->poll_thread ? 0 : DIMM_PAGER_F_SIGBUS);
+	pc.drive = dr_idle; /* run to completion: the faulting thread polls the node */
+	pc.drive_arg = d;
 	p = dimm_pager_new(&pc, msg, sizeof(msg));
 	if (!p) {
 		s->uffd_ok = false;

@@ -61,6 +61,7 @@ enum { PG_ABSENT = 0, PG_FETCHING, PG_CLEAN, PG_DIRTY, PG_EVICTING, PG_POISONED 
 #define N_EVICT  16u     /* dirty write-backs in flight */
 #define N_PEND   256u    /* fault messages read, not yet handled */
 #define SYNC_MAX 64u     /* sync write-backs in flight */
+#define N_SIGQ   64u     /* faults posted by SIGBUS handlers, not yet read */
 
 enum { K_FETCH = 1, K_WB, K_FL, K_SWB, K_SFL };
 
@@ -111,6 +112,11 @@ struct dimm_pager {
 	struct fetch fe[N_FETCH];
 	struct evict ev[N_EVICT];
 	struct pend pend[N_PEND];
+	/* run to completion (DIMM_PAGER_F_SIGBUS): faults come as SIGBUS in
+	 * the faulting thread, which posts the page here (page + 1; 0: free)
+	 * and drives the node until it is installed (sigbus_serve) */
+	bool     sigbus;
+	_Atomic uint32_t sigq[N_SIGQ];
 	unsigned n_pend;
 	uint8_t *bufs;
 
@@ -211,9 +217,24 @@ static struct sigaction old_bus, old_segv;
 static __thread sigjmp_buf *tls_jb;
 static __thread void *tls_addr;
 
+static bool sigbus_serve(struct dimm_pager *p, uintptr_t a);
+
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t a = (uintptr_t)si->si_addr;
+
+	/* run to completion: a missing page of a pager in SIGBUS mode (a
+	 * poisoned page is BUS_MCEERR_AR and goes on to the error path) */
+	if (sig == SIGBUS && si->si_code == BUS_ADRERR) {
+		for (unsigned i = 0; i < REG_MAX; i++) {
+			uintptr_t b = atomic_load(&registry[i].base);
+			struct dimm_pager *p = atomic_load(&registry[i].p);
+
+			if (b && p && a >= b && a - b < atomic_load(&registry[i].size) &&
+			    sigbus_serve(p, a))
+				return; /* installed: the access runs again */
+		}
+	}
 
 	if (tls_jb) {
 		for (unsigned i = 0; i < REG_MAX; i++) {
@@ -379,6 +400,9 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	p->wp_async = p->wp && !(cfg->flags & DIMM_PAGER_F_NO_WP_ASYNC) &&
 		      (have & UFFD_FEATURE_WP_ASYNC) &&
 		      (p->pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) >= 0;
+	/* SIGBUS for every userfault: only without write-protect faults */
+	p->sigbus = (cfg->flags & DIMM_PAGER_F_SIGBUS) && cfg->drive &&
+		    (have & UFFD_FEATURE_SIGBUS) && (p->wp_async || !p->wp);
 	p->state = calloc(p->npages, 1);
 	p->ref = calloc(p->npages, 1);
 	p->sync_mark = calloc(p->npages, 1);
@@ -408,7 +432,8 @@ again:
 	api.api = UFFD_API;
 	api.features = (p->wp ? UFFD_FEATURE_PAGEFAULT_FLAG_WP : 0) |
 		       (p->poison ? UFFD_FEATURE_POISON : 0) |
-		       (p->wp_async ? UFFD_FEATURE_WP_ASYNC : 0);
+		       (p->wp_async ? UFFD_FEATURE_WP_ASYNC : 0) |
+		       (p->sigbus ? UFFD_FEATURE_SIGBUS : 0);
 	if (ioctl(p->fd, UFFDIO_API, &api) != 0) {
 		ERR("userfaultfd unavailable: UFFDIO_API(features 0x%llx): %s" UNAVAIL,
 		    (unsigned long long)api.features, strerror(errno));
@@ -440,6 +465,7 @@ again:
 		close(p->pagemap);
 		p->pagemap = -1;
 		p->wp_async = false;
+		p->sigbus = false;
 		goto again;
 	}
 
@@ -502,7 +528,12 @@ const char *dimm_pager_mode(const struct dimm_pager *p)
 	static const char *const m[] = { "no-wp,sigsegv", "no-wp,poison", "wp,sigsegv",
 					 "wp,poison", "wp-async,sigsegv", "wp-async,poison" };
 
-	return m[(p->wp_async ? 4 : p->wp ? 2 : 0) + (p->poison ? 1 : 0)];
+	static const char *const ms[] = { "no-wp,sigsegv,sigbus-rtc", "no-wp,poison,sigbus-rtc",
+					  "", "", "wp-async,sigsegv,sigbus-rtc",
+					  "wp-async,poison,sigbus-rtc" };
+	unsigned i = (p->wp_async ? 4 : p->wp ? 2 : 0) + (p->poison ? 1 : 0);
+
+	return p->sigbus ? ms[i] : m[i];
 }
 
 const struct dimm_pager_stats *dimm_pager_stats(const struct dimm_pager *p)
@@ -1265,6 +1296,64 @@ static bool fault_read_due(struct dimm_pager *p)
 	return true;
 }
 
+/*
+ * Run to completion, in the faulting thread's SIGBUS handler: post the
+ * page for whoever polls the pager next and drive the node (cfg.drive)
+ * until the page is resident. False (the signal goes on to the error path)
+ * when the pager is in the error state. Calls only what cfg.drive calls,
+ * atomics and clock_gettime: see dimm_pager.h for the constraints.
+ */
+static bool sigbus_serve(struct dimm_pager *p, uintptr_t a)
+{
+	uint32_t pg = (uint32_t)((a - (uintptr_t)p->base) / DIMM_PAGE);
+	int slot = -1;
+
+	if (!p->sigbus)
+		return false;
+	for (;;) {
+		uint8_t st = __atomic_load_n(&p->state[pg], __ATOMIC_ACQUIRE);
+
+		if (atomic_load(&p->err) || st == PG_POISONED)
+			return false;
+		if (st == PG_CLEAN || st == PG_DIRTY || st == PG_EVICTING)
+			return true;
+		/* (again if it was read and the page is absent anyway: a
+		 * duplicate is harmless, a lost one would wait for ever) */
+		if (slot >= 0 && st == PG_ABSENT && atomic_load(&p->sigq[slot]) != pg + 1)
+			slot = -1;
+		for (unsigned i = 0; slot < 0 && i < N_SIGQ; i++) {
+			uint32_t none = 0;
+
+			if (atomic_compare_exchange_strong(&p->sigq[i], &none, pg + 1))
+				slot = (int)i;
+		}
+		p->cfg.drive(p->cfg.drive_arg);
+	}
+}
+
+/* Faults posted by SIGBUS handlers -> pend[]. */
+static unsigned read_sigq(struct dimm_pager *p)
+{
+	unsigned got = 0;
+	uint64_t t = 0;
+
+	for (unsigned i = 0; i < N_SIGQ && p->n_pend < N_PEND; i++) {
+		uint32_t v = atomic_load_explicit(&p->sigq[i], memory_order_relaxed);
+
+		if (!v)
+			continue;
+		atomic_store_explicit(&p->sigq[i], 0, memory_order_relaxed);
+		if (!t)
+			t = now_ns();
+		p->pend[p->n_pend].page = v - 1;
+		p->pend[p->n_pend].flags = 0;
+		p->pend[p->n_pend].t0 = t;
+		p->n_pend++;
+		got++;
+	}
+	return got;
+}
+
 unsigned dimm_pager_poll(struct dimm_pager *p)
 {
 	struct dimm_result r[32];
@@ -1278,7 +1367,9 @@ unsigned dimm_pager_poll(struct dimm_pager *p)
 	for (unsigned i = 0; i < N_FETCH; i++)
 		if (p->fe[i].used && try_install(p, &p->fe[i]))
 			work++;
-	if (fault_read_due(p))
+	if (p->sigbus)
+		work += read_sigq(p);
+	else if (fault_read_due(p))
 		work += read_faults(p);
 	work += handle_pending(p);
 	work += sync_step(p);

@@ -61,6 +61,7 @@
 #define DIMM_PAGER_F_NO_POISON 0x02u /* error path without UFFDIO_POISON */
 #define DIMM_PAGER_F_NO_WP_ASYNC 0x08u /* write-protect faults even where the kernel
 					  has UFFD_FEATURE_WP_ASYNC + PAGEMAP_SCAN */
+#define DIMM_PAGER_F_SIGBUS    0x10u /* run to completion: see cfg.drive */
 #define DIMM_PAGER_F_NO_UFFD   0x04u /* act as if userfaultfd were unavailable (tests);
 					also set by the environment HTOE_DIMM_NO_UFFD=1 */
 
@@ -72,6 +73,19 @@ struct dimm_pager_cfg {
 	unsigned readahead;          /* on a sequential fault, also fetch this many next
 					pages (0: none) */
 	unsigned flags;
+	/* Run to completion (DIMM_PAGER_F_SIGBUS, where the kernel has
+	 * UFFD_FEATURE_SIGBUS and the mode has no write-protect faults:
+	 * wp-async or no-wp): a fault is a SIGBUS in the faulting thread, whose
+	 * handler calls drive(drive_arg) until the page is installed; drive
+	 * polls the node (bridge, lease, engine and this pager) once, or waits
+	 * a little for whoever polls it. It runs inside a signal handler that
+	 * interrupted the application's access to the mapping: it must not
+	 * take a lock the application may hold (malloc, stdio) and the
+	 * application must not touch the mapping while it polls the node
+	 * itself or from another signal handler. The pager's own calls are
+	 * atomics, ioctl, madvise, clock_gettime. */
+	void (*drive)(void *arg);
+	void *drive_arg;
 };
 
 /* Latency histogram: log-linear, 32 sub-buckets per power of two of ns. */

@@ -337,6 +337,91 @@ static void test_budget_full(void **state)
 	env_fini(&e);
 }
 
+/* Run to completion: no pager thread. Every fault is a SIGBUS in the
+ * application thread, whose handler polls the pager and the engine itself
+ * (the loopback answers at once), in both dirty-tracking modes that have
+ * no write-protect faults. */
+static struct env *rtc_env;
+
+static void rtc_drive(void *arg)
+{
+	struct env *e = arg;
+
+	dimm_pager_poll(e->p);
+	dimm_engine_poll(e->eng, 0);
+}
+
+static void rtc_sync_idle(void *arg)
+{
+	rtc_drive(arg);
+}
+
+static void run_rtc(unsigned budget, unsigned flags)
+{
+	struct dimm_loop_cfg lc = { .gbase = GBASE, .size = LEASE };
+	struct dimm_engine_cfg ec;
+	struct dimm_pager_cfg pc;
+	struct env e;
+	char err[256];
+	const struct dimm_pager_stats *st;
+	uint8_t *m;
+
+	memset(&e, 0, sizeof(e));
+	e.mem = malloc(LEASE);
+	e.ref = malloc(LEASE);
+	assert_non_null(e.mem);
+	assert_non_null(e.ref);
+	ht_wl_fill(9, e.mem, LEASE);
+	memcpy(e.ref, e.mem, LEASE);
+	lc.mem = e.mem;
+	e.loop = dimm_loop_new(&lc, err, sizeof(err));
+	memset(&ec, 0, sizeof(ec));
+	dimm_loop_link(e.loop, &ec.link);
+	e.eng = dimm_engine_new(&ec, err, sizeof(err));
+	e.pc = mk_client(&e, 256);
+	memset(&pc, 0, sizeof(pc));
+	pc.client = e.pc;
+	pc.size = LEASE;
+	pc.budget = budget;
+	pc.flags = flags | DIMM_PAGER_F_SIGBUS;
+	pc.drive = rtc_drive;
+	pc.drive_arg = &e;
+	e.p = dimm_pager_new(&pc, err, sizeof(err));
+	if (!e.p)
+		fail_msg("dimm_pager_new: %s", err);
+	if (!strstr(dimm_pager_mode(e.p), "sigbus-rtc")) {
+		printf("# no UFFD_FEATURE_SIGBUS (mode %s): not tested\n", dimm_pager_mode(e.p));
+	} else {
+		rtc_env = &e;
+		m = dimm_pager_base(e.p);
+		workload(m, e.ref, LEASE, scaled(25000), budget + 11);
+		assert_true(memcmp(m, e.ref, LEASE) == 0);
+		assert_int_equal(dimm_pager_sync(e.p, false, rtc_sync_idle, &e), 0);
+		assert_memory_equal(e.mem, e.ref, LEASE);
+		assert_int_equal(dimm_pager_sync(e.p, true, rtc_sync_idle, &e), 0);
+		assert_true(memcmp(m, e.ref, LEASE) == 0);
+		st = dimm_pager_stats(e.p);
+		assert_true(st->faults > NPAGES);
+		assert_true(st->writebacks > 0);
+		assert_int_equal(st->wp_faults, 0);
+		rtc_env = NULL;
+	}
+	dimm_pager_free(e.p);
+	dimm_client_free(e.pc);
+	dimm_engine_free(e.eng);
+	dimm_loop_free(e.loop);
+	free(e.mem);
+	free(e.ref);
+}
+
+static void test_rtc_sigbus(void **state)
+{
+	(void)state;
+	run_rtc(NPAGES / 4, 0);                   /* wp-async */
+	run_rtc(3, 0);
+	run_rtc(NPAGES / 2, DIMM_PAGER_F_NO_WP);  /* every page dirty */
+}
+
 /* Several application threads on disjoint parts of the mapping, with a
  * budget far below the working set. */
 struct athr {
@@ -558,6 +643,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_readahead),
 		cmocka_unit_test(test_readahead_adaptive),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_rtc_sigbus),
 		cmocka_unit_test(test_remote_lost_poison),
 		cmocka_unit_test(test_remote_lost_sigsegv),
 		cmocka_unit_test(test_lease_lost),
