@@ -93,7 +93,10 @@ static struct dimm_client *mk_client(struct env *e, unsigned depth)
 	return c;
 }
 
-static void env_init(struct env *e, unsigned budget, unsigned flags, unsigned readahead)
+/* The remote memory, the engine and the pager; drive: run to completion
+ * (DIMM_PAGER_F_SIGBUS), called with e. */
+static void env_new(struct env *e, unsigned budget, unsigned flags, unsigned readahead,
+		    void (*drive)(void *))
 {
 	struct dimm_loop_cfg lc = { .gbase = GBASE, .size = LEASE };
 	struct dimm_engine_cfg ec;
@@ -120,24 +123,37 @@ static void env_init(struct env *e, unsigned budget, unsigned flags, unsigned re
 	pc.budget = budget;
 	pc.flags = flags;
 	pc.readahead = readahead;
+	pc.drive = drive;
+	pc.drive_arg = e;
 	e->p = dimm_pager_new(&pc, err, sizeof(err));
 	if (!e->p)
 		fail_msg("dimm_pager_new: %s", err);
 	if (!(flags & DIMM_PAGER_F_NO_WP))
 		assert_non_null(strstr(dimm_pager_mode(e->p), "wp"));
+}
+
+/* ... polled by a pager thread */
+static void env_init(struct env *e, unsigned budget, unsigned flags, unsigned readahead)
+{
+	env_new(e, budget, flags, readahead, NULL);
 	pthread_create(&e->th, NULL, pager_thread, e);
 }
 
-static void env_fini(struct env *e)
+static void env_free(struct env *e)
 {
-	atomic_store(&e->stop, 1);
-	pthread_join(e->th, NULL);
 	dimm_pager_free(e->p);
 	dimm_client_free(e->pc);
 	dimm_engine_free(e->eng);
 	dimm_loop_free(e->loop);
 	free(e->mem);
 	free(e->ref);
+}
+
+static void env_fini(struct env *e)
+{
+	atomic_store(&e->stop, 1);
+	pthread_join(e->th, NULL);
+	env_free(e);
 }
 
 /* Random 8-byte reads and writes, plus sequential sweeps, through plain
@@ -341,8 +357,6 @@ static void test_budget_full(void **state)
  * application thread, whose handler polls the pager and the engine itself
  * (the loopback answers at once), in both dirty-tracking modes that have
  * no write-protect faults. */
-static struct env *rtc_env;
-
 static void rtc_drive(void *arg)
 {
 	struct env *e = arg;
@@ -351,67 +365,29 @@ static void rtc_drive(void *arg)
 	dimm_engine_poll(e->eng, 0);
 }
 
-static void rtc_sync_idle(void *arg)
-{
-	rtc_drive(arg);
-}
-
 static void run_rtc(unsigned budget, unsigned flags)
 {
-	struct dimm_loop_cfg lc = { .gbase = GBASE, .size = LEASE };
-	struct dimm_engine_cfg ec;
-	struct dimm_pager_cfg pc;
 	struct env e;
-	char err[256];
 	const struct dimm_pager_stats *st;
 	uint8_t *m;
 
-	memset(&e, 0, sizeof(e));
-	e.mem = malloc(LEASE);
-	e.ref = malloc(LEASE);
-	assert_non_null(e.mem);
-	assert_non_null(e.ref);
-	ht_wl_fill(9, e.mem, LEASE);
-	memcpy(e.ref, e.mem, LEASE);
-	lc.mem = e.mem;
-	e.loop = dimm_loop_new(&lc, err, sizeof(err));
-	memset(&ec, 0, sizeof(ec));
-	dimm_loop_link(e.loop, &ec.link);
-	e.eng = dimm_engine_new(&ec, err, sizeof(err));
-	e.pc = mk_client(&e, 256);
-	memset(&pc, 0, sizeof(pc));
-	pc.client = e.pc;
-	pc.size = LEASE;
-	pc.budget = budget;
-	pc.flags = flags | DIMM_PAGER_F_SIGBUS;
-	pc.drive = rtc_drive;
-	pc.drive_arg = &e;
-	e.p = dimm_pager_new(&pc, err, sizeof(err));
-	if (!e.p)
-		fail_msg("dimm_pager_new: %s", err);
+	env_new(&e, budget, flags | DIMM_PAGER_F_SIGBUS, 0, rtc_drive);
 	if (!strstr(dimm_pager_mode(e.p), "sigbus-rtc")) {
 		printf("# no UFFD_FEATURE_SIGBUS (mode %s): not tested\n", dimm_pager_mode(e.p));
 	} else {
-		rtc_env = &e;
 		m = dimm_pager_base(e.p);
 		workload(m, e.ref, LEASE, scaled(25000), budget + 11);
 		assert_true(memcmp(m, e.ref, LEASE) == 0);
-		assert_int_equal(dimm_pager_sync(e.p, false, rtc_sync_idle, &e), 0);
+		assert_int_equal(dimm_pager_sync(e.p, false, rtc_drive, &e), 0);
 		assert_memory_equal(e.mem, e.ref, LEASE);
-		assert_int_equal(dimm_pager_sync(e.p, true, rtc_sync_idle, &e), 0);
+		assert_int_equal(dimm_pager_sync(e.p, true, rtc_drive, &e), 0);
 		assert_true(memcmp(m, e.ref, LEASE) == 0);
 		st = dimm_pager_stats(e.p);
 		assert_true(st->faults > NPAGES);
 		assert_true(st->writebacks > 0);
 		assert_int_equal(st->wp_faults, 0);
-		rtc_env = NULL;
 	}
-	dimm_pager_free(e.p);
-	dimm_client_free(e.pc);
-	dimm_engine_free(e.eng);
-	dimm_loop_free(e.loop);
-	free(e.mem);
-	free(e.ref);
+	env_free(&e);
 }
 
 static void test_rtc_sigbus(void **state)
