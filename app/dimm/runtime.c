@@ -497,7 +497,7 @@ static void maybe_kill(struct dapp *d, struct dimm_pager *p)
 /*
  * Run to completion, the loop's side: poll the node only when the
  * application does not (it polls while it waits). While it did recently,
- * nap 20 us at a time — woken at once by a page fault (the faulting thread
+ * nap 100 us at a time — woken at once by a page fault (the faulting thread
  * is stopped in the kernel and polls nothing) or a kick. Returns true when
  * the loop holds the node for one iteration.
  */
@@ -507,7 +507,7 @@ static bool dr_loop_turn(struct dapp *d, struct dimm_pager *p, uint64_t now)
 		return true;
 	struct pollfd pfd[2] = { { .fd = d->efd, .events = POLLIN },
 				 { .fd = p ? dimm_pager_fd(p) : -1, .events = POLLIN } };
-	struct timespec ts = { .tv_sec = 0, .tv_nsec = 20000 };
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 100000 };
 
 	ppoll(pfd, 2, &ts, NULL);
 	if (pfd[0].revents & POLLIN) {
