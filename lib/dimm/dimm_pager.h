@@ -45,6 +45,11 @@
  * node's poll thread, together with the engine); it never blocks. The
  * client given is used from that thread only. The mapping is used by any
  * other thread(s). dimm_pager_sync() is called from an application thread.
+ * "The pager's thread" means one thread at a time: with DIMM_PAGER_F_SIGBUS
+ * (run to completion, cfg.drive) the faulting thread polls the pager from
+ * its signal handler, and the caller's drive() must exclude every other
+ * poller meanwhile (htoe-dimm: an ownership word, docs/dimm.md "Threads
+ * and CPUs").
  */
 #ifndef DIMM_PAGER_H
 #define DIMM_PAGER_H
