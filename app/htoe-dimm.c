@@ -66,6 +66,7 @@ struct opts {
 	struct wl_params wp;
 	unsigned readahead;
 	bool no_wp, no_uffd, no_explicit, no_plot, no_baselines, verbose;
+	bool no_wp_async, poll_thread;
 	uint64_t spin_us, lease_ms, kill_after_faults, duration_ns;
 	uint64_t quota_slots, quota_bytes; /* exporter: per-lessee quota (0: default) */
 	const char *json, *plot;
@@ -135,7 +136,12 @@ static void usage(FILE *f)
 	      "  --kv-ops N          hash-table operations (default 65536)\n"
 	      "  --readahead N       pager: fetch N more pages on sequential faults (default 0)\n"
 	      "  --no-wp             pager: no write-protect dirty tracking (write back every page)\n"
+	      "  --no-wp-async       pager: dirty pages by write-protect faults even where the\n"
+	      "                      kernel has UFFD_FEATURE_WP_ASYNC and PAGEMAP_SCAN (6.7+)\n"
 	      "  --spin-us N         borrower loop: spin this long before sleeping (default 50)\n"
+	      "  --poll-thread       the application thread blocks while it waits and the\n"
+	      "                      borrower's loop does the work (default: run to completion,\n"
+	      "                      a waiting explicit-API call polls the node itself)\n"
 	      "  --lease-ms N        lease duration (default 10000; renewed every third)\n"
 	      "  --quota-slots N     exporter: leases one node may hold at once (default 16)\n"
 	      "  --quota-bytes SIZE  exporter: bytes one node may lease in all (default: --wss,\n"
@@ -199,6 +205,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "kv-ops", required_argument, 0, 'K' },
 		{ "readahead", required_argument, 0, 'r' },
 		{ "no-wp", no_argument, 0, 'P' },
+		{ "no-wp-async", no_argument, 0, 'A' },
+		{ "poll-thread", no_argument, 0, 'T' },
 		{ "spin-us", required_argument, 0, 's' },
 		{ "lease-ms", required_argument, 0, 'l' },
 		{ "quota-slots", required_argument, 0, 'Q' },
@@ -207,7 +215,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "plot", required_argument, 0, 'p' },
 		{ "no-plot", no_argument, 0, 'q' },
 		{ "no-explicit", no_argument, 0, 'x' },
-		{ "no-baselines", no_argument, 0, 'A' },
+		{ "no-baselines", no_argument, 0, 'Z' },
 		{ "no-uffd", no_argument, 0, 'u' },
 		{ "kill-after-faults", required_argument, 0, 'k' },
 		{ "duration", required_argument, 0, 'd' },
@@ -349,11 +357,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->duration_ns = u;
 			break;
 		case 'P': o->no_wp = true; break;
+		case 'A': o->no_wp_async = true; break;
+		case 'T': o->poll_thread = true; break;
 		case 'j': o->json = optarg; break;
 		case 'p': o->plot = optarg; break;
 		case 'q': o->no_plot = true; break;
 		case 'x': o->no_explicit = true; break;
-		case 'A': o->no_baselines = true; break;
+		case 'Z': o->no_baselines = true; break;
 		case 'u': o->no_uffd = true; break;
 		case 'v': o->verbose = true; break;
 		case 'C': o->ov.capture_dir = optarg; break;
@@ -657,6 +667,20 @@ static void local_baselines(struct app_state *s)
 	free(m);
 }
 
+/* Once, at the first transparent run: how dirty pages are found. */
+static void print_pager_mode(const struct dimm_pager *p)
+{
+	const char *m = dimm_pager_mode(p);
+
+	printf("htoe-dimm: pager mode %s: %s%s\n", m,
+	       !strncmp(m, "wp-async", 8) ? "dirty pages found by PAGEMAP_SCAN at eviction and "
+					    "sync, writes never fault (UFFD_FEATURE_WP_ASYNC)"
+	       : !strncmp(m, "wp", 2) ? "dirty pages found by write-protect faults"
+				      : "every resident page counts as dirty",
+	       strstr(m, "sigbus-rtc") ? "; page faults served in the faulting thread (SIGBUS)"
+				       : "");
+}
+
 /* One workload at one budget on remote memory. Returns false to stop. */
 static bool run_mapped(struct app_state *s, int k, unsigned pct)
 {
@@ -695,7 +719,11 @@ static bool run_mapped(struct app_state *s, int k, unsigned pct)
 	pc.size = s->wss;
 	pc.budget = rr->budget;
 	pc.readahead = o->readahead;
-	pc.flags = (o->no_wp ? DIMM_PAGER_F_NO_WP : 0) | (o->no_uffd ? DIMM_PAGER_F_NO_UFFD : 0);
+	pc.flags = (o->no_wp ? DIMM_PAGER_F_NO_WP : 0) | (o->no_uffd ? DIMM_PAGER_F_NO_UFFD : 0) |
+		   (o->no_wp_async ? 0 : DIMM_PAGER_F_WP_ASYNC) |
+		   (o->poll_thread ? 0 : DIMM_PAGER_F_SIGBUS);
+	pc.drive = dr_idle; /* run to completion: the faulting thread polls the node */
+	pc.drive_arg = d;
 	p = dimm_pager_new(&pc, msg, sizeof(msg));
 	if (!p) {
 		s->uffd_ok = false;
@@ -704,6 +732,8 @@ static bool run_mapped(struct app_state *s, int k, unsigned pct)
 		free(back);
 		return false;
 	}
+	if (!s->pager_mode[0])
+		print_pager_mode(p);
 	snprintf(s->pager_mode, sizeof(s->pager_mode), "%s", dimm_pager_mode(p));
 	dr_pager_publish(d, p);
 	memset(&ra, 0, sizeof(ra));
@@ -797,11 +827,6 @@ stop:
 /* ------------------------------------------------------------ baselines */
 
 /* The remote fault's time over a baseline's (0: no baseline). */
-static double ratio(double us, double base_us)
-{
-	return base_us > 0 ? us / base_us : 0;
-}
-
 /* What a user would pick instead, on the application's CPU (app/dimm/baselines.h). */
 static void fault_baselines(struct app_state *s)
 {
@@ -823,25 +848,49 @@ static void fault_baselines(struct app_state *s)
 		printf("htoe-dimm: baseline TCP pager not measured: %s\n", b->tcp_why);
 }
 
+/* "6.02x" against a measured baseline, "n/a" against one that was not. */
+static const char *ratio_text(char *buf, size_t len, double us, double base_us)
+{
+	if (base_us > 0)
+		snprintf(buf, len, "%5.2fx", us / base_us);
+	else
+		snprintf(buf, len, "  n/a");
+	return buf;
+}
+
+/* "p50 12.4 us p99 56.8 us", or "not measured". */
+static const char *base_text(char *buf, size_t len, bool done, double p50, double p99)
+{
+	if (done)
+		snprintf(buf, len, "p50 %.1f us p99 %.1f us", p50, p99);
+	else
+		snprintf(buf, len, "not measured");
+	return buf;
+}
+
 /* Every run's remote fault next to the baselines, as ratios. */
 static void print_vs_baselines(const struct app_state *s)
 {
 	const struct dimm_baselines *b = &s->bl;
+	char t1[48], t2[48];
 
 	if (!s->n_runs || (!b->uffd_done && !b->tcp_done))
 		return;
-	printf("htoe-dimm: remote fault vs baselines (userfaultfd p50 %.1f us p99 %.1f us, "
-	       "TCP pager p50 %.1f us p99 %.1f us):\n",
-	       b->uffd_p50_us, b->uffd_p99_us, b->tcp_p50_us, b->tcp_p99_us);
+	printf("htoe-dimm: remote fault vs baselines (userfaultfd %s, TCP pager %s):\n",
+	       base_text(t1, sizeof(t1), b->uffd_done, b->uffd_p50_us, b->uffd_p99_us),
+	       base_text(t2, sizeof(t2), b->tcp_done, b->tcp_p50_us, b->tcp_p99_us));
 	for (unsigned i = 0; i < s->n_runs; i++) {
 		const struct run_res *r = &s->runs[i];
 		double p50 = (double)r->p50 / 1e3, p99 = (double)r->p99 / 1e3;
+		double u50 = b->uffd_done ? b->uffd_p50_us : 0, u99 = b->uffd_done ? b->uffd_p99_us : 0;
+		double t50 = b->tcp_done ? b->tcp_p50_us : 0, t99 = b->tcp_done ? b->tcp_p99_us : 0;
+		char a[16], c[16], d[16], e[16];
 
-		printf("htoe-dimm:   %-6s %3u%%: p50 %6.1f us = %5.2fx uffd, %5.2fx TCP;  "
-		       "p99 %7.1f us = %5.2fx uffd, %5.2fx TCP\n",
-		       wl_name(r->wl), r->pct, p50, ratio(p50, b->uffd_p50_us),
-		       ratio(p50, b->tcp_p50_us), p99, ratio(p99, b->uffd_p99_us),
-		       ratio(p99, b->tcp_p99_us));
+		printf("htoe-dimm:   %-6s %3u%%: p50 %6.1f us = %s uffd, %s TCP;  "
+		       "p99 %7.1f us = %s uffd, %s TCP\n",
+		       wl_name(r->wl), r->pct, p50, ratio_text(a, sizeof(a), p50, u50),
+		       ratio_text(c, sizeof(c), p50, t50), p99, ratio_text(d, sizeof(d), p99, u99),
+		       ratio_text(e, sizeof(e), p99, t99));
 	}
 }
 
@@ -890,9 +939,14 @@ static void *app_thread(void *arg)
 
 /* ------------------------------------------------------------ output */
 
+static json_t *jratio(double us, double base_us, bool done)
+{
+	return done && base_us > 0 ? json_real(us / base_us) : json_null();
+}
+
 static json_t *stats_json(const struct run_res *r)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	json_t *j = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 			 "faults", (json_int_t)r->st.faults, "wp_faults", (json_int_t)r->st.wp_faults,
 			 "spurious", (json_int_t)r->st.spurious, "fetches", (json_int_t)r->st.fetches,
 			 "readaheads", (json_int_t)r->st.readaheads,
@@ -903,6 +957,12 @@ static json_t *stats_json(const struct run_res *r)
 			 "room_waits", (json_int_t)r->st.room_waits,
 			 "fetch_retries", (json_int_t)r->st.fetch_retries,
 			 "writeback_retries", (json_int_t)r->st.writeback_retries);
+
+	json_object_set_new(j, "wp_scans", json_integer((json_int_t)r->st.wp_scans));
+	json_object_set_new(j, "scan_dirty", json_integer((json_int_t)r->st.scan_dirty));
+	json_object_set_new(j, "readahead_dropped",
+			    json_integer((json_int_t)r->st.readahead_dropped));
+	return j;
 }
 
 static int write_json(const struct app_state *s, const char *path, const char *transport)
@@ -922,6 +982,8 @@ static int write_json(const struct app_state *s, const char *path, const char *t
 				      "transparent", s->uffd_ok, "spin_us",
 				      (json_int_t)s->o->spin_us, "cpus",
 				      (json_int_t)sysconf(_SC_NPROCESSORS_ONLN)));
+	json_object_set_new(json_object_get(root, "setup"), "wait",
+			    json_string(s->o->poll_thread ? "poll-thread" : "run-to-completion"));
 	if (!s->uffd_ok)
 		json_object_set_new(json_object_get(root, "setup"), "transparent_reason",
 				    json_string(s->uffd_msg));
@@ -952,13 +1014,15 @@ static int write_json(const struct app_state *s, const char *path, const char *t
 		if (s->bl.uffd_done || s->bl.tcp_done) {
 			double p50 = (double)r->p50 / 1e3, p99 = (double)r->p99 / 1e3;
 
+			/* null against a baseline that was not measured */
 			json_object_set_new(
 				o, "vs_baselines",
-				json_pack("{s:f,s:f,s:f,s:f}", "p50_vs_uffd",
-					  ratio(p50, s->bl.uffd_p50_us), "p99_vs_uffd",
-					  ratio(p99, s->bl.uffd_p99_us), "p50_vs_tcp",
-					  ratio(p50, s->bl.tcp_p50_us), "p99_vs_tcp",
-					  ratio(p99, s->bl.tcp_p99_us)));
+				json_pack("{s:o,s:o,s:o,s:o}", "p50_vs_uffd",
+					  jratio(p50, s->bl.uffd_p50_us, s->bl.uffd_done),
+					  "p99_vs_uffd",
+					  jratio(p99, s->bl.uffd_p99_us, s->bl.uffd_done),
+					  "p50_vs_tcp", jratio(p50, s->bl.tcp_p50_us, s->bl.tcp_done),
+					  "p99_vs_tcp", jratio(p99, s->bl.tcp_p99_us, s->bl.tcp_done)));
 		}
 		if (!r->verified)
 			json_object_set_new(o, "why", json_string(r->why));
@@ -1151,6 +1215,7 @@ int main(int argc, char **argv)
 	d->quota_bytes = o.quota_bytes ? o.quota_bytes
 				       : (o.wss + DIMM_PAGE - 1) / DIMM_PAGE * DIMM_PAGE;
 	d->spin_ns = o.spin_us * 1000ull;
+	d->rtc = !o.poll_thread;
 	d->kill_after_faults = o.kill_after_faults;
 	s->d = d;
 	s->o = &o;

@@ -391,6 +391,49 @@ void dr_kick(void *arg)
 	}
 }
 
+/* Run to completion: who polls the borrower's node. */
+enum { DR_OWN_FREE = 0, DR_OWN_LOOP, DR_OWN_APP };
+
+static bool dr_own(struct dapp *d, int who)
+{
+	int f = DR_OWN_FREE;
+
+	return atomic_compare_exchange_strong_explicit(&d->owner, &f, who, memory_order_acquire,
+						       memory_order_relaxed);
+}
+
+static void dr_disown(struct dapp *d)
+{
+	atomic_store_explicit(&d->owner, DR_OWN_FREE, memory_order_release);
+}
+
+/* The loop leaves the node to the application while it polled within this. */
+#define DR_APP_DRIVE_NS 100000ull
+
+static bool dr_app_driving(struct dapp *d, uint64_t now)
+{
+	uint64_t t = atomic_load_explicit(&d->app_drove, memory_order_relaxed);
+
+	return t && now - t < DR_APP_DRIVE_NS;
+}
+
+/* The application thread waits (a blocking call of the explicit API, a
+ * sync, a pager withdrawal). Run to completion: one iteration of the
+ * borrower's node here, on this thread, if the loop is not in one. The
+ * caller calls again until what it waits for is done, so this never
+ * blocks; the loop naps meanwhile (dr_borrower_loop). */
+static bool dr_idle_rtc(struct dapp *d)
+{
+	uint64_t now = dr_now(d);
+
+	atomic_store_explicit(&d->app_drove, now, memory_order_relaxed);
+	if (!dr_own(d, DR_OWN_APP))
+		return false;
+	borrower_iter(d, d->borrower, now, atomic_load(&d->pager));
+	dr_disown(d);
+	return true;
+}
+
 /* The application thread waits for the borrower's loop: block on app_efd
  * (the loop writes it after an iteration that did work), at most 200 us. */
 void dr_idle(void *arg)
@@ -399,6 +442,9 @@ void dr_idle(void *arg)
 	struct pollfd pfd = { .fd = d->app_efd, .events = POLLIN };
 	struct timespec ts = { .tv_sec = 0, .tv_nsec = 200000 };
 	uint64_t v;
+
+	if (d->rtc && dr_idle_rtc(d))
+		return;
 
 	dr_kick(d);
 	atomic_store(&d->app_waiting, 1);
@@ -448,6 +494,35 @@ static void maybe_kill(struct dapp *d, struct dimm_pager *p)
 		}
 }
 
+/*
+ * Run to completion, the loop's side: poll the node only when the
+ * application does not (it polls while it waits). While it did recently,
+ * nap 100 us at a time — woken at once by a page fault (the faulting thread
+ * is stopped in the kernel and polls nothing) or a kick. Returns true when
+ * the loop holds the node for one iteration.
+ */
+static bool dr_loop_turn(struct dapp *d, struct dimm_pager *p, uint64_t now)
+{
+	if (!dr_app_driving(d, now) && dr_own(d, DR_OWN_LOOP))
+		return true;
+	struct pollfd pfd[2] = { { .fd = d->efd, .events = POLLIN },
+				 { .fd = p ? dimm_pager_fd(p) : -1, .events = POLLIN } };
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 100000 };
+
+	ppoll(pfd, 2, &ts, NULL);
+	if (pfd[0].revents & POLLIN) {
+		uint64_t v;
+
+		if (read(d->efd, &v, sizeof(v)) < 0) {
+			/* drained by the sleep path already */
+		}
+	}
+	if (pfd[1].revents & POLLIN) /* a fault: the application is stopped */
+		atomic_store_explicit(&d->app_drove, 0, memory_order_relaxed);
+	d->borrower->lc.sleeps++;
+	return false;
+}
+
 void dr_borrower_loop(struct dapp *d)
 {
 	struct dnode *x = d->borrower;
@@ -467,10 +542,15 @@ void dr_borrower_loop(struct dapp *d)
 			if (now - prev > x->lc.max_gap)
 				x->lc.max_gap = now - prev;
 		}
+		if (d->rtc && !dr_loop_turn(d, p, now))
+			continue;
+		p = atomic_load(&d->pager); /* as of taking the node (dr_pager_withdraw) */
 		work = borrower_iter(d, x, now, p);
 		maybe_kill(d, p);
 		busy = work || dimm_engine_busy(x->eng) || (p && dimm_pager_busy(p)) ||
 		       htoe_busy(x->b);
+		if (d->rtc)
+			dr_disown(d);
 		if (work && atomic_load(&d->app_waiting))
 			app_wake(d);
 		if (busy) {

@@ -76,6 +76,15 @@ struct dapp {
 	int      efd;                 /* the application wakes the loop */
 	int      app_efd;             /* the loop wakes the application */
 	_Atomic int app_waiting;
+	/* Run to completion (default; --poll-thread turns it off): a waiting
+	 * application thread polls the borrower's node itself (dr_idle). The
+	 * node is not thread-safe: `owner` says who polls it now (DR_OWN_*),
+	 * taken with one compare-and-swap per iteration, never waited for;
+	 * app_drove is the TSC of the application's last poll: the loop naps
+	 * while it is recent. */
+	bool     rtc;
+	_Atomic int owner;
+	_Atomic uint64_t app_drove;
 	uint64_t kill_after_faults;
 	bool     killed;
 
@@ -109,7 +118,9 @@ void dr_borrower_loop(struct dapp *d);
 
 /* Application thread helpers. */
 void dr_kick(void *arg);     /* wake the borrower's loop if it sleeps */
-void dr_idle(void *arg);     /* while waiting: kick, then block (at most 200 us) */
+void dr_idle(void *arg);     /* while waiting: run to completion, one iteration of the
+				borrower's node on this thread; with --poll-thread (or
+				while the loop polls): kick, then block (at most 200 us) */
 /* Publish / withdraw the pager the borrower's loop serves (withdraw waits
  * until the loop no longer uses it). */
 void dr_pager_publish(struct dapp *d, struct dimm_pager *p);

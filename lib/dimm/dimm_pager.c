@@ -37,6 +37,24 @@ struct uffdio_poison {
 #define UFFDIO_POISON _IOWR(UFFDIO, _UFFDIO_POISON, struct uffdio_poison)
 #endif
 
+/* Kernel 6.7+: asynchronous write-protection and the pagemap scan. */
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC (1 << 15)
+#endif
+#ifndef PAGEMAP_SCAN
+#define PAGE_IS_WRITTEN       (1 << 1)
+#define PM_SCAN_WP_MATCHING   (1 << 0)
+#define PM_SCAN_CHECK_WPASYNC (1 << 1)
+struct page_region {
+	__u64 start, end, categories;
+};
+struct pm_scan_arg {
+	__u64 size, flags, start, end, walk_end, vec, vec_len, max_pages;
+	__u64 category_inverted, category_mask, category_anyof_mask, return_mask;
+};
+#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
+#endif
+
 enum { ROOM_NEED = 0, ROOM_WAIT, ROOM_OK };
 enum { PG_ABSENT = 0, PG_FETCHING, PG_CLEAN, PG_DIRTY, PG_EVICTING, PG_POISONED };
 
@@ -44,6 +62,7 @@ enum { PG_ABSENT = 0, PG_FETCHING, PG_CLEAN, PG_DIRTY, PG_EVICTING, PG_POISONED 
 #define N_EVICT  16u     /* dirty write-backs in flight */
 #define N_PEND   256u    /* fault messages read, not yet handled */
 #define SYNC_MAX 64u     /* sync write-backs in flight */
+#define N_SIGQ   64u     /* faults posted by SIGBUS handlers, not yet read */
 
 enum { K_FETCH = 1, K_WB, K_FL, K_SWB, K_SFL };
 
@@ -86,6 +105,9 @@ struct dimm_pager {
 	uint32_t npages;
 	unsigned budget;
 	bool     wp, poison;
+	bool     wp_async;    /* UFFD_FEATURE_WP_ASYNC: writes never fault,
+				 PAGEMAP_SCAN finds them (wp_scan) */
+	int      pagemap;     /* /proc/self/pagemap (wp_async), or -1 */
 	uint8_t *state, *ref, *sync_mark;
 	uint32_t mapped;      /* CLEAN + DIRTY + EVICTING: pages that use memory */
 	uint32_t reserved;    /* fetches that have their slot (mapped + reserved <= budget) */
@@ -93,6 +115,11 @@ struct dimm_pager {
 	struct fetch fe[N_FETCH];
 	struct evict ev[N_EVICT];
 	struct pend pend[N_PEND];
+	/* run to completion (DIMM_PAGER_F_SIGBUS): faults come as SIGBUS in
+	 * the faulting thread, which posts the page here (page + 1; 0: free)
+	 * and drives the node until it is installed (sigbus_serve) */
+	bool     sigbus;
+	_Atomic uint32_t sigq[N_SIGQ];
 	unsigned n_pend;
 	uint8_t *bufs;
 
@@ -115,9 +142,14 @@ struct dimm_pager {
 	unsigned sync_retries;       /* this sync sent again after a VL reset */
 	int      registry_slot;
 	_Atomic bool idle;           /* set by dimm_pager_poll for other threads */
+	unsigned polls;              /* dimm_pager_poll calls (fault_read_due) */
+	unsigned ra_win;             /* readahead window (do_readahead) */
+	uint32_t ra_lo, ra_hi;       /* the last fault and the pages read after it */
 
 	struct dimm_pager_stats st;
 };
+
+static int wp_scan_probe(struct dimm_pager *p);
 
 /* ------------------------------------------------------------ histogram */
 
@@ -190,9 +222,24 @@ static struct sigaction old_bus, old_segv;
 static __thread sigjmp_buf *tls_jb;
 static __thread void *tls_addr;
 
+static bool sigbus_serve(struct dimm_pager *p, uintptr_t a);
+
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t a = (uintptr_t)si->si_addr;
+
+	/* run to completion: a missing page of a pager in SIGBUS mode (a
+	 * poisoned page is BUS_MCEERR_AR and goes on to the error path) */
+	if (sig == SIGBUS && si->si_code == BUS_ADRERR) {
+		for (unsigned i = 0; i < REG_MAX; i++) {
+			uintptr_t b = atomic_load(&registry[i].base);
+			struct dimm_pager *p = atomic_load(&registry[i].p);
+
+			if (b && p && a >= b && a - b < atomic_load(&registry[i].size) &&
+			    sigbus_serve(p, a))
+				return; /* installed: the access runs again */
+		}
+	}
 
 	if (tls_jb) {
 		for (unsigned i = 0; i < REG_MAX; i++) {
@@ -363,6 +410,13 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 		p->cfg.max_retries = DIMM_PAGER_RETRIES;
 	p->wp = !(cfg->flags & DIMM_PAGER_F_NO_WP) && (have & UFFD_FEATURE_PAGEFAULT_FLAG_WP);
 	p->poison = !(cfg->flags & DIMM_PAGER_F_NO_POISON) && (have & UFFD_FEATURE_POISON);
+	p->pagemap = -1;
+	p->wp_async = p->wp && (cfg->flags & DIMM_PAGER_F_WP_ASYNC) &&
+		      (have & UFFD_FEATURE_WP_ASYNC) &&
+		      (p->pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) >= 0;
+	/* SIGBUS for every userfault: only without write-protect faults */
+	p->sigbus = (cfg->flags & DIMM_PAGER_F_SIGBUS) && cfg->drive &&
+		    (have & UFFD_FEATURE_SIGBUS) && (p->wp_async || !p->wp);
 	p->state = calloc(p->npages, 1);
 	p->ref = calloc(p->npages, 1);
 	p->sync_mark = calloc(p->npages, 1);
@@ -382,6 +436,7 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	}
 	madvise(p->base, p->size, MADV_NOHUGEPAGE);
 
+again:
 	p->fd = uffd_open();
 	if (p->fd < 0) {
 		ERR("userfaultfd unavailable: %s" UNAVAIL, strerror(errno));
@@ -390,7 +445,9 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	memset(&api, 0, sizeof(api));
 	api.api = UFFD_API;
 	api.features = (p->wp ? UFFD_FEATURE_PAGEFAULT_FLAG_WP : 0) |
-		       (p->poison ? UFFD_FEATURE_POISON : 0);
+		       (p->poison ? UFFD_FEATURE_POISON : 0) |
+		       (p->wp_async ? UFFD_FEATURE_WP_ASYNC : 0) |
+		       (p->sigbus ? UFFD_FEATURE_SIGBUS : 0);
 	if (ioctl(p->fd, UFFDIO_API, &api) != 0) {
 		ERR("userfaultfd unavailable: UFFDIO_API(features 0x%llx): %s" UNAVAIL,
 		    (unsigned long long)api.features, strerror(errno));
@@ -412,6 +469,19 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 		p->wp = false; /* cannot happen with MODE_WP accepted; be safe */
 	if (p->poison && !(reg.ioctls & (1ull << _UFFDIO_POISON)))
 		p->poison = false;
+	if (p->wp_async && wp_scan_probe(p) != 0) {
+		/* WP_ASYNC without a working PAGEMAP_SCAN: writes would go
+		 * unnoticed. Start again with write-protect faults. */
+		struct uffdio_range r = { .start = (uintptr_t)p->base, .len = p->size };
+
+		ioctl(p->fd, UFFDIO_UNREGISTER, &r);
+		close(p->fd);
+		close(p->pagemap);
+		p->pagemap = -1;
+		p->wp_async = false;
+		p->sigbus = false;
+		goto again;
+	}
 
 	install_signals();
 	for (int i = 0; i < REG_MAX; i++) {
@@ -441,6 +511,8 @@ void dimm_pager_free(struct dimm_pager *p)
 	}
 	if (p->fd >= 0)
 		close(p->fd);
+	if (p->pagemap >= 0)
+		close(p->pagemap);
 	if (p->base)
 		munmap(p->base, p->size);
 	free(p->state);
@@ -468,9 +540,14 @@ int dimm_pager_fd(const struct dimm_pager *p)
 const char *dimm_pager_mode(const struct dimm_pager *p)
 {
 	static const char *const m[] = { "no-wp,sigsegv", "no-wp,poison", "wp,sigsegv",
-					 "wp,poison" };
+					 "wp,poison", "wp-async,sigsegv", "wp-async,poison" };
 
-	return m[(p->wp ? 2 : 0) + (p->poison ? 1 : 0)];
+	static const char *const ms[] = { "no-wp,sigsegv,sigbus-rtc", "no-wp,poison,sigbus-rtc",
+					  "", "", "wp-async,sigsegv,sigbus-rtc",
+					  "wp-async,poison,sigbus-rtc" };
+	unsigned i = (p->wp_async ? 4 : p->wp ? 2 : 0) + (p->poison ? 1 : 0);
+
+	return p->sigbus ? ms[i] : m[i];
 }
 
 const struct dimm_pager_stats *dimm_pager_stats(const struct dimm_pager *p)
@@ -510,6 +587,65 @@ static int uf_wp(struct dimm_pager *p, uint32_t pg, bool on)
 	w.range.len = DIMM_PAGE;
 	w.mode = on ? UFFDIO_WRITEPROTECT_MODE_WP : 0;
 	return ioctl(p->fd, UFFDIO_WRITEPROTECT, &w);
+}
+
+/*
+ * Asynchronous dirty tracking (UFFD_FEATURE_WP_ASYNC, PAGEMAP_SCAN; Linux
+ * 6.7+). Pages are installed write-protected as before, but a write to one
+ * does not stop the thread: the kernel lifts the protection itself, and the
+ * page reads as "written" in the pagemap. The pager asks when it needs to
+ * know — a victim at eviction, every page at a sync — with one PAGEMAP_SCAN
+ * that also protects again what it reports (PM_SCAN_WP_MATCHING), so a
+ * later write is seen by the next scan.
+ *
+ * wp_scan: write-protect the written pages of [pg, pg + n), mark them
+ * PG_DIRTY (when resident) and return how many there were, or -errno.
+ */
+static long wp_scan(struct dimm_pager *p, uint32_t pg, uint32_t n)
+{
+	struct page_region vec[32];
+	struct pm_scan_arg a;
+	uint64_t start = (uintptr_t)page_addr(p, pg), end = start + (uint64_t)n * DIMM_PAGE;
+	long found = 0;
+
+	while (start < end) {
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC;
+		a.start = start;
+		a.end = end;
+		a.vec = (uintptr_t)vec;
+		a.vec_len = sizeof(vec) / sizeof(vec[0]);
+		a.category_mask = PAGE_IS_WRITTEN;
+		a.return_mask = PAGE_IS_WRITTEN;
+		int r = ioctl(p->pagemap, PAGEMAP_SCAN, &a);
+
+		if (r < 0)
+			return -errno;
+		for (int i = 0; i < r; i++)
+			for (uint64_t x = vec[i].start; x < vec[i].end; x += DIMM_PAGE) {
+				uint32_t q = (uint32_t)((x - (uintptr_t)p->base) / DIMM_PAGE);
+
+				if (p->state[q] == PG_CLEAN)
+					p->state[q] = PG_DIRTY;
+				found++;
+			}
+		p->st.wp_scans++;
+		if (a.walk_end <= start)
+			break;
+		start = a.walk_end;
+	}
+	p->st.scan_dirty += (uint64_t)found;
+	return found;
+}
+
+/* Does PAGEMAP_SCAN work on this mapping in WP_ASYNC mode? 0 or -errno. */
+static int wp_scan_probe(struct dimm_pager *p)
+{
+	long r = wp_scan(p, 0, 1);
+
+	p->st.wp_scans = 0;
+	return r < 0 ? (int)r : 0;
 }
 
 static void drop_page(struct dimm_pager *p, uint32_t pg)
@@ -665,8 +801,10 @@ static int start_evict(struct dimm_pager *p, uint32_t pg)
 	e->page = pg;
 	e->waiter = -1;
 	e->retries = 0;
-	/* stable content while it is copied out: writers fault and wait */
-	if (p->wp)
+	/* stable content while it is copied out: writers fault and wait
+	 * (wp-async: make_room's scan protected it; a write meanwhile is seen
+	 * by finish_evict's scan) */
+	if (p->wp && !p->wp_async)
 		uf_wp(p, pg, true);
 	evict_submit(p, e);
 	p->state[pg] = PG_EVICTING;
@@ -702,6 +840,8 @@ static int make_room(struct dimm_pager *p)
 			p->ref[pg] = 0;
 			continue;
 		}
+		if (p->wp_async && wp_scan(p, pg, 1) < 0)
+			p->state[pg] = PG_DIRTY; /* not known: write it back */
 		if (p->state[pg] == PG_CLEAN) {
 			drop_page(p, pg);
 			p->st.evictions++;
@@ -720,6 +860,11 @@ static void fetch_room(struct dimm_pager *p, struct fetch *f)
 	int r;
 
 	if (f->room != ROOM_NEED)
+		return;
+	/* wp-async: a write to a page between the scan that finds it clean
+	 * and its drop would be lost, so pages are evicted only while the
+	 * faulting thread is stopped: never for a readahead (see try_install) */
+	if (p->wp_async && !f->waiter && p->mapped + p->reserved >= p->budget)
 		return;
 	r = make_room(p);
 	if (r == -1) {
@@ -742,7 +887,11 @@ static void finish_evict(struct dimm_pager *p, struct evict *e)
 	if (e->status && evict_retry(p, e))
 		return;
 	e->used = false;
-	if (e->status == 0 && !atomic_load(&p->err)) {
+	if (e->status == 0 && !atomic_load(&p->err) && p->wp_async && wp_scan(p, pg, 1) != 0) {
+		/* written during the write-back (or not known): stays, dirty */
+		p->state[pg] = PG_DIRTY;
+		p->ref[pg] = 1;
+	} else if (e->status == 0 && !atomic_load(&p->err)) {
 		drop_page(p, pg);
 	} else {
 		if (e->status)
@@ -874,8 +1023,16 @@ static bool try_install(struct dimm_pager *p, struct fetch *f)
 		return true;
 	}
 	fetch_room(p, f);
-	if (f->room != ROOM_OK)
+	if (f->room != ROOM_OK) {
+		if (p->wp_async && !f->waiter && f->room == ROOM_NEED) {
+			/* a readahead without a free slot: dropped (fetch_room) */
+			p->state[pg] = PG_ABSENT;
+			p->st.readahead_dropped++;
+			fetch_release(p, f);
+			return true;
+		}
 		return false;
+	}
 	memset(&cp, 0, sizeof(cp));
 	cp.dst = (uintptr_t)page_addr(p, pg);
 	cp.src = (uintptr_t)f->buf;
@@ -901,23 +1058,40 @@ static bool try_install(struct dimm_pager *p, struct fetch *f)
 	return true;
 }
 
-static bool busy_page(uint8_t s)
-{
-	return s == PG_CLEAN || s == PG_DIRTY || s == PG_FETCHING || s == PG_EVICTING;
-}
-
-/* A demand fault on pg: fetch the next pages too if the access pattern is
- * sequential (the previous page is resident or on its way). */
+/*
+ * Adaptive readahead, on a demand fault on pg (or on a page being read
+ * ahead). The window [ra_lo, ra_hi] is the last fault and the pages read
+ * ahead after it. A fault inside it or just past it continues a sequential
+ * run: the window doubles, up to cfg.readahead and a quarter of the budget.
+ * A fault elsewhere halves it; it starts again (one page) on a fault on
+ * the page after the previous fault. Random access thus stops it after a
+ * few faults, and a sweep reaches the full window in a few steps.
+ * wp-async: only into free slots (a readahead never evicts, fetch_room).
+ */
 static void do_readahead(struct dimm_pager *p, uint32_t pg)
 {
-	if (!p->cfg.readahead || pg == 0 || !busy_page(p->state[pg - 1]) ||
-	    atomic_load(&p->err))
+	unsigned max = p->cfg.readahead, w;
+
+	if (!max || atomic_load(&p->err))
 		return;
-	for (unsigned k = 1; k <= p->cfg.readahead && pg + k < p->npages; k++) {
+	if (max > p->budget / 4)
+		max = p->budget / 4 ? p->budget / 4 : 1;
+	if (p->ra_win && pg >= p->ra_lo && pg <= p->ra_hi + 1)
+		w = 2 * p->ra_win;
+	else if (pg == p->ra_lo + 1)
+		w = 1;
+	else
+		w = p->ra_win / 2;
+	p->ra_win = w < max ? w : max;
+	p->ra_lo = p->ra_hi = pg;
+	for (unsigned k = 1; k <= p->ra_win && pg + k < p->npages; k++) {
 		struct fetch *f;
 
+		p->ra_hi = pg + k;
 		if (p->state[pg + k] != PG_ABSENT)
 			continue;
+		if (p->wp_async && p->mapped + p->reserved >= p->budget)
+			break;
 		f = fetch_alloc(p, 4); /* keep some for demand faults */
 		if (!f)
 			break;
@@ -1040,6 +1214,14 @@ static unsigned handle_pending(struct dimm_pager *p)
 
 /* ------------------------------------------------------------ sync */
 
+static bool evictions_in_flight(const struct dimm_pager *p)
+{
+	for (unsigned i = 0; i < N_EVICT; i++)
+		if (p->ev[i].used)
+			return true;
+	return false;
+}
+
 int dimm_pager_sync(struct dimm_pager *p, bool drop, void (*idle)(void *), void *arg)
 {
 	unsigned seq;
@@ -1082,6 +1264,8 @@ static unsigned sync_step(struct dimm_pager *p)
 
 		if (req == atomic_load(&p->sync_done))
 			return 0;
+		if (p->wp_async && evictions_in_flight(p))
+			return 0; /* their pages are scanned when they finish */
 		p->sync_serving = req;
 		p->sync_phase = 1;
 		p->sync_cursor = 0;
@@ -1090,6 +1274,12 @@ static unsigned sync_step(struct dimm_pager *p)
 		p->sync_ht_err = 0;
 		p->sync_retries = 0;
 		p->st.syncs++;
+		if (p->wp_async && !p->sync_st) {
+			long r = wp_scan(p, 0, p->npages);
+
+			if (r < 0)
+				p->sync_st = (int)r;
+		}
 		work++;
 	}
 	if (p->sync_phase == 1) {
@@ -1097,13 +1287,13 @@ static unsigned sync_step(struct dimm_pager *p)
 			uint32_t pg = p->sync_cursor;
 
 			if (p->state[pg] == PG_DIRTY) {
-				if (p->wp)
+				if (p->wp && !p->wp_async)
 					uf_wp(p, pg, true);
 				int h = dimm_write_async(c, page_off(p, pg), page_addr(p, pg),
 							 DIMM_PAGE, 0, user_of(K_SWB, pg));
 
 				if (h < 0) {
-					if (p->wp)
+					if (p->wp && !p->wp_async)
 						uf_wp(p, pg, false);
 					if (h != -EAGAIN)
 						p->sync_st = h;
@@ -1206,6 +1396,86 @@ static void dispatch(struct dimm_pager *p, const struct dimm_result *r)
 	}
 }
 
+/*
+ * Read the userfaultfd now? Every read is a system call, and most return
+ * nothing: a poll loop that read it on every pass spent more than half its
+ * CPU there (perf, docs/dimm.md "Measurements"). While a demand fetch is in
+ * flight the thread that faulted is stopped, so a new fault can only come
+ * from another thread: the fd is then read on every FAULT_READ_EVERY-th
+ * pass only. With nothing demanded, on every pass.
+ */
+#define FAULT_READ_EVERY 16u
+
+static bool fault_read_due(struct dimm_pager *p)
+{
+	if (p->dead)
+		return false;
+	if (++p->polls % FAULT_READ_EVERY == 0)
+		return true;
+	for (unsigned i = 0; i < N_FETCH; i++)
+		if (p->fe[i].used && p->fe[i].waiter)
+			return false;
+	return true;
+}
+
+/*
+ * Run to completion, in the faulting thread's SIGBUS handler: post the
+ * page for whoever polls the pager next and drive the node (cfg.drive)
+ * until the page is resident. False (the signal goes on to the error path)
+ * when the pager is in the error state. Calls only what cfg.drive calls,
+ * atomics and clock_gettime: see dimm_pager.h for the constraints.
+ */
+static bool sigbus_serve(struct dimm_pager *p, uintptr_t a)
+{
+	uint32_t pg = (uint32_t)((a - (uintptr_t)p->base) / DIMM_PAGE);
+	int slot = -1;
+
+	if (!p->sigbus)
+		return false;
+	for (;;) {
+		uint8_t st = __atomic_load_n(&p->state[pg], __ATOMIC_ACQUIRE);
+
+		if (atomic_load(&p->err) || st == PG_POISONED)
+			return false;
+		if (st == PG_CLEAN || st == PG_DIRTY || st == PG_EVICTING)
+			return true;
+		/* (again if it was read and the page is absent anyway: a
+		 * duplicate is harmless, a lost one would wait for ever) */
+		if (slot >= 0 && st == PG_ABSENT && atomic_load(&p->sigq[slot]) != pg + 1)
+			slot = -1;
+		for (unsigned i = 0; slot < 0 && i < N_SIGQ; i++) {
+			uint32_t none = 0;
+
+			if (atomic_compare_exchange_strong(&p->sigq[i], &none, pg + 1))
+				slot = (int)i;
+		}
+		p->cfg.drive(p->cfg.drive_arg);
+	}
+}
+
+/* Faults posted by SIGBUS handlers -> pend[]. */
+static unsigned read_sigq(struct dimm_pager *p)
+{
+	unsigned got = 0;
+	uint64_t t = 0;
+
+	for (unsigned i = 0; i < N_SIGQ && p->n_pend < N_PEND; i++) {
+		uint32_t v = atomic_load_explicit(&p->sigq[i], memory_order_relaxed);
+
+		if (!v)
+			continue;
+		atomic_store_explicit(&p->sigq[i], 0, memory_order_relaxed);
+		if (!t)
+			t = now_ns();
+		p->pend[p->n_pend].page = v - 1;
+		p->pend[p->n_pend].flags = 0;
+		p->pend[p->n_pend].t0 = t;
+		p->n_pend++;
+		got++;
+	}
+	return got;
+}
+
 unsigned dimm_pager_poll(struct dimm_pager *p)
 {
 	struct dimm_result r[32];
@@ -1219,7 +1489,9 @@ unsigned dimm_pager_poll(struct dimm_pager *p)
 	for (unsigned i = 0; i < N_FETCH; i++)
 		if (p->fe[i].used && try_install(p, &p->fe[i]))
 			work++;
-	if (!p->dead)
+	if (p->sigbus)
+		work += read_sigq(p);
+	else if (fault_read_due(p))
 		work += read_faults(p);
 	work += handle_pending(p);
 	work += sync_step(p);

@@ -21,6 +21,21 @@
  * treated as dirty (every eviction writes back) and eviction relies on the
  * faulting thread being blocked: correct for one application thread.
  *
+ * With DIMM_PAGER_F_WP_ASYNC, where the kernel has UFFD_FEATURE_WP_ASYNC and
+ * PAGEMAP_SCAN (Linux 6.7+), the mode is "wp-async": pages are installed
+ * write-protected as above,
+ * but a first write does not fault — the kernel lifts the protection — and
+ * the pager finds the written pages with PAGEMAP_SCAN (which protects them
+ * again) when it needs to know: the victim at eviction, every page at a
+ * sync, and the victim once more when its write-back is done (written
+ * meanwhile: it stays). A readahead never evicts in this mode. Exact for
+ * one application thread, which is stopped in its fault while the pager
+ * evicts; with several threads a write to a clean page in the instant
+ * between its scan and its drop would be lost. So it is opt-in: a program
+ * that touches the mapping from one thread only asks for it (htoe-dimm
+ * does); without the flag the pager uses write-protect faults, safe with
+ * any number of threads.
+ *
  * Warm VL resets: a fetch or a write-back that fails because the virtual
  * link was reset (a target abort, or -EPIPE from the flush: posted writes
  * may have been dropped) while the lease is still valid is sent again, as
@@ -41,6 +56,11 @@
  * node's poll thread, together with the engine); it never blocks. The
  * client given is used from that thread only. The mapping is used by any
  * other thread(s). dimm_pager_sync() is called from an application thread.
+ * "The pager's thread" means one thread at a time: with DIMM_PAGER_F_SIGBUS
+ * (run to completion, cfg.drive) the faulting thread polls the pager from
+ * its signal handler, and the caller's drive() must exclude every other
+ * poller meanwhile (htoe-dimm: an ownership word, docs/dimm.md "Threads
+ * and CPUs").
  */
 #ifndef DIMM_PAGER_H
 #define DIMM_PAGER_H
@@ -55,6 +75,10 @@
 
 #define DIMM_PAGER_F_NO_WP     0x01u /* no write-protect dirty tracking */
 #define DIMM_PAGER_F_NO_POISON 0x02u /* error path without UFFDIO_POISON */
+#define DIMM_PAGER_F_WP_ASYNC  0x08u /* dirty tracking by UFFD_FEATURE_WP_ASYNC +
+					PAGEMAP_SCAN where the kernel has them:
+					ONE application thread only (above) */
+#define DIMM_PAGER_F_SIGBUS    0x10u /* run to completion: see cfg.drive */
 #define DIMM_PAGER_F_NO_UFFD   0x04u /* act as if userfaultfd were unavailable (tests);
 					also set by the environment HTOE_DIMM_NO_UFFD=1 */
 
@@ -68,6 +92,19 @@ struct dimm_pager_cfg {
 	unsigned flags;
 	unsigned max_retries;        /* sends again after a VL reset, per operation
 					(0: DIMM_PAGER_RETRIES) */
+	/* Run to completion (DIMM_PAGER_F_SIGBUS, where the kernel has
+	 * UFFD_FEATURE_SIGBUS and the mode has no write-protect faults:
+	 * wp-async or no-wp): a fault is a SIGBUS in the faulting thread, whose
+	 * handler calls drive(drive_arg) until the page is installed; drive
+	 * polls the node (bridge, lease, engine and this pager) once, or waits
+	 * a little for whoever polls it. It runs inside a signal handler that
+	 * interrupted the application's access to the mapping: it must not
+	 * take a lock the application may hold (malloc, stdio) and the
+	 * application must not touch the mapping while it polls the node
+	 * itself or from another signal handler. The pager's own calls are
+	 * atomics, ioctl, madvise, clock_gettime. */
+	void (*drive)(void *arg);
+	void *drive_arg;
 };
 
 #define DIMM_PAGER_RETRIES 8u
@@ -80,6 +117,7 @@ struct dimm_pager_stats {
 	uint64_t wp_faults;       /* first writes to a clean page */
 	uint64_t spurious;        /* faults on pages already handled */
 	uint64_t fetches, readaheads, readahead_hits;
+	uint64_t readahead_dropped; /* wp-async: fetched, no free slot, nobody waited */
 	uint64_t evictions, writebacks, drops_clean;
 	uint64_t poisoned;        /* pages poisoned after an error */
 	uint64_t room_waits;      /* a fetched page waited: every resident page was busy */
@@ -87,6 +125,8 @@ struct dimm_pager_stats {
 	uint64_t fetch_retries;   /* fetches sent again after a VL reset */
 	uint64_t writeback_retries; /* write-backs (eviction or sync) sent again */
 	uint64_t bytes_in, bytes_out;
+	uint64_t wp_scans;        /* PAGEMAP_SCAN calls (wp-async dirty tracking) */
+	uint64_t scan_dirty;      /* pages they found written */
 	uint32_t hist[DIMM_HIST_BUCKETS]; /* fault service time: message read -> page installed */
 	uint32_t hist_wp[DIMM_HIST_BUCKETS]; /* WP fault service time */
 };

@@ -115,7 +115,10 @@ static struct dimm_client *mk_client(struct env *e, unsigned depth)
 	return c;
 }
 
-static void env_init(struct env *e, unsigned budget, unsigned flags, unsigned readahead)
+/* The remote memory, the engine and the pager; drive: run to completion
+ * (DIMM_PAGER_F_SIGBUS), called with e. */
+static void env_new(struct env *e, unsigned budget, unsigned flags, unsigned readahead,
+		    void (*drive)(void *))
 {
 	struct dimm_loop_cfg lc = { .gbase = GBASE, .size = LEASE };
 	struct dimm_engine_cfg ec;
@@ -142,24 +145,37 @@ static void env_init(struct env *e, unsigned budget, unsigned flags, unsigned re
 	pc.budget = budget;
 	pc.flags = flags;
 	pc.readahead = readahead;
+	pc.drive = drive;
+	pc.drive_arg = e;
 	e->p = dimm_pager_new(&pc, err, sizeof(err));
 	if (!e->p)
 		fail_msg("dimm_pager_new: %s", err);
 	if (!(flags & DIMM_PAGER_F_NO_WP))
 		assert_non_null(strstr(dimm_pager_mode(e->p), "wp"));
+}
+
+/* ... polled by a pager thread */
+static void env_init(struct env *e, unsigned budget, unsigned flags, unsigned readahead)
+{
+	env_new(e, budget, flags, readahead, NULL);
 	pthread_create(&e->th, NULL, pager_thread, e);
 }
 
-static void env_fini(struct env *e)
+static void env_free(struct env *e)
 {
-	atomic_store(&e->stop, 1);
-	pthread_join(e->th, NULL);
 	dimm_pager_free(e->p);
 	dimm_client_free(e->pc);
 	dimm_engine_free(e->eng);
 	dimm_loop_free(e->loop);
 	free(e->mem);
 	free(e->ref);
+}
+
+static void env_fini(struct env *e)
+{
+	atomic_store(&e->stop, 1);
+	pthread_join(e->th, NULL);
+	env_free(e);
 }
 
 /* Random 8-byte reads and writes, plus sequential sweeps, through plain
@@ -229,8 +245,14 @@ static void run_budget(unsigned budget, unsigned flags, unsigned readahead)
 	assert_true(st->faults > NPAGES);         /* pages came back after eviction */
 	assert_true(st->evictions > 0);
 	assert_true(st->writebacks > 0);
-	if (!(flags & DIMM_PAGER_F_NO_WP))
+	if (!(flags & DIMM_PAGER_F_NO_WP) && strncmp(dimm_pager_mode(e.p), "wp-async", 8) == 0) {
+		/* writes never fault: the scans find them */
+		assert_int_equal(st->wp_faults, 0);
+		assert_true(st->scan_dirty > 0);
+	} else if (!(flags & DIMM_PAGER_F_NO_WP)) {
 		assert_true(st->wp_faults > 0);
+		assert_int_equal(st->wp_scans, 0);
+	}
 	if (readahead)
 		assert_true(st->readaheads > 0);
 	assert_true(dimm_hist_quantile(st->hist, 0.5) > 0);
@@ -240,6 +262,7 @@ static void run_budget(unsigned budget, unsigned flags, unsigned readahead)
 	env_fini(&e);
 }
 
+/* Dirty tracking by write-protect faults (the scheme of kernels before 6.7). */
 static void test_budget_quarter_wp(void **state)
 {
 	(void)state;
@@ -252,6 +275,36 @@ static void test_budget_small_wp(void **state)
 	run_budget(3, 0, 0);
 }
 
+/* Where the kernel has it and the caller asks: UFFD_FEATURE_WP_ASYNC + PAGEMAP_SCAN. */
+static bool have_wp_async(void)
+{
+	struct env e;
+	bool r;
+
+	env_init(&e, 0, DIMM_PAGER_F_WP_ASYNC, 0);
+	r = strncmp(dimm_pager_mode(e.p), "wp-async", 8) == 0;
+	env_fini(&e);
+	if (!r)
+		printf("# kernel without UFFD_FEATURE_WP_ASYNC/PAGEMAP_SCAN: wp-async not tested\n");
+	return r;
+}
+
+static void test_budget_quarter_wp_async(void **state)
+{
+	(void)state;
+	if (!have_wp_async())
+		skip();
+	run_budget(NPAGES / 4, DIMM_PAGER_F_WP_ASYNC, 0);
+}
+
+static void test_budget_small_wp_async(void **state)
+{
+	(void)state;
+	if (!have_wp_async())
+		skip();
+	run_budget(3, DIMM_PAGER_F_WP_ASYNC, 0);
+}
+
 static void test_budget_half_nowp(void **state)
 {
 	(void)state;
@@ -261,7 +314,49 @@ static void test_budget_half_nowp(void **state)
 static void test_readahead(void **state)
 {
 	(void)state;
+	run_budget(NPAGES / 4, DIMM_PAGER_F_WP_ASYNC, 4);
 	run_budget(NPAGES / 4, 0, 4);
+}
+
+/* Adaptive readahead: a sweep grows the window to its maximum (few demand
+ * faults), random single-page accesses keep it shut (few readaheads). */
+static void run_readahead_adaptive(unsigned flags)
+{
+	struct env e;
+	const struct dimm_pager_stats *st;
+	uint8_t *m;
+	struct ht_rand r;
+	uint64_t f0, ra0, d0;
+
+	env_init(&e, 0, flags, 8);
+	m = dimm_pager_base(e.p);
+	st = dimm_pager_stats(e.p);
+	/* random reads on the first half: pages far apart, no run */
+	ht_rand_seed(&r, 5);
+	for (unsigned i = 0; i < 64; i++) {
+		uint64_t off = (ht_rand_u64(&r) % (NPAGES / 2)) * DIMM_PAGE;
+
+		assert_int_equal(m[off], e.ref[off]);
+	}
+	f0 = st->faults;
+	ra0 = st->readaheads;
+	d0 = st->fetches - st->readaheads;  /* demand fetches */
+	assert_true(ra0 * 4 < f0);
+	/* a sweep over the second half: the window opens to 8 */
+	assert_true(memcmp(m + LEASE / 2, e.ref + LEASE / 2, LEASE / 2) == 0);
+	/* (a page still on its way when touched is a readahead hit: it
+	 * counts as a fault, not as a demand fetch) */
+	assert_true(st->readaheads - ra0 > NPAGES / 4);
+	assert_true(st->fetches - st->readaheads - d0 < NPAGES / 8);
+	check_all(&e);
+	env_fini(&e);
+}
+
+static void test_readahead_adaptive(void **state)
+{
+	(void)state;
+	run_readahead_adaptive(DIMM_PAGER_F_WP_ASYNC);
+	run_readahead_adaptive(0);
 }
 
 /* A budget larger than the working set: every page is fetched once. */
@@ -278,6 +373,51 @@ static void test_budget_full(void **state)
 	assert_int_equal(dimm_pager_sync(e.p, false, NULL, NULL), 0);
 	assert_memory_equal(e.mem, e.ref, LEASE);
 	env_fini(&e);
+}
+
+/* Run to completion: no pager thread. Every fault is a SIGBUS in the
+ * application thread, whose handler polls the pager and the engine itself
+ * (the loopback answers at once), in both dirty-tracking modes that have
+ * no write-protect faults. */
+static void rtc_drive(void *arg)
+{
+	struct env *e = arg;
+
+	dimm_pager_poll(e->p);
+	dimm_engine_poll(e->eng, 0);
+}
+
+static void run_rtc(unsigned budget, unsigned flags)
+{
+	struct env e;
+	const struct dimm_pager_stats *st;
+	uint8_t *m;
+
+	env_new(&e, budget, flags | DIMM_PAGER_F_SIGBUS, 0, rtc_drive);
+	if (!strstr(dimm_pager_mode(e.p), "sigbus-rtc")) {
+		printf("# no UFFD_FEATURE_SIGBUS (mode %s): not tested\n", dimm_pager_mode(e.p));
+	} else {
+		m = dimm_pager_base(e.p);
+		workload(m, e.ref, LEASE, scaled(25000), budget + 11);
+		assert_true(memcmp(m, e.ref, LEASE) == 0);
+		assert_int_equal(dimm_pager_sync(e.p, false, rtc_drive, &e), 0);
+		assert_memory_equal(e.mem, e.ref, LEASE);
+		assert_int_equal(dimm_pager_sync(e.p, true, rtc_drive, &e), 0);
+		assert_true(memcmp(m, e.ref, LEASE) == 0);
+		st = dimm_pager_stats(e.p);
+		assert_true(st->faults > NPAGES);
+		assert_true(st->writebacks > 0);
+		assert_int_equal(st->wp_faults, 0);
+	}
+	env_free(&e);
+}
+
+static void test_rtc_sigbus(void **state)
+{
+	(void)state;
+	run_rtc(NPAGES / 4, DIMM_PAGER_F_WP_ASYNC);
+	run_rtc(3, DIMM_PAGER_F_WP_ASYNC);
+	run_rtc(NPAGES / 2, DIMM_PAGER_F_NO_WP);  /* every page dirty */
 }
 
 /* Several application threads on disjoint parts of the mapping, with a
@@ -304,6 +444,7 @@ static void test_threads(void **state)
 	pthread_t th[3];
 	size_t part = LEASE / 4;
 
+	/* wp-async is for one application thread (dimm_pager.h) */
 	env_init(&e, 16, 0, 0);
 	for (int i = 0; i < 3; i++) {
 		a[i].m = (uint8_t *)dimm_pager_base(e.p) + (size_t)i * part;
@@ -576,9 +717,13 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_budget_full),
 		cmocka_unit_test(test_budget_quarter_wp),
 		cmocka_unit_test(test_budget_small_wp),
+		cmocka_unit_test(test_budget_quarter_wp_async),
+		cmocka_unit_test(test_budget_small_wp_async),
 		cmocka_unit_test(test_budget_half_nowp),
 		cmocka_unit_test(test_readahead),
+		cmocka_unit_test(test_readahead_adaptive),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_rtc_sigbus),
 		cmocka_unit_test(test_remote_lost_poison),
 		cmocka_unit_test(test_remote_lost_sigsegv),
 		cmocka_unit_test(test_lease_lost),
