@@ -772,8 +772,9 @@ static void evict_submit(struct dimm_pager *p, struct evict *e)
 	}
 }
 
-/* A write-back hit by a VL reset: the page is still write-protected and
- * resident, send it again. True if it is on its way again. */
+/* A write-back hit by a VL reset: the page is still resident and counts
+ * as dirty (write-protected, or under wp-async rescanned when the write-back
+ * is confirmed), send it again. True if it is on its way again. */
 static bool evict_retry(struct dimm_pager *p, struct evict *e)
 {
 	if (!reset_retryable(p, e->status, e->ht_err, e->retries))
