@@ -107,7 +107,7 @@ struct dimm_pager_cfg {
 	void *drive_arg;
 };
 
-#define DIMM_PAGER_RETRIES 8u
+#define DIMM_PAGER_RETRIES 32u
 
 /* Latency histogram: log-linear, 32 sub-buckets per power of two of ns. */
 #define DIMM_HIST_BUCKETS (64u * 32u)
