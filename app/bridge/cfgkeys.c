@@ -215,7 +215,9 @@ static const struct cfg_key keys[] = {
 	K(B | N, "reserve", CFG_UINT, 1, 4096, NULL, 0, ND, bc.reserve, NULL,
 	  "buffers guaranteed to each VL per class"),
 	K(B | N, "max_per_vl", CFG_UINT, 1, 4096, NULL, 0, ND, bc.max_per_vl, NULL,
-	  "cap per VL per class"),
+	  "cap per VL per class; below it, the buffers beyond the reserves are shared in "
+	  "equal parts among the VLs that are sending in that class (docs/architecture.md "
+	  "\"Virtual links and credits\")"),
 	K(B | N, "txq_pkts", CFG_UINT, 2, 65535, NULL, 0, ND, bc.txq_pkts, NULL,
 	  "HT packets queued per VL per VC (including unacknowledged ones)"),
 	K(B | N, "retry", CFG_ENUM, 0, 0, "selective", 0, ND, bc.retry_mode, "gbn|selective",
