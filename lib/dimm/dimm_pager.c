@@ -408,6 +408,8 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	p->budget = cfg->budget && cfg->budget < p->npages ? cfg->budget : p->npages;
 	if (!p->cfg.max_retries)
 		p->cfg.max_retries = DIMM_PAGER_RETRIES;
+	if (p->cfg.max_retries > UINT8_MAX) /* counted in a uint8_t per operation */
+		p->cfg.max_retries = UINT8_MAX;
 	p->wp = !(cfg->flags & DIMM_PAGER_F_NO_WP) && (have & UFFD_FEATURE_PAGEFAULT_FLAG_WP);
 	p->poison = !(cfg->flags & DIMM_PAGER_F_NO_POISON) && (have & UFFD_FEATURE_POISON);
 	p->pagemap = -1;
@@ -724,12 +726,12 @@ static uint64_t user_of(int kind, unsigned idx)
  * answer within the request timeout, or unmapped), a data error, and after
  * max_retries.
  */
-static bool reset_retryable(const struct dimm_pager *p, int status, uint8_t ht_err,
+static bool reset_retryable(struct dimm_pager *p, int status, uint8_t ht_err,
 			    unsigned tries)
 {
 	if (!dimm_reset_retryable(status, ht_err))
 		return false;
-	return tries < p->cfg.max_retries && !atomic_load(&((struct dimm_pager *)p)->err) &&
+	return tries < p->cfg.max_retries && !atomic_load(&p->err) &&
 	       !dimm_client_lost(p->cfg.client);
 }
 

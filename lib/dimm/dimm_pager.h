@@ -91,7 +91,7 @@ struct dimm_pager_cfg {
 					pages (0: none) */
 	unsigned flags;
 	unsigned max_retries;        /* sends again after a VL reset, per operation
-					(0: DIMM_PAGER_RETRIES) */
+					(0: DIMM_PAGER_RETRIES; at most 255) */
 	/* Run to completion (DIMM_PAGER_F_SIGBUS, where the kernel has
 	 * UFFD_FEATURE_SIGBUS and the mode has no write-protect faults:
 	 * wp-async or no-wp): a fault is a SIGBUS in the faulting thread, whose
