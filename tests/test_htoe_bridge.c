@@ -1766,6 +1766,77 @@ static void test_sel_forged_sacks(void **state)
 	free_nodes();
 }
 
+/* Local packets for the loopback tests: posted writes and reads of node
+ * 1's own memory, mixed (a read waits for the writes queued before it). */
+static unsigned fill_loopback(unsigned max, uint64_t now)
+{
+	unsigned n = 0;
+
+	for (; n < max; n++) {
+		struct ht_pkt p;
+
+		if (n % 5 == 4)
+			mk_read(&p, gaddr(1, 0x40 * n), 2, (uint8_t)(n / 5 % 32));
+		else
+			mk_write(&p, gaddr(1, 0x40 * n), true, 2, 0);
+		if (local_in(1, &p, now) != 0)
+			break;
+	}
+	return n;
+}
+
+/* htoe_local_output_burst hands out the same packets in the same order as
+ * htoe_local_output, in place; a lent packet's slot is not reused before
+ * htoe_local_output_done (input that would need it is pushed back). */
+static void test_local_output_burst(void **state)
+{
+	uint8_t seq_copy[64][HT_MAX_PKT_LEN], lent_copy[8][HT_MAX_PKT_LEN];
+	unsigned n_copy = 0, n_burst = 0, queued, k;
+	struct htoe_pkt_ref ref[8];
+	int n;
+
+	(void)state;
+	/* reference: the copying API */
+	mk_nodes(2, NULL);
+	bring_up();
+	queued = fill_loopback(40, 0);
+	assert_int_equal(queued, 40);
+	while ((n = htoe_local_output(N[1].b, seq_copy[n_copy], HT_MAX_PKT_LEN, 0)) > 0)
+		n_copy++;
+	assert_int_equal(n_copy, 40);
+	free_nodes();
+
+	/* the same input, taken in bursts of 3 */
+	mk_nodes(2, NULL);
+	bring_up();
+	assert_int_equal(fill_loopback(40, 0), 40);
+	while ((k = htoe_local_output_burst(N[1].b, ref, 3, 0)) > 0) {
+		for (unsigned i = 0; i < k; i++, n_burst++) {
+			assert_true(n_burst < n_copy);
+			assert_memory_equal(ref[i].pkt, seq_copy[n_burst], ref[i].len);
+		}
+		htoe_local_output_done(N[1].b);
+	}
+	assert_int_equal(n_burst, n_copy);
+
+	/* fill the posted queue, lend 8 of its packets, offer more */
+	queued = fill_loopback(10000, 0);
+	assert_true(queued > 8 && queued < 10000);
+	k = htoe_local_output_burst(N[1].b, ref, 8, 0);
+	assert_int_equal(k, 8);
+	for (unsigned i = 0; i < k; i++)
+		memcpy(lent_copy[i], ref[i].pkt, ref[i].len);
+	struct ht_pkt p;
+	mk_write(&p, gaddr(1, 0x8000), true, 2, 0);
+	assert_int_equal(local_in(1, &p, 0), -EAGAIN); /* the lent slots are not free */
+	for (unsigned i = 0; i < k; i++)
+		assert_memory_equal(ref[i].pkt, lent_copy[i], ref[i].len);
+	htoe_local_output_done(N[1].b);
+	assert_int_equal(local_in(1, &p, 0), 0); /* now they are */
+	inv_ok();
+	free_nodes();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1800,6 +1871,7 @@ int main(void)
 		cmocka_unit_test(test_sel_gap),
 		cmocka_unit_test(test_sel_reset_while_held),
 		cmocka_unit_test(test_sel_forged_sacks),
+		cmocka_unit_test(test_local_output_burst),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
 

@@ -236,26 +236,26 @@ static void from_bridge_decoded(struct htnode *nd, const struct ht_pkt *p, uint6
 
 static unsigned local_output(struct htnode *nd, uint64_t now)
 {
-	uint8_t in[HTNODE_BURST][HT_MAX_PKT_LEN];
+	struct htoe_pkt_ref in[HTNODE_BURST];
 	struct ht_desc d[HTNODE_BURST];
 	unsigned moved = 0;
 
 	for (;;) {
 		/* do not take more requests than the response queue can hold */
-		unsigned room = HTNODE_RSPQ - nd->rsp_n, taken = 0, k = 0;
-		int n;
+		unsigned room = HTNODE_RSPQ - nd->rsp_n, taken, k = 0;
 
 		if (room > HTNODE_BURST)
 			room = HTNODE_BURST;
-		while (taken < room && (n = htoe_local_output(nd->b, in[k], sizeof(in[k]), now)) > 0) {
-			taken++;
-			if (!byte_path(in[k][0] & 0x3f)) {
+		/* read in place from the bridge's queue, parsed once */
+		taken = htoe_local_output_burst(nd->b, in, room, now);
+		for (unsigned i = 0; i < taken; i++) {
+			if (!byte_path(in[i].pkt[0] & 0x3f)) {
 				/* a rare shape: served at once, in order with the burst */
 				struct ht_pkt p;
-				bool ok = ht_decode(in[k], (size_t)n, &p) == n;
+				bool ok = ht_decode(in[i].pkt, in[i].len, &p) == (int)in[i].len;
 
-				for (unsigned i = 0; i < k; i++)
-					from_bridge(nd, &d[i], now);
+				for (unsigned j = 0; j < k; j++)
+					from_bridge(nd, &d[j], now);
 				k = 0;
 				if (!ok)
 					nd->st.undecodable++;
@@ -263,7 +263,7 @@ static unsigned local_output(struct htnode *nd, uint64_t now)
 					from_bridge_decoded(nd, &p, now);
 				continue;
 			}
-			if (ht_desc_parse(in[k], (size_t)n, &d[k]) != n) {
+			if (ht_desc_parse(in[i].pkt, in[i].len, &d[k]) != (int)in[i].len) {
 				nd->st.undecodable++;
 				continue;
 			}
@@ -271,6 +271,7 @@ static unsigned local_output(struct htnode *nd, uint64_t now)
 		}
 		for (unsigned i = 0; i < k; i++)
 			from_bridge(nd, &d[i], now);
+		htoe_local_output_done(nd->b);
 		drain_rspq(nd, now);
 		moved += taken;
 		if (taken < room || !taken)

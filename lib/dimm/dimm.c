@@ -85,6 +85,26 @@ static int htoe_out(void *ctx, uint8_t *buf, size_t cap, uint64_t now)
 	return htoe_local_output(ctx, buf, cap, now);
 }
 
+#define LINK_BURST 32u
+
+static unsigned htoe_out_burst(void *ctx, const uint8_t **pkt, unsigned *len, unsigned n,
+			       uint64_t now)
+{
+	struct htoe_pkt_ref r[LINK_BURST];
+	unsigned k = htoe_local_output_burst(ctx, r, n < LINK_BURST ? n : LINK_BURST, now);
+
+	for (unsigned i = 0; i < k; i++) {
+		pkt[i] = r[i].pkt;
+		len[i] = r[i].len;
+	}
+	return k;
+}
+
+static void htoe_out_done(void *ctx)
+{
+	htoe_local_output_done(ctx);
+}
+
 static uint64_t htoe_gen(void *ctx, uint16_t node)
 {
 	const struct htoe_vl_stats *s = htoe_get_vl_stats(ctx, node);
@@ -96,6 +116,8 @@ void dimm_link_htoe(struct dimm_link *l, struct htoe *b)
 {
 	l->input = htoe_in;
 	l->output = htoe_out;
+	l->output_burst = htoe_out_burst;
+	l->output_done = htoe_out_done;
 	l->loss_gen = htoe_gen;
 	l->ctx = b;
 }
@@ -611,7 +633,9 @@ struct dimm_engine {
 	_Atomic unsigned n_cl;
 	unsigned rr;
 	unsigned taken;            /* descriptors taken, not completed */
-	struct ht_pkt rspq[RSPQ];  /* target responses waiting for the link */
+	/* target responses waiting for the link, encoded */
+	uint8_t  rspq[RSPQ][HT_MAX_PKT_LEN];
+	uint8_t  rsp_len[RSPQ];
 	unsigned rsp_head, rsp_n;
 	struct dimm_engine_stats st;
 };
@@ -924,12 +948,14 @@ static unsigned issue(struct dimm_engine *e, uint64_t now)
 	return moved;
 }
 
-static void on_response(struct dimm_engine *e, const struct ht_pkt *p)
+/* A response for our requester, parsed once: read data is copied once,
+ * from the packet into the operation's buffer. */
+static void on_response(struct dimm_engine *e, const struct ht_desc *p)
 {
 	struct ht_completion cp;
 	struct dimm_desc *d;
 
-	if (ht_req_rx(&e->req, p, &cp) != 1) {
+	if (ht_req_rx_desc(&e->req, p, &cp) != 1) {
 		e->st.unexpected++;
 		return;
 	}
@@ -944,7 +970,7 @@ static void on_response(struct dimm_engine *e, const struct ht_pkt *p)
 			uint64_t at = cp.addr - (d->c->cfg.gaddr + d->off);
 
 			if (at + cp.len <= d->len)
-				memcpy((uint8_t *)d->buf + at, cp.data, cp.len);
+				memcpy((uint8_t *)d->buf + at, ht_completion_data(&cp), cp.len);
 			else
 				fail(d, -EIO, HT_RSP_DATA_ERROR);
 			break;
@@ -973,13 +999,10 @@ static bool unitid_in(uint8_t u, uint8_t base, unsigned n)
 static unsigned drain_rspq(struct dimm_engine *e, uint64_t now)
 {
 	unsigned moved = 0;
-	uint8_t b[HT_MAX_PKT_LEN];
 
 	while (e->rsp_n) {
-		struct ht_pkt *p = &e->rspq[e->rsp_head];
-		int n = ht_encode(p, b, sizeof(b));
-
-		if (n < 0 || e->cfg.link.input(e->cfg.link.ctx, b, (size_t)n, now) == -EAGAIN)
+		if (e->cfg.link.input(e->cfg.link.ctx, e->rspq[e->rsp_head],
+				      e->rsp_len[e->rsp_head], now) == -EAGAIN)
 			break;
 		e->rsp_head = (e->rsp_head + 1) % RSPQ;
 		e->rsp_n--;
@@ -988,38 +1011,80 @@ static unsigned drain_rspq(struct dimm_engine *e, uint64_t now)
 	return moved;
 }
 
-static unsigned link_output(struct dimm_engine *e, uint64_t now)
+/* One packet from the link, parsed once: a response for our requester, or a
+ * request for the memory target, served from its bytes with the response
+ * encoded straight into the response queue (the bridge's UnitIDs) or handed
+ * to our requester (the local target answering a local request). */
+static void from_link(struct dimm_engine *e, const uint8_t *pkt, unsigned len)
 {
-	uint8_t b[HT_MAX_PKT_LEN];
-	unsigned moved = 0;
+	struct ht_desc d;
 	int n;
 
-	while (e->rsp_n < RSPQ && (n = e->cfg.link.output(e->cfg.link.ctx, b, sizeof(b), now)) > 0) {
-		struct ht_pkt p, rsp;
+	if (ht_desc_parse(pkt, len, &d) != (int)len) {
+		e->st.undecodable++;
+		return;
+	}
+	if (d.vc == HT_VC_R) {
+		on_response(e, &d);
+		return;
+	}
+	if (!e->cfg.target) {
+		e->st.undecodable++;
+		return;
+	}
+	e->st.served++;
+	if (unitid_in(d.unitid, e->cfg.bridge_ubase, e->cfg.bridge_units)) {
+		unsigned slot = (e->rsp_head + e->rsp_n) % RSPQ;
 
-		moved++;
-		if (ht_decode(b, (size_t)n, &p) != n) {
-			e->st.undecodable++;
-			continue;
-		}
-		if (ht_pkt_vc(&p) == HT_VC_R) {
-			on_response(e, &p);
-			continue;
-		}
-		if (!e->cfg.target) {
-			e->st.undecodable++;
-			continue;
-		}
-		e->st.served++;
-		if (ht_tgt_handle(e->cfg.target, &p, &rsp) != 1)
-			continue;
-		if (unitid_in(rsp.unitid, e->cfg.bridge_ubase, e->cfg.bridge_units)) {
-			e->rspq[(e->rsp_head + e->rsp_n) % RSPQ] = rsp;
+		n = ht_tgt_serve(e->cfg.target, &d, e->rspq[slot], HT_MAX_PKT_LEN);
+		if (n > 0) {
+			e->rsp_len[slot] = (uint8_t)n;
 			e->rsp_n++;
-			drain_rspq(e, now);
-		} else {
-			on_response(e, &rsp);
 		}
+	} else {
+		uint8_t rsp[HT_MAX_PKT_LEN];
+		struct ht_desc rd;
+
+		n = ht_tgt_serve(e->cfg.target, &d, rsp, sizeof(rsp));
+		if (n > 0 && ht_desc_parse(rsp, (size_t)n, &rd) == n)
+			on_response(e, &rd);
+	}
+}
+
+/* Packets from the link, in bursts read in place when the link can
+ * (output_burst), never more requests than the response queue can answer. */
+static unsigned link_output(struct dimm_engine *e, uint64_t now)
+{
+	const struct dimm_link *l = &e->cfg.link;
+	unsigned moved = 0;
+
+	for (;;) {
+		unsigned room = RSPQ - e->rsp_n, k;
+
+		if (!room)
+			break;
+		if (l->output_burst) {
+			const uint8_t *pkt[LINK_BURST];
+			unsigned len[LINK_BURST];
+
+			k = l->output_burst(l->ctx, pkt, len, room < LINK_BURST ? room : LINK_BURST, now);
+			if (!k)
+				break;
+			for (unsigned i = 0; i < k; i++)
+				from_link(e, pkt[i], len[i]);
+			l->output_done(l->ctx);
+		} else {
+			uint8_t b[HT_MAX_PKT_LEN];
+			int n = l->output(l->ctx, b, sizeof(b), now);
+
+			if (n <= 0)
+				break;
+			k = 1;
+			from_link(e, b, (unsigned)n);
+		}
+		if (e->rsp_n)
+			drain_rspq(e, now);
+		moved += k;
 	}
 	return moved;
 }

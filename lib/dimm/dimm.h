@@ -85,6 +85,12 @@ struct dimm_link {
 	int (*input)(void *ctx, const uint8_t *pkt, size_t len, uint64_t now);
 	/* The next packet for the local side: its length, 0 if none. */
 	int (*output)(void *ctx, uint8_t *buf, size_t cap, uint64_t now);
+	/* Optional, instead of output: up to n packets for the local side
+	 * without a copy (pkt[i][0..len[i]) read in place until output_done;
+	 * htoe_local_output_burst). Returns how many. */
+	unsigned (*output_burst)(void *ctx, const uint8_t **pkt, unsigned *len, unsigned n,
+				 uint64_t now);
+	void (*output_done)(void *ctx);
 	/* Optional: a count that grows whenever posted writes to `node` may
 	 * have been lost (for dimm_flush's -EPIPE). */
 	uint64_t (*loss_gen)(void *ctx, uint16_t node);
@@ -92,7 +98,8 @@ struct dimm_link {
 };
 
 struct htoe;
-/* input/output through the bridge; loss_gen = the VL's posted_lost_reset +
+/* input/output through the bridge (output without a copy:
+ * htoe_local_output_burst); loss_gen = the VL's posted_lost_reset +
  * posted_refused. */
 void dimm_link_htoe(struct dimm_link *l, struct htoe *b);
 

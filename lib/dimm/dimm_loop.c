@@ -169,6 +169,8 @@ void dimm_loop_link(struct dimm_loop *l, struct dimm_link *link)
 {
 	link->input = loop_input;
 	link->output = loop_output;
+	link->output_burst = NULL; /* copies: the loop is for tests */
+	link->output_done = NULL;
 	link->loss_gen = loop_gen;
 	link->ctx = l;
 }

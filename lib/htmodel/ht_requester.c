@@ -5,6 +5,7 @@
 #include "ht_requester.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 static const char *const op_names[HT_OP__COUNT] = {
@@ -123,7 +124,7 @@ int ht_op_split(enum ht_op_type type, uint64_t addr, uint32_t len, const uint8_t
 
 uint64_t ht_completion_u64(const struct ht_completion *c)
 {
-	return ht_get_le64(c->data);
+	return ht_get_le64(ht_completion_data(c));
 }
 
 int ht_req_init(struct ht_requester *r, const struct ht_req_cfg *cfg)
@@ -421,7 +422,7 @@ int ht_req_issue_enc(struct ht_requester *r, const struct ht_op *op, uint64_t co
 /* ht_req_rx() on the fields of a response, decoded or parsed. */
 static int rx_core(struct ht_requester *r, uint8_t kind, uint8_t unitid, uint8_t srctag,
 		   uint8_t count, uint8_t status, const uint8_t *data, size_t data_len,
-		   struct ht_completion *out)
+		   bool copy, struct ht_completion *out)
 {
 	if (kind != HT_K_RDRESPONSE && kind != HT_K_TGTDONE) {
 		r->st.not_response++;
@@ -433,7 +434,7 @@ static int rx_core(struct ht_requester *r, uint8_t kind, uint8_t unitid, uint8_t
 		return -ENOENT;
 	}
 	const struct ht_req_entry *e = &r->tab[ui][srctag];
-	memset(out, 0, sizeof(*out));
+	memset(out, 0, offsetof(struct ht_completion, data)); /* data[]: only what is copied */
 	out->cookie = e->cookie;
 	out->addr = e->addr;
 	out->type = e->type;
@@ -454,14 +455,13 @@ static int rx_core(struct ht_requester *r, uint8_t kind, uint8_t unitid, uint8_t
 		if (out->status == HT_RSP_OK)
 			out->status = HT_RSP_DATA_ERROR;
 	} else if (want_data) {
-		if (e->type == HT_OP_READ) {
-			uint32_t off = e->dword ? 0 : (uint32_t)(e->addr & 3);
-			out->len = e->len;
-			memcpy(out->data, data + off, e->len);
-		} else {
-			out->len = 8;
-			memcpy(out->data, data, 8);
-		}
+		uint32_t off = e->type == HT_OP_READ && !e->dword ? (uint32_t)(e->addr & 3) : 0;
+
+		out->len = e->type == HT_OP_READ ? e->len : 8;
+		if (copy)
+			memcpy(out->data, data + off, out->len);
+		else
+			out->rdata = data + off;
 	}
 
 	r->inuse[ui] &= ~(1u << srctag);
@@ -476,7 +476,7 @@ int ht_req_rx(struct ht_requester *r, const struct ht_pkt *rsp, struct ht_comple
 	if (!r || !rsp || !out)
 		return -EINVAL;
 	return rx_core(r, rsp->kind, rsp->unitid, rsp->srctag, rsp->count,
-		       (uint8_t)ht_pkt_rsp_err(rsp), rsp->data, rsp->data_len, out);
+		       (uint8_t)ht_pkt_rsp_err(rsp), rsp->data, rsp->data_len, true, out);
 }
 
 int ht_req_rx_desc(struct ht_requester *r, const struct ht_desc *rsp, struct ht_completion *out)
@@ -484,7 +484,7 @@ int ht_req_rx_desc(struct ht_requester *r, const struct ht_desc *rsp, struct ht_
 	if (!r || !rsp || !out)
 		return -EINVAL;
 	return rx_core(r, rsp->kind, rsp->unitid, rsp->srctag, rsp->count, rsp->rsp_err,
-		       rsp->pkt + rsp->data_off, rsp->data_len, out);
+		       rsp->pkt + rsp->data_off, rsp->data_len, false, out);
 }
 
 unsigned ht_req_outstanding(const struct ht_requester *r)

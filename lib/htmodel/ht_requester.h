@@ -78,10 +78,20 @@ struct ht_completion {
 	uint8_t  type;     /* enum ht_op_type */
 	uint8_t  status;   /* enum ht_rsp_err from Error0/Error1 */
 	uint8_t  unitid, srctag;
-	uint16_t len;      /* valid bytes in data: read length, 8 for atomics, 0 otherwise */
-	uint8_t  data[HT_MAX_DATA]; /* read data (byte read: only the requested bytes);
-				     * atomics: old value, little-endian */
+	uint16_t len;      /* valid bytes at rdata: read length, 8 for atomics, 0 otherwise */
+	/* The read data (byte read: only the requested bytes); atomics: the old
+	 * value, little-endian. Read it with ht_completion_data(). ht_req_rx
+	 * copies it into data[] (rdata NULL); ht_req_rx_desc does not copy it:
+	 * rdata points into the response's bytes (valid as long as they are). */
+	const uint8_t *rdata;
+	uint8_t  data[HT_MAX_DATA];
 };
+
+/* The len bytes of read data of a completion (see rdata). */
+static inline const uint8_t *ht_completion_data(const struct ht_completion *c)
+{
+	return c->rdata ? c->rdata : c->data;
+}
 
 /* Old value of an atomic completion. */
 uint64_t ht_completion_u64(const struct ht_completion *c);
@@ -160,7 +170,8 @@ int ht_req_rx(struct ht_requester *r, const struct ht_pkt *rsp, struct ht_comple
  * ht_req_unissue_bytes: ht_req_unissue() of an encoded request.
  *
  * ht_req_rx_desc: ht_req_rx() of a parsed response (ht_desc_parse); the
- * read data is copied once, from the packet bytes into the completion.
+ * read data is not copied: the completion's rdata points into the packet
+ * bytes, and the consumer copies it once, to where it is going.
  */
 int ht_req_issue_enc(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,
 		     uint8_t *buf, size_t cap);

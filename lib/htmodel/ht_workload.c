@@ -260,7 +260,7 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
 		uint8_t *m = sl->type == HT_OP_FLUSH ? NULL : shadow_at(w, sl->addr);
 		switch (sl->type) {
 		case HT_OP_READ:
-			match = c->len == sl->len && !memcmp(c->data, m, sl->len);
+			match = c->len == sl->len && !memcmp(ht_completion_data(c), m, sl->len);
 			break;
 		case HT_OP_WRITE_NP:
 			memcpy(m, sl->data, sl->len);

@@ -132,7 +132,7 @@ static int lq_init(struct htoe_lq *q, unsigned n)
 
 	q->e = calloc(size, sizeof(*q->e));
 	q->mask = size - 1;
-	q->head = q->tail = 0;
+	q->head = q->tail = q->hold = 0;
 	return q->e ? 0 : -ENOMEM;
 }
 
@@ -425,10 +425,16 @@ static int acl_refuse(struct htoe *b, const struct ht_desc *p, struct htoe_lent 
 	return 0;
 }
 
-int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
+/* Take the next entry due for the local side off its queue (its receive
+ * buffer released): NULL when none is due (*rc 0) or when it is longer than
+ * cap (*rc -ENOSPC, the entry stays). The entry's slot is not reused before
+ * htoe_local_output_done() (lq_hold). */
+static inline __attribute__((always_inline)) const struct htoe_lent *
+lq_take(struct htoe *b, size_t cap, int *rc, uint64_t now)
 {
 	static const enum ht_vc order[] = { HT_VC_P, HT_VC_R, HT_VC_NP };
 
+	*rc = 0;
 	for (unsigned k = 0; k < 3; k++) {
 		enum ht_vc vc = order[k];
 		struct htoe_lq *q = &b->lq[vc];
@@ -439,8 +445,10 @@ int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
 		e = &q->e[q->head & q->mask];
 		if (vc != HT_VC_P && !htoe_lq_ordered(b, e))
 			continue;
-		if (e->len > cap)
-			return -ENOSPC;
+		if (e->len > cap) {
+			*rc = -ENOSPC;
+			return NULL;
+		}
 		if (vc == HT_VC_NP && e->vl != HTOE_NO_VL) {
 			if (e->epoch != b->vl[e->vl].epoch) {
 				/* the VL was reset since: the requester was
@@ -470,15 +478,55 @@ int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
 			b->st.tag_full++;
 			continue;
 		}
-		memcpy(buf, e->bytes, e->len);
 		htoe_lq_release(b, vc, e);
 		if (vc == HT_VC_P)
 			b->lq_p_out++;
 		q->head++;
 		b->st.local_out++;
-		return e->len;
+		return e;
 	}
-	return 0;
+	return NULL;
+}
+
+int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
+{
+	int rc;
+	const struct htoe_lent *e = lq_take(b, cap, &rc, now);
+
+	if (!e)
+		return rc;
+	memcpy(buf, e->bytes, e->len);
+	if (!b->lq_lent)
+		htoe_local_output_done(b);
+	return e->len;
+}
+
+unsigned htoe_local_output_burst(struct htoe *b, struct htoe_pkt_ref *out, unsigned n,
+				 uint64_t now)
+{
+	unsigned k = 0;
+	int rc;
+
+	if (b->lq[HT_VC_P].head == b->lq[HT_VC_P].tail && b->lq[HT_VC_NP].head == b->lq[HT_VC_NP].tail &&
+	    b->lq[HT_VC_R].head == b->lq[HT_VC_R].tail)
+		return 0; /* the common case of a poll */
+	for (; k < n; k++) {
+		const struct htoe_lent *e = lq_take(b, HT_MAX_PKT_LEN, &rc, now);
+
+		if (!e)
+			break;
+		out[k].pkt = e->bytes;
+		out[k].len = e->len;
+	}
+	b->lq_lent |= k != 0;
+	return k;
+}
+
+void htoe_local_output_done(struct htoe *b)
+{
+	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
+		b->lq[vc].hold = b->lq[vc].head;
+	b->lq_lent = false;
 }
 
 /* ------------------------------------------------------- local-side input */
@@ -989,6 +1037,15 @@ unsigned htoe_busy(const struct htoe *b)
 
 int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen)
 {
+	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
+		const struct htoe_lq *q = &b->lq[vc];
+
+		if (q->head - q->hold > q->tail - q->hold || q->tail - q->hold > q->mask + 1) {
+			snprintf(err, errlen, "local queue of VC %u: hold %u head %u tail %u of %u",
+				 vc, q->hold, q->head, q->tail, q->mask + 1);
+			return -EINVAL;
+		}
+	}
 	if (b->n_vl == 0)
 		return 0;
 	for (unsigned i = 0; i < b->n_vl; i++) {

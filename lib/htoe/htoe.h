@@ -9,7 +9,9 @@
  * and pulls out
  *   - frames to transmit, written straight into a caller buffer
  *                                                  (htoe_frame_output)
- *   - HT packets for the local HT side            (htoe_local_output)
+ *   - HT packets for the local HT side            (htoe_local_output, or
+ *                                                  without a copy:
+ *                                                  htoe_local_output_burst)
  *   - the next time it must be called again       (htoe_next_deadline)
  *
  * Local HT side routing rule for the driver (app, simulator, tests):
@@ -134,8 +136,27 @@ int htoe_local_input(struct htoe *b, const uint8_t *pkt, size_t len, uint64_t no
  * again. The same results as htoe_local_input(encoding of pkt). */
 int htoe_local_input_pkt(struct htoe *b, const struct ht_pkt *pkt, uint64_t now);
 
-/* Next HT packet for the local HT side: returns its length, 0 if none. */
+/* Next HT packet for the local HT side, copied into buf[0..cap): returns
+ * its length, 0 if none, -ENOSPC if it is longer than cap (it stays). */
 int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now);
+
+/*
+ * Zero-copy burst: up to n packets for the local HT side, in the order
+ * htoe_local_output() would return them, as pointers into the bridge's own
+ * queue (out[i].pkt[0..out[i].len)). They stay valid, and their slots are
+ * not reused, until htoe_local_output_done(); call it as soon as the burst
+ * is consumed (while packets are lent out the local queue has that much
+ * less room: input that needs it is refused as when the queue is full).
+ * Returns the number of packets. The packets are taken: their receive
+ * buffers are already released to the peers.
+ */
+struct htoe_pkt_ref {
+	const uint8_t *pkt;
+	unsigned len;
+};
+unsigned htoe_local_output_burst(struct htoe *b, struct htoe_pkt_ref *out, unsigned n,
+				 uint64_t now);
+void htoe_local_output_done(struct htoe *b);
 
 /* An Ethernet frame (FCS stripped). Returns 0, or a negative enum htoe_drop
  * reason (the frame was dropped and counted). */

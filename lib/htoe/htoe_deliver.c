@@ -13,7 +13,7 @@ unsigned htoe_lq_room(const struct htoe *b, enum ht_vc vc)
 {
 	const struct htoe_lq *q = &b->lq[vc];
 
-	return q->mask + 1 - (q->tail - q->head);
+	return q->mask + 1 - (q->tail - q->hold);
 }
 
 int htoe_lq_push(struct htoe *b, enum ht_vc vc, const uint8_t *pkt, size_t len,

@@ -125,9 +125,12 @@ struct htoe_lent {
 	uint8_t  bytes[HT_MAX_PKT_LEN];
 };
 
+/* [hold, head) taken by the local side but lent out (htoe_local_output_burst:
+ * the caller reads them in place until htoe_local_output_done), [head, tail)
+ * queued. A lent slot is not reused. */
 struct htoe_lq {
 	struct htoe_lent *e;
-	uint32_t mask, head, tail;
+	uint32_t mask, hold, head, tail;
 };
 
 #define HTOE_NO_VL 0xFFFFu
@@ -156,6 +159,7 @@ struct htoe {
 
 	struct htoe_lq lq[HT_VC_COUNT];   /* towards the local HT side */
 	uint32_t lq_p_enq, lq_p_out;
+	bool     lq_lent;                 /* a burst is lent out (htoe_local_output_burst) */
 
 	struct htoe_flush flush[HTOE_FLUSH_MAX];
 	int8_t   flush_sub[HTOE_FLUSH_MAX];  /* SrcTag of a forwarded Flush -> flush[] (-1 free) */
