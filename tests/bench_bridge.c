@@ -45,9 +45,15 @@ static uint64_t gaddr(uint16_t node, uint64_t off)
 	return ((uint64_t)node << 32) + off;
 }
 
+/* Nodes 1 and 2 carry the traffic; nodes 3.. (the third argument, "idle
+ * peers") are peers of everyone with no traffic: their VLs come up and
+ * stay idle, the case of a node in a large cluster talking to one other. */
+#define MAX_NODES 64u
+static unsigned n_nodes = 2;
+
 struct pair {
-	struct htoe_map map[2];
-	struct htoe *b[2];
+	struct htoe_map map[MAX_NODES];
+	struct htoe *b[MAX_NODES];
 	uint8_t fbuf[HTOE_FRAME_MAX];
 	uint64_t frames;
 };
@@ -58,18 +64,21 @@ static void die(const char *what, const char *err)
 	exit(1);
 }
 
-static void pair_init(struct pair *p)
+static struct pair *pair_new(void)
 {
+	struct pair *p = calloc(1, sizeof(*p));
 	char err[256];
 
-	memset(p, 0, sizeof(*p));
-	for (uint16_t id = 1; id <= 2; id++) {
+	if (!p)
+		die("pair", "out of memory");
+	for (uint16_t id = 1; id <= n_nodes; id++) {
 		struct htoe_map *m = &p->map[id - 1];
 		struct htoe_config c;
 
 		htoe_map_init(m, id);
-		if (htoe_map_add_peer(m, (uint16_t)(3 - id), NULL, "peer", err, sizeof(err)) != 0)
-			die("map", err);
+		for (uint16_t k = 1; k <= n_nodes; k++)
+			if (k != id && htoe_map_add_peer(m, k, NULL, "peer", err, sizeof(err)) != 0)
+				die("map", err);
 		for (uint16_t k = 1; k <= 2; k++)
 			if (htoe_map_add_range(m, gaddr(k, 0), MEM_SIZE, k, MEM_BASE, "range", err,
 					       sizeof(err)) != 0)
@@ -82,31 +91,41 @@ static void pair_init(struct pair *p)
 		c.map = m;
 		c.unitid_base = BRIDGE_UBASE;
 		c.n_unitids = BRIDGE_UNITS;
+		/* the pool: the default, and each idle peer's reserve on top */
+		for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
+			for (unsigned k = 0; k < 2; k++)
+				c.rx_bufs[vc][k] = (uint16_t)(c.rx_bufs[vc][k] + c.reserve * (n_nodes - 2));
 		p->b[id - 1] = htoe_new(&c, err, sizeof(err));
 		if (!p->b[id - 1])
 			die("htoe_new", err);
 	}
+	return p;
 }
 
 static void pair_free(struct pair *p)
 {
-	htoe_free(p->b[0]);
-	htoe_free(p->b[1]);
+	for (unsigned i = 0; i < n_nodes; i++)
+		htoe_free(p->b[i]);
+	free(p);
 }
 
-/* Move every frame each bridge wants to send to the other, until quiet. */
+/* Move every frame each bridge wants to send to its destination (the low
+ * bytes of the destination MAC: htoe_map_node_mac), until quiet. */
 static void pump(struct pair *p, uint64_t now, unsigned flags)
 {
 	unsigned moved;
 
 	do {
 		moved = 0;
-		for (unsigned i = 0; i < 2; i++) {
+		for (unsigned i = 0; i < n_nodes; i++) {
 			int len;
 
 			while ((len = htoe_frame_output(p->b[i], p->fbuf, sizeof(p->fbuf), now,
 							 flags)) > 0) {
-				htoe_frame_input(p->b[1 - i], p->fbuf, (size_t)len, now);
+				unsigned dst = (unsigned)p->fbuf[4] << 8 | p->fbuf[5];
+
+				if (dst >= 1 && dst <= n_nodes)
+					htoe_frame_input(p->b[dst - 1], p->fbuf, (size_t)len, now);
 				moved++;
 			}
 		}
@@ -118,15 +137,14 @@ static void pump(struct pair *p, uint64_t now, unsigned flags)
 
 static void bench_posted(uint64_t n_writes)
 {
-	struct pair p;
+	struct pair *p = pair_new();
 	struct ht_pkt w;
 	uint8_t pkt[HT_MAX_PKT_LEN];
 	uint64_t now = 1000, sent = 0, got = 0, bytes = 0;
 	const unsigned batch = 64;
 	int len;
 
-	pair_init(&p);
-	pump(&p, 0, HTOE_TX_FLUSH);
+	pump(p, 0, HTOE_TX_FLUSH);
 	memset(&w, 0, sizeof(w));
 	w.posted = 1;
 	w.dword = 1;
@@ -145,19 +163,19 @@ static void bench_posted(uint64_t n_writes)
 	while (got < n_writes) {
 		for (unsigned k = 0; k < batch && sent < n_writes; k++) {
 			ht_bytes_set_addr(pkt, (size_t)len, gaddr(2, (sent * 64) % MEM_SIZE));
-			if (htoe_local_input(p.b[0], pkt, (size_t)len, now) != 0)
+			if (htoe_local_input(p->b[0], pkt, (size_t)len, now) != 0)
 				break;
 			sent++;
 		}
-		pump(&p, now, HTOE_TX_FLUSH);
+		pump(p, now, HTOE_TX_FLUSH);
 		/* the local side reads B's output in place, as app/node does */
 		struct htoe_pkt_ref ref[32];
 		unsigned k;
-		while ((k = htoe_local_output_burst(p.b[1], ref, 32, now)) > 0) {
+		while ((k = htoe_local_output_burst(p->b[1], ref, 32, now)) > 0) {
 			for (unsigned i = 0; i < k; i++)
 				bytes += ref[i].len;
 			got += k;
-			htoe_local_output_done(p.b[1]);
+			htoe_local_output_done(p->b[1]);
 		}
 		now += 500;
 	}
@@ -165,16 +183,16 @@ static void bench_posted(uint64_t n_writes)
 
 	printf("bridge posted 64 B WrSized, A->B, both bridges on one core:  %8.2f M writes/s"
 	       "  %7.1f ns/write  (%.2f frames/write, %.0f MB/s of HT data)\n",
-	       (double)got / dt / 1e6, dt * 1e9 / (double)got, (double)p.frames / (double)got,
+	       (double)got / dt / 1e6, dt * 1e9 / (double)got, (double)p->frames / (double)got,
 	       (double)got * 64 / dt / 1e6);
-	pair_free(&p);
+	pair_free(p);
 }
 
 /* ---- 2. through the endpoint model: requester -> A -> B -> target ---- */
 
 static void bench_model(uint64_t n_ops, const char *label, bool reads_only)
 {
-	struct pair p;
+	struct pair *p = pair_new();
 	struct htnode nd[2];
 	struct ht_workload *wl = calloc(1, sizeof(*wl));
 	struct ht_workload *wls[2] = { NULL, wl };
@@ -185,11 +203,10 @@ static void bench_model(uint64_t n_ops, const char *label, bool reads_only)
 
 	if (!wl || !mem || !shadow || !busy)
 		die("memory", "out of memory");
-	pair_init(&p);
-	pump(&p, 0, HTOE_TX_FLUSH);
+	pump(p, 0, HTOE_TX_FLUSH);
 	for (unsigned i = 0; i < 2; i++) {
 		memset(&nd[i], 0, sizeof(nd[i]));
-		if (htnode_init(&nd[i], p.b[i], BRIDGE_UBASE, BRIDGE_UNITS, 4, 1, wls, 2) != 0)
+		if (htnode_init(&nd[i], p->b[i], BRIDGE_UBASE, BRIDGE_UNITS, 4, 1, wls, 2) != 0)
 			die("htnode_init", "failed");
 	}
 	ht_wl_fill(7, mem, MEM_SIZE);
@@ -222,9 +239,9 @@ static void bench_model(uint64_t n_ops, const char *label, bool reads_only)
 	while (!ht_wl_done(wl)) {
 		unsigned moved = htnode_poll(&nd[0], now) + htnode_poll(&nd[1], now);
 
-		pump(&p, now, HTOE_TX_FLUSH);
-		htoe_handle_expiry(p.b[0], now);
-		htoe_handle_expiry(p.b[1], now);
+		pump(p, now, HTOE_TX_FLUSH);
+		htoe_handle_expiry(p->b[0], now);
+		htoe_handle_expiry(p->b[1], now);
 		now += moved ? 200 : 5000;
 	}
 	double dt = now_s() - t0;
@@ -235,7 +252,7 @@ static void bench_model(uint64_t n_ops, const char *label, bool reads_only)
 	       label, (double)st->issued_total / dt / 1e6, dt * 1e9 / (double)st->issued_total,
 	       (unsigned long long)st->verified, (unsigned long long)st->mismatches,
 	       (unsigned long long)st->errors);
-	pair_free(&p);
+	pair_free(p);
 	free(wl);
 	free(mem);
 	free(shadow);
@@ -331,10 +348,17 @@ int main(int argc, char **argv)
 	const char *only = argc > 2 ? argv[2] : "all";
 	bool all = strcmp(only, "all") == 0;
 
+	if (argc > 3)
+		n_nodes = 2u + (unsigned)atoi(argv[3]);
+	if (n_nodes < 2 || n_nodes > MAX_NODES) {
+		fprintf(stderr, "bench_bridge: idle peers: 0 to %u\n", MAX_NODES - 2);
+		return 2;
+	}
+
 	if (scale <= 0)
 		scale = 1.0;
 	if (!all && strcmp(only, "codec") && strcmp(only, "posted") && strcmp(only, "model")) {
-		fprintf(stderr, "usage: bench_bridge [SCALE [all|codec|posted|model]]\n");
+		fprintf(stderr, "usage: bench_bridge [SCALE [all|codec|posted|model [IDLE_PEERS]]]\n");
 		return 2;
 	}
 	printf("bench_bridge (scale %.2f): figures only, no assertions\n", scale);

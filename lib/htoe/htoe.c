@@ -160,6 +160,8 @@ static int vl_init(struct htoe *b, struct htoe_vl *v, const struct htoe_map_peer
 	unsigned fsize = pow2_at_least(c->window);
 
 	memset(v, 0, sizeof(*v));
+	v->active = &b->active;
+	v->active_bit = 1ull << (v - b->vl);
 	v->node = pc->node;
 	memcpy(v->mac, pc->mac, 6);
 	v->pcp = pcp_of(c, pc->node);
@@ -814,6 +816,7 @@ int htoe_ctrl_send(struct htoe *b, uint16_t node, const void *msg, size_t len)
 	m->len = (uint16_t)len;
 	memcpy(m->data, msg, len);
 	q->tail++;
+	htoe_vl_wake(v);
 	return 0;
 }
 
@@ -889,6 +892,7 @@ int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t 
 		goto drop_global;
 	}
 	v->st.rx_bytes += len;
+	htoe_vl_wake(v);
 
 	if (h.ftype == HTOE_FT_RESET || h.ftype == HTOE_FT_RESET_ACK) {
 		r = htoe_reset_input(b, v, &h, payload, now);
@@ -940,8 +944,9 @@ int htoe_frame_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 
 void htoe_handle_expiry(struct htoe *b, uint64_t now)
 {
-	for (unsigned i = 0; i < b->n_vl; i++) {
-		struct htoe_vl *v = &b->vl[i];
+	/* a VL with a timer running is in the active set */
+	for (uint64_t m = b->active; m; m &= m - 1) {
+		struct htoe_vl *v = &b->vl[__builtin_ctzll(m)];
 
 		if (v->state != HTOE_VL_UP)
 			continue;
@@ -966,8 +971,8 @@ uint64_t htoe_next_deadline(const struct htoe *b)
 {
 	uint64_t d = htoe_outstanding_next_deadline(&b->out);
 
-	for (unsigned i = 0; i < b->n_vl; i++) {
-		uint64_t t = htoe_encap_deadline(b, &b->vl[i]);
+	for (uint64_t m = b->active; m; m &= m - 1) {
+		uint64_t t = htoe_encap_deadline(b, &b->vl[__builtin_ctzll(m)]);
 
 		if (t < d)
 			d = t;
@@ -1051,6 +1056,12 @@ int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen)
 	for (unsigned i = 0; i < b->n_vl; i++) {
 		const struct htoe_vl *v = &b->vl[i];
 
+		/* a VL out of the active set has nothing to do */
+		if (!(b->active & v->active_bit) && htoe_encap_deadline(b, v) != UINT64_MAX) {
+			snprintf(err, errlen, "VL %u: has work (deadline %" PRIu64
+				 ") but is not in the active set", v->node, htoe_encap_deadline(b, v));
+			return -EINVAL;
+		}
 		if (htoe_retry_check(&v->rt, err, errlen) || htoe_rob_check(&v->rob, err, errlen))
 			return -EINVAL;
 		if (v->rob.frames != htoe_retry_rx_held(&v->rt)) {

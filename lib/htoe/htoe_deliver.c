@@ -60,6 +60,7 @@ void htoe_lq_release(struct htoe *b, enum ht_vc vc, const struct htoe_lent *e)
 	v = &b->vl[e->vl];
 	htoe_credit_rx_release(&b->pool, &v->crx, vc, e->has_data);
 	v->regrant_due = true; /* granted again once, before v's next frame */
+	htoe_vl_wake(v);
 }
 
 /* VL reset: the packets of v still queued for the local side are released

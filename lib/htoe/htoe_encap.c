@@ -71,6 +71,7 @@ struct htoe_slot *htoe_encap_enqueue(struct htoe_vl *v, const struct ht_desc *d,
 		s->stamp = v->p_enq;
 	}
 	q->tail++;
+	htoe_vl_wake(v);
 	return s;
 }
 
@@ -373,18 +374,25 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 int htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 		      unsigned flags)
 {
-	/* b->rr <= n_vl (set to i + 1 below) and k < n_vl: one subtraction
-	 * instead of a division (which showed in the sender's profile) */
-	for (unsigned k = 0; k < b->n_vl; k++) {
-		unsigned i = b->rr + k;
+	/* only the active VLs, round robin from b->rr: those at rr and
+	 * above, then those below */
+	uint64_t act = b->active, hi = b->rr < 64 ? act & (~0ull << b->rr) : 0;
 
-		if (i >= b->n_vl)
-			i -= b->n_vl;
-		int n = vl_output(b, &b->vl[i], buf, cap, now, flags);
+	for (uint64_t m = hi ? hi : act; m; ) {
+		unsigned i = (unsigned)__builtin_ctzll(m);
+		struct htoe_vl *v = &b->vl[i];
+		int n = vl_output(b, v, buf, cap, now, flags);
 
 		if (n != 0) {
 			b->rr = i + 1;
 			return n;
+		}
+		if (htoe_encap_deadline(b, v) == UINT64_MAX)
+			b->active &= ~v->active_bit; /* nothing to send, no timer */
+		m &= m - 1;
+		if (!m && hi) {
+			m = act & ~hi;
+			hi = 0;
 		}
 	}
 	return 0;

@@ -110,8 +110,20 @@ struct htoe_vl {
 
 	struct htoe_ctrlq ctrl_tx;
 
+	uint64_t *active;            /* the bridge's set of VLs with work (htoe.active) */
+	uint64_t active_bit;         /* this VL's bit in it */
+
 	struct htoe_vl_stats st;
 };
+
+/* Something happened to VL v (input for it, a frame from its peer, a
+ * buffer released, a reset): it may have work, visit it in the next polls.
+ * A VL leaves the set only when it has nothing to send and no deadline
+ * (htoe_encap_output), so an idle VL costs nothing per poll. */
+static inline void htoe_vl_wake(struct htoe_vl *v)
+{
+	*v->active |= v->active_bit;
+}
 
 /* An HT packet on its way to the local HT side. */
 struct htoe_lent {
@@ -152,6 +164,8 @@ struct htoe {
 	unsigned n_vl;
 	struct htoe_vl *vl;
 	unsigned rr;                 /* round-robin start for framing */
+	uint64_t active;             /* VLs that may have work: bit i = vl[i]
+	                              * (n_vl <= HTOE_MAX_PEERS = 64) */
 
 	struct htoe_rxpool pool;
 	struct htoe_tagremap tags;        /* pending-request table (remote -> local tags) */

@@ -139,6 +139,7 @@ void htoe_reset_begin(struct htoe *b, struct htoe_vl *v, bool cold, uint64_t now
 	v->reset_cold = cold;
 	v->reset_rto_ns = b->cfg.rto_init_ns;
 	v->reset_next_ns = now;
+	htoe_vl_wake(v);
 }
 
 /* The handshake's outcome for selective retry: used when both ends offer it
