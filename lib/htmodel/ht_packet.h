@@ -53,6 +53,12 @@ enum ht_vc { HT_VC_P = 0, HT_VC_NP = 1, HT_VC_R = 2, HT_VC_COUNT = 3, HT_VC_NONE
 #define HT_CMD_ATOMIC     0x3D
 #define HT_CMD_ADDREXT    0x3E
 #define HT_CMD_SYNC       0x3F
+/* Bits of a sized request's command (WrSized 0 p 1 d i c, RdSized 01 r d i c) */
+#define HT_CMD_BIT_POSTED 0x20  /* WrSized: posted */
+#define HT_CMD_BIT_RSPPW  0x08  /* RdSized: ResponsePassPW */
+#define HT_CMD_BIT_DWORD  0x04  /* dword (not byte) access */
+#define HT_UNITIDS        32u   /* UnitIDs on a chain (5 bits) */
+#define HT_ALIGN          64u   /* a dword access never crosses a 64-byte boundary */
 
 /* Response error encoding (Error0, Error1). */
 enum ht_rsp_err {

@@ -322,7 +322,7 @@ static int serve_read_dword(struct ht_target *t, const struct ht_desc *req, uint
 	if (err == HT_RSP_OK)
 		t->st.bytes_read += n;
 	return ht_enc_rsp(out, cap, HT_CMD_RDRESP, req->unitid, req->srctag,
-			  (req->cmd & 0x08) ? 1 : 0, 1, err, req->count,
+			  (req->cmd & HT_CMD_BIT_RSPPW) ? 1 : 0, 1, err, req->count,
 			  err == HT_RSP_OK ? mem_at(t, req->addr) : NULL);
 }
 
@@ -330,7 +330,7 @@ static int serve_read_dword(struct ht_target *t, const struct ht_desc *req, uint
 static int serve_write_dword(struct ht_target *t, const struct ht_desc *req, uint8_t *out,
 			     size_t cap)
 {
-	bool posted = req->cmd & 0x20;
+	bool posted = req->cmd & HT_CMD_BIT_POSTED;
 	uint32_t n = 4u * (req->count + 1u);
 	enum ht_rsp_err err;
 
@@ -361,9 +361,9 @@ int ht_tgt_serve(struct ht_target *t, const struct ht_desc *req, uint8_t *out, s
 {
 	if (!t || !req || !out)
 		return -EINVAL;
-	if (!req->ctl && req->kind == HT_K_RDSIZED && (req->cmd & 0x04))
+	if (!req->ctl && req->kind == HT_K_RDSIZED && (req->cmd & HT_CMD_BIT_DWORD))
 		return serve_read_dword(t, req, out, cap);
-	if (!req->ctl && req->kind == HT_K_WRSIZED && (req->cmd & 0x04))
+	if (!req->ctl && req->kind == HT_K_WRSIZED && (req->cmd & HT_CMD_BIT_DWORD))
 		return serve_write_dword(t, req, out, cap);
 	return serve_decoded(t, req, out, cap);
 }

@@ -66,7 +66,7 @@ int htoe_config_check(const struct htoe_config *c, size_t *field, char *err, siz
 		CFG_ERR(F(mtu), "mtu %u out of range %u..%u", c->mtu, HTOE_MTU_MIN, HTOE_MTU_MAX);
 	if (c->mtu < HTOE_HDR_LEN + HT_MAX_PKT_LEN)
 		CFG_ERR(F(mtu), "mtu %u cannot carry a %u-byte HT packet", c->mtu, HT_MAX_PKT_LEN);
-	if (c->n_unitids < 1 || c->unitid_base + c->n_unitids + 1 > 32)
+	if (c->n_unitids < 1 || c->unitid_base + c->n_unitids + 1u > HT_UNITIDS)
 		CFG_ERR(F(unitid_base), "unitid_base %u + n_unitids %u (+1 for Flush) exceeds UnitID 31",
 			c->unitid_base, c->n_unitids);
 	if (!c->map)
@@ -77,8 +77,8 @@ int htoe_config_check(const struct htoe_config *c, size_t *field, char *err, siz
 	if (c->map->local_node != c->node_id)
 		CFG_ERR(SIZE_MAX, "the address map is for node %u, the bridge is node %u",
 			c->map->local_node, c->node_id);
-	if (c->window < 2 || c->window > 4096)
-		CFG_ERR(F(window), "window %u out of range 2..4096", c->window);
+	if (c->window < 2 || c->window > HTOE_RETRY_WINDOW_MAX)
+		CFG_ERR(F(window), "window %u out of range 2..%u", c->window, HTOE_RETRY_WINDOW_MAX);
 	if (c->retry_mode != HTOE_RETRY_GBN && c->retry_mode != HTOE_RETRY_SELECTIVE)
 		CFG_ERR(F(retry_mode), "retry_mode %d: 0 (gbn) or 1 (selective)", (int)c->retry_mode);
 	if (c->txq_pkts < 2)
@@ -108,12 +108,13 @@ int htoe_config_check(const struct htoe_config *c, size_t *field, char *err, siz
 	for (unsigned i = 0; i < c->map->nranges; i++) {
 		const struct htoe_map_range *r = &c->map->ranges[i];
 
-		if ((r->base | r->size | r->remote_base) % 64)
+		if ((r->base | r->size | r->remote_base) % HT_ALIGN)
 			CFG_ERR(SIZE_MAX, "%s: base 0x%" PRIx64 ", size 0x%" PRIx64 " and remote base 0x%"
 				PRIx64 " must be multiples of 64 bytes", r->label, r->base, r->size,
 				r->remote_base);
 	}
-	if (c->map->mask_mode && (c->map->shift < 6 || c->map->mask_remote_base % 64))
+	if (c->map->mask_mode && (c->map->shift < 6 /* 2^6 = HT_ALIGN */ ||
+				  c->map->mask_remote_base % HT_ALIGN))
 		CFG_ERR(SIZE_MAX, "%s: the node bits must start at bit 6 or above and the remote base "
 			"be a multiple of 64 bytes", c->map->mask_label);
 	if (c->default_pcp > 7)
@@ -316,7 +317,7 @@ static uint64_t access_len(const struct ht_desc *d)
 {
 	switch (d->kind) {
 	case HT_K_RDSIZED:
-		return (d->cmd & 0x04) ? 4u * (d->count + 1u) : 4u;
+		return (d->cmd & HT_CMD_BIT_DWORD) ? 4u * (d->count + 1u) : 4u;
 	case HT_K_WRSIZED:
 		return d->data_len ? d->data_len : 4u;
 	case HT_K_ATOMIC:

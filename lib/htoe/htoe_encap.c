@@ -170,7 +170,7 @@ static int try_new_frame(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, uint8
 	for (i = q->framed; i != q->tail; i++) {
 		const struct htoe_slot *s = vcq_at(q, i);
 
-		if (npkts == 255 || plen + s->len > max_payload) {
+		if (npkts == HTOE_FRAME_MAX_PKTS || plen + s->len > max_payload) {
 			full = true;
 			break;
 		}
@@ -376,7 +376,7 @@ int htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 {
 	/* only the active VLs, round robin from b->rr: those at rr and
 	 * above, then those below */
-	uint64_t act = b->active, hi = b->rr < 64 ? act & (~0ull << b->rr) : 0;
+	uint64_t act = b->active, hi = b->rr < HTOE_MAX_PEERS ? act & (~0ull << b->rr) : 0;
 
 	for (uint64_t m = hi ? hi : act; m; ) {
 		unsigned i = (unsigned)__builtin_ctzll(m);

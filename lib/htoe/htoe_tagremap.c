@@ -52,8 +52,9 @@ int htoe_np_info_from_desc(const struct ht_desc *d, struct htoe_np_info *np)
 {
 	/* sized requests: Cmd = 0 p 1 d i c (write) or 01 r d i c (read),
 	 * p = posted, d = dword, r = ResponsePassPW */
-	return np_info((enum ht_kind)d->kind, (d->cmd & 0x20) != 0, (d->cmd & 0x04) != 0,
-		       d->count, (d->cmd & 0x08) != 0, np);
+	return np_info((enum ht_kind)d->kind, (d->cmd & HT_CMD_BIT_POSTED) != 0,
+		       (d->cmd & HT_CMD_BIT_DWORD) != 0, d->count, (d->cmd & HT_CMD_BIT_RSPPW) != 0,
+		       np);
 }
 
 enum ht_kind htoe_np_rsp_kind(const struct htoe_np_info *np)

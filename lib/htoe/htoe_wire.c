@@ -266,7 +266,7 @@ int htoe_frame_set_npkts(uint8_t *frame, size_t len, unsigned npkts)
 {
 	int l2 = frame_l2_len(frame, len);
 
-	if (l2 < 0 || npkts > 255)
+	if (l2 < 0 || npkts > HTOE_FRAME_MAX_PKTS)
 		return -EINVAL;
 	frame[l2 + HTOE_OFF_NPKTS] = (uint8_t)npkts;
 	return 0;

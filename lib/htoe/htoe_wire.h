@@ -226,6 +226,9 @@ int htoe_hdr_write(const struct htoe_hdr *h, uint8_t *buf, size_t cap);
  */
 int htoe_frame_seal(uint8_t *frame, size_t cap, size_t l2_len, size_t payload_len);
 
+/* HT packets in one DATA frame at most (the header's npkts byte). */
+#define HTOE_FRAME_MAX_PKTS 255u
+
 /* Set the npkts byte of a frame being built (before htoe_frame_seal()). */
 int htoe_frame_set_npkts(uint8_t *frame, size_t len, unsigned npkts);
 
