@@ -196,7 +196,6 @@ static int vl_init(struct htoe *b, struct htoe_vl *v, const struct htoe_map_peer
 			return -ENOMEM;
 		}
 	}
-	v->st.rto_ns = htoe_retry_tx_rto(&v->rt);
 	htoe_credit_tx_init(&v->ctx);
 	if (htoe_credit_rx_init(&b->pool, &v->crx) != 0)
 		return -EINVAL;
@@ -951,15 +950,8 @@ void htoe_handle_expiry(struct htoe *b, uint64_t now)
 
 		if (v->state != HTOE_VL_UP)
 			continue;
-		enum htoe_retry_timer r = htoe_retry_tx_timer(&v->rt, now);
-		if (r == HTOE_RETRY_GOBACK) {
-			v->st.timeouts++;
-		} else if (r == HTOE_RETRY_LIMIT) {
-			v->st.timeouts++;
+		if (htoe_retry_tx_timer(&v->rt, now) == HTOE_RETRY_LIMIT)
 			htoe_reset_begin(b, v, false, now);
-		}
-		if (r != HTOE_RETRY_IDLE)
-			v->st.rto_ns = htoe_retry_tx_rto(&v->rt);
 		v->st.credit_starved_ns = 0;
 		for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
 			v->st.credit_starved_ns +=
@@ -990,9 +982,23 @@ const struct htoe_stats *htoe_get_stats(const struct htoe *b)
 
 const struct htoe_vl_stats *htoe_get_vl_stats(const struct htoe *b, uint16_t node)
 {
-	const struct htoe_vl *v = htoe_vl_by_node(b, node);
+	struct htoe_vl *v = htoe_vl_by_node(b, node);
+	const struct htoe_retry_stats *rs;
 
-	return v ? &v->st : NULL;
+	if (!v)
+		return NULL;
+	/* The counters of the retry layer are its own, counted once there
+	 * (htoe_retry_stats) and read here: not kept twice. */
+	rs = &v->rt.stats;
+	v->st.retransmits = rs->retransmitted;
+	v->st.timeouts = rs->timeouts;
+	v->st.naks_sent = rs->naks_sent;
+	v->st.sacks_sent = rs->sacks_sent;
+	v->st.rx_held = rs->held;
+	v->st.srtt_ns = htoe_retry_srtt(&v->rt);
+	v->st.rttvar_ns = htoe_retry_rttvar(&v->rt);
+	v->st.rto_ns = htoe_retry_tx_rto(&v->rt);
+	return &v->st;
 }
 
 unsigned htoe_n_vls(const struct htoe *b)

@@ -196,19 +196,25 @@ int htoe_ctrl_send(struct htoe *b, uint16_t node, const void *msg, size_t len);
  * cap is too small (the message stays queued). */
 int htoe_ctrl_recv(struct htoe *b, uint16_t *node, void *buf, size_t cap);
 
-/* Counters */
+/* Counters of one VL: one set. Those marked (retry) are the retry layer's
+ * own counters (struct htoe_retry_stats), read from it by
+ * htoe_get_vl_stats(), not counted a second time by the bridge. */
 struct htoe_vl_stats {
 	uint64_t tx_frames, rx_frames, tx_pkts[HT_VC_COUNT], rx_pkts[HT_VC_COUNT];
 	uint64_t tx_bytes, rx_bytes;
-	uint64_t retransmits, naks_sent, naks_rcvd, timeouts, acks_sent;
+	uint64_t retransmits;         /* (retry) DATA frames sent again */
+	uint64_t naks_sent;           /* (retry) */
+	uint64_t naks_rcvd;           /* NAK frames received (with or without a SACK block) */
+	uint64_t timeouts;            /* (retry) retransmission timer expiries */
+	uint64_t acks_sent;           /* standalone ACK frames (acks ride on every frame) */
 	uint64_t credit_starved_ns;
 	uint64_t credit_probes;       /* CREDIT_REQ probes sent while starved */
 	uint64_t resets, poisoned, posted_refused, posted_lost_reset;
 	uint64_t late_responses;
 	uint64_t np_timeouts;         /* local requests poisoned after np_timeout */
 	uint64_t drops[HTOE_DROP__COUNT];
-	uint64_t srtt_ns, rttvar_ns;  /* smoothed RTT and its variation (0: no sample yet) */
-	uint64_t rto_ns;              /* current retransmission timeout */
+	uint64_t srtt_ns, rttvar_ns;  /* (retry) smoothed RTT and its variation (0: no sample yet) */
+	uint64_t rto_ns;              /* (retry) current retransmission timeout */
 	/* incarnations of the peer (htoe_config.incarnation) */
 	uint64_t peer_restarts;       /* new incarnations seen: each a cold reset */
 	uint64_t peer_restart_ns;     /* `now` of the last one (0: none) */
@@ -216,8 +222,9 @@ struct htoe_vl_stats {
 	uint64_t restart_up_ns;       /* up_ns - peer_restart_ns of the first
 	                               * handshake after the last new incarnation */
 	uint64_t selective;           /* 1 while the VL uses selective retry */
-	uint64_t rx_held;             /* frames held after a gap (selective) */
-	uint64_t sacks_sent, sacks_rcvd; /* ACK/NAK frames with a SACK block */
+	uint64_t rx_held;             /* (retry) frames held after a gap (selective) */
+	uint64_t sacks_sent;          /* (retry) ACK/NAK frames sent with a SACK block */
+	uint64_t sacks_rcvd;          /* ACK/NAK frames received with a SACK block */
 };
 
 struct htoe_stats {
@@ -260,7 +267,8 @@ int htoe_acl_set(struct htoe *b, uint16_t src_node, uint64_t base, uint64_t size
 int htoe_acl_clear(struct htoe *b, uint16_t src_node, uint64_t base, uint64_t size);
 /* Revoke every grant (the region stays protected). */
 void htoe_acl_clear_all(struct htoe *b);
-/* Per-VL counters; NULL if there is no VL to that node. */
+/* Per-VL counters; NULL if there is no VL to that node. The (retry) fields
+ * are brought up to date by this call. */
 const struct htoe_vl_stats *htoe_get_vl_stats(const struct htoe *b, uint16_t node);
 unsigned htoe_n_vls(const struct htoe *b);
 uint16_t htoe_vl_node(const struct htoe *b, unsigned idx);

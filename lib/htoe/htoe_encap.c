@@ -148,7 +148,6 @@ static int try_retransmit(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_
 	if (n <= 0)
 		return n;
 	htoe_retry_tx_retransmit_at(&v->rt, now, &seq);
-	v->st.retransmits++;
 	v->st.tx_bytes += (uint64_t)n;
 	htoe_vl_on_frame_sent(v, now);
 	return n;
@@ -272,7 +271,6 @@ int htoe_write_ctl_frame(struct htoe *b, struct htoe_vl *v, enum htoe_ftype type
 		if (n <= 0)
 			return -ENOSPC;
 		plen = (size_t)n;
-		v->st.sacks_sent++;
 	}
 	return htoe_frame_seal(buf, cap, (size_t)off - HTOE_HDR_LEN, plen);
 }
@@ -360,7 +358,6 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 		if (n > 0) {
 			if (nak) {
 				htoe_retry_rx_nak_sent(&v->rt, now);
-				v->st.naks_sent++;
 			} else {
 				v->st.acks_sent++;
 			}
@@ -474,9 +471,6 @@ void htoe_encap_on_ack(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr 
 	}
 	if (n > 0) {
 		release_acked(v, una, (unsigned)n);
-		v->st.srtt_ns = htoe_retry_srtt(&v->rt);
-		v->st.rttvar_ns = htoe_retry_rttvar(&v->rt);
-		v->st.rto_ns = htoe_retry_tx_rto(&v->rt);
 	}
 	htoe_credit_tx_update(&v->ctx, h->credit, now);
 	if (h->credit_req)
@@ -548,7 +542,6 @@ static int hold_frame(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *
 	for (uint16_t i = f->first; i != HTOE_ROB_NONE; i = v->rob.pkt[i].next)
 		htoe_credit_rx_receive(&v->crx, vc, v->rob.pkt[i].has_data);
 	htoe_retry_rx_hold(&v->rt, h->seq, now);
-	v->st.rx_held++;
 	v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
 	return 0;
 }
