@@ -243,6 +243,44 @@ static void test_pool_init(void **state)
 	assert_int_equal(htoe_credit_rx_init(&p, &rx[2]), -ENOSPC);
 }
 
+/* The per-frame forms take or receive a whole frame's credits or none. */
+static void test_frame_credits(void **state)
+{
+	(void)state;
+	struct htoe_credit_tx tx;
+	struct htoe_rxpool p;
+	struct htoe_credit_rx rx;
+	uint16_t c[HTOE_CREDIT_NCLASS], t[HT_VC_COUNT][2];
+
+	htoe_credit_tx_init(&tx);
+	lim_all(c, 0);
+	c[0] = 5; /* P: 5 command, 2 data */
+	c[1] = 2;
+	htoe_credit_tx_update(&tx, c, 0);
+	assert_int_equal(htoe_credit_tx_take_n(&tx, HT_VC_P, 6, 0), -EAGAIN);
+	assert_int_equal(htoe_credit_tx_take_n(&tx, HT_VC_P, 3, 3), -EAGAIN);
+	assert_int_equal(htoe_credit_tx_take_n(&tx, HT_VC_P, 1, 2), -EINVAL); /* more data than packets */
+	assert_int_equal(tx.consumed[HT_VC_P][0], 0); /* nothing taken */
+	assert_int_equal(htoe_credit_tx_take_n(&tx, HT_VC_P, 4, 2), 0);
+	assert_int_equal(htoe_credit_tx_avail(&tx, HT_VC_P, false), 1);
+	assert_int_equal(htoe_credit_tx_avail(&tx, HT_VC_P, true), 0);
+	assert_int_equal(htoe_credit_tx_take_n(&tx, HT_VC_P, 1, 1), -EAGAIN);
+	assert_int_equal(htoe_credit_tx_take_n(&tx, HT_VC_P, 1, 0), 0);
+
+	set_all(t, 16);
+	assert_int_equal(htoe_rxpool_init(&p, t, 3, 8, 1), 0);
+	assert_int_equal(htoe_credit_rx_init(&p, &rx), 0);
+	assert_true(htoe_credit_rx_regrant(&p, &rx)); /* 3 of each class */
+	assert_int_equal(htoe_credit_rx_receive_n(&rx, HT_VC_P, 4, 0), -ENOSPC);
+	assert_int_equal(htoe_credit_rx_receive_n(&rx, HT_VC_P, 3, 4), -EINVAL);
+	assert_int_equal(rx.overruns, 1);             /* one frame, one overrun */
+	assert_int_equal(rx.received[HT_VC_P][0], 0); /* nothing counted */
+	assert_int_equal(htoe_credit_rx_receive_n(&rx, HT_VC_P, 3, 2), 0);
+	assert_int_equal(rx.received[HT_VC_P][0], 3);
+	assert_int_equal(rx.received[HT_VC_P][1], 2);
+	assert_int_equal(htoe_credit_rx_receive_n(&rx, HT_VC_P, 1, 0), -ENOSPC);
+}
+
 static void test_rx_overrun(void **state)
 {
 	(void)state;
@@ -810,6 +848,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_class_index),
 		cmocka_unit_test(test_tx_take_limit),
+		cmocka_unit_test(test_frame_credits),
 		cmocka_unit_test(test_tx_wrap),
 		cmocka_unit_test(test_tx_stale_update),
 		cmocka_unit_test(test_tx_starvation),

@@ -53,16 +53,22 @@ bool htoe_credit_tx_can_send(const struct htoe_credit_tx *tx, enum ht_vc vc,
 	return !has_data || htoe_credit_tx_avail(tx, vc, true) > 0;
 }
 
+int htoe_credit_tx_take_n(struct htoe_credit_tx *tx, enum ht_vc vc, unsigned npkts,
+			  unsigned ndata)
+{
+	if (!vc_ok(vc) || ndata > npkts)
+		return -EINVAL;
+	if (htoe_credit_tx_avail(tx, vc, false) < npkts ||
+	    (ndata && htoe_credit_tx_avail(tx, vc, true) < ndata))
+		return -EAGAIN;
+	tx->consumed[vc][0] = (uint16_t)(tx->consumed[vc][0] + npkts);
+	tx->consumed[vc][1] = (uint16_t)(tx->consumed[vc][1] + ndata);
+	return 0;
+}
+
 int htoe_credit_tx_take(struct htoe_credit_tx *tx, enum ht_vc vc, bool has_data)
 {
-	if (!vc_ok(vc))
-		return -EINVAL;
-	if (!htoe_credit_tx_can_send(tx, vc, has_data))
-		return -EAGAIN;
-	tx->consumed[vc][0]++;
-	if (has_data)
-		tx->consumed[vc][1]++;
-	return 0;
+	return htoe_credit_tx_take_n(tx, vc, 1, has_data);
 }
 
 static void close_interval(struct htoe_credit_tx *tx, int v, uint64_t now)
@@ -182,22 +188,26 @@ int htoe_credit_rx_init(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 	return 0;
 }
 
-int htoe_credit_rx_receive(struct htoe_credit_rx *rx, enum ht_vc vc, bool has_data)
+int htoe_credit_rx_receive_n(struct htoe_credit_rx *rx, enum ht_vc vc, unsigned npkts,
+			     unsigned ndata)
 {
-	if (!vc_ok(vc))
+	if (!vc_ok(vc) || ndata > npkts)
 		return -EINVAL;
-	if (sdiff(rx->granted[vc][0], rx->received[vc][0]) <= 0 ||
-	    (has_data && sdiff(rx->granted[vc][1], rx->received[vc][1]) <= 0)) {
+	if (sdiff(rx->granted[vc][0], rx->received[vc][0]) < (int)npkts ||
+	    (ndata && sdiff(rx->granted[vc][1], rx->received[vc][1]) < (int)ndata)) {
 		rx->overruns++;
 		return -ENOSPC;
 	}
-	rx->received[vc][0]++;
-	rx->active[vc][0] = true;
-	if (has_data) {
-		rx->received[vc][1]++;
-		rx->active[vc][1] = true;
-	}
+	rx->received[vc][0] = (uint16_t)(rx->received[vc][0] + npkts);
+	rx->received[vc][1] = (uint16_t)(rx->received[vc][1] + ndata);
+	rx->active[vc][0] |= npkts != 0;
+	rx->active[vc][1] |= ndata != 0;
 	return 0;
+}
+
+int htoe_credit_rx_receive(struct htoe_credit_rx *rx, enum ht_vc vc, bool has_data)
+{
+	return htoe_credit_rx_receive_n(rx, vc, 1, has_data);
 }
 
 static void release_one(struct htoe_rxpool *p, struct htoe_credit_rx *rx, int v, int d)

@@ -137,6 +137,10 @@ bool htoe_credit_tx_can_send(const struct htoe_credit_tx *tx, enum ht_vc vc,
  * missing (nothing is taken), -EINVAL for an invalid vc.
  */
 int htoe_credit_tx_take(struct htoe_credit_tx *tx, enum ht_vc vc, bool has_data);
+/* The same for the npkts packets of one frame, ndata of them with data: all
+ * or nothing (once per frame instead of once per packet). */
+int htoe_credit_tx_take_n(struct htoe_credit_tx *tx, enum ht_vc vc, unsigned npkts,
+			  unsigned ndata);
 
 /*
  * The cumulative limits credit[6] (wire order) of a received header. For each
@@ -220,6 +224,10 @@ int htoe_credit_rx_init(struct htoe_rxpool *p, struct htoe_credit_rx *rx);
  * HTOE_DROP_NO_CREDIT), -EINVAL for an invalid vc.
  */
 int htoe_credit_rx_receive(struct htoe_credit_rx *rx, enum ht_vc vc, bool has_data);
+/* The same for the npkts packets of one accepted frame, ndata of them with
+ * data: all counted or none (an overrun counts once). */
+int htoe_credit_rx_receive_n(struct htoe_credit_rx *rx, enum ht_vc vc, unsigned npkts,
+			     unsigned ndata);
 
 /*
  * The buffers of one received packet of (vc, has_data) are free again (the

@@ -209,8 +209,7 @@ static int try_new_frame(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, uint8
 		return n;
 
 	htoe_retry_tx_send(&v->rt, now, &seq);
-	for (uint32_t k = 0; k < npkts; k++)
-		htoe_credit_tx_take(&v->ctx, vc, vcq_at(q, q->framed + k)->has_data);
+	htoe_credit_tx_take_n(&v->ctx, vc, npkts, need_data); /* counted within avail above */
 	q->framed += npkts;
 	if (vc == HT_VC_P) {
 		v->p_framed += npkts;
@@ -619,14 +618,11 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	htoe_retry_rx_frame(&v->rt, h->seq, now);
 	v->st.rx_frames++;
 	v->st.rx_pkts[vc] += npkts;
+	htoe_credit_rx_receive_n(&v->crx, vc, npkts, ndata); /* checked above: whole frame */
 
 	htoe_pkt_iter_init(&it, payload, h->payload_len);
-	while (htoe_pkt_iter_next(&it, &pkt, &len) > 0) {
-		bool has_data = ht_bytes_has_data(pkt, len);
-
-		htoe_credit_rx_receive(&v->crx, vc, has_data);
-		deliver_pkt(b, v, vc, pkt, len, has_data);
-	}
+	while (htoe_pkt_iter_next(&it, &pkt, &len) > 0)
+		deliver_pkt(b, v, vc, pkt, len, ht_bytes_has_data(pkt, len));
 	drain_held(b, v, now);
 	/* an active VL may now draw on the shared part of the pool */
 	v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);

@@ -375,8 +375,9 @@ int htoe_map_finalize(struct htoe_map *m, char *err, size_t errlen)
 				  b->label, b->base, bl, a->label, a->base, al);
 	}
 	for (unsigned i = 0; i < m->nranges && !rc; i++) {
-		const struct htoe_map_range *r = &m->ranges[i];
+		struct htoe_map_range *r = &m->ranges[i];
 
+		r->peer = (int16_t)htoe_map_peer_index(m, r->node);
 		if (!htoe_map_node_known(m, r->node))
 			rc = fail(HTOE_MAP_E_UNKNOWN_NODE, err, errlen,
 				  "%s [0x%" PRIx64 ", 0x%" PRIx64 "]: node %u is neither "
@@ -437,6 +438,8 @@ enum htoe_map_kind htoe_map_lookup_hint(const struct htoe_map *m, uint64_t gaddr
 			goto out;
 		r.node = (uint16_t)((gaddr & m->mask) >> m->shift);
 		r.addr = (gaddr & ~m->mask) + m->mask_remote_base;
+		if (r.node != m->local_node)
+			r.peer = htoe_map_peer_index(m, r.node);
 	} else {
 		/* last range with base <= gaddr */
 		unsigned lo = 0, hi = m->nranges;
@@ -465,12 +468,13 @@ enum htoe_map_kind htoe_map_lookup_hint(const struct htoe_map *m, uint64_t gaddr
 			*hint = lo - 1;
 		r.node = e->node;
 		r.addr = gaddr - e->base + e->remote_base;
+		r.peer = e->peer;
 	}
 
 	if (r.node == m->local_node) {
+		r.peer = -1;
 		r.kind = HTOE_MAP_LOCAL;
 	} else {
-		r.peer = htoe_map_peer_index(m, r.node);
 		if (r.peer < 0) {
 			r.range = -1;
 			goto out_clear;

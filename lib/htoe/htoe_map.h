@@ -74,6 +74,9 @@ struct htoe_map_range {
 	uint64_t size;         /* bytes, > 0 */
 	uint64_t remote_base;  /* address at `node` of the first byte */
 	uint16_t node;
+	int16_t  peer;         /* node's index in the peer table, -1 for the local
+	                        * node (set by htoe_map_finalize: one lookup at
+	                        * set-up, none per packet) */
 	char     label[HTOE_MAP_LABEL_MAX];
 };
 
