@@ -69,6 +69,7 @@ enum { PG_ABSENT = 0, PG_FETCHING, PG_CLEAN, PG_DIRTY, PG_EVICTING, PG_POISONED 
 /* pflags */
 #define PF_WASHED  0x01u /* clean because the cleaner wrote it back (clean_hits) */
 #define PF_WRITTEN 0x02u /* wp-async: a scan found it written while it was sent */
+#define PF_SEEN    0x04u /* wp-async: the cleaner scanned it since it was installed */
 
 enum { K_FETCH = 1, K_WB, K_FL, K_SWB, K_SFL };
 
@@ -962,7 +963,7 @@ static void finish_evict(struct dimm_pager *p, struct evict *e)
 		/* the cleaner's: resident and clean (still write-protected: a
 		 * write from now on is seen, by a WP fault or the next scan) */
 		p->state[pg] = PG_CLEAN;
-		p->pflags[pg] = PF_WASHED;
+		p->pflags[pg] = PF_WASHED | PF_SEEN;
 	} else if (e->status == 0 && !atomic_load(&p->err)) {
 		drop_page(p, pg);
 	} else {
@@ -1433,6 +1434,15 @@ static unsigned sync_step(struct dimm_pager *p)
 
 /* ------------------------------------------------------------ cleaner */
 
+/* A fetch a faulting thread waits for is on its way. */
+static bool demand_in_flight(const struct dimm_pager *p)
+{
+	for (unsigned i = 0; i < N_FETCH; i++)
+		if (p->fe[i].used && p->fe[i].waiter && !p->fe[i].done)
+			return true;
+	return false;
+}
+
 /* wp-async: scan (and protect again) the written pages among the n pages
  * the CLOCK hand reaches next, wrapping around. */
 static long scan_ahead(struct dimm_pager *p, uint64_t n)
@@ -1456,7 +1466,8 @@ static long scan_ahead(struct dimm_pager *p, uint64_t n)
  * second) until free slots plus victims found make clean_low, and start
  * the write-back of the dirty ones among them (at most CLEAN_BURST now,
  * N_CLEAN in flight). Only after the faults read are handled (their
- * fetches are on their way first), not during a sync, and only when
+ * fetches are on their way first; run to completion: only while a fetch
+ * a thread waits for is in flight), not during a sync, and only when
  * something changed since the last look (clean_due). Returns the
  * write-backs started.
  */
@@ -1470,6 +1481,11 @@ static unsigned clean_step(struct dimm_pager *p)
 	if (!p->clean_low || !p->clean_due || p->n_pend || p->sync_phase || p->dead ||
 	    atomic_load(&p->sync_req) != atomic_load(&p->sync_done) || atomic_load(&p->err))
 		return 0;
+	/* run to completion: nobody polls once the faulting thread goes on,
+	 * so write-backs started then would wait in the queue, in front of
+	 * the next fault's reads: only behind a fetch that a thread waits for */
+	if (p->sigbus && !demand_in_flight(p))
+		return 0;
 	p->clean_due = false;
 	if (used + p->clean_low <= p->budget)
 		return 0;
@@ -1480,12 +1496,42 @@ static unsigned clean_step(struct dimm_pager *p)
 		if (victim_state(p, pg) && (n < p->npages) == !p->ref[pg])
 			cand[nc++] = pg;
 	}
-	if (p->wp_async && nc && scan_ahead(p, n) < 0)
-		return 0; /* not known: left to the eviction, which writes it back */
+	/* wp-async: a scan costs an ioctl (and a TLB flush when it protects
+	 * a page again), so scan in bursts: only when fewer than half the
+	 * watermark are known ready, then every victim up to it at once. A
+	 * page written after the cleaner saw it is the eviction's to find. */
+	if (p->wp_async) {
+		unsigned ready = p->budget > used ? p->budget - used : 0, unseen = 0;
+
+		for (unsigned i = 0; i < nc; i++) {
+			if (p->state[cand[i]] == PG_EVICTING ||
+			    (p->pflags[cand[i]] & PF_SEEN))
+				ready++;
+			else
+				unseen++;
+		}
+		if (unseen && 2 * ready < p->clean_low) {
+			if (scan_ahead(p, n) < 0)
+				return 0; /* not known: the eviction writes it back */
+			for (unsigned i = 0; i < nc; i++) {
+				uint32_t pg = cand[i];
+
+				/* written again since the cleaner wrote it back:
+				 * in use, a second chance (as a WP fault gives) */
+				if (p->state[pg] == PG_DIRTY && (p->pflags[pg] & PF_WASHED)) {
+					p->ref[pg] = 1;
+					p->pflags[pg] &= (uint8_t)~PF_WASHED;
+					cand[i] = UINT32_MAX;
+					continue;
+				}
+				p->pflags[pg] |= PF_SEEN;
+			}
+		}
+	}
 	for (unsigned i = 0; i < N_EVICT; i++)
 		busy += p->ev[i].used && p->ev[i].keep;
 	for (unsigned i = 0; i < nc && started < CLEAN_BURST && busy < N_CLEAN; i++) {
-		if (p->state[cand[i]] != PG_DIRTY)
+		if (cand[i] == UINT32_MAX || p->state[cand[i]] != PG_DIRTY)
 			continue;
 		if (start_evict(p, cand[i], true) < 0)
 			break;
