@@ -864,6 +864,18 @@ static struct evict *cleaning_of(struct dimm_pager *p, uint32_t pg)
 	return NULL;
 }
 
+/* wp-async: a page the cleaner wrote back that a scan found written
+ * again is in use: a second chance (the reference a WP fault gives in wp
+ * mode, where such a write sets ref), rather than a write-back now. */
+static bool rewritten_after_clean(struct dimm_pager *p, uint32_t pg)
+{
+	if (!p->wp_async || p->state[pg] != PG_DIRTY || !(p->pflags[pg] & PF_WASHED))
+		return false;
+	p->ref[pg] = 1;
+	p->pflags[pg] &= (uint8_t)~PF_WASHED;
+	return true;
+}
+
 /* A candidate victim for CLOCK: resident and not being evicted (a page
  * the cleaner is writing back is one). */
 static bool victim_state(struct dimm_pager *p, uint32_t pg)
@@ -906,6 +918,8 @@ static int make_room(struct dimm_pager *p)
 		}
 		if (p->wp_async && wp_scan(p, pg, 1) < 0)
 			p->state[pg] = PG_DIRTY; /* not known: write it back */
+		if (rewritten_after_clean(p, pg))
+			continue;
 		if (p->state[pg] == PG_CLEAN) {
 			if (p->pflags[pg] & PF_WASHED)
 				p->st.clean_hits++;
@@ -1516,11 +1530,7 @@ static unsigned clean_step(struct dimm_pager *p)
 			for (unsigned i = 0; i < nc; i++) {
 				uint32_t pg = cand[i];
 
-				/* written again since the cleaner wrote it back:
-				 * in use, a second chance (as a WP fault gives) */
-				if (p->state[pg] == PG_DIRTY && (p->pflags[pg] & PF_WASHED)) {
-					p->ref[pg] = 1;
-					p->pflags[pg] &= (uint8_t)~PF_WASHED;
+				if (rewritten_after_clean(p, pg)) {
 					cand[i] = UINT32_MAX;
 					continue;
 				}
