@@ -60,8 +60,9 @@ enum { PG_ABSENT = 0, PG_FETCHING, PG_CLEAN, PG_DIRTY, PG_EVICTING, PG_POISONED 
 
 #define N_FETCH  16u     /* fetches in flight (demand + readahead) */
 #define N_EVICT  16u     /* dirty write-backs in flight */
-#define N_CLEAN  12u     /* of them at most this many the cleaner's (the rest for faults) */
-#define CLEAN_BURST 4u   /* cleaner: write-backs started per poll at most */
+#define N_CLEAN  2u      /* of them at most this many the cleaner's: the next fault's reads
+			    queue behind what is in flight when it comes */
+#define CLEAN_BURST 2u   /* cleaner: write-backs started per poll at most */
 #define N_PEND   256u    /* fault messages read, not yet handled */
 #define SYNC_MAX 64u     /* sync write-backs in flight */
 #define N_SIGQ   64u     /* faults posted by SIGBUS handlers, not yet read */
