@@ -46,10 +46,13 @@
  * flush, retries, error path) except that a confirmed page is kept: one
  * written meanwhile stays dirty (write-protect faults: writers wait for the
  * flush and then dirty it again; wp-async: the scan after the flush finds
- * it). A fault whose victim is still being cleaned waits for that
- * write-back. Off without dirty tracking (no-wp: nothing is ever known
- * clean), when the budget holds the whole mapping, and with
- * DIMM_PAGER_F_NO_CLEAN. Counted in cleaned, clean_hits and clean_waits.
+ * it; a cleaned page found written again gets a second chance, as a WP
+ * fault's reference gives it in wp mode). A fault whose victim is still
+ * being cleaned waits for that write-back. Off without dirty tracking
+ * (no-wp: nothing is ever known clean), when the budget holds the whole
+ * mapping, and with DIMM_PAGER_F_NO_CLEAN. Counted in cleaned, clean_hits
+ * and clean_waits. Run to completion: only while a demand fetch is in
+ * flight (nobody polls otherwise).
  *
  * Warm VL resets: a fetch or a write-back that fails because the virtual
  * link was reset (a target abort, or -EPIPE from the flush: posted writes
