@@ -1439,7 +1439,9 @@ static unsigned sync_step(struct dimm_pager *p)
 				  retries_text(rt, sizeof(rt), p->sync_retries),
 				  dimm_strerror(p->sync_st, p->sync_ht_err));
 		}
-		atomic_store(&p->sync_status, p->sync_st);
+		/* an eviction's or the cleaner's write-back that failed meanwhile
+		 * left its page here, not in the remote memory: not synced */
+		atomic_store(&p->sync_status, p->sync_st ? p->sync_st : atomic_load(&p->err));
 		atomic_store(&p->sync_done, p->sync_serving);
 		p->sync_phase = 0;
 		work++;
