@@ -65,6 +65,7 @@ struct opts {
 	bool wl[WL__N];
 	struct wl_params wp;
 	unsigned readahead;
+	int clean_low;       /* pager's cleaner watermark (-1: its default, 0: off) */
 	bool no_wp, no_uffd, no_explicit, no_plot, no_baselines, verbose;
 	bool no_wp_async, poll_thread;
 	uint64_t spin_us, lease_ms, kill_after_faults, duration_ns;
@@ -135,6 +136,9 @@ static void usage(FILE *f)
 	      "  --updates N         GUPS updates (default 65536)\n"
 	      "  --kv-ops N          hash-table operations (default 65536)\n"
 	      "  --readahead N       pager: fetch N more pages on sequential faults (default 0)\n"
+	      "  --clean-low N       pager: write dirty pages back ahead of eviction while fewer\n"
+	      "                      than N of the next victims are free or clean (0: off;\n"
+	      "                      default a sixteenth of the budget, 2 to 16)\n"
 	      "  --no-wp             pager: no write-protect dirty tracking (write back every page)\n"
 	      "  --no-wp-async       pager: dirty pages by write-protect faults even where the\n"
 	      "                      kernel has UFFD_FEATURE_WP_ASYNC and PAGEMAP_SCAN (6.7+)\n"
@@ -204,6 +208,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "updates", required_argument, 0, 'U' },
 		{ "kv-ops", required_argument, 0, 'K' },
 		{ "readahead", required_argument, 0, 'r' },
+		{ "clean-low", required_argument, 0, 'G' },
 		{ "no-wp", no_argument, 0, 'P' },
 		{ "no-wp-async", no_argument, 0, 'A' },
 		{ "poll-thread", no_argument, 0, 'T' },
@@ -241,6 +246,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		o->wl[k] = true;
 	wl_params_default(&o->wp);
 	o->spin_us = 50;
+	o->clean_low = -1;
 	o->lease_ms = 10000;
 	o->json = "htoe-dimm.json";
 	o->plot = "htoe-dimm.png";
@@ -320,6 +326,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'U':
 		case 'K':
 		case 'r':
+		case 'G':
 		case 's':
 		case 'l':
 		case 'k':
@@ -335,6 +342,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				o->wp.kv_ops = u;
 			else if (opt == 'r')
 				o->readahead = (unsigned)(u > 64 ? 64 : u);
+			else if (opt == 'G')
+				o->clean_low = (int)(u > DIMM_PAGER_CLEAN_MAX ? DIMM_PAGER_CLEAN_MAX : u);
 			else if (opt == 's')
 				o->spin_us = u;
 			else if (opt == 'l')
@@ -719,7 +728,9 @@ static bool run_mapped(struct app_state *s, int k, unsigned pct)
 	pc.size = s->wss;
 	pc.budget = rr->budget;
 	pc.readahead = o->readahead;
+	pc.clean_low = o->clean_low > 0 ? (unsigned)o->clean_low : 0;
 	pc.flags = (o->no_wp ? DIMM_PAGER_F_NO_WP : 0) | (o->no_uffd ? DIMM_PAGER_F_NO_UFFD : 0) |
+		   (o->clean_low == 0 ? DIMM_PAGER_F_NO_CLEAN : 0) |
 		   (o->no_wp_async ? 0 : DIMM_PAGER_F_WP_ASYNC) |
 		   (o->poll_thread ? 0 : DIMM_PAGER_F_SIGBUS);
 	pc.drive = dr_idle; /* run to completion: the faulting thread polls the node */
@@ -803,12 +814,20 @@ static bool run_mapped(struct app_state *s, int k, unsigned pct)
 		snprintf(retried, sizeof(retried),
 			 "  retried after a VL reset: %" PRIu64 " fetches, %" PRIu64 " write-backs",
 			 rr->st.fetch_retries, rr->st.writeback_retries);
+	/* written back ahead of eviction (docs/dimm.md, "The transparent mapping") */
+	char cleaned[96] = "";
+
+	if (rr->st.cleaned)
+		snprintf(cleaned, sizeof(cleaned),
+			 " (%" PRIu64 " ahead: %" PRIu64 " evictions found them clean)",
+			 rr->st.cleaned, rr->st.clean_hits);
 	printf("htoe-dimm: %-6s budget %3u%% (%5u of %u pages): %8.4f s %10.2f %s  slowdown %7.1fx"
 	       "  faults %" PRIu64 " (p50 %.0f us, p99 %.0f us)  wp %" PRIu64 "  write-backs %"
-	       PRIu64 "%s  %s%s\n",
+	       PRIu64 "%s%s  %s%s\n",
 	       wl_name(k), pct, rr->budget, pages, rr->t, rr->thr, wl_unit(k), rr->slowdown,
 	       rr->st.faults, (double)rr->p50 / 1e3, (double)rr->p99 / 1e3, rr->st.wp_faults,
-	       rr->st.writebacks, retried, rr->verified ? "verified" : "MISMATCH: ", rr->why);
+	       rr->st.writebacks, cleaned, retried, rr->verified ? "verified" : "MISMATCH: ",
+	       rr->why);
 	s->n_runs++;
 	dr_pager_withdraw(d);
 	dimm_pager_free(p);
@@ -962,6 +981,9 @@ static json_t *stats_json(const struct run_res *r)
 	json_object_set_new(j, "scan_dirty", json_integer((json_int_t)r->st.scan_dirty));
 	json_object_set_new(j, "readahead_dropped",
 			    json_integer((json_int_t)r->st.readahead_dropped));
+	json_object_set_new(j, "cleaned", json_integer((json_int_t)r->st.cleaned));
+	json_object_set_new(j, "clean_hits", json_integer((json_int_t)r->st.clean_hits));
+	json_object_set_new(j, "clean_waits", json_integer((json_int_t)r->st.clean_waits));
 	return j;
 }
 
@@ -982,6 +1004,8 @@ static int write_json(const struct app_state *s, const char *path, const char *t
 				      "transparent", s->uffd_ok, "spin_us",
 				      (json_int_t)s->o->spin_us, "cpus",
 				      (json_int_t)sysconf(_SC_NPROCESSORS_ONLN)));
+	json_object_set_new(json_object_get(root, "setup"), "clean_low",
+			    json_integer(s->o->clean_low));
 	json_object_set_new(json_object_get(root, "setup"), "wait",
 			    json_string(s->o->poll_thread ? "poll-thread" : "run-to-completion"));
 	if (!s->uffd_ok)

@@ -60,9 +60,17 @@ enum { PG_ABSENT = 0, PG_FETCHING, PG_CLEAN, PG_DIRTY, PG_EVICTING, PG_POISONED 
 
 #define N_FETCH  16u     /* fetches in flight (demand + readahead) */
 #define N_EVICT  16u     /* dirty write-backs in flight */
+#define N_CLEAN  2u      /* of them at most this many the cleaner's: the next fault's reads
+			    queue behind what is in flight when it comes */
+#define CLEAN_BURST 2u   /* cleaner: write-backs started per poll at most */
 #define N_PEND   256u    /* fault messages read, not yet handled */
 #define SYNC_MAX 64u     /* sync write-backs in flight */
 #define N_SIGQ   64u     /* faults posted by SIGBUS handlers, not yet read */
+
+/* pflags */
+#define PF_WASHED  0x01u /* clean because the cleaner wrote it back (clean_hits) */
+#define PF_WRITTEN 0x02u /* wp-async: a scan found it written while it was sent */
+#define PF_SEEN    0x04u /* wp-async: the cleaner scanned it since it was installed */
 
 enum { K_FETCH = 1, K_WB, K_FL, K_SWB, K_SFL };
 
@@ -83,6 +91,7 @@ struct fetch {
 
 struct evict {
 	bool     used;
+	bool     keep;        /* the cleaner's: the page stays resident, clean */
 	uint8_t  left;        /* completions outstanding (write, flush) */
 	int      status;
 	uint8_t  ht_err;
@@ -109,6 +118,9 @@ struct dimm_pager {
 				 PAGEMAP_SCAN finds them (wp_scan) */
 	int      pagemap;     /* /proc/self/pagemap (wp_async), or -1 */
 	uint8_t *state, *ref, *sync_mark;
+	uint8_t *pflags;      /* PF_*, per page */
+	unsigned clean_low;   /* cleaner's watermark (0: off) */
+	bool     clean_due;   /* something changed since the cleaner last looked */
 	uint32_t mapped;      /* CLEAN + DIRTY + EVICTING: pages that use memory */
 	uint32_t reserved;    /* fetches that have their slot (mapped + reserved <= budget) */
 	uint32_t hand;
@@ -422,8 +434,9 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	p->state = calloc(p->npages, 1);
 	p->ref = calloc(p->npages, 1);
 	p->sync_mark = calloc(p->npages, 1);
+	p->pflags = calloc(p->npages, 1);
 	p->bufs = aligned_alloc(DIMM_PAGE, (size_t)N_FETCH * DIMM_PAGE);
-	if (!p->state || !p->ref || !p->sync_mark || !p->bufs) {
+	if (!p->state || !p->ref || !p->sync_mark || !p->pflags || !p->bufs) {
 		ERR("dimm pager: out of memory");
 		goto fail;
 	}
@@ -471,6 +484,13 @@ again:
 		p->wp = false; /* cannot happen with MODE_WP accepted; be safe */
 	if (p->poison && !(reg.ioctls & (1ull << _UFFDIO_POISON)))
 		p->poison = false;
+	/* the cleaner: only where clean is known (dirty tracking) and pages
+	 * are ever evicted */
+	p->clean_low = p->cfg.clean_low ? p->cfg.clean_low : DIMM_PAGER_CLEAN_LOW(p->budget);
+	if (p->clean_low > DIMM_PAGER_CLEAN_MAX)
+		p->clean_low = DIMM_PAGER_CLEAN_MAX;
+	if (!p->wp || (cfg->flags & DIMM_PAGER_F_NO_CLEAN) || p->budget >= p->npages)
+		p->clean_low = 0;
 	if (p->wp_async && wp_scan_probe(p) != 0) {
 		/* WP_ASYNC without a working PAGEMAP_SCAN: writes would go
 		 * unnoticed. Start again with write-protect faults. */
@@ -520,6 +540,7 @@ void dimm_pager_free(struct dimm_pager *p)
 	free(p->state);
 	free(p->ref);
 	free(p->sync_mark);
+	free(p->pflags);
 	free(p->bufs);
 	free(p);
 }
@@ -630,6 +651,10 @@ static long wp_scan(struct dimm_pager *p, uint32_t pg, uint32_t n)
 
 				if (p->state[q] == PG_CLEAN)
 					p->state[q] = PG_DIRTY;
+				/* being written back: the write is this scan's
+				 * to remember (finish_evict), not the next's */
+				if (p->state[q] == PG_EVICTING)
+					p->pflags[q] |= PF_WRITTEN;
 				found++;
 			}
 		p->st.wp_scans++;
@@ -655,7 +680,9 @@ static void drop_page(struct dimm_pager *p, uint32_t pg)
 	madvise(page_addr(p, pg), DIMM_PAGE, MADV_DONTNEED);
 	p->state[pg] = PG_ABSENT;
 	p->ref[pg] = 0;
+	p->pflags[pg] = 0;
 	p->mapped--;
+	p->clean_due = true;
 }
 
 /* The error state: remember the first failure, then stop serving faults
@@ -788,8 +815,9 @@ static bool evict_retry(struct dimm_pager *p, struct evict *e)
 }
 
 /* Start writing back dirty page pg: returns the eviction slot, or -1 when
- * none is free (or nothing could be submitted). */
-static int start_evict(struct dimm_pager *p, uint32_t pg)
+ * none is free (or nothing could be submitted). keep: the cleaner's (the
+ * page stays resident, clean, when the flush confirms it). */
+static int start_evict(struct dimm_pager *p, uint32_t pg, bool keep)
 {
 	struct evict *e;
 	unsigned i;
@@ -801,6 +829,7 @@ static int start_evict(struct dimm_pager *p, uint32_t pg)
 		return -1;
 	e = &p->ev[i];
 	e->used = true;
+	e->keep = keep;
 	e->page = pg;
 	e->waiter = -1;
 	e->retries = 0;
@@ -812,7 +841,11 @@ static int start_evict(struct dimm_pager *p, uint32_t pg)
 	evict_submit(p, e);
 	p->state[pg] = PG_EVICTING;
 	p->sync_mark[pg] = 0;
-	p->st.evictions++;
+	p->pflags[pg] = 0;
+	if (keep)
+		p->st.cleaned++;
+	else
+		p->st.evictions++;
 	p->st.writebacks++;
 	p->st.bytes_out += DIMM_PAGE;
 	if (e->left == 0) {
@@ -821,6 +854,36 @@ static int start_evict(struct dimm_pager *p, uint32_t pg)
 		return -1;
 	}
 	return (int)i;
+}
+
+/* The cleaner's write-back in flight for pg, or NULL. */
+static struct evict *cleaning_of(struct dimm_pager *p, uint32_t pg)
+{
+	for (unsigned i = 0; i < N_EVICT; i++)
+		if (p->ev[i].used && p->ev[i].keep && p->ev[i].page == pg)
+			return &p->ev[i];
+	return NULL;
+}
+
+/* wp-async: a page the cleaner wrote back that a scan found written
+ * again is in use: a second chance (the reference a WP fault gives in wp
+ * mode, where such a write sets ref), rather than a write-back now. */
+static bool rewritten_after_clean(struct dimm_pager *p, uint32_t pg)
+{
+	if (!p->wp_async || p->state[pg] != PG_DIRTY || !(p->pflags[pg] & PF_WASHED))
+		return false;
+	p->ref[pg] = 1;
+	p->pflags[pg] &= (uint8_t)~PF_WASHED;
+	return true;
+}
+
+/* A candidate victim for CLOCK: resident and not being evicted (a page
+ * the cleaner is writing back is one). */
+static bool victim_state(struct dimm_pager *p, uint32_t pg)
+{
+	uint8_t s = p->state[pg];
+
+	return s == PG_CLEAN || s == PG_DIRTY || (s == PG_EVICTING && cleaning_of(p, pg));
 }
 
 /*
@@ -837,21 +900,36 @@ static int make_room(struct dimm_pager *p)
 		uint32_t pg = p->hand;
 
 		p->hand = p->hand + 1 == p->npages ? 0 : p->hand + 1;
-		if (p->state[pg] != PG_CLEAN && p->state[pg] != PG_DIRTY)
+		if (!victim_state(p, pg))
 			continue;
 		if (p->ref[pg]) {
 			p->ref[pg] = 0;
 			continue;
 		}
+		p->clean_due = true;
+		if (p->state[pg] == PG_EVICTING) {
+			/* the cleaner is writing it back: the slot frees when
+			 * that flush confirms it */
+			struct evict *e = cleaning_of(p, pg);
+
+			e->keep = false;
+			p->st.evictions++;
+			p->st.clean_waits++;
+			return (int)(e - p->ev);
+		}
 		if (p->wp_async && wp_scan(p, pg, 1) < 0)
 			p->state[pg] = PG_DIRTY; /* not known: write it back */
+		if (rewritten_after_clean(p, pg))
+			continue;
 		if (p->state[pg] == PG_CLEAN) {
+			if (p->pflags[pg] & PF_WASHED)
+				p->st.clean_hits++;
 			drop_page(p, pg);
 			p->st.evictions++;
 			p->st.drops_clean++;
 			return -1;
 		}
-		int e = start_evict(p, pg);
+		int e = start_evict(p, pg, false);
 
 		return e >= 0 ? e : -2;
 	}
@@ -890,10 +968,17 @@ static void finish_evict(struct dimm_pager *p, struct evict *e)
 	if (e->status && evict_retry(p, e))
 		return;
 	e->used = false;
-	if (e->status == 0 && !atomic_load(&p->err) && p->wp_async && wp_scan(p, pg, 1) != 0) {
+	p->clean_due = true;
+	if (e->status == 0 && !atomic_load(&p->err) && p->wp_async &&
+	    (wp_scan(p, pg, 1) != 0 || (p->pflags[pg] & PF_WRITTEN))) {
 		/* written during the write-back (or not known): stays, dirty */
 		p->state[pg] = PG_DIRTY;
 		p->ref[pg] = 1;
+	} else if (e->status == 0 && !atomic_load(&p->err) && e->keep) {
+		/* the cleaner's: resident and clean (still write-protected: a
+		 * write from now on is seen, by a WP fault or the next scan) */
+		p->state[pg] = PG_CLEAN;
+		p->pflags[pg] = PF_WASHED | PF_SEEN;
 	} else if (e->status == 0 && !atomic_load(&p->err)) {
 		drop_page(p, pg);
 	} else {
@@ -1052,6 +1137,7 @@ static bool try_install(struct dimm_pager *p, struct fetch *f)
 	p->state[pg] = p->wp && !f->write ? PG_CLEAN : PG_DIRTY;
 	p->ref[pg] = 1;
 	p->mapped++;
+	p->clean_due = true;
 	p->st.bytes_in += DIMM_PAGE;
 	if (f->waiter) {
 		p->st.faults++;
@@ -1144,6 +1230,7 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 			p->state[pg] = PG_DIRTY;
 			p->ref[pg] = 1;
 			p->sync_mark[pg] = 0;
+			p->clean_due = true;
 			p->st.wp_faults++;
 			dimm_hist_add(p->st.hist_wp, now_ns() - m->t0);
 			return true;
@@ -1303,6 +1390,7 @@ static unsigned sync_step(struct dimm_pager *p)
 					break; /* -EAGAIN: no descriptor now, later */
 				}
 				p->sync_mark[pg] = 1;
+				p->pflags[pg] = 0;
 				p->sync_wb++;
 				p->st.writebacks++;
 				p->st.bytes_out += DIMM_PAGE;
@@ -1351,12 +1439,121 @@ static unsigned sync_step(struct dimm_pager *p)
 				  retries_text(rt, sizeof(rt), p->sync_retries),
 				  dimm_strerror(p->sync_st, p->sync_ht_err));
 		}
-		atomic_store(&p->sync_status, p->sync_st);
+		/* an eviction's or the cleaner's write-back that failed meanwhile
+		 * left its page here, not in the remote memory: not synced */
+		atomic_store(&p->sync_status, p->sync_st ? p->sync_st : atomic_load(&p->err));
 		atomic_store(&p->sync_done, p->sync_serving);
 		p->sync_phase = 0;
 		work++;
 	}
 	return work;
+}
+
+/* ------------------------------------------------------------ cleaner */
+
+/* A fetch a faulting thread waits for is on its way. */
+static bool demand_in_flight(const struct dimm_pager *p)
+{
+	for (unsigned i = 0; i < N_FETCH; i++)
+		if (p->fe[i].used && p->fe[i].waiter && !p->fe[i].done)
+			return true;
+	return false;
+}
+
+/* wp-async: scan (and protect again) the written pages among the n pages
+ * the CLOCK hand reaches next, wrapping around. */
+static long scan_ahead(struct dimm_pager *p, uint64_t n)
+{
+	uint32_t to_end = p->npages - p->hand;
+	long r;
+
+	if (n >= p->npages)
+		return wp_scan(p, 0, p->npages);
+	if (n <= to_end)
+		return wp_scan(p, p->hand, (uint32_t)n);
+	r = wp_scan(p, p->hand, to_end);
+	return r < 0 ? r : wp_scan(p, 0, (uint32_t)(n - to_end));
+}
+
+/*
+ * Write-back ahead of eviction (dimm_pager.h, "Cleaner"). When fewer than
+ * clean_low slots are free, walk the pages in the order make_room will
+ * evict them (the hand's two CLOCK sweeps, without moving it or clearing a
+ * reference bit: unreferenced pages on the first, the others on the
+ * second) until free slots plus victims found make clean_low, and start
+ * the write-back of the dirty ones among them (at most CLEAN_BURST now,
+ * N_CLEAN in flight). Only after the faults read are handled (their
+ * fetches are on their way first; run to completion: only while a fetch
+ * a thread waits for is in flight), not during a sync, and only when
+ * something changed since the last look (clean_due). Returns the
+ * write-backs started.
+ */
+static unsigned clean_step(struct dimm_pager *p)
+{
+	uint32_t cand[DIMM_PAGER_CLEAN_MAX];
+	unsigned want, nc = 0, started = 0, busy = 0;
+	uint32_t used = p->mapped + p->reserved;
+	uint64_t n;
+
+	if (!p->clean_low || !p->clean_due || p->n_pend || p->sync_phase || p->dead ||
+	    atomic_load(&p->sync_req) != atomic_load(&p->sync_done) || atomic_load(&p->err))
+		return 0;
+	/* run to completion: nobody polls once the faulting thread goes on,
+	 * so write-backs started then would wait in the queue, in front of
+	 * the next fault's reads: only behind a fetch that a thread waits for */
+	if (p->sigbus && !demand_in_flight(p))
+		return 0;
+	p->clean_due = false;
+	if (used + p->clean_low <= p->budget)
+		return 0;
+	want = p->clean_low - (used < p->budget ? p->budget - used : 0);
+	for (n = 0; n < 2ull * p->npages && nc < want; n++) {
+		uint32_t pg = (uint32_t)((p->hand + n) % p->npages);
+
+		if (victim_state(p, pg) && (n < p->npages) == !p->ref[pg])
+			cand[nc++] = pg;
+	}
+	/* wp-async: a scan costs an ioctl (and a TLB flush when it protects
+	 * a page again), so scan in bursts: only when fewer than half the
+	 * watermark are known ready, then every victim up to it at once. A
+	 * page written after the cleaner saw it is the eviction's to find. */
+	if (p->wp_async) {
+		unsigned ready = p->budget > used ? p->budget - used : 0, unseen = 0;
+
+		for (unsigned i = 0; i < nc; i++) {
+			if (p->state[cand[i]] == PG_EVICTING ||
+			    (p->pflags[cand[i]] & PF_SEEN))
+				ready++;
+			else
+				unseen++;
+		}
+		if (unseen && 2 * ready < p->clean_low) {
+			if (scan_ahead(p, n) < 0)
+				return 0; /* not known: the eviction writes it back */
+			for (unsigned i = 0; i < nc; i++) {
+				uint32_t pg = cand[i];
+
+				if (rewritten_after_clean(p, pg)) {
+					cand[i] = UINT32_MAX;
+					continue;
+				}
+				p->pflags[pg] |= PF_SEEN;
+			}
+		}
+	}
+	for (unsigned i = 0; i < N_EVICT; i++)
+		busy += p->ev[i].used && p->ev[i].keep;
+	for (unsigned i = 0; i < nc && started < CLEAN_BURST && busy < N_CLEAN; i++) {
+		if (cand[i] == UINT32_MAX || p->state[cand[i]] != PG_DIRTY)
+			continue;
+		if (start_evict(p, cand[i], true) < 0)
+			break;
+		started++;
+		busy++;
+	}
+	if (started)
+		p->clean_due = true; /* more next time if the burst was not enough */
+	return started;
 }
 
 /* ------------------------------------------------------------ poll */
@@ -1498,6 +1695,7 @@ unsigned dimm_pager_poll(struct dimm_pager *p)
 		work += read_faults(p);
 	work += handle_pending(p);
 	work += sync_step(p);
+	work += clean_step(p);
 	atomic_store_explicit(&p->idle,
 			      !dimm_pager_busy(p) && dimm_inflight(p->cfg.client) == 0,
 			      memory_order_release);

@@ -36,6 +36,24 @@
  * does); without the flag the pager uses write-protect faults, safe with
  * any number of threads.
  *
+ * Cleaner (write-back ahead of eviction): when fewer than clean_low of the
+ * slots the next faults will take are free or hold a clean page, the pager
+ * writes back the dirty pages next in eviction order (the CLOCK hand's
+ * order, without moving it) in bursts, after the faults it has read are
+ * handled, i.e. overlapped with their fetches; a page so written stays
+ * resident and clean, so the fault that evicts it later drops it without a
+ * write-back round trip. It is the eviction's write-back (same protection,
+ * flush, retries, error path) except that a confirmed page is kept: one
+ * written meanwhile stays dirty (write-protect faults: writers wait for the
+ * flush and then dirty it again; wp-async: the scan after the flush finds
+ * it; a cleaned page found written again gets a second chance, as a WP
+ * fault's reference gives it in wp mode). A fault whose victim is still
+ * being cleaned waits for that write-back. Off without dirty tracking
+ * (no-wp: nothing is ever known clean), when the budget holds the whole
+ * mapping, and with DIMM_PAGER_F_NO_CLEAN. Counted in cleaned, clean_hits
+ * and clean_waits. Run to completion: only while a demand fetch is in
+ * flight (nobody polls otherwise).
+ *
  * Warm VL resets: a fetch or a write-back that fails because the virtual
  * link was reset (a target abort, or -EPIPE from the flush: posted writes
  * may have been dropped) while the lease is still valid is sent again, as
@@ -79,6 +97,7 @@
 					PAGEMAP_SCAN where the kernel has them:
 					ONE application thread only (above) */
 #define DIMM_PAGER_F_SIGBUS    0x10u /* run to completion: see cfg.drive */
+#define DIMM_PAGER_F_NO_CLEAN  0x20u /* no write-back ahead of eviction (cleaner) */
 #define DIMM_PAGER_F_NO_UFFD   0x04u /* act as if userfaultfd were unavailable (tests);
 					also set by the environment HTOE_DIMM_NO_UFFD=1 */
 
@@ -92,6 +111,9 @@ struct dimm_pager_cfg {
 	unsigned flags;
 	unsigned max_retries;        /* sends again after a VL reset, per operation
 					(0: DIMM_PAGER_RETRIES; at most 255) */
+	unsigned clean_low;          /* cleaner's low watermark: pages of the next victims
+					kept free or clean (0: DIMM_PAGER_CLEAN_LOW(budget);
+					at most DIMM_PAGER_CLEAN_MAX) */
 	/* Run to completion (DIMM_PAGER_F_SIGBUS, where the kernel has
 	 * UFFD_FEATURE_SIGBUS and the mode has no write-protect faults:
 	 * wp-async or no-wp): a fault is a SIGBUS in the faulting thread, whose
@@ -108,6 +130,10 @@ struct dimm_pager_cfg {
 };
 
 #define DIMM_PAGER_RETRIES 32u
+/* The cleaner's default watermark: a sixteenth of the budget, 2 to 16 pages. */
+#define DIMM_PAGER_CLEAN_LOW(budget) \
+	((budget) / 16u < 2u ? 2u : (budget) / 16u > 16u ? 16u : (budget) / 16u)
+#define DIMM_PAGER_CLEAN_MAX 64u
 
 /* Latency histogram: log-linear, 32 sub-buckets per power of two of ns. */
 #define DIMM_HIST_BUCKETS (64u * 32u)
@@ -118,13 +144,19 @@ struct dimm_pager_stats {
 	uint64_t spurious;        /* faults on pages already handled */
 	uint64_t fetches, readaheads, readahead_hits;
 	uint64_t readahead_dropped; /* wp-async: fetched, no free slot, nobody waited */
-	uint64_t evictions, writebacks, drops_clean;
+	uint64_t evictions;       /* pages dropped to make room (drops_clean of them
+				     without a write-back at that time) */
+	uint64_t writebacks;      /* pages written back: evictions, cleaner and syncs */
+	uint64_t drops_clean;
 	uint64_t poisoned;        /* pages poisoned after an error */
 	uint64_t room_waits;      /* a fetched page waited: every resident page was busy */
 	uint64_t syncs;
 	uint64_t fetch_retries;   /* fetches sent again after a VL reset */
 	uint64_t writeback_retries; /* write-backs (eviction or sync) sent again */
 	uint64_t bytes_in, bytes_out;
+	uint64_t cleaned;         /* write-backs ahead of eviction started (the cleaner) */
+	uint64_t clean_hits;      /* evictions that dropped a page the cleaner wrote back */
+	uint64_t clean_waits;     /* evictions that waited for the cleaner's write-back */
 	uint64_t wp_scans;        /* PAGEMAP_SCAN calls (wp-async dirty tracking) */
 	uint64_t scan_dirty;      /* pages they found written */
 	uint32_t hist[DIMM_HIST_BUCKETS]; /* fault service time: message read -> page installed */

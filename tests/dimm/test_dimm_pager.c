@@ -64,6 +64,9 @@ struct env {
 
 enum { KILL_DEAD = 0, KILL_LEASE, KILL_RESETS };
 
+/* cfg.clean_low of the next env_new (0: the default) */
+static unsigned env_clean_low;
+
 static void *pager_thread(void *arg)
 {
 	struct env *e = arg;
@@ -145,6 +148,7 @@ static void env_new(struct env *e, unsigned budget, unsigned flags, unsigned rea
 	pc.budget = budget;
 	pc.flags = flags;
 	pc.readahead = readahead;
+	pc.clean_low = env_clean_low;
 	pc.drive = drive;
 	pc.drive_arg = e;
 	e->p = dimm_pager_new(&pc, err, sizeof(err));
@@ -538,7 +542,236 @@ static void test_lease_lost(void **state)
 	run_lost(0, KILL_LEASE, "lease lost", "poison");
 }
 
-/* ---- warm VL resets: a fetch or a write-back hit by one is sent again */
+/* ---- the cleaner: dirty pages written back ahead of eviction */
+
+/* Evictions that had to write their victim back (not dropped clean). */
+static uint64_t evictions_written(const struct dimm_pager_stats *st)
+{
+	return st->evictions - st->drops_clean;
+}
+
+/* A write-heavy workload at a quarter budget: with the cleaner, almost
+ * every eviction finds its victim clean (written back ahead by the
+ * cleaner); without it most evictions write back. Every value verified
+ * either way. */
+static void run_clean_ahead(unsigned flags, struct dimm_pager_stats *out)
+{
+	struct env e;
+	uint8_t *m;
+	struct ht_rand r;
+
+	env_init(&e, NPAGES / 4, flags, 0);
+	m = dimm_pager_base(e.p);
+	ht_rand_seed(&r, 21);
+	for (unsigned i = 0; i < scaled(20000); i++) {
+		uint64_t off = (ht_rand_u64(&r) % (LEASE / 8)) * 8, v = ht_rand_u64(&r);
+
+		memcpy(m + off, &v, 8);
+		memcpy(e.ref + off, &v, 8);
+	}
+	check_all(&e);
+	*out = *dimm_pager_stats(e.p);
+	assert_int_equal(dimm_pager_error(e.p, NULL, 0), 0);
+	env_fini(&e);
+	assert_true(out->evictions > NPAGES);
+	printf("# %s%s: %llu evictions, %llu with a write-back; %llu cleaned, %llu hits, "
+	       "%llu waits\n",
+	       flags & DIMM_PAGER_F_WP_ASYNC ? "wp-async" : "wp",
+	       flags & DIMM_PAGER_F_NO_CLEAN ? " without the cleaner" : "",
+	       (unsigned long long)out->evictions, (unsigned long long)evictions_written(out),
+	       (unsigned long long)out->cleaned, (unsigned long long)out->clean_hits,
+	       (unsigned long long)out->clean_waits);
+}
+
+static void clean_ahead(unsigned flags)
+{
+	static struct dimm_pager_stats on, off;
+
+	run_clean_ahead(flags | DIMM_PAGER_F_NO_CLEAN, &off);
+	assert_int_equal(off.cleaned, 0);
+	assert_int_equal(off.clean_hits, 0);
+	/* the pattern dirties most victims */
+	assert_true(evictions_written(&off) * 2 > off.evictions);
+	run_clean_ahead(flags, &on);
+	assert_true(on.cleaned > 0);
+	assert_true(on.clean_hits * 2 > on.evictions);
+	/* (near) zero: at most one eviction in ten waits for a write-back */
+	assert_true(evictions_written(&on) * 10 <= on.evictions);
+	/* every write-back is an eviction's, the cleaner's or a sync's */
+	assert_true(on.writebacks >= on.cleaned + evictions_written(&on) - on.clean_waits);
+}
+
+static void test_clean_ahead_wp(void **state)
+{
+	(void)state;
+	clean_ahead(0);
+}
+
+static void test_clean_ahead_wp_async(void **state)
+{
+	(void)state;
+	if (!have_wp_async())
+		skip();
+	clean_ahead(DIMM_PAGER_F_WP_ASYNC);
+}
+
+/* Wait until the pager thread has nothing in flight and has started
+ * nothing for a while (idle is as of its last poll, which may not have
+ * read a write-protect fault yet: the write-back after it comes later). */
+static void wait_idle(struct env *e)
+{
+	uint64_t wb;
+
+	do {
+		wb = dimm_pager_stats(e->p)->writebacks;
+		usleep(2000);
+		while (!dimm_pager_idle(e->p))
+			usleep(100);
+	} while (dimm_pager_stats(e->p)->writebacks != wb);
+}
+
+/*
+ * A page written after its early write-back is dirty again and written
+ * back again before it is dropped. Budget 8, watermark 8: once pages 0-7
+ * are resident and dirty, the cleaner writes all of them back while they
+ * stay resident (the remote memory has them, nothing evicted); page 3 is
+ * written again; pages 9-31 then evict everything (page 3 perhaps after
+ * a second chance, wp-async: written since it was cleaned): page 3 must be
+ * written back again before it goes, the others are dropped clean.
+ */
+static void clean_rewrite(unsigned flags)
+{
+	struct env e;
+	const struct dimm_pager_stats *st;
+	uint8_t *m;
+
+	env_clean_low = 8;
+	env_init(&e, 8, flags, 0);
+	env_clean_low = 0;
+	m = dimm_pager_base(e.p);
+	st = dimm_pager_stats(e.p);
+	/* written at the first touch: installed dirty (a write fault) */
+	for (unsigned pg = 0; pg < 8; pg++) {
+		e.ref[pg * DIMM_PAGE] ^= 0x5a;
+		m[pg * DIMM_PAGE] = e.ref[pg * DIMM_PAGE];
+	}
+	wait_idle(&e);
+	/* (more than 8 when a store lands after its page's write-back began) */
+	assert_true(st->cleaned >= 8);
+	assert_int_equal(st->evictions, 0);
+	/* wp: all of them there now. (wp-async: a store that landed after a
+	 * page's write-back may leave it dirty until its eviction, which
+	 * writes it back: the end of the test checks that.) */
+	for (unsigned pg = 0; pg < 8 && !(flags & DIMM_PAGER_F_WP_ASYNC); pg++)
+		assert_memory_equal(e.mem + pg * DIMM_PAGE, e.ref + pg * DIMM_PAGE, DIMM_PAGE);
+	uint64_t wb = st->writebacks, hits = st->clean_hits;
+
+	/* written again after its early write-back */
+	e.ref[3 * DIMM_PAGE + 100] ^= 0xa5;
+	m[3 * DIMM_PAGE + 100] = e.ref[3 * DIMM_PAGE + 100];
+	for (unsigned pg = 9; pg < 32; pg++)
+		assert_int_equal(m[pg * DIMM_PAGE + 1], e.ref[pg * DIMM_PAGE + 1]);
+	wait_idle(&e);
+	assert_true(st->evictions >= 8);
+	assert_true(st->clean_hits > hits);
+	/* page 3 went back again: the remote copy has the second write */
+	assert_true(st->writebacks > wb);
+	assert_int_equal(e.mem[3 * DIMM_PAGE + 100], e.ref[3 * DIMM_PAGE + 100]);
+	check_all(&e);
+	env_fini(&e);
+}
+
+static void test_clean_rewrite_wp(void **state)
+{
+	(void)state;
+	clean_rewrite(0);
+}
+
+static void test_clean_rewrite_wp_async(void **state)
+{
+	(void)state;
+	if (!have_wp_async())
+		skip();
+	clean_rewrite(DIMM_PAGER_F_WP_ASYNC);
+}
+
+/*
+ * Pages written while the cleaner's write-backs of them are in flight, over
+ * and over: a sweep at budget 8 (watermark 8: every resident page is the
+ * cleaner's) where, before each fault, the application writes every page
+ * that should be resident. With a pager thread in wp (writers wait in a
+ * WP fault for the flush, then dirty the page again) and wp-async (the
+ * writes race with the write-backs: the scan after each flush, or a
+ * cleaner scan meanwhile, must find them), and run to completion in
+ * wp-async. Both images exact at the end: no update lost.
+ */
+static void clean_during(bool rtc, unsigned flags)
+{
+	struct env e;
+	const struct dimm_pager_stats *st;
+	uint8_t *m;
+
+	env_clean_low = 8;
+	if (rtc)
+		env_new(&e, 8, flags | DIMM_PAGER_F_SIGBUS, 0, rtc_drive);
+	else
+		env_init(&e, 8, flags, 0);
+	env_clean_low = 0;
+	if (rtc && !strstr(dimm_pager_mode(e.p), "wp-async,poison,sigbus-rtc")) {
+		env_free(&e);
+		skip();
+	}
+	m = dimm_pager_base(e.p);
+	st = dimm_pager_stats(e.p);
+	for (unsigned round = 0; round < 4; round++)
+		for (unsigned pg = 0; pg < NPAGES; pg++) {
+			for (unsigned q = pg >= 7 ? pg - 7 : 0; q < pg; q++) {
+				size_t at = (size_t)q * DIMM_PAGE + (pg % 64) * 8 + round;
+
+				m[at]++;
+				e.ref[at]++;
+			}
+			assert_int_equal(m[(size_t)pg * DIMM_PAGE + 4000],
+					 e.ref[(size_t)pg * DIMM_PAGE + 4000]);
+		}
+	assert_true(memcmp(m, e.ref, LEASE) == 0);
+	assert_true(st->cleaned > NPAGES);
+	assert_true(st->clean_hits > 0);
+	if (flags & DIMM_PAGER_F_WP_ASYNC)
+		assert_true(st->scan_dirty > 0);
+	if (rtc) {
+		assert_int_equal(dimm_pager_sync(e.p, false, rtc_drive, &e), 0);
+		assert_memory_equal(e.mem, e.ref, LEASE);
+		assert_int_equal(dimm_pager_sync(e.p, true, rtc_drive, &e), 0);
+		assert_true(memcmp(m, e.ref, LEASE) == 0);
+		env_free(&e);
+	} else {
+		check_all(&e);
+		env_fini(&e);
+	}
+}
+
+static void test_clean_during_rtc(void **state)
+{
+	(void)state;
+	clean_during(true, DIMM_PAGER_F_WP_ASYNC);
+}
+
+static void test_clean_during_wp(void **state)
+{
+	(void)state;
+	clean_during(false, 0);
+}
+
+/* wp-async with a pager thread: the application's writes race with the
+ * cleaner's write-backs (thousands land while one is in flight) */
+static void test_clean_during_wp_async(void **state)
+{
+	(void)state;
+	if (!have_wp_async())
+		skip();
+	clean_during(false, DIMM_PAGER_F_WP_ASYNC);
+}
 
 /* The workload with a warm reset hitting `len` requests every `every`
  * fetches: verified through the mapping and in the remote image after a
@@ -712,6 +945,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1)
 		scale = atof(argv[1]);
+	if (argc > 2)
+		cmocka_set_test_filter(argv[2]); /* by hand: e.g. 1 'test_clean_*' */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hist),
 		cmocka_unit_test(test_budget_full),
@@ -727,6 +962,13 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_remote_lost_poison),
 		cmocka_unit_test(test_remote_lost_sigsegv),
 		cmocka_unit_test(test_lease_lost),
+		cmocka_unit_test(test_clean_ahead_wp),
+		cmocka_unit_test(test_clean_ahead_wp_async),
+		cmocka_unit_test(test_clean_rewrite_wp),
+		cmocka_unit_test(test_clean_rewrite_wp_async),
+		cmocka_unit_test(test_clean_during_rtc),
+		cmocka_unit_test(test_clean_during_wp),
+		cmocka_unit_test(test_clean_during_wp_async),
 		cmocka_unit_test(test_reset_fetch),
 		cmocka_unit_test(test_reset_writeback),
 		cmocka_unit_test(test_reset_sync),
