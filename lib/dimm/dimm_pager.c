@@ -486,10 +486,10 @@ again:
 		p->poison = false;
 	/* the cleaner: only where clean is known (dirty tracking) and pages
 	 * are ever evicted */
-	p->clean_low = p->cfg.clean_low ? p->cfg.clean_low : DIMM_PAGER_CLEAN_LOW(p->budget);
+	p->clean_low = p->cfg.clean_low;
 	if (p->clean_low > DIMM_PAGER_CLEAN_MAX)
 		p->clean_low = DIMM_PAGER_CLEAN_MAX;
-	if (!p->wp || (cfg->flags & DIMM_PAGER_F_NO_CLEAN) || p->budget >= p->npages)
+	if (!p->wp || p->budget >= p->npages)
 		p->clean_low = 0;
 	if (p->wp_async && wp_scan_probe(p) != 0) {
 		/* WP_ASYNC without a working PAGEMAP_SCAN: writes would go

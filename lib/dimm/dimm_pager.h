@@ -48,9 +48,10 @@
  * flush and then dirty it again; wp-async: the scan after the flush finds
  * it; a cleaned page found written again gets a second chance, as a WP
  * fault's reference gives it in wp mode). A fault whose victim is still
- * being cleaned waits for that write-back. Off without dirty tracking
- * (no-wp: nothing is ever known clean), when the budget holds the whole
- * mapping, and with DIMM_PAGER_F_NO_CLEAN. Counted in cleaned, clean_hits
+ * being cleaned waits for that write-back. Off unless clean_low is set
+ * (it measured no faster on the project's VM and writes more: docs/dimm.md),
+ * without dirty tracking (no-wp: nothing is ever known clean) and when the
+ * budget holds the whole mapping. Counted in cleaned, clean_hits
  * and clean_waits. Run to completion: only while a demand fetch is in
  * flight (nobody polls otherwise).
  *
@@ -97,7 +98,6 @@
 					PAGEMAP_SCAN where the kernel has them:
 					ONE application thread only (above) */
 #define DIMM_PAGER_F_SIGBUS    0x10u /* run to completion: see cfg.drive */
-#define DIMM_PAGER_F_NO_CLEAN  0x20u /* no write-back ahead of eviction (cleaner) */
 #define DIMM_PAGER_F_NO_UFFD   0x04u /* act as if userfaultfd were unavailable (tests);
 					also set by the environment HTOE_DIMM_NO_UFFD=1 */
 
@@ -112,7 +112,8 @@ struct dimm_pager_cfg {
 	unsigned max_retries;        /* sends again after a VL reset, per operation
 					(0: DIMM_PAGER_RETRIES; at most 255) */
 	unsigned clean_low;          /* cleaner's low watermark: pages of the next victims
-					kept free or clean (0: DIMM_PAGER_CLEAN_LOW(budget);
+					kept free or clean (0: no cleaner, the default;
+					DIMM_PAGER_CLEAN_LOW(budget) is a sensible value;
 					at most DIMM_PAGER_CLEAN_MAX) */
 	/* Run to completion (DIMM_PAGER_F_SIGBUS, where the kernel has
 	 * UFFD_FEATURE_SIGBUS and the mode has no write-protect faults:
@@ -130,7 +131,7 @@ struct dimm_pager_cfg {
 };
 
 #define DIMM_PAGER_RETRIES 32u
-/* The cleaner's default watermark: a sixteenth of the budget, 2 to 16 pages. */
+/* A watermark for the cleaner: a sixteenth of the budget, 2 to 16 pages. */
 #define DIMM_PAGER_CLEAN_LOW(budget) \
 	((budget) / 16u < 2u ? 2u : (budget) / 16u > 16u ? 16u : (budget) / 16u)
 #define DIMM_PAGER_CLEAN_MAX 64u

@@ -64,7 +64,7 @@ struct env {
 
 enum { KILL_DEAD = 0, KILL_LEASE, KILL_RESETS };
 
-/* cfg.clean_low of the next env_new (0: the default) */
+/* cfg.clean_low of the next env_new (0: no cleaner, the default) */
 static unsigned env_clean_low;
 
 static void *pager_thread(void *arg)
@@ -577,7 +577,7 @@ static void run_clean_ahead(unsigned flags, struct dimm_pager_stats *out)
 	printf("# %s%s: %llu evictions, %llu with a write-back; %llu cleaned, %llu hits, "
 	       "%llu waits\n",
 	       flags & DIMM_PAGER_F_WP_ASYNC ? "wp-async" : "wp",
-	       flags & DIMM_PAGER_F_NO_CLEAN ? " without the cleaner" : "",
+	       env_clean_low ? "" : " without the cleaner",
 	       (unsigned long long)out->evictions, (unsigned long long)evictions_written(out),
 	       (unsigned long long)out->cleaned, (unsigned long long)out->clean_hits,
 	       (unsigned long long)out->clean_waits);
@@ -587,12 +587,14 @@ static void clean_ahead(unsigned flags)
 {
 	static struct dimm_pager_stats on, off;
 
-	run_clean_ahead(flags | DIMM_PAGER_F_NO_CLEAN, &off);
+	run_clean_ahead(flags, &off); /* off by default */
 	assert_int_equal(off.cleaned, 0);
 	assert_int_equal(off.clean_hits, 0);
 	/* the pattern dirties most victims */
 	assert_true(evictions_written(&off) * 2 > off.evictions);
+	env_clean_low = DIMM_PAGER_CLEAN_LOW(NPAGES / 4);
 	run_clean_ahead(flags, &on);
+	env_clean_low = 0;
 	assert_true(on.cleaned > 0);
 	assert_true(on.clean_hits * 2 > on.evictions);
 	/* (near) zero: at most one eviction in ten waits for a write-back */
