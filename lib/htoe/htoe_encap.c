@@ -513,7 +513,7 @@ static void deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const 
 		if (htoe_remote_response(b, v, pkt, len) != 0) {
 			/* late or bogus response: its buffer is free again */
 			htoe_credit_rx_release(&b->pool, &v->crx, vc, has_data);
-			v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
+			v->regrant_due = true;
 		}
 		return;
 	}
@@ -524,8 +524,8 @@ static void deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const 
 /* Selective retry: a frame after a gap is kept (its packets take their
  * receive buffers now, within the credits granted) until the gap is
  * filled. 0 if held, -1 if it cannot be (then it is dropped as in GBN). */
-static int hold_frame(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
-		      const uint8_t *payload, uint64_t now)
+static int hold_frame(struct htoe_vl *v, const struct htoe_hdr *h, const uint8_t *payload,
+		      uint64_t now)
 {
 	enum ht_vc vc = (enum ht_vc)h->vc;
 	const struct htoe_rob_frame *f;
@@ -538,10 +538,9 @@ static int hold_frame(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *
 		htoe_rob_free(&v->rob, h->seq);
 		return -1;
 	}
-	for (uint16_t i = f->first; i != HTOE_ROB_NONE; i = v->rob.pkt[i].next)
-		htoe_credit_rx_receive(&v->crx, vc, v->rob.pkt[i].has_data);
+	htoe_credit_rx_receive_n(&v->crx, vc, f->npkts, f->ndata);
 	htoe_retry_rx_hold(&v->rt, h->seq, now);
-	v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
+	v->regrant_due = true;
 	return 0;
 }
 
@@ -601,7 +600,7 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	if (h->seq != htoe_retry_rx_ack_value(&v->rt)) {
 		verdict = htoe_retry_rx_frame(&v->rt, h->seq, now);
 		if (verdict == HTOE_RX_OUT_OF_ORDER && htoe_retry_rx_can_hold(&v->rt, h->seq) &&
-		    hold_frame(b, v, h, payload, now) == 0)
+		    hold_frame(v, h, payload, now) == 0)
 			return 0;
 		return verdict == HTOE_RX_DUP ? -HTOE_DROP_DUP : -HTOE_DROP_OUT_OF_ORDER;
 	}
@@ -624,7 +623,8 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	while (htoe_pkt_iter_next(&it, &pkt, &len) > 0)
 		deliver_pkt(b, v, vc, pkt, len, ht_bytes_has_data(pkt, len));
 	drain_held(b, v, now);
-	/* an active VL may now draw on the shared part of the pool */
-	v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
+	/* an active VL may now draw on the shared part of the pool: granted
+	 * before its next frame (once per frame sent, not per frame received) */
+	v->regrant_due = true;
 	return 0;
 }
