@@ -53,34 +53,40 @@ static void done_flush(struct br_drv *d)
 /* `m` is finished with (delivered, or dropped): freed with the others at
  * the end of the call. An mbuf delivered twice (an RX duplicate, refcnt 2)
  * is put here twice. */
-static void done(struct br_drv *d, struct rte_mbuf *m)
+static inline void done(struct br_drv *d, struct rte_mbuf *m)
 {
 	d->done[d->n_done++] = m;
-	if (d->n_done == RTE_DIM(d->done))
+	if (unlikely(d->n_done == RTE_DIM(d->done)))
 		done_flush(d);
 }
 
-/* An mbuf for a frame to send, from the stash; an empty stash is filled
- * with `burst` mbufs in one bulk allocation (fewer when the pool runs
- * short). NULL (counted) when the pool has none. */
-static struct rte_mbuf *tx_mbuf(struct br_drv *d)
+/* Fills the empty stash with `burst` mbufs in one bulk allocation (fewer
+ * when the pool runs short); false (counted) when the pool has none. */
+static __rte_noinline bool stash_fill(struct br_drv *d)
 {
-	if (!d->n_stash) {
-		unsigned n = d->burst < RTE_DIM(d->stash) ? d->burst : RTE_DIM(d->stash);
+	unsigned n = d->burst < RTE_DIM(d->stash) ? d->burst : RTE_DIM(d->stash);
 
-		while (n && rte_pktmbuf_alloc_bulk(d->pool, d->stash, n) != 0)
-			n /= 2;
-		if (!n) {
-			d->c->alloc_fail++;
-			return NULL;
-		}
-		d->n_stash = n;
+	while (n && rte_pktmbuf_alloc_bulk(d->pool, d->stash, n) != 0)
+		n /= 2;
+	if (!n) {
+		d->c->alloc_fail++;
+		return false;
 	}
+	d->n_stash = n;
+	return true;
+}
+
+/* An mbuf for a frame to send, from the stash; NULL when the pool has
+ * none. */
+static inline struct rte_mbuf *tx_mbuf(struct br_drv *d)
+{
+	if (unlikely(!d->n_stash) && !stash_fill(d))
+		return NULL;
 	return d->stash[--d->n_stash];
 }
 
 /* Back into the stash: taken by tx_mbuf and not used. */
-static void tx_mbuf_unused(struct br_drv *d, struct rte_mbuf *m)
+static inline void tx_mbuf_unused(struct br_drv *d, struct rte_mbuf *m)
 {
 	d->stash[d->n_stash++] = m;
 }
