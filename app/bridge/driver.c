@@ -42,10 +42,15 @@ int br_drv_init(struct br_drv *d, struct htoe *b, struct br_port *port,
 
 /* ------------------------------------------------------ mbufs in bulk */
 
-/* The mbufs finished with go back to the pool together. */
+/* The mbufs finished with go back to the pool together. A single one is
+ * freed inline: rte_pktmbuf_free_bulk's set-up costs about 60 instructions
+ * more than rte_pktmbuf_free for one mbuf (callgrind), and one frame per
+ * poll is the latency-bound case. */
 static void done_flush(struct br_drv *d)
 {
-	if (d->n_done)
+	if (d->n_done == 1)
+		rte_pktmbuf_free(d->done[0]);
+	else if (d->n_done)
 		rte_pktmbuf_free_bulk(d->done, d->n_done);
 	d->n_done = 0;
 }
