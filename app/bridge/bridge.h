@@ -35,7 +35,6 @@
 #include "impair.h"
 #include "node/node.h"
 
-#define BR_MAX_BURST   64u
 #define BR_PUBLISH_NS  1000000ull   /* counter snapshots every 1 ms */
 
 enum br_phase {

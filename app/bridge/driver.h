@@ -6,14 +6,16 @@
  *
  *   br_drv_rx      rte_eth_rx_burst -> capture -> RX impairment -> MACsec
  *                  validation -> htoe_frame_input; then what the RX
- *                  impairment releases
+ *                  impairment releases; the mbufs it is done with go
+ *                  back to the pool in one bulk free at the end
  *   br_drv_expire  htoe_handle_expiry once drv->deadline has passed
  *   (the program:  its local side — htoe-bridge: requester, target and
  *                  workload; htoe-dimm: lease endpoint, dimm engine, pager;
  *                  then it sets drv->deadline to its next deadline)
- *   br_drv_tx      htoe_frame_output into a fresh mbuf -> MACsec protection
- *                  -> TX impairment -> capture -> rte_eth_tx_buffer; what
- *                  the TX impairment releases; flush
+ *   br_drv_tx      htoe_frame_output into an mbuf of the driver's stash
+ *                  (filled from the pool in bulk) -> MACsec protection ->
+ *                  TX impairment -> capture -> rte_eth_tx_buffer; what the
+ *                  TX impairment releases; flush
  *   br_drv_watch   "peer not answering" / "answers again", once each
  *   br_idle_*      busy or adaptive polling of an lcore ([global] poll)
  *
@@ -30,6 +32,10 @@
 #include <rte_ring.h>
 
 #include "htoe/htoe.h"
+
+/* The largest RX burst ([global] burst), and the size of the driver's
+ * bulk arrays of mbufs. */
+#define BR_MAX_BURST   64u
 
 /* Driver counters of one node, written by its lcore only. All uint64_t.
  * br_drv fills the first group; the rest belong to the program's loop. */
@@ -80,7 +86,14 @@ struct br_drv {
 	struct br_dumper *cap[2];           /* rx, tx */
 	uint64_t deadline;                  /* expiry: htoe_handle_expiry from then on */
 	int      deaf;                      /* test hook (atomic): drop every received frame */
-	struct rte_mbuf *spare;             /* allocated, not yet used for a frame */
+	/* TX: mbufs taken from the pool in bulk (up to `burst` at a time),
+	 * one per frame; what is left goes back in br_drv_fini */
+	unsigned n_stash;
+	struct rte_mbuf *stash[BR_MAX_BURST];
+	/* mbufs finished with (delivered, dropped), freed in one bulk when the
+	 * array is full and at the end of br_drv_rx / br_drv_tx */
+	unsigned n_done;
+	struct rte_mbuf *done[BR_MAX_BURST];
 	unsigned n_watch;
 	struct br_peer_watch *watch;        /* [htoe_n_vls] (br_drv_watch) */
 	uint64_t next_watch_ns;
@@ -92,8 +105,8 @@ struct br_drv {
 int br_drv_init(struct br_drv *d, struct htoe *b, struct br_port *port,
 		struct rte_mempool *pool, uint16_t burst, uint16_t id, struct br_counters *c,
 		char *err, size_t errlen);
-/* Frees the spare mbuf, the MACsec SecY and the watch table (not the
- * capture dumpers: br_dumper_free). */
+/* Returns the stash's mbufs to the pool, frees the MACsec SecY and the
+ * watch table (not the capture dumpers: br_dumper_free). */
 void br_drv_fini(struct br_drv *d);
 
 /* One RX burst and the RX impairment's due frames; returns the frames
