@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,6 +69,13 @@ enum { PG_ABSENT = 0, PG_FETCHING, PG_CLEAN, PG_DIRTY, PG_EVICTING, PG_POISONED 
 #define N_SIGQ   64u     /* faults posted by SIGBUS handlers, not yet read */
 
 /* pflags */
+/* Eviction in batches: a fault that evicts a clean page also gives back up
+ * to DIMM_EVICT_BATCH - 1 more of the next clean, unreferenced pages CLOCK
+ * would take, found by one scan of DIMM_EVICT_SCAN pages ahead, in one
+ * system call (drop_pages): the next faults find free slots. */
+#define DIMM_EVICT_BATCH 8u
+#define DIMM_EVICT_SCAN  16u
+
 #define PF_WASHED  0x01u /* clean because the cleaner wrote it back (clean_hits) */
 #define PF_WRITTEN 0x02u /* wp-async: a scan found it written while it was sent */
 #define PF_SEEN    0x04u /* wp-async: the cleaner scanned it since it was installed */
@@ -117,6 +125,7 @@ struct dimm_pager {
 	bool     wp_async;    /* UFFD_FEATURE_WP_ASYNC: writes never fault,
 				 PAGEMAP_SCAN finds them (wp_scan) */
 	int      pagemap;     /* /proc/self/pagemap (wp_async), or -1 */
+	int      pidfd;       /* this process (process_madvise of a batch), or -1 */
 	uint8_t *state, *ref, *sync_mark;
 	uint8_t *pflags;      /* PF_*, per page */
 	unsigned clean_low;   /* cleaner's watermark (0: off) */
@@ -425,6 +434,10 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	p->wp = !(cfg->flags & DIMM_PAGER_F_NO_WP) && (have & UFFD_FEATURE_PAGEFAULT_FLAG_WP);
 	p->poison = !(cfg->flags & DIMM_PAGER_F_NO_POISON) && (have & UFFD_FEATURE_POISON);
 	p->pagemap = -1;
+	p->pidfd = -1;
+#ifdef SYS_pidfd_open
+	p->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+#endif
 	p->wp_async = p->wp && (cfg->flags & DIMM_PAGER_F_WP_ASYNC) &&
 		      (have & UFFD_FEATURE_WP_ASYNC) &&
 		      (p->pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) >= 0;
@@ -535,6 +548,8 @@ void dimm_pager_free(struct dimm_pager *p)
 		close(p->fd);
 	if (p->pagemap >= 0)
 		close(p->pagemap);
+	if (p->pidfd >= 0)
+		close(p->pidfd);
 	if (p->base)
 		munmap(p->base, p->size);
 	free(p->state);
@@ -675,14 +690,52 @@ static int wp_scan_probe(struct dimm_pager *p)
 	return r < 0 ? (int)r : 0;
 }
 
-static void drop_page(struct dimm_pager *p, uint32_t pg)
+/* The bookkeeping of a page whose memory was given back. */
+static void page_dropped(struct dimm_pager *p, uint32_t pg)
 {
-	madvise(page_addr(p, pg), DIMM_PAGE, MADV_DONTNEED);
 	p->state[pg] = PG_ABSENT;
 	p->ref[pg] = 0;
 	p->pflags[pg] = 0;
 	p->mapped--;
 	p->clean_due = true;
+}
+
+static void drop_page(struct dimm_pager *p, uint32_t pg)
+{
+	madvise(page_addr(p, pg), DIMM_PAGE, MADV_DONTNEED);
+	page_dropped(p, pg);
+}
+
+/* Give back the memory of n pages in one call: one TLB flush of every CPU
+ * running a thread of this process instead of n (process_madvise of the
+ * calling process, Linux >= 6.13 with MADV_DONTNEED; one madvise per page
+ * where it is refused). */
+static void drop_pages(struct dimm_pager *p, const uint32_t *pg, unsigned n)
+{
+	struct iovec iov[DIMM_EVICT_BATCH];
+	size_t want = (size_t)n * DIMM_PAGE;
+	long done = -1;
+
+	for (unsigned i = 0; i < n; i++) {
+		iov[i].iov_base = page_addr(p, pg[i]);
+		iov[i].iov_len = DIMM_PAGE;
+	}
+#ifdef SYS_process_madvise
+	if (p->pidfd >= 0 && n > 1)
+		done = syscall(SYS_process_madvise, p->pidfd, iov, (size_t)n, MADV_DONTNEED, 0u);
+#endif
+	if (done != (long)want) {
+		if (done < 0 && n > 1 && errno != EINTR && p->pidfd >= 0) {
+			close(p->pidfd); /* refused here: one madvise per page from now on */
+			p->pidfd = -1;
+		}
+		for (unsigned i = 0; i < n; i++)
+			madvise(iov[i].iov_base, DIMM_PAGE, MADV_DONTNEED);
+	} else if (n > 1) {
+		p->st.batched_drops += n;
+	}
+	for (unsigned i = 0; i < n; i++)
+		page_dropped(p, pg[i]);
 }
 
 /* The error state: remember the first failure, then stop serving faults
@@ -891,8 +944,34 @@ static bool victim_state(struct dimm_pager *p, uint32_t pg)
  * reserves it), an eviction slot whose completion frees one, or -2 when
  * nothing can be evicted now (retry later).
  */
+/* Evict the clean victim pg and, with it, the next clean unreferenced
+ * pages after it up to `known` (the end of what this fault's scan saw),
+ * DIMM_EVICT_BATCH in all at most, in one drop_pages. */
+static void drop_clean_victims(struct dimm_pager *p, uint32_t pg, uint32_t known)
+{
+	uint32_t v[DIMM_EVICT_BATCH], end = pg + DIMM_EVICT_SCAN;
+	unsigned n = 0;
+
+	if (end > known)
+		end = known;
+	for (uint32_t q = pg; q < end && n < DIMM_EVICT_BATCH; q++) {
+		if (q != pg && (p->state[q] != PG_CLEAN || p->ref[q]))
+			continue;
+		if (p->pflags[q] & PF_WASHED)
+			p->st.clean_hits++;
+		v[n++] = q;
+	}
+	if (!n) /* pg beyond `known`: scanned alone before (cannot happen) */
+		v[n++] = pg;
+	drop_pages(p, v, n);
+	p->st.evictions += n;
+	p->st.drops_clean += n;
+}
+
 static int make_room(struct dimm_pager *p)
 {
+	uint32_t scanned = 0, scanned_end = 0; /* pages [scanned, scanned_end) scanned by this call */
+
 	if (p->mapped + p->reserved < p->budget)
 		return -1;
 	/* CLOCK: two sweeps find an unreferenced resident page if there is one */
@@ -917,16 +996,24 @@ static int make_room(struct dimm_pager *p)
 			p->st.clean_waits++;
 			return (int)(e - p->ev);
 		}
-		if (p->wp_async && wp_scan(p, pg, 1) < 0)
-			p->state[pg] = PG_DIRTY; /* not known: write it back */
+		if (p->wp_async && !(pg >= scanned && pg < scanned_end)) {
+			/* one scan for this victim and the next ones (the
+			 * faulting thread is stopped: nothing writes them
+			 * before this call drops them) */
+			uint32_t span = p->npages - pg < DIMM_EVICT_SCAN ? p->npages - pg :
+									      DIMM_EVICT_SCAN;
+
+			if (wp_scan(p, pg, span) < 0) {
+				p->state[pg] = PG_DIRTY; /* not known: write it back */
+				span = 0;
+			}
+			scanned = pg;
+			scanned_end = pg + span;
+		}
 		if (rewritten_after_clean(p, pg))
 			continue;
 		if (p->state[pg] == PG_CLEAN) {
-			if (p->pflags[pg] & PF_WASHED)
-				p->st.clean_hits++;
-			drop_page(p, pg);
-			p->st.evictions++;
-			p->st.drops_clean++;
+			drop_clean_victims(p, pg, p->wp_async ? scanned_end : p->npages);
 			return -1;
 		}
 		int e = start_evict(p, pg, false);

@@ -149,6 +149,8 @@ struct dimm_pager_stats {
 				     without a write-back at that time) */
 	uint64_t writebacks;      /* pages written back: evictions, cleaner and syncs */
 	uint64_t drops_clean;
+	uint64_t batched_drops;   /* of those, pages given back several in one call
+				     (the next clean victims, with the one a fault needed) */
 	uint64_t poisoned;        /* pages poisoned after an error */
 	uint64_t room_waits;      /* a fetched page waited: every resident page was busy */
 	uint64_t syncs;

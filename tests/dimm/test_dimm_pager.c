@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -364,6 +367,79 @@ static void test_readahead_adaptive(void **state)
 }
 
 /* A budget larger than the working set: every page is fetched once. */
+/* Does this kernel give back several pages of the calling process in one
+ * process_madvise(MADV_DONTNEED) (what the pager's batched eviction uses)? */
+static bool have_batch_drop(void)
+{
+	static int known = -1;
+
+	if (known < 0) {
+		uint8_t *m = mmap(NULL, 2 * DIMM_PAGE, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+		struct iovec iov[2] = { { m, DIMM_PAGE }, { m + DIMM_PAGE, DIMM_PAGE } };
+
+		m[0] = m[DIMM_PAGE] = 1;
+		known = pfd >= 0 && syscall(SYS_process_madvise, pfd, iov, 2, MADV_DONTNEED, 0) ==
+						    2 * DIMM_PAGE && m[0] == 0;
+		if (pfd >= 0)
+			close(pfd);
+		munmap(m, 2 * DIMM_PAGE);
+	}
+	return known == 1;
+}
+
+/* Eviction in batches: pages written in one pass, then read in sweeps at a
+ * quarter budget. Clean victims go several per call, dirty ones are
+ * written back first; nothing written is lost (the mapping and, after a
+ * sync, the remote copy equal the reference). */
+static void evict_batch(unsigned flags)
+{
+	struct env e;
+	const struct dimm_pager_stats *st;
+	uint8_t *m;
+	volatile uint8_t sink = 0;
+
+	env_init(&e, NPAGES / 4, flags, 0);
+	m = dimm_pager_base(e.p);
+	for (unsigned pg = 0; pg < NPAGES; pg += 3) { /* every third page dirty */
+		m[pg * DIMM_PAGE + 5] = (uint8_t)(pg + 1);
+		e.ref[pg * DIMM_PAGE + 5] = (uint8_t)(pg + 1);
+	}
+	for (unsigned sweep = 0; sweep < 3; sweep++)
+		for (unsigned pg = 0; pg < NPAGES; pg++) {
+			sink ^= m[pg * DIMM_PAGE + 9];
+			if (sweep == 1 && pg % 2 == 0) { /* and half written again */
+				m[pg * DIMM_PAGE + 11] = (uint8_t)(sweep + pg);
+				e.ref[pg * DIMM_PAGE + 11] = (uint8_t)(sweep + pg);
+			}
+		}
+	(void)sink;
+	st = dimm_pager_stats(e.p);
+	assert_true(st->evictions > 2 * NPAGES);
+	assert_true(st->drops_clean > 0);
+	if (have_batch_drop())
+		assert_true(st->batched_drops > st->drops_clean / 2);
+	assert_true(st->batched_drops <= st->drops_clean);
+	check_all(&e);
+	assert_int_equal(dimm_pager_error(e.p, NULL, 0), 0);
+	env_fini(&e);
+}
+
+static void test_evict_batch_wp(void **state)
+{
+	(void)state;
+	evict_batch(0);
+}
+
+static void test_evict_batch_wp_async(void **state)
+{
+	(void)state;
+	if (!have_wp_async())
+		skip();
+	evict_batch(DIMM_PAGER_F_WP_ASYNC);
+}
+
 static void test_budget_full(void **state)
 {
 	(void)state;
@@ -952,6 +1028,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hist),
 		cmocka_unit_test(test_budget_full),
+		cmocka_unit_test(test_evict_batch_wp),
+		cmocka_unit_test(test_evict_batch_wp_async),
 		cmocka_unit_test(test_budget_quarter_wp),
 		cmocka_unit_test(test_budget_small_wp),
 		cmocka_unit_test(test_budget_quarter_wp_async),
