@@ -1837,6 +1837,76 @@ static void test_local_output_burst(void **state)
 	free_nodes();
 }
 
+/* The posted-write sink of node 1: the addresses it was handed, in order. */
+static uint64_t sunk[64];
+static unsigned n_sunk;
+
+static void sink_posted(void *ctx, const uint8_t *pkt, size_t len, uint64_t now)
+{
+	struct ht_pkt p;
+
+	(void)now;
+	assert_ptr_equal(ctx, &n_sunk);
+	assert_int_equal(ht_decode(pkt, len, &p), (int)len);
+	assert_true(p.posted && p.kind == HT_K_WRSIZED);
+	assert_true(n_sunk < 64);
+	sunk[n_sunk++] = p.addr;
+}
+
+/* With a sink, remote posted writes are applied straight from the frame,
+ * in order; while a posted write waits in the local queue (here a local
+ * loopback write), later ones queue behind it (posted order); requests
+ * and responses are not affected. */
+static void test_posted_sink(void **state)
+{
+	struct ht_pkt p, q;
+
+	(void)state;
+	mk_nodes(2, NULL);
+	bring_up();
+	n_sunk = 0;
+	htoe_set_posted_sink(N[1].b, sink_posted, &n_sunk);
+	for (unsigned i = 0; i < 5; i++) {
+		mk_write(&p, gaddr(1, 0x40 * i), true, 2, 0);
+		assert_int_equal(local_in(2, &p, 0), 0);
+	}
+	mk_read(&p, gaddr(1, 0x400), 2, 3);
+	assert_int_equal(local_in(2, &p, 0), 0);
+	pump(0, HTOE_TX_FLUSH, NULL, NULL);
+	assert_int_equal(n_sunk, 5);
+	for (unsigned i = 0; i < 5; i++)
+		assert_int_equal(sunk[i], MEM_BASE + 0x40 * i);
+	/* the read was queued as usual */
+	assert_true(local_out(1, &q, 0));
+	assert_int_equal(q.kind, HT_K_RDSIZED);
+	assert_false(local_out(1, &q, 0));
+
+	/* a loopback posted write waits in node 1's queue: remote ones queue
+	 * behind it and come out in order */
+	mk_write(&p, gaddr(1, 0x800), true, 2, 0);
+	assert_int_equal(local_in(1, &p, 0), 0);
+	for (unsigned i = 0; i < 3; i++) {
+		mk_write(&p, gaddr(1, 0x1000 + 0x40 * i), true, 2, 0);
+		assert_int_equal(local_in(2, &p, 0), 0);
+	}
+	pump(0, HTOE_TX_FLUSH, NULL, NULL);
+	assert_int_equal(n_sunk, 5);
+	assert_true(local_out(1, &q, 0));
+	assert_int_equal(q.addr, MEM_BASE + 0x800);
+	for (unsigned i = 0; i < 3; i++) {
+		assert_true(local_out(1, &q, 0));
+		assert_int_equal(q.addr, MEM_BASE + 0x1000 + 0x40 * i);
+	}
+	/* the queue is empty again: straight from the frame */
+	mk_write(&p, gaddr(1, 0x2000), true, 2, 0);
+	assert_int_equal(local_in(2, &p, 0), 0);
+	pump(0, HTOE_TX_FLUSH, NULL, NULL);
+	assert_int_equal(n_sunk, 6);
+	assert_int_equal(sunk[5], MEM_BASE + 0x2000);
+	inv_ok();
+	free_nodes();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1872,6 +1942,7 @@ int main(void)
 		cmocka_unit_test(test_sel_reset_while_held),
 		cmocka_unit_test(test_sel_forged_sacks),
 		cmocka_unit_test(test_local_output_burst),
+		cmocka_unit_test(test_posted_sink),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
 

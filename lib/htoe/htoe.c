@@ -490,6 +490,12 @@ lq_take(struct htoe *b, size_t cap, int *rc, uint64_t now)
 	return NULL;
 }
 
+void htoe_set_posted_sink(struct htoe *b, htoe_posted_sink sink, void *ctx)
+{
+	b->posted_sink = sink;
+	b->posted_ctx = ctx;
+}
+
 int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
 {
 	int rc;

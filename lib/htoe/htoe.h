@@ -158,6 +158,20 @@ unsigned htoe_local_output_burst(struct htoe *b, struct htoe_pkt_ref *out, unsig
 				 uint64_t now);
 void htoe_local_output_done(struct htoe *b);
 
+/*
+ * Optional zero-copy delivery of posted writes. With a sink set, a posted
+ * write from a remote node that arrives in an accepted frame while no other
+ * posted write waits for the local side (HT order within the posted
+ * channel is kept; a posted write may pass queued requests and responses)
+ * is handed to sink(ctx, pkt, len, now) during htoe_frame_input(), straight
+ * from the frame, instead of being copied into the local queue. The sink
+ * must apply it at once (the bytes are the caller's frame) and must not
+ * call into this bridge. Not used while the access table is on (those
+ * writes are checked when the local side takes them). NULL turns it off.
+ */
+typedef void (*htoe_posted_sink)(void *ctx, const uint8_t *pkt, size_t len, uint64_t now);
+void htoe_set_posted_sink(struct htoe *b, htoe_posted_sink sink, void *ctx);
+
 /* An Ethernet frame (FCS stripped). Returns 0, or a negative enum htoe_drop
  * reason (the frame was dropped and counted). */
 int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t now);

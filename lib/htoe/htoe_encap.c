@@ -507,8 +507,21 @@ void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_pos
 /* One HT packet of an accepted frame (its buffers counted as received)
  * goes to the local side. */
 static void deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const uint8_t *pkt,
-			size_t len, bool has_data)
+			size_t len, bool has_data, uint64_t now)
 {
+	if (vc == HT_VC_P && b->posted_sink && !b->acl_size &&
+	    b->lq[HT_VC_P].head == b->lq[HT_VC_P].tail) {
+		/* applied straight from the frame: taken as at once as if it
+		 * had been queued and taken (the posted order counters move
+		 * together: nothing queued waits for it) */
+		b->posted_sink(b->posted_ctx, pkt, len, now);
+		b->lq_p_enq++;
+		b->lq_p_out++;
+		b->st.local_out++;
+		htoe_credit_rx_release(&b->pool, &v->crx, vc, has_data);
+		v->regrant_due = true;
+		return;
+	}
 	if (vc == HT_VC_R) {
 		if (htoe_remote_response(b, v, pkt, len) != 0) {
 			/* late or bogus response: its buffer is free again */
@@ -560,7 +573,7 @@ static void drain_held(struct htoe *b, struct htoe_vl *v, uint64_t now)
 		for (uint16_t i = f->first; i != HTOE_ROB_NONE; i = v->rob.pkt[i].next) {
 			const struct htoe_rob_pkt *p = &v->rob.pkt[i];
 
-			deliver_pkt(b, v, (enum ht_vc)f->vc, p->bytes, p->len, p->has_data);
+			deliver_pkt(b, v, (enum ht_vc)f->vc, p->bytes, p->len, p->has_data, now);
 		}
 		v->st.rx_frames++;
 		v->st.rx_pkts[f->vc] += f->npkts;
@@ -621,7 +634,7 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 
 	htoe_pkt_iter_init(&it, payload, h->payload_len);
 	while (htoe_pkt_iter_next(&it, &pkt, &len) > 0)
-		deliver_pkt(b, v, vc, pkt, len, ht_bytes_has_data(pkt, len));
+		deliver_pkt(b, v, vc, pkt, len, ht_bytes_has_data(pkt, len), now);
 	drain_held(b, v, now);
 	/* an active VL may now draw on the shared part of the pool: granted
 	 * before its next frame (once per frame sent, not per frame received) */
