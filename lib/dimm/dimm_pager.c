@@ -950,11 +950,17 @@ static bool victim_state(struct dimm_pager *p, uint32_t pg)
 static void drop_clean_victims(struct dimm_pager *p, uint32_t pg, uint32_t known)
 {
 	uint32_t v[DIMM_EVICT_BATCH], end = pg + DIMM_EVICT_SCAN;
-	unsigned n = 0;
+	/* at most an eighth of the budget: a small resident set is not
+	 * emptied ahead of the faults that need it */
+	unsigned n = 0, max = p->budget / 8u;
 
+	if (max > DIMM_EVICT_BATCH)
+		max = DIMM_EVICT_BATCH;
+	if (max < 1)
+		max = 1;
 	if (end > known)
 		end = known;
-	for (uint32_t q = pg; q < end && n < DIMM_EVICT_BATCH; q++) {
+	for (uint32_t q = pg; q < end && n < max; q++) {
 		if (q != pg && (p->state[q] != PG_CLEAN || p->ref[q]))
 			continue;
 		if (p->pflags[q] & PF_WASHED)

