@@ -71,8 +71,9 @@ enum { PG_ABSENT = 0, PG_FETCHING, PG_CLEAN, PG_DIRTY, PG_EVICTING, PG_POISONED 
 /* pflags */
 /* Eviction in batches: a fault that evicts a clean page also gives back up
  * to DIMM_EVICT_BATCH - 1 more of the next clean, unreferenced pages CLOCK
- * would take, found by one scan of DIMM_EVICT_SCAN pages ahead, in one
- * system call (drop_pages): the next faults find free slots. */
+ * would take (an eighth of the budget at most in all), found by one scan of
+ * DIMM_EVICT_SCAN pages ahead, in one system call (drop_pages): the next
+ * faults find free slots. */
 #define DIMM_EVICT_BATCH 8u
 #define DIMM_EVICT_SCAN  16u
 
