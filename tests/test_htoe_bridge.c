@@ -1837,35 +1837,112 @@ static void test_local_output_burst(void **state)
 	free_nodes();
 }
 
-/* The posted-write sink of node 1: the addresses it was handed, in order. */
-static uint64_t sunk[64];
-static unsigned n_sunk;
+/* A local-side sink (htoe_set_local_sink): what it was handed, in order,
+ * per node; serve answers reads with data byte 0xAB unless told not to. */
+struct sunk {
+	uint8_t kind, unitid, srctag, rsp_err, data0;
+	uint64_t addr;
+};
+static struct sunk sunk[3][64];
+static unsigned n_sunk[3], n_served[3];
+static bool serve_refuses;
 
-static void sink_posted(void *ctx, const uint8_t *pkt, size_t len, uint64_t now)
+static unsigned sink_node(void *ctx)
+{
+	unsigned id = (unsigned)((unsigned *)ctx - n_sunk);
+
+	assert_true(id >= 1 && id <= 2);
+	return id;
+}
+
+static void sink_deliver(void *ctx, const struct ht_desc *d, uint64_t now)
+{
+	unsigned id = sink_node(ctx);
+	struct sunk *e = &sunk[id][n_sunk[id]];
+
+	(void)now;
+	assert_true(n_sunk[id] < 64);
+	/* parsed once by the bridge: the same as a parse of its bytes */
+	struct ht_desc again;
+	assert_int_equal(ht_desc_parse(d->pkt, d->len, &again), (int)d->len);
+	assert_int_equal(again.kind, d->kind);
+	assert_true(d->vc == HT_VC_P || d->vc == HT_VC_R);
+	*e = (struct sunk){ d->kind, d->unitid, d->srctag, d->rsp_err,
+			    d->data_len ? d->pkt[d->data_off] : 0, d->addr };
+	n_sunk[id]++;
+}
+
+static int sink_serve(void *ctx, const struct ht_desc *d, uint8_t *rsp, size_t cap, uint64_t now)
+{
+	unsigned id = sink_node(ctx);
+	struct ht_pkt q, r;
+
+	(void)now;
+	if (serve_refuses)
+		return 0;
+	assert_true(cap >= HT_MAX_PKT_LEN);
+	assert_int_equal(d->vc, HT_VC_NP);
+	assert_true(ht_desc_decode(d, &q) > 0);
+	mk_answer(&q, &r);
+	r.data[0] = 0xAB;
+	sunk[id][n_sunk[id]++] = (struct sunk){ d->kind, d->unitid, d->srctag, 0, 0, d->addr };
+	n_served[id]++;
+	return ht_encode(&r, rsp, cap);
+}
+
+static void set_sink(uint16_t id, bool deliver, bool serve)
+{
+	struct htoe_local_sink s = { deliver ? sink_deliver : NULL, serve ? sink_serve : NULL,
+				     &n_sunk[id] };
+
+	htoe_set_local_sink(N[id].b, &s);
+}
+
+/* Two nodes up, the logs empty, node 1 with a sink (serving requests or not). */
+static void sink_nodes(bool serve)
+{
+	mk_nodes(2, NULL);
+	bring_up();
+	memset(n_sunk, 0, sizeof(n_sunk));
+	memset(n_served, 0, sizeof(n_served));
+	serve_refuses = false;
+	set_sink(1, true, serve);
+}
+
+/* Node 2 reads 64 bytes at node 1's offset off with SrcTag tag; the
+ * frames are exchanged. */
+static void read_from_2(uint64_t off, uint8_t tag)
 {
 	struct ht_pkt p;
 
-	(void)now;
-	assert_ptr_equal(ctx, &n_sunk);
-	assert_int_equal(ht_decode(pkt, len, &p), (int)len);
-	assert_true(p.posted && p.kind == HT_K_WRSIZED);
-	assert_true(n_sunk < 64);
-	sunk[n_sunk++] = p.addr;
+	mk_read(&p, gaddr(1, off), 2, tag);
+	assert_int_equal(local_in(2, &p, 0), 0);
+	pump(0, HTOE_TX_FLUSH, NULL, NULL);
+}
+
+/* Node 1's local side answers request q (taken from its queue); node 2
+ * gets the response, with SrcTag `tag`, from its queue. */
+static void answer_queued(const struct ht_pkt *q, uint8_t tag)
+{
+	struct ht_pkt r;
+
+	mk_answer(q, &r);
+	assert_int_equal(local_in(1, &r, 0), 0);
+	pump(0, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(local_out(2, &r, 0));
+	assert_int_equal(r.srctag, tag);
 }
 
 /* With a sink, remote posted writes are applied straight from the frame,
  * in order; while a posted write waits in the local queue (here a local
  * loopback write), later ones queue behind it (posted order); requests
- * and responses are not affected. */
-static void test_posted_sink(void **state)
+ * are not affected while no serve is set. */
+static void test_sink_posted(void **state)
 {
 	struct ht_pkt p, q;
 
 	(void)state;
-	mk_nodes(2, NULL);
-	bring_up();
-	n_sunk = 0;
-	htoe_set_posted_sink(N[1].b, sink_posted, &n_sunk);
+	sink_nodes(false);
 	for (unsigned i = 0; i < 5; i++) {
 		mk_write(&p, gaddr(1, 0x40 * i), true, 2, 0);
 		assert_int_equal(local_in(2, &p, 0), 0);
@@ -1873,9 +1950,11 @@ static void test_posted_sink(void **state)
 	mk_read(&p, gaddr(1, 0x400), 2, 3);
 	assert_int_equal(local_in(2, &p, 0), 0);
 	pump(0, HTOE_TX_FLUSH, NULL, NULL);
-	assert_int_equal(n_sunk, 5);
-	for (unsigned i = 0; i < 5; i++)
-		assert_int_equal(sunk[i], MEM_BASE + 0x40 * i);
+	assert_int_equal(n_sunk[1], 5);
+	for (unsigned i = 0; i < 5; i++) {
+		assert_int_equal(sunk[1][i].kind, HT_K_WRSIZED);
+		assert_int_equal(sunk[1][i].addr, MEM_BASE + 0x40 * i);
+	}
 	/* the read was queued as usual */
 	assert_true(local_out(1, &q, 0));
 	assert_int_equal(q.kind, HT_K_RDSIZED);
@@ -1890,7 +1969,7 @@ static void test_posted_sink(void **state)
 		assert_int_equal(local_in(2, &p, 0), 0);
 	}
 	pump(0, HTOE_TX_FLUSH, NULL, NULL);
-	assert_int_equal(n_sunk, 5);
+	assert_int_equal(n_sunk[1], 5);
 	assert_true(local_out(1, &q, 0));
 	assert_int_equal(q.addr, MEM_BASE + 0x800);
 	for (unsigned i = 0; i < 3; i++) {
@@ -1901,8 +1980,100 @@ static void test_posted_sink(void **state)
 	mk_write(&p, gaddr(1, 0x2000), true, 2, 0);
 	assert_int_equal(local_in(2, &p, 0), 0);
 	pump(0, HTOE_TX_FLUSH, NULL, NULL);
-	assert_int_equal(n_sunk, 6);
-	assert_int_equal(sunk[5], MEM_BASE + 0x2000);
+	assert_int_equal(n_sunk[1], 6);
+	assert_int_equal(sunk[1][5].addr, MEM_BASE + 0x2000);
+	inv_ok();
+	free_nodes();
+}
+
+/* Non-posted requests served from the frame, their responses encoded into
+ * the VL's transmit slot with the requester's own tags (no remapping); a
+ * request that must wait (a posted write queued before it, the sink says
+ * "not now", the access table refuses it) takes the queued path; responses
+ * go to the requester's sink unless a posted write without PassPW waits. */
+static void test_sink_serve(void **state)
+{
+	struct ht_pkt p, q;
+
+	(void)state;
+	sink_nodes(true);
+
+	/* served at once: node 2 (no sink) gets the answer with its tags */
+	read_from_2(0x400, 3);
+	assert_int_equal(n_served[1], 1);
+	assert_int_equal(sunk[1][0].unitid, 2); /* the requester's tags, not remapped */
+	assert_int_equal(sunk[1][0].srctag, 3);
+	assert_int_equal(sunk[1][0].addr, MEM_BASE + 0x400);
+	assert_false(local_out(1, &q, 0));
+	assert_int_equal(htoe_get_stats(N[1].b)->local_in, 1);
+	assert_true(local_out(2, &q, 0));
+	assert_int_equal(q.kind, HT_K_RDRESPONSE);
+	assert_int_equal(q.unitid, 2);
+	assert_int_equal(q.srctag, 3);
+	assert_int_equal(q.data[0], 0xAB);
+	assert_int_equal(ht_pkt_rsp_err(&q), HT_RSP_OK);
+
+	/* "not now": queued, remapped to the bridge's UnitID as without a sink */
+	serve_refuses = true;
+	read_from_2(0x440, 4);
+	assert_true(local_out(1, &q, 0));
+	assert_int_equal(q.kind, HT_K_RDSIZED);
+	assert_int_equal(q.unitid, 8);
+	serve_refuses = false;
+	answer_queued(&q, 4);
+
+	/* a posted write waits in node 1's queue: the read queues behind it */
+	mk_write(&p, gaddr(1, 0x800), true, 2, 0);
+	assert_int_equal(local_in(1, &p, 0), 0);
+	read_from_2(0x480, 5);
+	assert_int_equal(n_served[1], 1);
+	assert_true(local_out(1, &q, 0));
+	assert_int_equal(q.kind, HT_K_WRSIZED);
+	assert_true(local_out(1, &q, 0));
+	assert_int_equal(q.kind, HT_K_RDSIZED);
+	answer_queued(&q, 5);
+
+	/* node 2 with a sink: the response goes to it from the frame... */
+	set_sink(2, true, false);
+	read_from_2(0x4c0, 6);
+	assert_int_equal(n_served[1], 2);
+	assert_int_equal(n_sunk[2], 1);
+	assert_int_equal(sunk[2][0].kind, HT_K_RDRESPONSE);
+	assert_int_equal(sunk[2][0].srctag, 6);
+	assert_int_equal(sunk[2][0].data0, 0xAB);
+	assert_false(local_out(2, &q, 0));
+	/* ...but not past a posted write (no PassPW) waiting on node 2 */
+	mk_write(&p, gaddr(2, 0x100), true, 1, 0);
+	assert_int_equal(local_in(2, &p, 0), 0);
+	read_from_2(0x500, 7);
+	assert_int_equal(n_served[1], 3); /* served on node 1, queued on node 2 */
+	assert_int_equal(n_sunk[2], 1);
+	assert_true(local_out(2, &q, 0));
+	assert_int_equal(q.kind, HT_K_WRSIZED);
+	assert_true(local_out(2, &q, 0));
+	assert_int_equal(q.kind, HT_K_RDRESPONSE);
+	assert_int_equal(q.srctag, 7);
+
+	/* the access table refuses node 2: not served, Target Abort */
+	assert_int_equal(htoe_acl_protect(N[1].b, MEM_BASE, MEM_SIZE), 0);
+	read_from_2(0x540, 8);
+	assert_false(local_out(1, &q, 0)); /* refused when taken */
+	pump(0, HTOE_TX_FLUSH, NULL, NULL);
+	assert_int_equal(n_served[1], 3);
+	assert_int_equal(n_sunk[2], 2);
+	assert_int_equal(sunk[2][1].srctag, 8);
+	assert_int_equal(sunk[2][1].rsp_err, HT_RSP_TARGET_ABORT);
+	/* allowed: served again */
+	assert_int_equal(htoe_acl_set(N[1].b, 2, MEM_BASE, 0x1000, HTOE_ACL_READ), 0);
+	read_from_2(0x580, 9);
+	assert_int_equal(n_served[1], 4);
+	assert_int_equal(n_sunk[2], 3);
+	assert_int_equal(sunk[2][2].rsp_err, HT_RSP_OK);
+	assert_int_equal(htoe_get_stats(N[1].b)->acl_denied, 1);
+	/* served on node 1: reads 0x400, 0x4c0, 0x500, 0x580; to node 2's sink:
+	 * the responses 6, 8 (Target Abort), 9 */
+	assert_int_equal(htoe_get_stats(N[1].b)->local_direct, 4);
+	assert_int_equal(htoe_get_stats(N[2].b)->local_direct, 3);
 	inv_ok();
 	free_nodes();
 }
@@ -1942,7 +2113,8 @@ int main(void)
 		cmocka_unit_test(test_sel_reset_while_held),
 		cmocka_unit_test(test_sel_forged_sacks),
 		cmocka_unit_test(test_local_output_burst),
-		cmocka_unit_test(test_posted_sink),
+		cmocka_unit_test(test_sink_posted),
+		cmocka_unit_test(test_sink_serve),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
 

@@ -59,7 +59,8 @@ int htnode_reset_requester(struct htnode *nd, unsigned n_unitids, uint8_t first_
 	return ht_req_init(&nd->req, &rc);
 }
 
-static void posted_in_place(void *ctx, const uint8_t *pkt, size_t len, uint64_t now);
+static void sink_deliver(void *ctx, const struct ht_desc *d, uint64_t now);
+static int sink_serve(void *ctx, const struct ht_desc *d, uint8_t *rsp, size_t cap, uint64_t now);
 
 int htnode_init(struct htnode *nd, struct htoe *b, uint8_t bridge_ubase, uint8_t bridge_units,
 		unsigned n_unitids, uint8_t first_unitid, struct ht_workload **wl, unsigned n_wl)
@@ -67,8 +68,11 @@ int htnode_init(struct htnode *nd, struct htoe *b, uint8_t bridge_ubase, uint8_t
 	if (n_wl > HTNODE_MAX_WL || (n_wl && !wl))
 		return -EINVAL;
 	nd->b = b;
-	if (b)
-		htoe_set_posted_sink(b, posted_in_place, nd);
+	if (b) {
+		struct htoe_local_sink sk = { sink_deliver, sink_serve, nd };
+
+		htoe_set_local_sink(b, &sk);
+	}
 	nd->bridge_ubase = bridge_ubase;
 	nd->bridge_units = bridge_units;
 	nd->wl = wl;
@@ -238,31 +242,53 @@ static void from_bridge_decoded(struct htnode *nd, const struct ht_pkt *p, uint6
 	target_response(nd, b, n, now);
 }
 
-/* A packet of a rare shape, decoded once and served by the struct ht_pkt API. */
-static void from_bridge_rare(struct htnode *nd, const uint8_t *pkt, size_t len, uint64_t now)
+/* A packet of a rare shape (parsed), decoded once and served by the
+ * struct ht_pkt API. */
+static void from_bridge_rare(struct htnode *nd, const struct ht_desc *d, uint64_t now)
 {
 	struct ht_pkt p;
 
-	if (ht_decode(pkt, len, &p) != (int)len)
+	if (ht_desc_decode(d, &p) <= 0)
 		nd->st.undecodable++;
 	else
 		from_bridge_decoded(nd, &p, now);
 }
 
-/* The bridge's posted-write sink (htoe_set_posted_sink): a posted write
- * applied to the memory target straight from the frame it came in. A
- * posted write has no response: nothing here calls into the bridge. */
-static void posted_in_place(void *ctx, const uint8_t *pkt, size_t len, uint64_t now)
+/* One parsed packet from the bridge, on the byte path or the decoded one. */
+static void from_bridge_any(struct htnode *nd, const struct ht_desc *d, uint64_t now)
+{
+	if (d->ctl == 0 && byte_path(d->cmd))
+		from_bridge(nd, d, now);
+	else
+		from_bridge_rare(nd, d, now);
+}
+
+/* The bridge's sink (htoe_set_local_sink), straight from the frame, the
+ * packet parsed once by the bridge: a posted write applied to the memory
+ * target, or a response handed to the requester. Nothing here calls into
+ * the bridge. */
+static void sink_deliver(void *ctx, const struct ht_desc *d, uint64_t now)
+{
+	from_bridge_any(ctx, d, now);
+}
+
+/* The bridge's sink for a remote non-posted request: served by the memory
+ * target, its response encoded straight into the bridge's transmit slot.
+ * Not while target responses wait in our queue (they go first). */
+static int sink_serve(void *ctx, const struct ht_desc *d, uint8_t *rsp, size_t cap, uint64_t now)
 {
 	struct htnode *nd = ctx;
-	struct ht_desc d;
+	int n;
 
-	if (!byte_path(pkt[0] & 0x3f))
-		from_bridge_rare(nd, pkt, len, now);
-	else if (ht_desc_parse(pkt, len, &d) == (int)len)
-		from_bridge(nd, &d, now);
-	else
-		nd->st.undecodable++;
+	(void)now;
+	if (nd->rsp_n)
+		return 0;
+	n = ht_tgt_serve(&nd->tgt, d, rsp, cap);
+	if (n > 0) {
+		nd->st.to_target++;
+		nd->st.rsp_to_bridge++;
+	}
+	return n;
 }
 
 static unsigned local_output(struct htnode *nd, uint64_t now)
@@ -280,16 +306,16 @@ static unsigned local_output(struct htnode *nd, uint64_t now)
 		/* read in place from the bridge's queue, parsed once */
 		taken = htoe_local_output_burst(nd->b, in, room, now);
 		for (unsigned i = 0; i < taken; i++) {
-			if (!byte_path(in[i].pkt[0] & 0x3f)) {
+			if (ht_desc_parse(in[i].pkt, in[i].len, &d[k]) != (int)in[i].len) {
+				nd->st.undecodable++;
+				continue;
+			}
+			if (d[k].ctl || !byte_path(d[k].cmd)) {
 				/* a rare shape: served at once, in order with the burst */
 				for (unsigned j = 0; j < k; j++)
 					from_bridge(nd, &d[j], now);
+				from_bridge_rare(nd, &d[k], now);
 				k = 0;
-				from_bridge_rare(nd, in[i].pkt, in[i].len, now);
-				continue;
-			}
-			if (ht_desc_parse(in[i].pkt, in[i].len, &d[k]) != (int)in[i].len) {
-				nd->st.undecodable++;
 				continue;
 			}
 			k++;

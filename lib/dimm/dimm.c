@@ -112,8 +112,20 @@ static uint64_t htoe_gen(void *ctx, uint16_t node)
 	return s ? s->posted_lost_reset + s->posted_refused : 0;
 }
 
+static void engine_deliver(void *ctx, const struct ht_desc *d, uint64_t now);
+static int engine_serve(void *ctx, const struct ht_desc *d, uint8_t *rsp, size_t cap,
+			uint64_t now);
+
+static void htoe_attach(void *ctx, struct dimm_engine *e)
+{
+	struct htoe_local_sink s = { engine_deliver, engine_serve, e };
+
+	htoe_set_local_sink(ctx, e ? &s : NULL);
+}
+
 void dimm_link_htoe(struct dimm_link *l, struct htoe *b)
 {
+	l->attach = htoe_attach;
 	l->input = htoe_in;
 	l->output = htoe_out;
 	l->output_burst = htoe_out_burst;
@@ -681,11 +693,15 @@ struct dimm_engine *dimm_engine_new(const struct dimm_engine_cfg *cfg, char *err
 		return NULL;
 	}
 	atomic_init(&e->n_cl, 0);
+	if (cfg->link.attach)
+		cfg->link.attach(cfg->link.ctx, e);
 	return e;
 }
 
 void dimm_engine_free(struct dimm_engine *e)
 {
+	if (e && e->cfg.link.attach)
+		e->cfg.link.attach(e->cfg.link.ctx, NULL);
 	free(e);
 }
 
@@ -1015,17 +1031,12 @@ static unsigned drain_rspq(struct dimm_engine *e, uint64_t now)
  * request for the memory target, served from its bytes with the response
  * encoded straight into the response queue (the bridge's UnitIDs) or handed
  * to our requester (the local target answering a local request). */
-static void from_link(struct dimm_engine *e, const uint8_t *pkt, unsigned len)
+static void from_link_desc(struct dimm_engine *e, const struct ht_desc *d)
 {
-	struct ht_desc d;
 	int n;
 
-	if (ht_desc_parse(pkt, len, &d) != (int)len) {
-		e->st.undecodable++;
-		return;
-	}
-	if (d.vc == HT_VC_R) {
-		on_response(e, &d);
+	if (d->vc == HT_VC_R) {
+		on_response(e, d);
 		return;
 	}
 	if (!e->cfg.target) {
@@ -1033,10 +1044,10 @@ static void from_link(struct dimm_engine *e, const uint8_t *pkt, unsigned len)
 		return;
 	}
 	e->st.served++;
-	if (unitid_in(d.unitid, e->cfg.bridge_ubase, e->cfg.bridge_units)) {
+	if (unitid_in(d->unitid, e->cfg.bridge_ubase, e->cfg.bridge_units)) {
 		unsigned slot = (e->rsp_head + e->rsp_n) % RSPQ;
 
-		n = ht_tgt_serve(e->cfg.target, &d, e->rspq[slot], HT_MAX_PKT_LEN);
+		n = ht_tgt_serve(e->cfg.target, d, e->rspq[slot], HT_MAX_PKT_LEN);
 		if (n > 0) {
 			e->rsp_len[slot] = (uint8_t)n;
 			e->rsp_n++;
@@ -1045,10 +1056,52 @@ static void from_link(struct dimm_engine *e, const uint8_t *pkt, unsigned len)
 		uint8_t rsp[HT_MAX_PKT_LEN];
 		struct ht_desc rd;
 
-		n = ht_tgt_serve(e->cfg.target, &d, rsp, sizeof(rsp));
+		n = ht_tgt_serve(e->cfg.target, d, rsp, sizeof(rsp));
 		if (n > 0 && ht_desc_parse(rsp, (size_t)n, &rd) == n)
 			on_response(e, &rd);
 	}
+}
+
+static void from_link(struct dimm_engine *e, const uint8_t *pkt, unsigned len)
+{
+	struct ht_desc d;
+
+	if (ht_desc_parse(pkt, len, &d) != (int)len) {
+		e->st.undecodable++;
+		return;
+	}
+	from_link_desc(e, &d);
+}
+
+/* The bridge's local sink (dimm_link_htoe): a response copied once, from
+ * the frame into the buffer it answers (for a page fault, the page being
+ * installed), or a posted write applied from the frame. */
+static void engine_deliver(void *ctx, const struct ht_desc *d, uint64_t now)
+{
+	struct dimm_engine *e = ctx;
+
+	(void)now;
+	e->st.from_frame++;
+	from_link_desc(e, d);
+}
+
+/* A remote request for the target, its response encoded straight into the
+ * bridge's transmit slot; not while responses wait in our queue. */
+static int engine_serve(void *ctx, const struct ht_desc *d, uint8_t *rsp, size_t cap,
+			uint64_t now)
+{
+	struct dimm_engine *e = ctx;
+	int n;
+
+	(void)now;
+	if (!e->cfg.target || e->rsp_n)
+		return 0;
+	n = ht_tgt_serve(e->cfg.target, d, rsp, cap);
+	if (n > 0) {
+		e->st.served++;
+		e->st.from_frame++;
+	}
+	return n;
 }
 
 /* Packets from the link, in bursts read in place when the link can

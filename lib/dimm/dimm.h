@@ -79,6 +79,8 @@ extern const struct dimm_ring_ops dimm_spsc_ops;
  * (dimm_link_htoe) input is htoe_local_input() and output
  * htoe_local_output(); dimm_loop.h has an in-memory loopback.
  */
+struct dimm_engine;
+
 struct dimm_link {
 	/* A packet from the local side: 0 taken, -EAGAIN backpressure (offer
 	 * again later), other negative: refused. */
@@ -94,12 +96,18 @@ struct dimm_link {
 	/* Optional: a count that grows whenever posted writes to `node` may
 	 * have been lost (for dimm_flush's -EPIPE). */
 	uint64_t (*loss_gen)(void *ctx, uint16_t node);
+	/* Optional: the engine made (e) or freed (NULL) on this link; the
+	 * htoe link makes it the bridge's local sink (htoe_set_local_sink), so
+	 * that responses, posted writes and requests for the target are served
+	 * straight from the frames they arrive in. */
+	void (*attach)(void *ctx, struct dimm_engine *e);
 	void *ctx;
 };
 
 struct htoe;
 /* input/output through the bridge (output without a copy:
- * htoe_local_output_burst); loss_gen = the VL's posted_lost_reset +
+ * htoe_local_output_burst; what can go at once is served from the frame
+ * through the bridge's local sink); loss_gen = the VL's posted_lost_reset +
  * posted_refused. */
 void dimm_link_htoe(struct dimm_link *l, struct htoe *b);
 
@@ -261,6 +269,10 @@ struct dimm_engine_stats {
 	uint64_t lost_fail;        /* operations failed because the lease is lost */
 	uint64_t unexpected;       /* responses matching nothing */
 	uint64_t served;           /* requests served by the local target */
+	uint64_t from_frame;       /* packets taken straight from the frame (the
+	                            * htoe link's local sink): responses copied
+	                            * once into their buffers, requests answered
+	                            * into the bridge's transmit slot */
 	uint64_t undecodable;
 };
 

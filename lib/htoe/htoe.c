@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "htoe_acl.h"
 #include "htoe_deliver.h"
 #include "htoe_encap.h"
 #include "htoe_reset.h"
@@ -309,103 +310,6 @@ static int remap_request(struct htoe *b, struct htoe_lent *e)
 	return 0;
 }
 
-/* Bytes of memory a request touches (for the mapping layer and the access
- * table): sized reads Count+1 dwords (a byte read one dword), writes their
- * data, an atomic one qword. */
-static uint64_t access_len(const struct ht_desc *d)
-{
-	switch (d->kind) {
-	case HT_K_RDSIZED:
-		return (d->cmd & HT_CMD_BIT_DWORD) ? 4u * (d->count + 1u) : 4u;
-	case HT_K_WRSIZED:
-		return d->data_len ? d->data_len : 4u;
-	case HT_K_ATOMIC:
-		return 8;
-	default:
-		return 4;
-	}
-}
-
-/* ------------------------------------------------------------ access table */
-
-int htoe_acl_protect(struct htoe *b, uint64_t base, uint64_t size)
-{
-	if (size && base > UINT64_MAX - (size - 1))
-		return -EINVAL;
-	b->acl_base = base;
-	b->acl_size = size;
-	return 0;
-}
-
-static int acl_find(const struct htoe *b, uint16_t node, uint64_t base, uint64_t size)
-{
-	for (unsigned i = 0; i < b->acl_n; i++)
-		if (b->acl[i].node == node && b->acl[i].base == base && b->acl[i].size == size)
-			return (int)i;
-	return -1;
-}
-
-int htoe_acl_set(struct htoe *b, uint16_t src_node, uint64_t base, uint64_t size,
-		 unsigned flags)
-{
-	int i;
-
-	if (!size || base > UINT64_MAX - (size - 1) || !(flags & (HTOE_ACL_READ | HTOE_ACL_WRITE)) ||
-	    (flags & ~(HTOE_ACL_READ | HTOE_ACL_WRITE)))
-		return -EINVAL;
-	i = acl_find(b, src_node, base, size);
-	if (i < 0) {
-		if (b->acl_n == HTOE_ACL_MAX)
-			return -ENOSPC;
-		i = (int)b->acl_n++;
-	}
-	b->acl[i] = (struct htoe_acl_entry){ .node = src_node, .flags = (uint8_t)flags,
-					     .base = base, .size = size };
-	return 0;
-}
-
-int htoe_acl_clear(struct htoe *b, uint16_t src_node, uint64_t base, uint64_t size)
-{
-	int i = acl_find(b, src_node, base, size);
-
-	if (i < 0)
-		return -ENOENT;
-	b->acl[i] = b->acl[--b->acl_n];
-	return 0;
-}
-
-void htoe_acl_clear_all(struct htoe *b)
-{
-	b->acl_n = 0;
-}
-
-/* May remote request p from `node` run on the local side? */
-static bool acl_allows(const struct htoe *b, const struct ht_desc *p, uint16_t node)
-{
-	unsigned need;
-	uint64_t last;
-
-	switch (p->kind) {
-	case HT_K_RDSIZED: need = HTOE_ACL_READ; break;
-	case HT_K_WRSIZED: need = HTOE_ACL_WRITE; break;
-	case HT_K_ATOMIC: need = HTOE_ACL_READ | HTOE_ACL_WRITE; break;
-	default: return true; /* no address (Flush, Fence, ...) */
-	}
-	last = p->addr + (access_len(p) - 1);
-	if (last < p->addr)
-		last = UINT64_MAX;
-	if (last < b->acl_base || p->addr > b->acl_base + (b->acl_size - 1))
-		return true; /* outside the protected region */
-	for (unsigned i = 0; i < b->acl_n; i++) {
-		const struct htoe_acl_entry *a = &b->acl[i];
-
-		if (a->node == node && (a->flags & need) == need && p->addr >= a->base &&
-		    last <= a->base + (a->size - 1))
-			return true;
-	}
-	return false;
-}
-
 /* Remote request e refused by the access table: a posted write is dropped,
  * a non-posted request answered with Target Abort on its VL. 0: e is done
  * with; -EAGAIN: no room for the answer yet (e stays queued). */
@@ -465,7 +369,7 @@ lq_take(struct htoe *b, size_t cap, int *rc, uint64_t now)
 			struct ht_desc p;
 
 			if (ht_desc_parse(e->bytes, e->len, &p) > 0 &&
-			    !acl_allows(b, &p, b->vl[e->vl].node)) {
+			    !htoe_acl_allows(b, &p, b->vl[e->vl].node)) {
 				if (acl_refuse(b, &p, e, vc, now) != 0)
 					continue;
 				htoe_lq_release(b, vc, e);
@@ -490,10 +394,12 @@ lq_take(struct htoe *b, size_t cap, int *rc, uint64_t now)
 	return NULL;
 }
 
-void htoe_set_posted_sink(struct htoe *b, htoe_posted_sink sink, void *ctx)
+void htoe_set_local_sink(struct htoe *b, const struct htoe_local_sink *s)
 {
-	b->posted_sink = sink;
-	b->posted_ctx = ctx;
+	if (s)
+		b->sink = *s;
+	else
+		memset(&b->sink, 0, sizeof(b->sink));
 }
 
 int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
@@ -647,7 +553,7 @@ static int local_request(struct htoe *b, struct lin *x, uint64_t now)
 		break;
 	}
 
-	switch (htoe_map_lookup_hint(b->map, d->addr, access_len(d), &m, &b->map_hint)) {
+	switch (htoe_map_lookup_hint(b->map, d->addr, htoe_access_len(d), &m, &b->map_hint)) {
 	case HTOE_MAP_LOCAL:
 		if (!htoe_lq_room(b, vc))
 			return -EAGAIN;

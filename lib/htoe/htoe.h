@@ -159,18 +159,33 @@ unsigned htoe_local_output_burst(struct htoe *b, struct htoe_pkt_ref *out, unsig
 void htoe_local_output_done(struct htoe *b);
 
 /*
- * Optional zero-copy delivery of posted writes. With a sink set, a posted
- * write from a remote node that arrives in an accepted frame while no other
- * posted write waits for the local side (HT order within the posted
- * channel is kept; a posted write may pass queued requests and responses)
- * is handed to sink(ctx, pkt, len, now) during htoe_frame_input(), straight
- * from the frame, instead of being copied into the local queue. The sink
- * must apply it at once (the bytes are the caller's frame) and must not
- * call into this bridge. Not used while the access table is on (those
- * writes are checked when the local side takes them). NULL turns it off.
+ * Optional zero-copy delivery to the local side: a sink. With one set, an
+ * HT packet of an accepted frame is handed to the local side during
+ * htoe_frame_input(), straight from the frame and parsed once (d points
+ * into the caller's frame), instead of being copied into the local queue
+ * and taken out later, whenever HT ordering lets it go at once:
+ *   - deliver(ctx, d, now): a posted write while no other posted write
+ *     waits for the local side; a response to a local request (matched to
+ *     its outstanding entry first) while no response waits and, unless it
+ *     has PassPW, no posted write. The sink applies or consumes it at once.
+ *   - serve(ctx, d, rsp, cap, now): a non-posted request while no request
+ *     and no posted write waits and the request's VL has room for the
+ *     answer. The local target executes it and encodes its response into
+ *     rsp[0..cap) (cap >= HT_MAX_PKT_LEN), which is the VL's own transmit
+ *     slot: the response leaves from there, with the request's UnitID and
+ *     SrcTag (an answer given at once needs no tag remapping). Returns the
+ *     response's length; 0 or less means "not now" (serve did nothing) and
+ *     the request is queued as without a sink.
+ * Either may be NULL. The access table is checked first (a refused request
+ * takes the queued path and is refused there). Neither may call into this
+ * bridge. NULL turns the sink off.
  */
-typedef void (*htoe_posted_sink)(void *ctx, const uint8_t *pkt, size_t len, uint64_t now);
-void htoe_set_posted_sink(struct htoe *b, htoe_posted_sink sink, void *ctx);
+struct htoe_local_sink {
+	void (*deliver)(void *ctx, const struct ht_desc *d, uint64_t now);
+	int (*serve)(void *ctx, const struct ht_desc *d, uint8_t *rsp, size_t cap, uint64_t now);
+	void *ctx;
+};
+void htoe_set_local_sink(struct htoe *b, const struct htoe_local_sink *s);
 
 /* An Ethernet frame (FCS stripped). Returns 0, or a negative enum htoe_drop
  * reason (the frame was dropped and counted). */
@@ -243,6 +258,8 @@ struct htoe_vl_stats {
 
 struct htoe_stats {
 	uint64_t local_in, local_out, local_loopback, master_aborts;
+	uint64_t local_direct;        /* of local_out: handed to the local sink
+	                               * straight from the frame (htoe_set_local_sink) */
 	uint64_t consumed;            /* NOP, ExtFC, Fence, Broadcast: not forwarded */
 	uint64_t local_sync;          /* Sync/Error packets from the local side */
 	uint64_t local_malformed;     /* local input that does not decode */

@@ -122,12 +122,17 @@ int htoe_flush_complete(struct htoe *b, uint8_t sub, enum ht_rsp_err err)
 }
 
 /* A response from a remote node (decapsulated): match it to the local
- * requester's outstanding request. 0: queued for the local side; -ENOENT:
- * late (after a timeout or reset) or not ours, dropped. */
-int htoe_remote_response(struct htoe *b, struct htoe_vl *v, const uint8_t *pkt, size_t len)
+ * requester's outstanding request, then to the sink at once (1) when no
+ * response waits and, unless it has PassPW, no posted write; else queued
+ * for the local side (0). -ENOENT: late (after a timeout or reset) or not
+ * ours, dropped; 1 also for a Flush answer consumed here. */
+int htoe_remote_response(struct htoe *b, struct htoe_vl *v, const uint8_t *pkt, size_t len,
+			 uint64_t now)
 {
 	struct htoe_outstanding_entry oe;
 	uint8_t unitid, srctag;
+	struct ht_desc d;
+	bool passpw = ht_bytes_passpw(pkt, len);
 
 	ht_bytes_get_tag(pkt, len, &unitid, &srctag);
 	if (htoe_outstanding_complete(&b->out, htoe_vl_index(b, v), unitid, srctag, &oe) != 0) {
@@ -136,9 +141,17 @@ int htoe_remote_response(struct htoe *b, struct htoe_vl *v, const uint8_t *pkt, 
 	}
 	if (unitid == b->flush_unitid) {
 		htoe_flush_complete(b, srctag, ht_bytes_rsp_err(pkt, len));
-		return -ENOENT; /* consumed here: free its buffer */
+		return 1; /* consumed here: free its buffer */
+	}
+	if (b->sink.deliver && b->lq[HT_VC_R].head == b->lq[HT_VC_R].tail &&
+	    (passpw || b->lq[HT_VC_P].head == b->lq[HT_VC_P].tail) &&
+	    ht_desc_parse(pkt, len, &d) == (int)len) {
+		b->sink.deliver(b->sink.ctx, &d, now);
+		b->st.local_out++;
+		b->st.local_direct++;
+		return 1;
 	}
 	htoe_lq_push(b, HT_VC_R, pkt, len, htoe_vl_index(b, v), v->epoch, true,
-		     ht_bytes_has_data(pkt, len), ht_bytes_passpw(pkt, len));
+		     ht_bytes_has_data(pkt, len), passpw);
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "htoe_acl.h"
 #include "htoe_deliver.h"
 #include "htoe_encap.h"
 
@@ -49,19 +50,15 @@ bool htoe_encap_room(const struct htoe_vl *v, enum ht_vc vc)
 	return vcq_room(&v->q[vc]) > 0;
 }
 
-struct htoe_slot *htoe_encap_enqueue(struct htoe_vl *v, const struct ht_desc *d, uint64_t now)
+/* The packet written into slot s (the tail of its VC's queue) is queued. */
+static struct htoe_slot *slot_commit(struct htoe_vl *v, enum ht_vc vc, struct htoe_slot *s,
+				     size_t len, bool has_data, bool passpw, uint64_t now)
 {
-	enum ht_vc vc = (enum ht_vc)d->vc;
 	struct htoe_vcq *q = &v->q[vc];
-	struct htoe_slot *s;
 
-	if (!vcq_room(q) || d->len > sizeof(s->bytes))
-		return NULL;
-	s = vcq_at(q, q->tail);
-	memcpy(s->bytes, d->pkt, d->len);
-	s->len = (uint8_t)d->len;
-	s->has_data = ht_cmd_has_data(d->cmd);
-	s->passpw = d->passpw;
+	s->len = (uint8_t)len;
+	s->has_data = has_data;
+	s->passpw = passpw;
 	s->vc = (uint8_t)vc;
 	s->enq_ns = now;
 	if (vc == HT_VC_P) {
@@ -73,6 +70,19 @@ struct htoe_slot *htoe_encap_enqueue(struct htoe_vl *v, const struct ht_desc *d,
 	q->tail++;
 	htoe_vl_wake(v);
 	return s;
+}
+
+struct htoe_slot *htoe_encap_enqueue(struct htoe_vl *v, const struct ht_desc *d, uint64_t now)
+{
+	enum ht_vc vc = (enum ht_vc)d->vc;
+	struct htoe_vcq *q = &v->q[vc];
+	struct htoe_slot *s;
+
+	if (!vcq_room(q) || d->len > sizeof(s->bytes))
+		return NULL;
+	s = vcq_at(q, q->tail);
+	memcpy(s->bytes, d->pkt, d->len);
+	return slot_commit(v, vc, s, d->len, ht_cmd_has_data(d->cmd), d->passpw, now);
 }
 
 int htoe_encap_enqueue_pkt(struct htoe_vl *v, const struct ht_pkt *p, uint64_t now)
@@ -504,34 +514,70 @@ void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_pos
 	v->posted_dirty = false;
 }
 
+/* A remote non-posted request d served at once by the sink (see
+ * htoe_local_sink): its response is encoded straight into the tail slot of
+ * the VL's response queue and queued there as is. True if served. */
+static bool sink_serve(struct htoe *b, struct htoe_vl *v, const struct ht_desc *d, uint64_t now)
+{
+	struct htoe_vcq *q = &v->q[HT_VC_R];
+	struct htoe_slot *s;
+	int n;
+
+	if (!vcq_room(q))
+		return false;
+	s = vcq_at(q, q->tail);
+	n = b->sink.serve(b->sink.ctx, d, s->bytes, sizeof(s->bytes), now);
+	if (n <= 0)
+		return false;
+	slot_commit(v, HT_VC_R, s, (size_t)n, ht_bytes_has_data(s->bytes, (size_t)n),
+		    ht_bytes_passpw(s->bytes, (size_t)n), now);
+	b->st.local_in++;
+	return true;
+}
+
+/* May remote packet pkt (VC vc) go to the sink now rather than into the
+ * local queue? HT order: a posted write passes nothing posted that waits,
+ * a request passes no request and no posted write; the access table is
+ * checked first. Done (true) or not (false). */
+static bool sink_take(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const uint8_t *pkt,
+		      size_t len, uint64_t now)
+{
+	bool p_waits = b->lq[HT_VC_P].head != b->lq[HT_VC_P].tail;
+	struct ht_desc d;
+
+	if (vc == HT_VC_P ? !b->sink.deliver || p_waits :
+			    !b->sink.serve || p_waits || b->lq[HT_VC_NP].head != b->lq[HT_VC_NP].tail)
+		return false;
+	if (ht_desc_parse(pkt, len, &d) != (int)len || !htoe_acl_allows(b, &d, v->node))
+		return false; /* the queued path counts or refuses it */
+	if (vc == HT_VC_P) {
+		/* posted order counters move together: nothing queued waits */
+		b->sink.deliver(b->sink.ctx, &d, now);
+		b->lq_p_enq++;
+		b->lq_p_out++;
+	} else if (!sink_serve(b, v, &d, now)) {
+		return false;
+	}
+	b->st.local_out++;
+	b->st.local_direct++;
+	return true;
+}
+
 /* One HT packet of an accepted frame (its buffers counted as received)
- * goes to the local side. */
+ * goes to the local side: to the sink at once when it can, else queued. */
 static void deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const uint8_t *pkt,
 			size_t len, bool has_data, uint64_t now)
 {
-	if (vc == HT_VC_P && b->posted_sink && !b->acl_size &&
-	    b->lq[HT_VC_P].head == b->lq[HT_VC_P].tail) {
-		/* applied straight from the frame: taken as at once as if it
-		 * had been queued and taken (the posted order counters move
-		 * together: nothing queued waits for it) */
-		b->posted_sink(b->posted_ctx, pkt, len, now);
-		b->lq_p_enq++;
-		b->lq_p_out++;
-		b->st.local_out++;
+	if (vc == HT_VC_R ? htoe_remote_response(b, v, pkt, len, now) != 0 :
+			    sink_take(b, v, vc, pkt, len, now)) {
+		/* taken (or a late or bogus response): its buffer is free again */
 		htoe_credit_rx_release(&b->pool, &v->crx, vc, has_data);
 		v->regrant_due = true;
 		return;
 	}
-	if (vc == HT_VC_R) {
-		if (htoe_remote_response(b, v, pkt, len) != 0) {
-			/* late or bogus response: its buffer is free again */
-			htoe_credit_rx_release(&b->pool, &v->crx, vc, has_data);
-			v->regrant_due = true;
-		}
-		return;
-	}
-	htoe_lq_push(b, vc, pkt, len, htoe_vl_index(b, v), v->epoch, true, has_data,
-		     ht_bytes_passpw(pkt, len));
+	if (vc != HT_VC_R)
+		htoe_lq_push(b, vc, pkt, len, htoe_vl_index(b, v), v->epoch, true, has_data,
+			     ht_bytes_passpw(pkt, len));
 }
 
 /* Selective retry: a frame after a gap is kept (its packets take their

@@ -174,8 +174,7 @@ struct htoe {
 	struct htoe_lq lq[HT_VC_COUNT];   /* towards the local HT side */
 	uint32_t lq_p_enq, lq_p_out;
 	bool     lq_lent;                 /* a burst is lent out (htoe_local_output_burst) */
-	htoe_posted_sink posted_sink;     /* posted writes applied from the frame (or NULL) */
-	void    *posted_ctx;
+	struct htoe_local_sink sink;      /* local side served from the frame (or zeroed) */
 
 	struct htoe_flush flush[HTOE_FLUSH_MAX];
 	int8_t   flush_sub[HTOE_FLUSH_MAX];  /* SrcTag of a forwarded Flush -> flush[] (-1 free) */
