@@ -1027,10 +1027,10 @@ static void drop_clean_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
  * (finish_evicts): the next faults find free slots instead of a write-back
  * each. Only with dirty tracking: without it a page written while its
  * write-back is in flight would be dropped and the write lost, so there the
- * victim, for which the faulting thread waits, goes alone. A page the
- * cleaner washed and that is dirty again waits for CLOCK to give it its
- * second chance (rewritten_after_clean). Returns the victim's slot, or -1
- * when nothing is in flight. */
+ * victim, for which the faulting thread waits, goes alone. wp-async: a
+ * page the cleaner washed and that is dirty again waits for CLOCK to give
+ * it its second chance (rewritten_after_clean). Returns the victim's slot,
+ * or -1 when nothing is in flight. */
 static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known)
 {
 	struct evict *es[DIMM_EVICT_BATCH];
@@ -1044,7 +1044,8 @@ static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 		return -1;
 	n++;
 	for (uint32_t q = pg + 1; p->wp && q < end && n < max; q++) {
-		if (p->state[q] != PG_DIRTY || p->ref[q] || (p->pflags[q] & PF_WASHED))
+		if (p->state[q] != PG_DIRTY || p->ref[q] ||
+		    (p->wp_async && (p->pflags[q] & PF_WASHED)))
 			continue;
 		es[n] = evict_claim(p, q, false);
 		if (!es[n])
