@@ -1022,10 +1022,10 @@ static void drop_clean_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 
 /* Evict the dirty victim pg and, with it, the next dirty unreferenced
  * pages after it up to `known` (as drop_clean_victims; free slots
- * permitting): their write-backs go out together with one flush, which
- * the fault waits for, and the pages it confirms are dropped together
- * (finish_evicts): the next faults find free slots instead of a write-back
- * each. Only with dirty tracking: without it a page written while its
+ * permitting): the victim's write-back with a flush of its own, which the
+ * fault waits for, then the others' together with one flush, and the pages
+ * that flush confirms are dropped together (finish_evicts): the next faults
+ * find free slots instead of a write-back each. Only with dirty tracking: without it a page written while its
  * write-back is in flight would be dropped and the write lost, so there the
  * victim, for which the faulting thread waits, goes alone. wp-async: a
  * page the cleaner washed and that is dirty again waits for CLOCK to give
@@ -1054,7 +1054,13 @@ static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 	}
 	if (n > 1)
 		p->st.batched_writebacks += n;
-	evict_go(p, es, n);
+	/* the victim with a flush of its own first, which the fault waits
+	 * for; the rest behind it with one flush, overlapped with the fault's
+	 * install and the application's next steps (a later fault that needs
+	 * room waits for one of them: make_room) */
+	evict_go(p, es, 1);
+	if (n > 1)
+		evict_go(p, es + 1, n - 1);
 	return es[0]->used ? (int)(es[0] - p->ev) : -1;
 }
 
