@@ -151,7 +151,7 @@ static const struct cfg_key keys[] = {
 	  "`busy`: every lcore polls its ports without pause (lowest latency, a whole CPU each). "
 	  "`adaptive`: an lcore that has moved no frame and done no local work for 200 µs "
 	  "pauses, then sleeps until its next deadline (`htoe_next_deadline()`, an impairment "
-	  "release), at most 1 ms (5 ms after a long idle period) — or until an RX interrupt "
+	  "release), at most a tenth of the time it has been idle (up to 5 ms) — or until an RX interrupt "
 	  "where the PMD has one — and polls at full speed again from the first frame "
 	  "([bridge.md](bridge.md#polling)). `default`: htoe-bridge `busy`, htoe-dimm "
 	  "`adaptive`"),

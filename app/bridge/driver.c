@@ -7,6 +7,7 @@
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include <rte_cycles.h>
 #include <rte_interrupts.h>
@@ -402,6 +403,9 @@ void br_idle_init(struct br_idle *s, enum br_poll_mode mode, const uint16_t *por
 	s->t_last = rte_rdtsc();
 	if (mode != BR_POLL_ADAPTIVE)
 		return;
+	/* its short sleeps (tens of microseconds) last what they ask: the
+	 * default 50 µs timer slack of a thread would more than double them */
+	prctl(PR_SET_TIMERSLACK, BR_IDLE_SLACK_NS, 0, 0, 0);
 	/* a PMD without RX interrupts (net_ring, memif here) is no error: its
 	 * lcore sleeps on timers only; ethdev's "Rx Intr handle unset" is muted */
 	int lvl = rte_log_get_level(rte_eth_dev_logtype);
@@ -469,12 +473,12 @@ void br_idle_after(struct br_idle *s, bool worked, uint64_t now, uint64_t wake)
 		return;
 	}
 	/* without an interrupt a frame that comes while the lcore sleeps waits
-	 * for the end of the sleep: short sleeps at first (a pause between
-	 * requests), longer ones when the lcore has been idle for long (fewer
-	 * wake-ups: an idle serve-only node) */
-	cap = BR_IDLE_SLEEP_NS;
-	if ((now - s->idle_since) / 10 > cap)
-		cap = RTE_MIN((now - s->idle_since) / 10, BR_IDLE_LONG_NS);
+	 * for the end of the sleep: a tenth of the time the lcore has been idle,
+	 * so that a peer that paused for a while (a borrower whose application
+	 * computed) waits at most a tenth of its pause more — never a whole
+	 * millisecond after a short pause, the least retransmission timeout —
+	 * while a long-idle serve-only node wakes rarely (up to BR_IDLE_LONG_NS) */
+	cap = RTE_MIN((now - s->idle_since) / 10, BR_IDLE_LONG_NS);
 	if (s->n_intr)
 		cap = RTE_MAX(cap, BR_IDLE_INTR_NS);
 	d = wake > now ? wake - now : 0;
