@@ -452,7 +452,7 @@ static void idle_sleep(struct br_idle *s, uint64_t ns)
 
 void br_idle_after(struct br_idle *s, bool worked, uint64_t now, uint64_t wake)
 {
-	uint64_t t = rte_rdtsc(), d, cap;
+	uint64_t t = rte_rdtsc(), d;
 
 	s->total_tsc += t - s->t_last;
 	if (worked)
@@ -468,23 +468,8 @@ void br_idle_after(struct br_idle *s, bool worked, uint64_t now, uint64_t wake)
 		s->idle_since = now ? now : 1;
 		return;
 	}
-	if (now - s->idle_since < BR_IDLE_SPIN_NS) {
-		rte_pause();
-		return;
-	}
-	/* without an interrupt a frame that comes while the lcore sleeps waits
-	 * for the end of the sleep: a tenth of the time the lcore has been idle,
-	 * so that a peer that paused for a while (a borrower whose application
-	 * computed) waits at most a tenth of its pause more — never a whole
-	 * millisecond after a short pause, the least retransmission timeout —
-	 * while a long-idle serve-only node wakes rarely (up to BR_IDLE_LONG_NS) */
-	cap = RTE_MIN((now - s->idle_since) / 10, BR_IDLE_LONG_NS);
-	if (s->n_intr)
-		cap = RTE_MAX(cap, BR_IDLE_INTR_NS);
-	d = wake > now ? wake - now : 0;
-	if (d > cap)
-		d = cap;
-	if (d < BR_IDLE_MIN_NS) {
+	d = br_idle_sleep_ns(now - s->idle_since, wake > now ? wake - now : 0, s->n_intr != 0);
+	if (!d) {
 		rte_pause();
 		return;
 	}

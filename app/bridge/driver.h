@@ -32,6 +32,7 @@
 #include <rte_ring.h>
 
 #include "htoe/htoe.h"
+#include "idle.h"
 
 /* The largest RX burst ([global] burst), and the size of the driver's
  * bulk arrays of mbufs. */
@@ -134,11 +135,6 @@ void br_drv_watch(struct br_drv *d, uint64_t now);
 
 enum br_poll_mode { BR_POLL_BUSY = 0, BR_POLL_ADAPTIVE = 1 };
 
-#define BR_IDLE_SPIN_NS   200000ull   /* adaptive: idle this long before sleeping */
-#define BR_IDLE_LONG_NS   5000000ull  /* a sleep: a tenth of the idle time, up to this... */
-#define BR_IDLE_INTR_NS   2000000ull  /* ...and at least this with an RX interrupt armed */
-#define BR_IDLE_SLACK_NS  1000ul      /* an adaptive lcore's timer slack (prctl) */
-#define BR_IDLE_MIN_NS    20000ull    /* a deadline closer than this: no sleep */
 #define BR_IDLE_MAX_PORTS 64u
 
 /* The polling state of one lcore. Times in TSC cycles. */
@@ -163,10 +159,8 @@ void br_idle_init(struct br_idle *s, enum br_poll_mode mode, const uint16_t *por
  * `now` (ns, the iteration's time) and `wake` (ns: the earliest deadline of
  * the lcore's drivers, br_drv_next_wake). Busy: counts and returns.
  * Adaptive: once idle for BR_IDLE_SPIN_NS it sleeps until `wake`, at most
- * a tenth of its idle time and BR_IDLE_LONG_NS (at least BR_IDLE_INTR_NS
- * when an RX interrupt can wake it), never
- * when `wake` is closer than BR_IDLE_MIN_NS; the first frame or local work
- * ends the idle state. */
+ * as long as br_idle_sleep_ns() (idle.h) says; the first frame or local
+ * work ends the idle state. */
 void br_idle_after(struct br_idle *s, bool worked, uint64_t now, uint64_t wake);
 void br_idle_fini(struct br_idle *s);
 const char *br_poll_mode_name(enum br_poll_mode m);
