@@ -177,10 +177,12 @@ static void target_response(struct htnode *nd, const uint8_t *rsp, int n, uint64
 /* The shapes served from their bytes (ht_tgt_serve's and ht_req_rx_desc's
  * fast paths, ht_desc_parse's fast parse): RdSized, WrSized dword,
  * RdResponse, TgtDone, without the 0x3E prefix. */
-static bool byte_path(uint8_t cmd)
+static bool byte_path(const struct ht_desc *d)
 {
-	return (cmd & 0x30) == 0x10 || (cmd & 0x1c) == 0x0c || cmd == HT_CMD_RDRESP ||
-	       cmd == HT_CMD_TGTDONE;
+	uint8_t cmd = d->cmd;
+
+	return d->ctl == 0 && ((cmd & 0x30) == 0x10 || (cmd & 0x1c) == 0x0c ||
+			       cmd == HT_CMD_RDRESP || cmd == HT_CMD_TGTDONE);
 }
 
 /* One packet from the bridge, parsed once: a response for the requester,
@@ -257,7 +259,7 @@ static void from_bridge_rare(struct htnode *nd, const struct ht_desc *d, uint64_
 /* One parsed packet from the bridge, on the byte path or the decoded one. */
 static void from_bridge_any(struct htnode *nd, const struct ht_desc *d, uint64_t now)
 {
-	if (d->ctl == 0 && byte_path(d->cmd))
+	if (byte_path(d))
 		from_bridge(nd, d, now);
 	else
 		from_bridge_rare(nd, d, now);
@@ -310,7 +312,7 @@ static unsigned local_output(struct htnode *nd, uint64_t now)
 				nd->st.undecodable++;
 				continue;
 			}
-			if (d[k].ctl || !byte_path(d[k].cmd)) {
+			if (!byte_path(&d[k])) {
 				/* a rare shape: served at once, in order with the burst */
 				for (unsigned j = 0; j < k; j++)
 					from_bridge(nd, &d[j], now);
