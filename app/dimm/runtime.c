@@ -477,8 +477,10 @@ void dr_pager_withdraw(struct dapp *d)
 
 static void maybe_kill(struct dapp *d, struct dimm_pager *p)
 {
+	/* the counter is written by whichever thread serves a fault */
 	if (!d->kill_after_faults || d->killed || !p ||
-	    dimm_pager_stats(p)->faults < d->kill_after_faults)
+	    __atomic_load_n(&dimm_pager_stats(p)->faults, __ATOMIC_RELAXED) <
+		    d->kill_after_faults)
 		return;
 	d->killed = true;
 	for (unsigned i = 0; i < d->n_nodes; i++)
@@ -538,11 +540,13 @@ void dr_borrower_loop(struct dapp *d)
 			if (now - prev > x->lc.max_gap)
 				x->lc.max_gap = now - prev;
 		}
+		/* before the turn: with run to completion the application may
+		 * drive the node all the time and the loop never take a turn */
+		maybe_kill(d, p);
 		if (d->rtc && !dr_loop_turn(d, p, now))
 			continue;
 		p = atomic_load(&d->pager); /* as of taking the node (dr_pager_withdraw) */
 		work = borrower_iter(d, x, now, p);
-		maybe_kill(d, p);
 		busy = work || dimm_engine_busy(x->eng) || (p && dimm_pager_busy(p)) ||
 		       htoe_busy(x->b);
 		if (d->rtc)
