@@ -77,11 +77,21 @@ static inline int ht_rand_pct(struct ht_rand *r, unsigned pct)
 }
 
 /* Index i in [0, n) chosen with probability w[i] / sum(w); -1 if all zero. */
+static inline int ht_rand_pick_sum(struct ht_rand *r, const unsigned *w, unsigned n,
+				   uint64_t sum);
+
 static inline int ht_rand_pick(struct ht_rand *r, const unsigned *w, unsigned n)
 {
 	uint64_t sum = 0;
 	for (unsigned i = 0; i < n; i++)
 		sum += w[i];
+	return ht_rand_pick_sum(r, w, n, sum);
+}
+
+/* ht_rand_pick with sum(w) computed once by the caller (the same draw). */
+static inline int ht_rand_pick_sum(struct ht_rand *r, const unsigned *w, unsigned n,
+				   uint64_t sum)
+{
 	if (!sum)
 		return -1;
 	uint64_t x = ht_rand_below(r, sum);

@@ -49,6 +49,8 @@ int ht_wl_init(struct ht_workload *w, const struct ht_wl_cfg *cfg)
 		any |= cfg->weight[i] != 0;
 	if (!any)
 		memcpy(w->cfg.weight, default_weight, sizeof(default_weight));
+	for (unsigned i = 0; i < HT_OP__COUNT; i++)
+		w->wsum += w->cfg.weight[i];
 	if (!w->cfg.max_inflight)
 		w->cfg.max_inflight = HT_WL_MAX_INFLIGHT;
 	ht_rand_seed(&w->rng, cfg->seed);
@@ -85,7 +87,7 @@ static void gen_random(struct ht_workload *w, struct ht_op *op)
 {
 	struct ht_rand *r = &w->rng;
 	memset(op, 0, sizeof(*op));
-	int t = ht_rand_pick(r, w->cfg.weight, HT_OP__COUNT);
+	int t = ht_rand_pick_sum(r, w->cfg.weight, HT_OP__COUNT, w->wsum);
 	op->type = (uint8_t)(t < 0 ? HT_OP_READ : t);
 	uint64_t blk = w->cfg.base + 64 * ht_rand_below(r, nblocks(w));
 	bool byte = ht_rand_pct(r, w->cfg.byte_pct);
@@ -126,17 +128,24 @@ static void gen_random(struct ht_workload *w, struct ht_op *op)
 		op->addr = blk + off;
 		op->len = len;
 		/* the same bytes as one little-endian u64 per 8 bytes, written a
-		 * word at a time (byte stores were a third of ht_wl_peek) */
-		for (uint32_t i = 0; i < len; i += 8) {
-			uint64_t v = ht_rand_u64(r);
-			if (len - i >= 8) {
-				uint64_t le = htole64(v);
+		 * word at a time (byte stores were a third of ht_wl_peek), from a
+		 * copy of the generator: the byte stores may alias w->rng, which
+		 * kept its four words in memory (a load and a store each per word) */
+		{
+			struct ht_rand g = *r;
 
-				memcpy(op->data + i, &le, 8);
-				continue;
+			for (uint32_t i = 0; i < len; i += 8) {
+				uint64_t v = ht_rand_u64(&g);
+				if (len - i >= 8) {
+					uint64_t le = htole64(v);
+
+					memcpy(op->data + i, &le, 8);
+					continue;
+				}
+				for (uint32_t b = 0; i + b < len; b++)
+					op->data[i + b] = (uint8_t)(v >> (8 * b));
 			}
-			for (uint32_t b = 0; i + b < len; b++)
-				op->data[i + b] = (uint8_t)(v >> (8 * b));
+			*r = g;
 		}
 		break;
 	case HT_OP_FETCH_ADD:
