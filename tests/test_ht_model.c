@@ -1236,6 +1236,25 @@ static struct ht_op random_op(struct ht_rand *r)
 	return o;
 }
 
+/* Every field of two descriptors of the same bytes. */
+static void assert_desc_equal(const struct ht_desc *a, const struct ht_desc *b)
+{
+	assert_ptr_equal(a->pkt, b->pkt);
+	assert_int_equal(a->len, b->len);
+	assert_int_equal(a->data_off, b->data_off);
+	assert_int_equal(a->data_len, b->data_len);
+	assert_int_equal(a->ctl, b->ctl);
+	assert_int_equal(a->cmd, b->cmd);
+	assert_int_equal(a->kind, b->kind);
+	assert_int_equal(a->vc, b->vc);
+	assert_int_equal(a->unitid, b->unitid);
+	assert_int_equal(a->srctag, b->srctag);
+	assert_int_equal(a->passpw, b->passpw);
+	assert_int_equal(a->count, b->count);
+	assert_int_equal(a->rsp_err, b->rsp_err);
+	assert_true(a->addr == b->addr);
+}
+
 static void test_fast_encoders_match_table(void **state)
 {
 	(void)state;
@@ -1282,9 +1301,20 @@ static void test_fast_encoders_match_table(void **state)
 				memcpy(p.data, data, p.data_len);
 			}
 			nw = ht_encode_table(&p, want, sizeof(want));
-			ng = ht_enc_sized(got, sizeof(got), cmd, p.unitid,
-					  (uint8_t)(p.posted ? ht_rand_below(&r, 32) : p.srctag),
-					  p.passpw, p.count, p.addr, data);
+			uint8_t tag = (uint8_t)(p.posted ? ht_rand_below(&r, 32) : p.srctag);
+			ng = ht_enc_sized(got, sizeof(got), cmd, p.unitid, tag, p.passpw, p.count,
+					  p.addr, data);
+			/* the descriptor filled while encoding is the one a parse gives */
+			uint8_t again[HT_MAX_PKT_LEN];
+			struct ht_desc dg, dp;
+
+			memset(&dg, 0xa5, sizeof(dg));
+			memset(&dp, 0x5a, sizeof(dp));
+			assert_int_equal(ht_enc_sized_desc(again, sizeof(again), cmd, p.unitid, tag,
+							   p.passpw, p.count, p.addr, data, &dg),
+					 ng);
+			assert_int_equal(ht_desc_parse(again, (size_t)ng, &dp), ng);
+			assert_desc_equal(&dg, &dp);
 			sized++;
 		} else {
 			bool done = ht_rand_pct(&r, 30), ones = ht_rand_pct(&r, 20);
@@ -1507,7 +1537,8 @@ static void test_requester_bytes_match_pkt(void **state)
 			struct ht_pkt p, q;
 			uint8_t want[HT_MAX_PKT_LEN], got[HT_MAX_PKT_LEN];
 			int ia = ht_req_issue(&ra, &o, &p);
-			int ib = ht_req_issue_enc(&rb, &o, o.cookie, got, sizeof(got));
+			struct ht_desc dd, dp;
+			int ib = ht_req_issue_desc(&rb, &o, o.cookie, got, sizeof(got), &dd);
 
 			if (ia == -EAGAIN) {
 				assert_int_equal(ib, -EAGAIN);
@@ -1517,6 +1548,9 @@ static void test_requester_bytes_match_pkt(void **state)
 			int nw = ht_encode(&p, want, sizeof(want));
 			assert_int_equal(ib, nw);
 			assert_memory_equal(got, want, (size_t)nw);
+			/* its descriptor, fast or table path, is what a parse gives */
+			assert_int_equal(ht_desc_parse(got, (size_t)ib, &dp), ib);
+			assert_desc_equal(&dd, &dp);
 			if (ht_rand_pct(&r, 10)) { /* never sent */
 				assert_int_equal(ht_req_unissue_bytes(&rb, got, (size_t)ib),
 						 ht_req_unissue(&ra, &p));

@@ -334,7 +334,8 @@ static unsigned local_output(struct htnode *nd, uint64_t now)
 
 /*
  * Hand one op to the bridge: reads and dword writes encoded here, straight
- * from the op (ht_req_issue_enc), and given as bytes; the other ops (byte
+ * from the op (ht_req_issue_desc), and given as bytes with their parsed
+ * descriptor (htoe_local_input_desc: no second parse); the other ops (byte
  * writes, atomics, Flush, Fence, prefixed addresses) built as a struct
  * ht_pkt that the bridge encodes once (htoe_local_input_pkt), rather than
  * encoded here by the table and decoded again there. Returns what
@@ -348,11 +349,12 @@ static int issue_one(struct htnode *nd, const struct ht_op *op, uint64_t cookie,
 
 	if (ht_req_enc_fast(op)) {
 		uint8_t b[HT_MAX_PKT_LEN];
-		int n = ht_req_issue_enc(&nd->req, op, cookie, b, sizeof(b));
+		struct ht_desc d;
+		int n = ht_req_issue_desc(&nd->req, op, cookie, b, sizeof(b), &d);
 
 		if (n <= 0)
 			return 1;
-		r = htoe_local_input(nd->b, b, (size_t)n, now);
+		r = htoe_local_input_desc(nd->b, &d, now); /* encoded and parsed once */
 		if (r != 0)
 			ht_req_unissue_bytes(&nd->req, b, (size_t)n);
 		else if (want_pkt)

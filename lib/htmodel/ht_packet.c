@@ -1235,6 +1235,33 @@ int ht_enc_sized(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t 
 	return (int)total;
 }
 
+int ht_enc_sized_desc(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
+		      uint8_t passpw, uint8_t count, uint64_t addr, const uint8_t *data,
+		      struct ht_desc *d)
+{
+	int n = ht_enc_sized(buf, cap, cmd, unitid, srctag, passpw, count, addr, data);
+	bool rd = (cmd & 0x30) == 0x10;
+
+	if (n <= 0)
+		return n;
+	/* what ht_desc_parse gives for these bytes (tests/test_ht_model.c) */
+	d->pkt = buf;
+	d->len = (uint16_t)n;
+	d->data_off = rd ? 0 : 8;
+	d->data_len = rd ? 0 : (uint16_t)(n - 8);
+	d->ctl = 0;
+	d->cmd = cmd;
+	d->kind = rd ? HT_K_RDSIZED : HT_K_WRSIZED;
+	d->vc = kind_vc(d->kind, cmd);
+	d->unitid = unitid;
+	d->srctag = (cmd & CMD_POSTED) ? 0 : srctag;
+	d->passpw = passpw;
+	d->count = count;
+	d->rsp_err = 0;
+	d->addr = addr;
+	return n;
+}
+
 int ht_enc_rsp(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
 	       uint8_t passpw, uint8_t bridge, enum ht_rsp_err err, uint8_t count,
 	       const uint8_t *data)

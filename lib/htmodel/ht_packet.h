@@ -253,6 +253,11 @@ static inline int ht_desc_decode(const struct ht_desc *d, struct ht_pkt *out)
  */
 int ht_enc_sized(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
 		 uint8_t passpw, uint8_t count, uint64_t addr, const uint8_t *data);
+/* ht_enc_sized, and on success d as ht_desc_parse(buf, n) would give it,
+ * without reading the bytes back (the requester's one parse: htoe_local_input_desc). */
+int ht_enc_sized_desc(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
+		      uint8_t passpw, uint8_t count, uint64_t addr, const uint8_t *data,
+		      struct ht_desc *d);
 int ht_enc_rsp(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
 	       uint8_t passpw, uint8_t bridge, enum ht_rsp_err err, uint8_t count,
 	       const uint8_t *data);

@@ -361,11 +361,19 @@ bool ht_req_enc_fast(const struct ht_op *op)
 int ht_req_issue_enc(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,
 		     uint8_t *buf, size_t cap)
 {
+	struct ht_desc d;
+
+	return ht_req_issue_desc(r, op, cookie, buf, cap, &d);
+}
+
+int ht_req_issue_desc(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,
+		      uint8_t *buf, size_t cap, struct ht_desc *d)
+{
 	struct ht_req_entry e;
 	uint8_t unitid, srctag = 0;
 	int n;
 
-	if (!r || !op || !buf)
+	if (!r || !op || !buf || !d)
 		return -EINVAL;
 	if (cap < HT_MAX_PKT_LEN)
 		return -ENOSPC;
@@ -394,8 +402,9 @@ int ht_req_issue_enc(struct ht_requester *r, const struct ht_op *op, uint64_t co
 		n = take_tag(r, &e, &unitid, &srctag);
 		if (n < 0)
 			return n;
-		n = ht_enc_sized(buf, cap, cmd | (dw ? 0x04 : 0) | 0x01 /* coherent */, unitid,
-				 srctag, op->passpw ? 1 : 0, count, op->addr - off, op->data);
+		n = ht_enc_sized_desc(buf, cap, cmd | (dw ? 0x04 : 0) | 0x01 /* coherent */,
+				      unitid, srctag, op->passpw ? 1 : 0, count, op->addr - off,
+				      op->data, d);
 	} else {
 		struct ht_pkt p;
 
@@ -410,6 +419,8 @@ int ht_req_issue_enc(struct ht_requester *r, const struct ht_op *op, uint64_t co
 		unitid = p.unitid;
 		srctag = p.srctag;
 		n = ht_encode(&p, buf, cap);
+		if (n > 0 && ht_desc_parse(buf, (size_t)n, d) != n)
+			n = -EINVAL;
 	}
 	if (n <= 0) { /* not expected for an op ht_op_check accepts */
 		unissue_tag(r, ht_op_nonposted((enum ht_op_type)op->type), unitid, srctag);

@@ -163,6 +163,10 @@ int ht_req_rx(struct ht_requester *r, const struct ht_pkt *rsp, struct ht_comple
  * ht_encode. Returns the request length, -EAGAIN (no tag), -EINVAL (the op
  * does not fit one packet) or -ENOSPC (cap too small; nothing taken).
  *
+ * ht_req_issue_desc: ht_req_issue_enc, and on success *d describes the
+ * bytes as ht_desc_parse() would (filled from the fields it encoded; a
+ * parse only on the table-driven path), for htoe_local_input_desc().
+ *
  * ht_req_enc_fast: true when ht_req_issue_enc encodes op without the
  * table-driven codec (reads, dword writes, addresses below 2^40). A driver
  * may hand other ops to a consumer of struct ht_pkt (ht_req_issue) instead.
@@ -175,6 +179,8 @@ int ht_req_rx(struct ht_requester *r, const struct ht_pkt *rsp, struct ht_comple
  */
 int ht_req_issue_enc(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,
 		     uint8_t *buf, size_t cap);
+int ht_req_issue_desc(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,
+		      uint8_t *buf, size_t cap, struct ht_desc *d);
 bool ht_req_enc_fast(const struct ht_op *op);
 int ht_req_unissue_bytes(struct ht_requester *r, const uint8_t *pkt, size_t len);
 int ht_req_rx_desc(struct ht_requester *r, const struct ht_desc *rsp, struct ht_completion *out);

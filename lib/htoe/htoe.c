@@ -688,6 +688,15 @@ int htoe_local_input(struct htoe *b, const uint8_t *pkt, size_t len, uint64_t no
 	return local_input(b, &x, now);
 }
 
+int htoe_local_input_desc(struct htoe *b, const struct ht_desc *d, uint64_t now)
+{
+	struct lin x;
+
+	x.d = *d;
+	x.decoded = false;
+	return local_input(b, &x, now);
+}
+
 int htoe_local_input_pkt(struct htoe *b, const struct ht_pkt *pkt, uint64_t now)
 {
 	uint8_t raw[HT_MAX_PKT_LEN];

@@ -136,6 +136,12 @@ int htoe_local_input(struct htoe *b, const uint8_t *pkt, size_t len, uint64_t no
  * again. The same results as htoe_local_input(encoding of pkt). */
 int htoe_local_input_pkt(struct htoe *b, const struct ht_pkt *pkt, uint64_t now);
 
+/* The same for a packet the caller has already parsed: d as ht_desc_parse()
+ * or the requester's ht_req_issue_desc() fill it, d->pkt pointing at the
+ * bytes (not parsed again: the local side is trusted to hand over what its
+ * own encoder produced). */
+int htoe_local_input_desc(struct htoe *b, const struct ht_desc *d, uint64_t now);
+
 /* Next HT packet for the local HT side, copied into buf[0..cap): returns
  * its length, 0 if none, -ENOSPC if it is longer than cap (it stays). */
 int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now);
