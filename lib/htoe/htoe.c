@@ -786,7 +786,7 @@ int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t 
 	struct htoe_hdr h;
 	const uint8_t *payload = NULL;
 	struct htoe_vl *v;
-	int r = htoe_frame_parse(frame, len, b->cfg.mtu, &h, &payload);
+	int r = htoe_frame_parse_desc(frame, len, b->cfg.mtu, &h, &payload, b->rx_pk);
 
 	if (r < 0)
 		goto drop_global;
@@ -833,7 +833,7 @@ int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t 
 		htoe_encap_on_ack(b, v, &h, payload, now);
 		switch (h.ftype) {
 		case HTOE_FT_DATA:
-			r = htoe_decap_input(b, v, &h, payload, now);
+			r = htoe_decap_input(b, v, &h, payload, b->rx_pk, now);
 			break;
 		case HTOE_FT_CTRL:
 			r = ctrl_input(b, v, payload, h.payload_len);

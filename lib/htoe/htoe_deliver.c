@@ -126,32 +126,28 @@ int htoe_flush_complete(struct htoe *b, uint8_t sub, enum ht_rsp_err err)
  * response waits and, unless it has PassPW, no posted write; else queued
  * for the local side (0). -ENOENT: late (after a timeout or reset) or not
  * ours, dropped; 1 also for a Flush answer consumed here. */
-int htoe_remote_response(struct htoe *b, struct htoe_vl *v, const uint8_t *pkt, size_t len,
+int htoe_remote_response(struct htoe *b, struct htoe_vl *v, const struct ht_desc *d,
 			 uint64_t now)
 {
 	struct htoe_outstanding_entry oe;
-	uint8_t unitid, srctag;
-	struct ht_desc d;
-	bool passpw = ht_bytes_passpw(pkt, len);
 
-	ht_bytes_get_tag(pkt, len, &unitid, &srctag);
-	if (htoe_outstanding_complete(&b->out, htoe_vl_index(b, v), unitid, srctag, &oe) != 0) {
+	if (htoe_outstanding_complete(&b->out, htoe_vl_index(b, v), d->unitid, d->srctag, &oe) !=
+	    0) {
 		v->st.late_responses++;
 		return -ENOENT;
 	}
-	if (unitid == b->flush_unitid) {
-		htoe_flush_complete(b, srctag, ht_bytes_rsp_err(pkt, len));
+	if (d->unitid == b->flush_unitid) {
+		htoe_flush_complete(b, d->srctag, (enum ht_rsp_err)d->rsp_err);
 		return 1; /* consumed here: free its buffer */
 	}
 	if (b->sink.deliver && b->lq[HT_VC_R].head == b->lq[HT_VC_R].tail &&
-	    (passpw || b->lq[HT_VC_P].head == b->lq[HT_VC_P].tail) &&
-	    ht_desc_parse(pkt, len, &d) == (int)len) {
-		b->sink.deliver(b->sink.ctx, &d, now);
+	    (d->passpw || b->lq[HT_VC_P].head == b->lq[HT_VC_P].tail)) {
+		b->sink.deliver(b->sink.ctx, d, now);
 		b->st.local_out++;
 		b->st.local_direct++;
 		return 1;
 	}
-	htoe_lq_push(b, HT_VC_R, pkt, len, htoe_vl_index(b, v), v->epoch, true,
-		     ht_bytes_has_data(pkt, len), passpw);
+	htoe_lq_push(b, HT_VC_R, d->pkt, d->len, htoe_vl_index(b, v), v->epoch, true,
+		     ht_cmd_has_data(d->cmd), d->passpw);
 	return 0;
 }

@@ -52,7 +52,7 @@ int htoe_flush_complete(struct htoe *b, uint8_t sub, enum ht_rsp_err err);
  * sink at once, or a Flush answer consumed here) or -ENOENT (late, after a
  * timeout or a reset, or not ours: dropped); when taken the caller frees
  * its buffer. */
-int htoe_remote_response(struct htoe *b, struct htoe_vl *v, const uint8_t *pkt, size_t len,
+int htoe_remote_response(struct htoe *b, struct htoe_vl *v, const struct ht_desc *d,
 			 uint64_t now);
 
 #endif

@@ -539,23 +539,22 @@ static bool sink_serve(struct htoe *b, struct htoe_vl *v, const struct ht_desc *
  * local queue? HT order: a posted write passes nothing posted that waits,
  * a request passes no request and no posted write; the access table is
  * checked first. Done (true) or not (false). */
-static bool sink_take(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const uint8_t *pkt,
-		      size_t len, uint64_t now)
+static bool sink_take(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const struct ht_desc *d,
+		      uint64_t now)
 {
 	bool p_waits = b->lq[HT_VC_P].head != b->lq[HT_VC_P].tail;
-	struct ht_desc d;
 
 	if (vc == HT_VC_P ? !b->sink.deliver || p_waits :
 			    !b->sink.serve || p_waits || b->lq[HT_VC_NP].head != b->lq[HT_VC_NP].tail)
 		return false;
-	if (ht_desc_parse(pkt, len, &d) != (int)len || !htoe_acl_allows(b, &d, v->node))
+	if (!htoe_acl_allows(b, d, v->node))
 		return false; /* the queued path counts or refuses it */
 	if (vc == HT_VC_P) {
 		/* posted order counters move together: nothing queued waits */
-		b->sink.deliver(b->sink.ctx, &d, now);
+		b->sink.deliver(b->sink.ctx, d, now);
 		b->lq_p_enq++;
 		b->lq_p_out++;
-	} else if (!sink_serve(b, v, &d, now)) {
+	} else if (!sink_serve(b, v, d, now)) {
 		return false;
 	}
 	b->st.local_out++;
@@ -565,19 +564,20 @@ static bool sink_take(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const ui
 
 /* One HT packet of an accepted frame (its buffers counted as received)
  * goes to the local side: to the sink at once when it can, else queued. */
-static void deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const uint8_t *pkt,
-			size_t len, bool has_data, uint64_t now)
+static void deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const struct ht_desc *d,
+			uint64_t now)
 {
-	if (vc == HT_VC_R ? htoe_remote_response(b, v, pkt, len, now) != 0 :
-			    sink_take(b, v, vc, pkt, len, now)) {
+	bool has_data = ht_cmd_has_data(d->cmd);
+
+	if (vc == HT_VC_R ? htoe_remote_response(b, v, d, now) != 0 : sink_take(b, v, vc, d, now)) {
 		/* taken (or a late or bogus response): its buffer is free again */
 		htoe_credit_rx_release(&b->pool, &v->crx, vc, has_data);
 		v->regrant_due = true;
 		return;
 	}
 	if (vc != HT_VC_R)
-		htoe_lq_push(b, vc, pkt, len, htoe_vl_index(b, v), v->epoch, true, has_data,
-			     ht_bytes_passpw(pkt, len));
+		htoe_lq_push(b, vc, d->pkt, d->len, htoe_vl_index(b, v), v->epoch, true, has_data,
+			     d->passpw);
 }
 
 /* Selective retry: a frame after a gap is kept (its packets take their
@@ -618,8 +618,11 @@ static void drain_held(struct htoe *b, struct htoe_vl *v, uint64_t now)
 			return;
 		for (uint16_t i = f->first; i != HTOE_ROB_NONE; i = v->rob.pkt[i].next) {
 			const struct htoe_rob_pkt *p = &v->rob.pkt[i];
+			struct ht_desc d;
 
-			deliver_pkt(b, v, (enum ht_vc)f->vc, p->bytes, p->len, p->has_data, now);
+			/* validated when its frame came: the parse cannot fail */
+			if (ht_desc_parse(p->bytes, p->len, &d) == (int)p->len)
+				deliver_pkt(b, v, (enum ht_vc)f->vc, &d, now);
 		}
 		v->st.rx_frames++;
 		v->st.rx_pkts[f->vc] += f->npkts;
@@ -646,11 +649,8 @@ void htoe_encap_drop_held(struct htoe *b, struct htoe_vl *v)
 }
 
 int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
-		     const uint8_t *payload, uint64_t now)
+		     const uint8_t *payload, const struct ht_desc *pk, uint64_t now)
 {
-	struct htoe_pkt_iter it;
-	const uint8_t *pkt;
-	size_t len;
 	unsigned ndata = h->ndata, npkts = h->npkts;
 	enum ht_vc vc = (enum ht_vc)h->vc;
 	int verdict;
@@ -678,9 +678,8 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	v->st.rx_pkts[vc] += npkts;
 	htoe_credit_rx_receive_n(&v->crx, vc, npkts, ndata); /* checked above: whole frame */
 
-	htoe_pkt_iter_init(&it, payload, h->payload_len);
-	while (htoe_pkt_iter_next(&it, &pkt, &len) > 0)
-		deliver_pkt(b, v, vc, pkt, len, ht_bytes_has_data(pkt, len), now);
+	for (unsigned i = 0; i < npkts; i++)
+		deliver_pkt(b, v, vc, &pk[i], now);
 	drain_held(b, v, now);
 	/* an active VL may now draw on the shared part of the pool: granted
 	 * before its next frame (once per frame sent, not per frame received) */

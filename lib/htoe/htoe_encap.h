@@ -20,8 +20,10 @@ int  htoe_encap_enqueue_pkt(struct htoe_vl *v, const struct ht_pkt *p, uint64_t 
 bool htoe_encap_room(const struct htoe_vl *v, enum ht_vc vc);
 int  htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 		       unsigned flags);
+/* A DATA frame that passed htoe_frame_parse_desc: h, its payload and its
+ * packets parsed into pk[0..h->npkts). */
 int  htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
-		      const uint8_t *payload, uint64_t now);
+		      const uint8_t *payload, const struct ht_desc *pk, uint64_t now);
 int  htoe_write_ctl_frame(struct htoe *b, struct htoe_vl *v, enum htoe_ftype type,
 			  uint8_t *buf, size_t cap);
 int  htoe_write_ctrl_msg(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap);

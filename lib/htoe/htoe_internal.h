@@ -192,6 +192,10 @@ struct htoe {
 		uint64_t base, size;
 	} acl[HTOE_ACL_MAX];
 
+	/* the HT packets of the DATA frame being received, parsed once by
+	 * htoe_frame_parse_desc (htoe_frame_input -> htoe_decap_input) */
+	struct ht_desc rx_pk[HTOE_FRAME_MAX_PKTS];
+
 	struct htoe_stats st;
 };
 

@@ -316,16 +316,22 @@ int htoe_frame_refresh(uint8_t *frame, size_t len, uint16_t ack,
 
 /* ------------------------------------------------------------------ parse */
 
-/* htoe_payload_check(), counting the packets that carry data (*ndata). */
+/* htoe_payload_check(), counting the packets that carry data (*ndata),
+ * and, when pk is not NULL, each packet parsed into pk[0..npkts): the one
+ * parse of an HT packet that arrives from the wire (the decapsulation and
+ * what follows use these descriptors; they point into p). */
 static int payload_check(const uint8_t *p, size_t len, unsigned npkts, unsigned vc,
-			 unsigned *ndata)
+			 unsigned *ndata, struct ht_desc *pk)
 {
 	size_t off = 0;
 	unsigned n = 0, nd = 0;
 
 	while (off < len) {
 		size_t rem = len - off;
-		int plen = ht_peek_valid(p + off, rem); /* common and valid: one pass */
+		struct ht_desc tmp, *d = pk && n < npkts ? &pk[n] : &tmp;
+		/* common and valid: one pass (with pk the parse is that pass) */
+		int plen = pk ? ht_desc_parse(p + off, rem, d) : ht_peek_valid(p + off, rem);
+		uint8_t cmd;
 
 		if (plen <= 0) {
 			plen = ht_peek_len(p + off, rem);
@@ -338,14 +344,19 @@ static int payload_check(const uint8_t *p, size_t len, unsigned npkts, unsigned 
 			/* the full decoder's verdict without decoding into a struct */
 			if (ht_validate(p + off, (size_t)plen) != plen)
 				return -HTOE_DROP_HT_MALFORMED;
+			/* valid after all (ht_desc_parse is as strict as ht_decode:
+			 * not reached) */
+			if (pk && ht_desc_parse(p + off, (size_t)plen, d) != plen)
+				return -HTOE_DROP_HT_MALFORMED;
 		}
-		enum ht_vc pvc = ht_cmd_vc(ht_bytes_cmd(p + off, (size_t)plen));
+		cmd = pk ? d->cmd : ht_bytes_cmd(p + off, (size_t)plen);
+		enum ht_vc pvc = pk ? (enum ht_vc)d->vc : ht_cmd_vc(cmd);
 
 		if (pvc == HT_VC_NONE || (unsigned)pvc != vc)
 			return -HTOE_DROP_VC;
 		if (++n > npkts)
 			return -HTOE_DROP_COUNT;
-		nd += ht_bytes_has_data(p + off, (size_t)plen);
+		nd += ht_cmd_has_data(cmd);
 		off += (size_t)plen;
 	}
 	if (n != npkts)
@@ -358,7 +369,7 @@ int htoe_payload_check(const uint8_t *p, size_t len, unsigned npkts, unsigned vc
 {
 	unsigned ndata;
 
-	return payload_check(p, len, npkts, vc, &ndata);
+	return payload_check(p, len, npkts, vc, &ndata, NULL);
 }
 
 void htoe_pkt_iter_init(struct htoe_pkt_iter *it, const uint8_t *payload, size_t len)
@@ -389,6 +400,12 @@ int htoe_pkt_iter_next(struct htoe_pkt_iter *it, const uint8_t **pkt, size_t *pk
 
 int htoe_frame_parse(const uint8_t *frame, size_t len, unsigned mtu,
 		     struct htoe_hdr *h, const uint8_t **payload)
+{
+	return htoe_frame_parse_desc(frame, len, mtu, h, payload, NULL);
+}
+
+int htoe_frame_parse_desc(const uint8_t *frame, size_t len, unsigned mtu,
+			  struct htoe_hdr *h, const uint8_t **payload, struct ht_desc *pk)
 {
 	if (mtu < HTOE_MTU_MIN)
 		mtu = HTOE_MTU_MIN;
@@ -496,7 +513,7 @@ int htoe_frame_parse(const uint8_t *frame, size_t len, unsigned mtu,
 	/* 11. the HT packets of a DATA frame */
 	if (h->ftype == HTOE_FT_DATA) {
 		unsigned ndata;
-		int rc = payload_check(pl, h->payload_len, h->npkts, h->vc, &ndata);
+		int rc = payload_check(pl, h->payload_len, h->npkts, h->vc, &ndata, pk);
 
 		if (rc)
 			return rc;

@@ -260,6 +260,14 @@ int htoe_frame_reseal(uint8_t *frame, size_t len);
 int htoe_frame_parse(const uint8_t *frame, size_t len, unsigned mtu,
 		     struct htoe_hdr *h, const uint8_t **payload);
 
+/* htoe_frame_parse, and on success the HT packets of a DATA frame parsed
+ * into pk[0..h->npkts) (pk has room for HTOE_FRAME_MAX_PKTS; NULL: not
+ * kept), in the same pass that validates them: the receive path parses each
+ * packet from the wire once. The descriptors point into frame. */
+struct ht_desc;
+int htoe_frame_parse_desc(const uint8_t *frame, size_t len, unsigned mtu,
+			  struct htoe_hdr *h, const uint8_t **payload, struct ht_desc *pk);
+
 /*
  * Check the payload of a DATA frame: a sequence of HT packets, back to back,
  * each in link order. Every packet must decode (ht_decode), belong to VC vc

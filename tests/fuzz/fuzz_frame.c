@@ -11,6 +11,8 @@
  *  - the MTU check is exact; htoe_frame_refresh keeps the frame valid;
  *  - the payload walker and the iterator never read out of bounds on
  *    arbitrary bytes.
+ *  - htoe_frame_parse_desc gives the same verdict, and for a DATA frame one
+ *    descriptor per packet, the same as ht_desc_parse of that packet.
  * Each input is checked as is, and again with its CRC recomputed
  * (htoe_frame_reseal) so that mutations reach the checks after the CRC.
  */
@@ -65,8 +67,13 @@ static void check_frame(const uint8_t *data, size_t size)
 	static uint8_t buf[HTOE_FRAME_MAX + 64];
 	struct htoe_hdr h, h2;
 	const uint8_t *pl = NULL;
+	static struct ht_desc pk[HTOE_FRAME_MAX_PKTS];
+	const uint8_t *pl2 = NULL;
 	int rc = htoe_frame_parse(data, size, HTOE_MTU_MAX, &h, &pl);
 
+	/* the parse that keeps the packets' descriptors gives the same verdict */
+	CHECK(htoe_frame_parse_desc(data, size, HTOE_MTU_MAX, &h2, &pl2, pk) == rc);
+	CHECK(rc || pl2 == pl);
 	CHECK(rc <= 0 && rc > -HTOE_DROP__COUNT);
 	CHECK(rc == 0 || rc >= -HTOE_DROP_VC); /* the wire layer's reasons only */
 	CHECK(strcmp(htoe_drop_name(rc), "?") != 0);
@@ -106,6 +113,17 @@ static void check_frame(const uint8_t *data, size_t size)
 
 			CHECK(pkt == pl + total);
 			CHECK(ht_decode(pkt, n, &p) == (int)n);
+			/* its descriptor from the frame parse is a parse of it */
+			struct ht_desc d;
+
+			CHECK(ht_desc_parse(pkt, n, &d) == (int)n);
+			CHECK(pk[count].pkt == pkt && pk[count].len == d.len &&
+			      pk[count].cmd == d.cmd && pk[count].kind == d.kind &&
+			      pk[count].vc == d.vc && pk[count].unitid == d.unitid &&
+			      pk[count].srctag == d.srctag && pk[count].passpw == d.passpw &&
+			      pk[count].count == d.count && pk[count].rsp_err == d.rsp_err &&
+			      pk[count].addr == d.addr && pk[count].data_off == d.data_off &&
+			      pk[count].data_len == d.data_len && pk[count].ctl == d.ctl);
 			CHECK(ht_pkt_len(&p) == n);
 			CHECK(ht_pkt_vc(&p) != HT_VC_NONE && (unsigned)ht_pkt_vc(&p) == h.vc);
 			total += n;
