@@ -169,13 +169,15 @@ static int try_new_frame(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, uint8
 {
 	struct htoe_vcq *q = &v->q[vc];
 	size_t max_payload = HTOE_MAX_PAYLOAD(b->cfg.mtu), plen = 0;
-	unsigned need_cmd = 0, need_data = 0;
-	unsigned avail_cmd = htoe_credit_tx_avail(&v->ctx, vc, false);
-	unsigned avail_data = htoe_credit_tx_avail(&v->ctx, vc, true);
+	unsigned need_cmd = 0, need_data = 0, avail_cmd, avail_data;
 	unsigned npkts = 0;
 	bool full = false;
 	uint32_t i;
 
+	if (!vcq_waiting(q))
+		return 0; /* the common case of the three VCs: nothing to frame */
+	avail_cmd = htoe_credit_tx_avail(&v->ctx, vc, false);
+	avail_data = htoe_credit_tx_avail(&v->ctx, vc, true);
 	for (i = q->framed; i != q->tail; i++) {
 		const struct htoe_slot *s = vcq_at(q, i);
 
