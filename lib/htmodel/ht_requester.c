@@ -350,8 +350,19 @@ int ht_req_unissue_bytes(struct ht_requester *r, const uint8_t *pkt, size_t len)
 	return unissue_tag(r, ht_cmd_vc(ht_bytes_cmd(pkt, len)) == HT_VC_NP, unitid, srctag);
 }
 
+/* ht_req_enc_fast of an op that ht_op_check accepted (every read is then
+ * fast below 2^40; a write only in the dword form). */
+static bool enc_fast_checked(const struct ht_op *op)
+{
+	return op->addr <= HT_ADDR_MAX_40 &&
+	       (op->type == HT_OP_READ ||
+		((op->type == HT_OP_WRITE_P || op->type == HT_OP_WRITE_NP) &&
+		 is_dword_access(op->addr, op->len)));
+}
+
 bool ht_req_enc_fast(const struct ht_op *op)
 {
+	/* a dword write below 2^40 is a valid one: no ht_op_check for it */
 	return op->addr <= HT_ADDR_MAX_40 &&
 	       ((op->type == HT_OP_READ && ht_op_check(op) == 0) ||
 		((op->type == HT_OP_WRITE_P || op->type == HT_OP_WRITE_NP) &&
@@ -381,7 +392,7 @@ int ht_req_issue_desc(struct ht_requester *r, const struct ht_op *op, uint64_t c
 		r->st.invalid++;
 		return -EINVAL;
 	}
-	if (ht_req_enc_fast(op)) {
+	if (enc_fast_checked(op)) {
 		/* the common case, encoded from the op (what build() + ht_encode give) */
 		bool rd = op->type == HT_OP_READ, dw = is_dword_access(op->addr, op->len);
 		uint32_t off = dw ? 0 : (uint32_t)(op->addr & 3);

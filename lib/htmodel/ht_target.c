@@ -22,6 +22,9 @@ int ht_tgt_init(struct ht_target *t, const struct ht_target_cfg *cfg)
 		return -EINVAL;
 	memset(t, 0, sizeof(*t));
 	t->cfg = *cfg;
+	for (unsigned i = 0; i < HT_TGT_MAX_FAULTS; i++)
+		if (cfg->fault[i].err)
+			t->faults |= 1u << i;
 	return 0;
 }
 
@@ -33,6 +36,7 @@ int ht_tgt_set_fault(struct ht_target *t, unsigned idx, uint64_t base, uint64_t 
 	t->cfg.fault[idx].base = base;
 	t->cfg.fault[idx].size = err ? size : 0;
 	t->cfg.fault[idx].err = (uint8_t)err;
+	t->faults = err ? t->faults | 1u << idx : t->faults & ~(1u << idx);
 	return 0;
 }
 
@@ -60,9 +64,9 @@ static enum ht_rsp_err check_access(struct ht_target *t, uint64_t addr, uint64_t
 		t->st.master_abort_range++;
 		return HT_RSP_MASTER_ABORT;
 	}
-	for (unsigned i = 0; i < HT_TGT_MAX_FAULTS; i++) {
-		const struct ht_tgt_fault *f = &t->cfg.fault[i];
-		if (f->err && overlaps(addr, len, f->base, f->size)) {
+	for (unsigned m = t->faults; m; m &= m - 1) {
+		const struct ht_tgt_fault *f = &t->cfg.fault[__builtin_ctz(m)];
+		if (overlaps(addr, len, f->base, f->size)) {
 			t->st.faults_injected++;
 			return (enum ht_rsp_err)f->err;
 		}

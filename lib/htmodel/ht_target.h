@@ -66,6 +66,7 @@ struct ht_tgt_stats {
 
 struct ht_target {
 	struct ht_target_cfg cfg;
+	unsigned faults;      /* bit i: cfg.fault[i] is set (none: no per-access walk) */
 	struct ht_tgt_stats st;
 };
 
