@@ -80,6 +80,11 @@ static int htoe_in(void *ctx, const uint8_t *pkt, size_t len, uint64_t now)
 	return htoe_local_input(ctx, pkt, len, now);
 }
 
+static int htoe_in_desc(void *ctx, const struct ht_desc *d, uint64_t now)
+{
+	return htoe_local_input_desc(ctx, d, now);
+}
+
 static int htoe_out(void *ctx, uint8_t *buf, size_t cap, uint64_t now)
 {
 	return htoe_local_output(ctx, buf, cap, now);
@@ -127,6 +132,7 @@ void dimm_link_htoe(struct dimm_link *l, struct htoe *b)
 {
 	l->attach = htoe_attach;
 	l->input = htoe_in;
+	l->input_desc = htoe_in_desc;
 	l->output = htoe_out;
 	l->output_burst = htoe_out_burst;
 	l->output_done = htoe_out_done;
@@ -873,7 +879,7 @@ static bool issue_desc(struct dimm_engine *e, struct dimm_client *c, struct dimm
 	for (;;) {
 		bool flush = d->op == DIMM_OP_FLUSH;
 		struct ht_op op;
-		struct ht_pkt p;
+		struct ht_desc pd;
 		uint8_t b[HT_MAX_PKT_LEN];
 		uint64_t gen = 0;
 		int n, r;
@@ -886,21 +892,22 @@ static bool issue_desc(struct dimm_engine *e, struct dimm_client *c, struct dimm
 		if (!flush && d->cursor >= d->len)
 			return true;
 		next_op(d, &op);
-		r = ht_req_issue(&e->req, &op, &p);
-		if (r == -EAGAIN) {
+		/* encoded straight from the op, its descriptor filled meanwhile */
+		n = ht_req_issue_desc(&e->req, &op, op.cookie, b, sizeof(b), &pd);
+		if (n == -EAGAIN) {
 			e->st.no_tag++;
 			return false;
 		}
-		if (r != 0) {
+		if (n <= 0) {
 			fail(d, -EINVAL, 0);
 			return true;
 		}
 		if (op.type == HT_OP_WRITE_P)
 			gen = loss_gen(e, c);
-		n = ht_encode(&p, b, sizeof(b));
-		r = n < 0 ? -EINVAL : e->cfg.link.input(e->cfg.link.ctx, b, (size_t)n, now);
+		r = e->cfg.link.input_desc ? e->cfg.link.input_desc(e->cfg.link.ctx, &pd, now) :
+					     e->cfg.link.input(e->cfg.link.ctx, b, (size_t)n, now);
 		if (r != 0) {
-			ht_req_unissue(&e->req, &p);
+			ht_req_unissue_bytes(&e->req, b, (size_t)n);
 			if (r == -EAGAIN) {
 				e->st.backpressure++;
 				return false;

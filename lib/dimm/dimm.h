@@ -85,6 +85,10 @@ struct dimm_link {
 	/* A packet from the local side: 0 taken, -EAGAIN backpressure (offer
 	 * again later), other negative: refused. */
 	int (*input)(void *ctx, const uint8_t *pkt, size_t len, uint64_t now);
+	/* Optional: the same for a request the engine encoded, with the
+	 * descriptor its encoder filled (d->pkt: the bytes), so that it is not
+	 * parsed again (htoe_local_input_desc). */
+	int (*input_desc)(void *ctx, const struct ht_desc *d, uint64_t now);
 	/* The next packet for the local side: its length, 0 if none. */
 	int (*output)(void *ctx, uint8_t *buf, size_t cap, uint64_t now);
 	/* Optional, instead of output: up to n packets for the local side
