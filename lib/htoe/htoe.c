@@ -201,6 +201,14 @@ static int vl_init(struct htoe *b, struct htoe_vl *v, const struct htoe_map_peer
 	if (htoe_credit_rx_init(&b->pool, &v->crx) != 0)
 		return -EINVAL;
 	htoe_credit_rx_regrant(&b->pool, &v->crx);
+	/* what every frame to this peer starts with, written once */
+	struct htoe_hdr h = { .has_vlan = c->vlan, .pcp = v->pcp, .vid = c->vid,
+			      .src_node = c->node_id, .dst_node = v->node };
+
+	memcpy(h.dst, v->mac, 6);
+	memcpy(h.src, c->mac, 6);
+	if (htoe_hdr_template(&h, &v->tmpl) != 0)
+		return -EINVAL;
 	return 0;
 }
 

@@ -123,17 +123,20 @@ static size_t copy_slots(const struct htoe_vcq *q, uint32_t first, unsigned npkt
 static int build_data(struct htoe *b, struct htoe_vl *v, uint16_t seq,
 		      const struct htoe_fdesc *fd, uint8_t *buf, size_t cap)
 {
-	int off = write_hdr(b, v, HTOE_FT_DATA, (enum ht_vc)fd->vc, seq, v->epoch, false, false,
-			    false, buf, cap);
+	uint16_t credit[HTOE_CR__COUNT];
+	int off;
 	size_t plen;
 
+	(void)b;
+	htoe_credit_rx_limits(&v->crx, credit);
+	off = htoe_hdr_data(&v->tmpl, buf, cap, fd->vc, fd->npkts, v->epoch, seq,
+			    htoe_retry_rx_ack_value(&v->rt), credit);
 	if (off < 0)
 		return off;
 	if ((size_t)off + fd->payload_len > cap)
 		return -ENOSPC;
 	plen = copy_slots(&v->q[fd->vc], fd->first, fd->npkts, buf + off);
-	htoe_frame_set_npkts(buf, (size_t)off, fd->npkts);
-	return htoe_frame_seal(buf, cap, (size_t)off - HTOE_HDR_LEN, plen);
+	return htoe_frame_seal_data(buf, cap, v->tmpl.l2, plen);
 }
 
 /* After any frame on v: the ack and the grant it carried are known to the

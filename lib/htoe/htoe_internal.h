@@ -71,6 +71,7 @@ struct htoe_vl {
 	uint16_t node;
 	uint8_t  mac[6];
 	uint8_t  pcp;
+	struct htoe_hdr_tmpl tmpl;  /* the start of every frame to this peer (set-up) */
 	uint8_t  state;          /* enum htoe_vl_state */
 	uint8_t  epoch;          /* current epoch (UP) or proposed (RESETTING) */
 	uint8_t  reset_cold;     /* our pending RESET is cold */

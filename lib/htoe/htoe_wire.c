@@ -218,6 +218,52 @@ int htoe_hdr_write(const struct htoe_hdr *h, uint8_t *buf, size_t cap)
 	return (int)(l2 + HTOE_HDR_LEN);
 }
 
+int htoe_hdr_template(const struct htoe_hdr *h, struct htoe_hdr_tmpl *t)
+{
+	struct htoe_hdr c;
+	int n;
+
+	/* the VL's constant fields, written (and checked) as any header */
+	memset(&c, 0, sizeof(c));
+	memcpy(c.dst, h->dst, 6);
+	memcpy(c.src, h->src, 6);
+	c.has_vlan = h->has_vlan;
+	c.pcp = h->pcp;
+	c.dei = h->dei;
+	c.vid = h->vid;
+	c.ftype = HTOE_FT_DATA;
+	c.src_node = h->src_node;
+	c.dst_node = h->dst_node;
+	memset(t, 0, sizeof(*t));
+	n = htoe_hdr_write(&c, t->b, sizeof(t->b));
+	if (n < 0)
+		return n;
+	t->l2 = (uint8_t)(n - HTOE_HDR_LEN);
+	return 0;
+}
+
+int htoe_hdr_data(const struct htoe_hdr_tmpl *t, uint8_t *buf, size_t cap, unsigned vc,
+		  unsigned npkts, uint8_t epoch, uint16_t seq, uint16_t ack,
+		  const uint16_t credit[HTOE_CR__COUNT])
+{
+	size_t n = (size_t)t->l2 + HTOE_HDR_LEN;
+	uint8_t *x = buf + t->l2;
+
+	if (cap < n)
+		return -ENOSPC;
+	memcpy(buf, t->b, n);
+	/* version and type DATA, payload length, reserved and CRC: from the
+	 * template (zero until htoe_frame_seal_data) */
+	x[HTOE_OFF_FLAGS] = (uint8_t)(vc & HTOE_FLAG_VC_MASK);
+	x[HTOE_OFF_NPKTS] = (uint8_t)npkts;
+	x[HTOE_OFF_EPOCH] = epoch;
+	htoe_put_be16(x + HTOE_OFF_SEQ, seq);
+	htoe_put_be16(x + HTOE_OFF_ACK, ack);
+	for (unsigned i = 0; i < HTOE_CR__COUNT; i++)
+		htoe_put_be16(x + HTOE_OFF_CREDIT + 2 * i, credit[i]);
+	return (int)n;
+}
+
 /* Ethernet header length of a frame this layer built: 14 or 18, or -EINVAL
  * if the frame is not (untagged or single-tagged) HToE. */
 static int frame_l2_len(const uint8_t *frame, size_t len)
@@ -248,6 +294,15 @@ int htoe_frame_seal(uint8_t *frame, size_t cap, size_t l2_len, size_t payload_le
 	if (payload_len && !htoe_ftype_has_payload(x[HTOE_OFF_VER_TYPE] & 0x0F) &&
 	    !sack_payload(x[HTOE_OFF_VER_TYPE] & 0x0F, x[HTOE_OFF_FLAGS] & HTOE_FLAG_SACK))
 		return -EINVAL;
+	return htoe_frame_seal_data(frame, cap, l2_len, payload_len);
+}
+
+int htoe_frame_seal_data(uint8_t *frame, size_t cap, size_t l2_len, size_t payload_len)
+{
+	uint8_t *x = frame + l2_len;
+
+	if (payload_len > HTOE_MAX_PAYLOAD(HTOE_MTU_MAX))
+		return -EMSGSIZE;
 
 	size_t end = l2_len + HTOE_HDR_LEN + payload_len;
 	size_t flen = end < HTOE_MIN_FRAME ? HTOE_MIN_FRAME : end;

@@ -226,6 +226,31 @@ int htoe_hdr_write(const struct htoe_hdr *h, uint8_t *buf, size_t cap);
  */
 int htoe_frame_seal(uint8_t *frame, size_t cap, size_t l2_len, size_t payload_len);
 
+/*
+ * The bytes every frame of one VL starts with: the Ethernet header (with
+ * its 802.1Q tag), the HToE version and the two node ids, checked and
+ * written once when the VL is set up (htoe_hdr_template, from dst, src,
+ * has_vlan, pcp, dei, vid, src_node and dst_node of h). A DATA frame is
+ * then a copy of it with the per-frame fields written over
+ * (htoe_hdr_data), its payload, and htoe_frame_seal_data: the same bytes
+ * as htoe_hdr_write + htoe_frame_set_npkts + htoe_frame_seal, without
+ * checking and re-reading a header the bridge has just built.
+ */
+struct htoe_hdr_tmpl {
+	uint8_t b[HTOE_L2_MAX + HTOE_HDR_LEN];
+	uint8_t l2;            /* 14, or 18 with the tag */
+};
+/* 0, or -EINVAL (a field out of range, as htoe_hdr_write). */
+int htoe_hdr_template(const struct htoe_hdr *h, struct htoe_hdr_tmpl *t);
+/* The header of a DATA frame of VC vc (0..2) with npkts (1..255) packets:
+ * returns its length (the payload goes there), or -ENOSPC. */
+int htoe_hdr_data(const struct htoe_hdr_tmpl *t, uint8_t *buf, size_t cap, unsigned vc,
+		  unsigned npkts, uint8_t epoch, uint16_t seq, uint16_t ack,
+		  const uint16_t credit[HTOE_CR__COUNT]);
+/* htoe_frame_seal of a frame htoe_hdr_data began: payload length, CRC32C,
+ * padding. Returns the frame length, -EMSGSIZE or -ENOSPC. */
+int htoe_frame_seal_data(uint8_t *frame, size_t cap, size_t l2_len, size_t payload_len);
+
 /* HT packets in one DATA frame at most (the header's npkts byte). */
 #define HTOE_FRAME_MAX_PKTS 255u
 
