@@ -440,6 +440,111 @@ static void test_evict_batch_wp_async(void **state)
 	evict_batch(DIMM_PAGER_F_WP_ASYNC);
 }
 
+/* Dirty evictions in batches: every page written in two sequential sweeps
+ * (CLOCK's victims then come in a row, dirty and unreferenced), then
+ * random read-modify-writes, at a quarter budget; with a warm VL reset
+ * every `reset_every` fetches (0: none) hitting 200 requests (a fetch's 64
+ * reads, then the posted writes of the first pages of a batch, whose flush
+ * then says -EPIPE: every page of it is sent again). Every page equals the shadow through the mapping and, after a
+ * sync, in the remote image; the dirty victims went out in batches (none
+ * without dirty tracking: a write during the write-back would be lost);
+ * nothing was lost. rtc: run to completion (SIGBUS, no pager thread). */
+static void rtc_drive(void *arg);
+
+static void evict_dirty(unsigned flags, bool rtc, unsigned reset_every)
+{
+	struct env e;
+	const struct dimm_pager_stats *st;
+	uint8_t *m;
+	struct ht_rand r;
+
+	if (rtc) {
+		env_new(&e, NPAGES / 4, flags | DIMM_PAGER_F_SIGBUS, 0, rtc_drive);
+		if (!strstr(dimm_pager_mode(e.p), "sigbus-rtc")) {
+			env_free(&e);
+			skip();
+		}
+	} else {
+		env_init(&e, NPAGES / 4, flags, 0);
+		atomic_store(&e.reset_len, 200);
+		atomic_store(&e.reset_every, reset_every);
+	}
+	m = dimm_pager_base(e.p);
+	st = dimm_pager_stats(e.p);
+	for (unsigned sweep = 0; sweep < 2; sweep++)
+		for (unsigned pg = 0; pg < NPAGES; pg++) {
+			size_t at = (size_t)pg * DIMM_PAGE + sweep * 64 + pg % 64;
+
+			m[at] ^= (uint8_t)(pg + sweep + 1);
+			e.ref[at] ^= (uint8_t)(pg + sweep + 1);
+		}
+	ht_rand_seed(&r, 31 + flags);
+	for (unsigned i = 0; i < scaled(4000); i++) {
+		uint64_t off = (ht_rand_u64(&r) % (LEASE / 8)) * 8, v;
+
+		memcpy(&v, m + off, 8);
+		assert_true(memcmp(&v, e.ref + off, 8) == 0);
+		v += ht_rand_u64(&r) | 1;
+		memcpy(m + off, &v, 8);
+		memcpy(e.ref + off, &v, 8);
+	}
+	atomic_store(&e.reset_every, 0);
+	assert_true(memcmp(m, e.ref, LEASE) == 0);
+	printf("# %s%s%s: %llu evictions, %llu write-backs, %llu of them in batches, "
+	       "%llu sent again\n", dimm_pager_mode(e.p), rtc ? "" : ", pager thread",
+	       reset_every ? ", resets" : "", (unsigned long long)st->evictions,
+	       (unsigned long long)st->writebacks, (unsigned long long)st->batched_writebacks,
+	       (unsigned long long)st->writeback_retries);
+	if (flags & DIMM_PAGER_F_NO_WP)
+		assert_int_equal(st->batched_writebacks, 0);
+	else
+		assert_true(st->batched_writebacks > NPAGES / 2);
+	assert_true(st->batched_writebacks <= st->writebacks);
+	if (reset_every) {
+		assert_true(st->writeback_retries > 0);
+		assert_true(dimm_loop_stats(e.loop)->reset_dropped > 0);
+	}
+	if (rtc) {
+		assert_int_equal(dimm_pager_sync(e.p, false, rtc_drive, &e), 0);
+		assert_memory_equal(e.mem, e.ref, LEASE);
+		assert_int_equal(dimm_pager_sync(e.p, true, rtc_drive, &e), 0);
+		assert_true(memcmp(m, e.ref, LEASE) == 0);
+	} else {
+		check_all(&e);
+	}
+	assert_int_equal(st->poisoned, 0);
+	assert_int_equal(dimm_pager_error(e.p, NULL, 0), 0);
+	if (rtc)
+		env_free(&e);
+	else
+		env_fini(&e);
+}
+
+static void test_evict_dirty_wp(void **state)
+{
+	(void)state;
+	evict_dirty(0, false, 0);
+	evict_dirty(DIMM_PAGER_F_NO_WP, false, 0);
+}
+
+static void test_evict_dirty_wp_async(void **state)
+{
+	(void)state;
+	if (!have_wp_async())
+		skip();
+	evict_dirty(DIMM_PAGER_F_WP_ASYNC, false, 0);
+	evict_dirty(DIMM_PAGER_F_WP_ASYNC, true, 0);
+}
+
+/* Warm resets hitting batches' writes and flushes. */
+static void test_evict_dirty_resets(void **state)
+{
+	(void)state;
+	evict_dirty(0, false, 20);
+	if (have_wp_async())
+		evict_dirty(DIMM_PAGER_F_WP_ASYNC, false, 20);
+}
+
 static void test_budget_full(void **state)
 {
 	(void)state;
@@ -1038,6 +1143,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_budget_full),
 		cmocka_unit_test(test_evict_batch_wp),
 		cmocka_unit_test(test_evict_batch_wp_async),
+		cmocka_unit_test(test_evict_dirty_wp),
+		cmocka_unit_test(test_evict_dirty_wp_async),
+		cmocka_unit_test(test_evict_dirty_resets),
 		cmocka_unit_test(test_budget_quarter_wp),
 		cmocka_unit_test(test_budget_small_wp),
 		cmocka_unit_test(test_budget_quarter_wp_async),
