@@ -67,6 +67,7 @@ enum { PG_ABSENT = 0, PG_FETCHING, PG_CLEAN, PG_DIRTY, PG_EVICTING, PG_POISONED 
 #define N_PEND   256u    /* fault messages read, not yet handled */
 #define SYNC_MAX 64u     /* sync write-backs in flight */
 #define N_SIGQ   64u     /* faults posted by SIGBUS handlers, not yet read */
+#define N_STOP   16u     /* threads in a SIGBUS handler that app_stopped sees */
 
 /* pflags */
 /* Eviction in batches: a fault that evicts a clean page also gives back up
@@ -148,7 +149,9 @@ struct dimm_pager {
 	 * and drives the node until it is installed (sigbus_serve) */
 	bool     sigbus;
 	_Atomic uint32_t sigq[N_SIGQ];
-	_Atomic unsigned in_fault;   /* threads in sigbus_serve: stopped at a fault */
+	/* the page (+ 1; 0: free) each thread in sigbus_serve waits for: it
+	 * is stopped while that page is not resident (app_stopped) */
+	_Atomic uint32_t stopped_at[N_STOP];
 	unsigned n_pend;
 	uint8_t *bufs;
 
@@ -1155,17 +1158,26 @@ static void fetch_room(struct dimm_pager *p, struct fetch *f)
 	}
 }
 
-/* wp-async (one application thread): is it stopped at a fault, so that
- * nothing writes a page between the scan that finds it clean and its drop?
- * A fetch a thread waits for is in flight, or a SIGBUS handler serves a
- * fault (run to completion). */
+/* wp-async (one application thread): is it stopped at a fault, and does
+ * it stay stopped until the caller (the pager's thread) installs a page?
+ * Then nothing writes a page between a scan that finds it clean and its
+ * drop, if this is asked BEFORE the scan. Stopped: a fetch a thread waits
+ * for is in flight, or a thread in its SIGBUS handler (run to completion)
+ * waits for a page that is not resident. Not "a thread is in its
+ * handler": one whose page was installed already (by the loop thread,
+ * while the handler slept) leaves it at any moment and writes. */
 static bool app_stopped(struct dimm_pager *p)
 {
-	if (atomic_load(&p->in_fault))
-		return true;
 	for (unsigned i = 0; i < N_FETCH; i++)
 		if (p->fe[i].used && p->fe[i].waiter)
 			return true;
+	for (unsigned i = 0; i < N_STOP; i++) {
+		uint32_t v = atomic_load(&p->stopped_at[i]);
+
+		if (v && v <= p->npages &&
+		    (p->state[v - 1] == PG_ABSENT || p->state[v - 1] == PG_FETCHING))
+			return true;
+	}
 	return false;
 }
 
@@ -1175,10 +1187,10 @@ static bool app_stopped(struct dimm_pager *p)
  * again; of the others, a page written meanwhile (wp-async: one scan for
  * them all) stays dirty, the cleaner's stay resident and clean, a failed
  * one stays here, writable (the error state), and the rest are dropped,
- * all in one drop_pages. wp-async while the application runs (a batch
- * page retried alone after its fault went on): kept clean instead, the
- * next fault's eviction drops it. Then the fetches that waited for their
- * slots go on.
+ * all in one drop_pages. wp-async while the application may run (a batch
+ * confirmed after its fault went on, or a page of it retried alone after
+ * a VL reset): kept resident and clean instead, the next fault's eviction
+ * drops it. Then the fetches that waited for their slots go on.
  */
 static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
 {
@@ -1202,11 +1214,16 @@ static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
 	if (!m)
 		return;
 	p->clean_due = true;
+	/* wp-async: may the pages go? Only if the application is stopped
+	 * from before the scan until the drop (asked after the scan, a write
+	 * made between the scan and a fault that stopped the thread would be
+	 * dropped unseen) */
+	bool may_drop = !p->wp_async || app_stopped(p);
+
 	/* wp-async: written during the write-back? (the pages are still
 	 * PG_EVICTING: the scan remembers a write in PF_WRITTEN) */
 	if (p->wp_async && lo <= hi && !atomic_load(&p->err))
 		scan = wp_scan(p, lo, hi - lo + 1);
-	bool may_drop = !p->wp_async || app_stopped(p);
 
 	for (unsigned k = 0; k < m; k++) {
 		struct evict *e = es[k];
@@ -1929,16 +1946,26 @@ static bool sigbus_wait(struct dimm_pager *p, uint32_t pg)
 	}
 }
 
-/* sigbus_wait, the thread counted as stopped at a fault meanwhile. */
+/* sigbus_wait, its page posted in stopped_at meanwhile (app_stopped). */
 static bool sigbus_serve(struct dimm_pager *p, uintptr_t a)
 {
+	uint32_t pg = (uint32_t)((a - (uintptr_t)p->base) / DIMM_PAGE);
+	int slot = -1;
 	bool r;
 
 	if (!p->sigbus)
 		return false;
-	atomic_fetch_add(&p->in_fault, 1); /* the thread is stopped (app_stopped) */
-	r = sigbus_wait(p, (uint32_t)((a - (uintptr_t)p->base) / DIMM_PAGE));
-	atomic_fetch_sub(&p->in_fault, 1);
+	/* stopped while pg is absent (app_stopped); with no free slot not
+	 * counted as stopped (the pager then keeps pages instead of dropping) */
+	for (unsigned i = 0; slot < 0 && i < N_STOP; i++) {
+		uint32_t none = 0;
+
+		if (atomic_compare_exchange_strong(&p->stopped_at[i], &none, pg + 1))
+			slot = (int)i;
+	}
+	r = sigbus_wait(p, pg);
+	if (slot >= 0)
+		atomic_store(&p->stopped_at[slot], 0);
 	return r;
 }
 
