@@ -152,6 +152,7 @@ struct dimm_pager {
 	/* the page (+ 1; 0: free) each thread in sigbus_serve waits for: it
 	 * is stopped while that page is not resident (app_stopped) */
 	_Atomic uint32_t stopped_at[N_STOP];
+	_Atomic unsigned stopped_more; /* threads in sigbus_serve without a slot there */
 	unsigned n_pend;
 	uint8_t *bufs;
 
@@ -1158,26 +1159,46 @@ static void fetch_room(struct dimm_pager *p, struct fetch *f)
 	}
 }
 
+/* Run to completion: does a thread in its SIGBUS handler wait for pg? A
+ * fault posted by a thread that has left its handler since (it posts
+ * again when it finds its post read but the page still absent) is stale:
+ * serving it would count a fetch "a thread waits for" while the
+ * application runs. True when a thread there has no stopped_at slot: it
+ * may. */
+static bool sigbus_waits_for(struct dimm_pager *p, uint32_t pg)
+{
+	if (atomic_load(&p->stopped_more))
+		return true;
+	for (unsigned i = 0; i < N_STOP; i++)
+		if (atomic_load(&p->stopped_at[i]) == pg + 1)
+			return true;
+	return false;
+}
+
 /* wp-async (one application thread): is it stopped at a fault, and does
  * it stay stopped until the caller (the pager's thread) installs a page?
  * Then nothing writes a page between a scan that finds it clean and its
- * drop, if this is asked BEFORE the scan. Stopped: a fetch a thread waits
- * for is in flight, or a thread in its SIGBUS handler (run to completion)
- * waits for a page that is not resident. Not "a thread is in its
- * handler": one whose page was installed already (by the loop thread,
- * while the handler slept) leaves it at any moment and writes. */
+ * drop, if this is asked BEFORE the scan. Run to completion: a thread in
+ * its SIGBUS handler waits for a page that is not resident — not merely
+ * "a thread is in its handler": one whose page the loop thread installed
+ * already (while the handler slept) leaves it at any moment and writes.
+ * Otherwise: a fetch a thread waits for is in flight (the thread sleeps
+ * in the kernel until it is installed). */
 static bool app_stopped(struct dimm_pager *p)
 {
+	if (p->sigbus) {
+		for (unsigned i = 0; i < N_STOP; i++) {
+			uint32_t v = atomic_load(&p->stopped_at[i]);
+
+			if (v && v <= p->npages &&
+			    (p->state[v - 1] == PG_ABSENT || p->state[v - 1] == PG_FETCHING))
+				return true;
+		}
+		return false;
+	}
 	for (unsigned i = 0; i < N_FETCH; i++)
 		if (p->fe[i].used && p->fe[i].waiter)
 			return true;
-	for (unsigned i = 0; i < N_STOP; i++) {
-		uint32_t v = atomic_load(&p->stopped_at[i]);
-
-		if (v && v <= p->npages &&
-		    (p->state[v - 1] == PG_ABSENT || p->state[v - 1] == PG_FETCHING))
-			return true;
-	}
 	return false;
 }
 
@@ -1498,6 +1519,10 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 			poison_page(p, pg);
 			return true;
 		}
+		if (p->sigbus && !sigbus_waits_for(p, pg)) {
+			p->st.spurious++; /* a stale post: nobody waits */
+			return true;
+		}
 		f = fetch_alloc(p, 0);
 		if (!f)
 			return false;
@@ -1509,7 +1534,7 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 		if (f) {
 			if (write || wp)
 				f->write = true;
-			if (!f->waiter) {
+			if (!f->waiter && (!p->sigbus || sigbus_waits_for(p, pg))) {
 				f->waiter = true;
 				f->t0 = m->t0;
 				p->st.readahead_hits++;
@@ -1955,17 +1980,22 @@ static bool sigbus_serve(struct dimm_pager *p, uintptr_t a)
 
 	if (!p->sigbus)
 		return false;
-	/* stopped while pg is absent (app_stopped); with no free slot not
-	 * counted as stopped (the pager then keeps pages instead of dropping) */
+	/* waits for pg, stopped while pg is absent (sigbus_waits_for,
+	 * app_stopped); without a free slot not counted as stopped (the pager
+	 * then keeps pages instead of dropping them), and every post served */
 	for (unsigned i = 0; slot < 0 && i < N_STOP; i++) {
 		uint32_t none = 0;
 
 		if (atomic_compare_exchange_strong(&p->stopped_at[i], &none, pg + 1))
 			slot = (int)i;
 	}
+	if (slot < 0)
+		atomic_fetch_add(&p->stopped_more, 1);
 	r = sigbus_wait(p, pg);
 	if (slot >= 0)
 		atomic_store(&p->stopped_at[slot], 0);
+	else
+		atomic_fetch_sub(&p->stopped_more, 1);
 	return r;
 }
 
