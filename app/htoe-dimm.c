@@ -984,6 +984,8 @@ static json_t *stats_json(const struct run_res *r)
 	json_object_set_new(j, "clean_hits", json_integer((json_int_t)r->st.clean_hits));
 	json_object_set_new(j, "clean_waits", json_integer((json_int_t)r->st.clean_waits));
 	json_object_set_new(j, "batched_drops", json_integer((json_int_t)r->st.batched_drops));
+	json_object_set_new(j, "batched_writebacks",
+			    json_integer((json_int_t)r->st.batched_writebacks));
 	return j;
 }
 

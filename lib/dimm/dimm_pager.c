@@ -67,15 +67,19 @@ enum { PG_ABSENT = 0, PG_FETCHING, PG_CLEAN, PG_DIRTY, PG_EVICTING, PG_POISONED 
 #define N_PEND   256u    /* fault messages read, not yet handled */
 #define SYNC_MAX 64u     /* sync write-backs in flight */
 #define N_SIGQ   64u     /* faults posted by SIGBUS handlers, not yet read */
+#define N_STOP   16u     /* threads in a SIGBUS handler that app_stopped sees */
 
 /* pflags */
 /* Eviction in batches: a fault that evicts a clean page also gives back up
  * to DIMM_EVICT_BATCH - 1 more of the next clean, unreferenced pages CLOCK
  * would take (an eighth of the budget at most in all), found by one scan of
  * DIMM_EVICT_SCAN pages ahead, in one system call (drop_pages): the next
- * faults find free slots. */
+ * faults find free slots. A fault whose victim is dirty likewise writes back
+ * up to DIMM_EVICT_BATCH - 1 more of the next dirty, unreferenced pages with
+ * it, confirmed by one flush and dropped in one call (evict_batch). */
 #define DIMM_EVICT_BATCH 8u
 #define DIMM_EVICT_SCAN  16u
+_Static_assert(DIMM_EVICT_BATCH <= N_EVICT, "a batch's write-backs fit the eviction slots");
 
 #define PF_WASHED  0x01u /* clean because the cleaner wrote it back (clean_hits) */
 #define PF_WRITTEN 0x02u /* wp-async: a scan found it written while it was sent */
@@ -102,6 +106,9 @@ struct evict {
 	bool     used;
 	bool     keep;        /* the cleaner's: the page stays resident, clean */
 	uint8_t  left;        /* completions outstanding (write, flush) */
+	uint8_t  lead;        /* the slot whose flush confirms this write (its own,
+				 or the first of its batch: evict_submit) */
+	bool     flushing;    /* waiting for that flush */
 	int      status;
 	uint8_t  ht_err;
 	int      waiter;      /* fetch waiting for this page's slot (-1 none) */
@@ -142,6 +149,10 @@ struct dimm_pager {
 	 * and drives the node until it is installed (sigbus_serve) */
 	bool     sigbus;
 	_Atomic uint32_t sigq[N_SIGQ];
+	/* the page (+ 1; 0: free) each thread in sigbus_serve waits for: it
+	 * is stopped while that page is not resident (app_stopped) */
+	_Atomic uint32_t stopped_at[N_STOP];
+	_Atomic unsigned stopped_more; /* threads in sigbus_serve without a slot there */
 	unsigned n_pend;
 	uint8_t *bufs;
 
@@ -668,7 +679,7 @@ static long wp_scan(struct dimm_pager *p, uint32_t pg, uint32_t n)
 				if (p->state[q] == PG_CLEAN)
 					p->state[q] = PG_DIRTY;
 				/* being written back: the write is this scan's
-				 * to remember (finish_evict), not the next's */
+				 * to remember (finish_evicts), not the next's */
 				if (p->state[q] == PG_EVICTING)
 					p->pflags[q] |= PF_WRITTEN;
 				found++;
@@ -707,13 +718,14 @@ static void drop_page(struct dimm_pager *p, uint32_t pg)
 	page_dropped(p, pg);
 }
 
-/* Give back the memory of n pages in one call: one TLB flush of every CPU
- * running a thread of this process instead of n (process_madvise of the
- * calling process, Linux >= 6.13 with MADV_DONTNEED; one madvise per page
- * where it is refused). */
-static void drop_pages(struct dimm_pager *p, const uint32_t *pg, unsigned n)
+/* Give back the memory of n pages (n <= DIMM_EVICT_BATCH) in one call: one
+ * TLB flush of every CPU running a thread of this process instead of n
+ * (process_madvise of the calling process, Linux >= 6.13 with MADV_DONTNEED;
+ * one madvise per page where it is refused). True when n > 1 went in one
+ * call. */
+static bool drop_pages(struct dimm_pager *p, const uint32_t *pg, unsigned n)
 {
-	struct iovec iov[DIMM_EVICT_BATCH];
+	struct iovec iov[N_EVICT];
 	size_t want = (size_t)n * DIMM_PAGE;
 	long done = -1;
 
@@ -732,11 +744,10 @@ static void drop_pages(struct dimm_pager *p, const uint32_t *pg, unsigned n)
 		}
 		for (unsigned i = 0; i < n; i++)
 			madvise(iov[i].iov_base, DIMM_PAGE, MADV_DONTNEED);
-	} else if (n > 1) {
-		p->st.batched_drops += n;
 	}
 	for (unsigned i = 0; i < n; i++)
 		page_dropped(p, pg[i]);
+	return n > 1 && done == (long)want;
 }
 
 /* The error state: remember the first failure, then stop serving faults
@@ -828,50 +839,67 @@ static const char *retries_text(char *buf, size_t len, unsigned tries)
 
 /* ------------------------------------------------------------ eviction */
 
-static void finish_evict(struct dimm_pager *p, struct evict *e);
+static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n);
 
-/* Send e's page (posted writes straight from the mapping) and a flush that
- * confirms them. e->left: how many of the two were submitted. */
-static void evict_submit(struct dimm_pager *p, struct evict *e)
+/* Send the pages of the write-backs es[0..n) (posted writes straight from
+ * the mapping) and ONE flush that confirms them all: a Flush answered
+ * TgtDone confirms every posted write before it on the VL, and the engine
+ * answers it -EPIPE when a reset may have dropped one of the writes since
+ * the previous flush (dimm.c takes the VL's loss count at the first of
+ * them; they and the flush go into the client's queue back to back here).
+ * The flush is es[0]'s (K_FL of its slot, e->lead). e->left: how many of
+ * the page's write and that flush were submitted. */
+static void evict_submit(struct dimm_pager *p, struct evict **es, unsigned n)
 {
 	struct dimm_client *c = p->cfg.client;
-	unsigned i = (unsigned)(e - p->ev);
+	unsigned lead = (unsigned)(es[0] - p->ev);
 	int h;
 
-	e->status = 0;
-	e->ht_err = 0;
-	e->left = 2;
-	h = dimm_write_async(c, page_off(p, e->page), page_addr(p, e->page), DIMM_PAGE, 0,
-			     user_of(K_WB, i));
-	if (h < 0) {
-		e->left--;
-		e->status = h;
-	}
-	h = dimm_flush_async(c, user_of(K_FL, i));
-	if (h < 0) {
-		e->left--;
-		if (!e->status)
+	for (unsigned k = 0; k < n; k++) {
+		struct evict *e = es[k];
+
+		e->status = 0;
+		e->ht_err = 0;
+		e->left = 2;
+		e->lead = (uint8_t)lead;
+		e->flushing = true;
+		h = dimm_write_async(c, page_off(p, e->page), page_addr(p, e->page), DIMM_PAGE, 0,
+				     user_of(K_WB, (unsigned)(e - p->ev)));
+		if (h < 0) {
+			e->left--;
 			e->status = h;
+		}
 	}
+	h = dimm_flush_async(c, user_of(K_FL, lead));
+	if (h < 0)
+		for (unsigned k = 0; k < n; k++) {
+			es[k]->left--;
+			es[k]->flushing = false;
+			if (!es[k]->status)
+				es[k]->status = h;
+		}
 }
 
 /* A write-back hit by a VL reset: the page is still resident and counts
  * as dirty (write-protected, or under wp-async rescanned when the write-back
- * is confirmed), send it again. True if it is on its way again. */
+ * is confirmed), send it again, alone with its own flush (a page of a batch
+ * too: the batch's flush said -EPIPE for all of them). True if it is on its
+ * way again. */
 static bool evict_retry(struct dimm_pager *p, struct evict *e)
 {
 	if (!reset_retryable(p, e->status, e->ht_err, e->retries))
 		return false;
 	e->retries++;
 	p->st.writeback_retries++;
-	evict_submit(p, e);
+	evict_submit(p, &e, 1);
 	return e->left > 0;
 }
 
-/* Start writing back dirty page pg: returns the eviction slot, or -1 when
- * none is free (or nothing could be submitted). keep: the cleaner's (the
- * page stays resident, clean, when the flush confirms it). */
-static int start_evict(struct dimm_pager *p, uint32_t pg, bool keep)
+/* Take an eviction slot for dirty page pg and make the page's content
+ * stable (the caller submits: evict_go). NULL when no slot is free. keep:
+ * the cleaner's (the page stays resident, clean, when the flush confirms
+ * it). */
+static struct evict *evict_claim(struct dimm_pager *p, uint32_t pg, bool keep)
 {
 	struct evict *e;
 	unsigned i;
@@ -880,7 +908,7 @@ static int start_evict(struct dimm_pager *p, uint32_t pg, bool keep)
 		if (!p->ev[i].used)
 			break;
 	if (i == N_EVICT)
-		return -1;
+		return NULL;
 	e = &p->ev[i];
 	e->used = true;
 	e->keep = keep;
@@ -889,10 +917,9 @@ static int start_evict(struct dimm_pager *p, uint32_t pg, bool keep)
 	e->retries = 0;
 	/* stable content while it is copied out: writers fault and wait
 	 * (wp-async: make_room's scan protected it; a write meanwhile is seen
-	 * by finish_evict's scan) */
+	 * by finish_evicts' scan) */
 	if (p->wp && !p->wp_async)
 		uf_wp(p, pg, true);
-	evict_submit(p, e);
 	p->state[pg] = PG_EVICTING;
 	p->sync_mark[pg] = 0;
 	p->pflags[pg] = 0;
@@ -902,12 +929,34 @@ static int start_evict(struct dimm_pager *p, uint32_t pg, bool keep)
 		p->st.evictions++;
 	p->st.writebacks++;
 	p->st.bytes_out += DIMM_PAGE;
-	if (e->left == 0) {
-		/* nothing was submitted (the lease is lost): over at once */
-		finish_evict(p, e);
+	return e;
+}
+
+/* Submit the claimed write-backs es[0..n) with one flush; those of which
+ * nothing went out (the lease is lost) are over at once. */
+static void evict_go(struct dimm_pager *p, struct evict **es, unsigned n)
+{
+	struct evict *over[N_EVICT];
+	unsigned no = 0;
+
+	evict_submit(p, es, n);
+	for (unsigned k = 0; k < n; k++)
+		if (es[k]->left == 0)
+			over[no++] = es[k];
+	if (no)
+		finish_evicts(p, over, no);
+}
+
+/* Start writing back dirty page pg: returns the eviction slot, or -1 when
+ * none is free (or nothing could be submitted). keep: as evict_claim. */
+static int start_evict(struct dimm_pager *p, uint32_t pg, bool keep)
+{
+	struct evict *e = evict_claim(p, pg, keep);
+
+	if (!e)
 		return -1;
-	}
-	return (int)i;
+	evict_go(p, &e, 1);
+	return e->used ? (int)(e - p->ev) : -1;
 }
 
 /* The cleaner's write-back in flight for pg, or NULL. */
@@ -940,25 +989,24 @@ static bool victim_state(struct dimm_pager *p, uint32_t pg)
 	return s == PG_CLEAN || s == PG_DIRTY || (s == PG_EVICTING && cleaning_of(p, pg));
 }
 
-/*
- * Make room for one more page: -1 when a slot is free now (the caller
- * reserves it), an eviction slot whose completion frees one, or -2 when
- * nothing can be evicted now (retry later).
- */
+/* The most pages one fault evicts at once: DIMM_EVICT_BATCH, and at most
+ * an eighth of the budget (a small resident set is not emptied ahead of
+ * the faults that need it), at least the victim. */
+static unsigned evict_batch_max(const struct dimm_pager *p)
+{
+	unsigned max = p->budget / 8u;
+
+	return max > DIMM_EVICT_BATCH ? DIMM_EVICT_BATCH : max < 1 ? 1 : max;
+}
+
 /* Evict the clean victim pg and, with it, the next clean unreferenced
  * pages after it up to `known` (the end of what this fault's scan saw),
- * DIMM_EVICT_BATCH in all at most, in one drop_pages. */
+ * evict_batch_max() in all at most, in one drop_pages. */
 static void drop_clean_victims(struct dimm_pager *p, uint32_t pg, uint32_t known)
 {
 	uint32_t v[DIMM_EVICT_BATCH], end = pg + DIMM_EVICT_SCAN;
-	/* at most an eighth of the budget: a small resident set is not
-	 * emptied ahead of the faults that need it */
-	unsigned n = 0, max = p->budget / 8u;
+	unsigned n = 0, max = evict_batch_max(p);
 
-	if (max > DIMM_EVICT_BATCH)
-		max = DIMM_EVICT_BATCH;
-	if (max < 1)
-		max = 1;
 	if (end > known)
 		end = known;
 	for (uint32_t q = pg; q < end && n < max; q++) {
@@ -970,17 +1018,73 @@ static void drop_clean_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 	}
 	if (!n) /* pg beyond `known`: scanned alone before (cannot happen) */
 		v[n++] = pg;
-	drop_pages(p, v, n);
+	if (drop_pages(p, v, n))
+		p->st.batched_drops += n;
 	p->st.evictions += n;
 	p->st.drops_clean += n;
 }
 
+/* Evict the dirty victim pg and, with it, the next dirty unreferenced
+ * pages after it up to `known` (as drop_clean_victims; free slots
+ * permitting): the victim's write-back with a flush of its own, which the
+ * fault waits for, then the others' together with one flush, and the pages
+ * that flush confirms are dropped together (finish_evicts): the next faults
+ * find free slots instead of a write-back each. Only with dirty tracking: without it a page written while its
+ * write-back is in flight would be dropped and the write lost, so there the
+ * victim, for which the faulting thread waits, goes alone. wp-async: a
+ * page the cleaner washed and that is dirty again waits for CLOCK to give
+ * it its second chance (rewritten_after_clean). Returns the victim's slot,
+ * or -1 when nothing is in flight. */
+static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known)
+{
+	struct evict *es[DIMM_EVICT_BATCH];
+	uint32_t end = pg + DIMM_EVICT_SCAN;
+	unsigned n = 0, max = evict_batch_max(p);
+
+	if (end > known)
+		end = known;
+	es[n] = evict_claim(p, pg, false);
+	if (!es[n])
+		return -1;
+	n++;
+	for (uint32_t q = pg + 1; p->wp && q < end && n < max; q++) {
+		if (p->state[q] != PG_DIRTY || p->ref[q] ||
+		    (p->wp_async && (p->pflags[q] & PF_WASHED)))
+			continue;
+		es[n] = evict_claim(p, q, false);
+		if (!es[n])
+			break;
+		n++;
+	}
+	if (n > 1)
+		p->st.batched_writebacks += n;
+	/* the victim with a flush of its own first, which the fault waits
+	 * for; the rest behind it with one flush, overlapped with the fault's
+	 * install and the application's next steps (a later fault that needs
+	 * room waits for one of them: make_room) */
+	evict_go(p, es, 1);
+	if (n > 1)
+		evict_go(p, es + 1, n - 1);
+	return es[0]->used ? (int)(es[0] - p->ev) : -1;
+}
+
+/*
+ * Make room for one more page: -1 when a slot is free now (the caller
+ * reserves it), an eviction slot whose completion frees one, or -2 when
+ * nothing can be evicted now (retry later).
+ */
 static int make_room(struct dimm_pager *p)
 {
 	uint32_t scanned = 0, scanned_end = 0; /* pages [scanned, scanned_end) scanned by this call */
 
 	if (p->mapped + p->reserved < p->budget)
 		return -1;
+	/* a write-back of a batch in flight that no fetch waits for: its slot
+	 * frees when the batch's flush confirms it, sooner than a new
+	 * write-back would */
+	for (unsigned i = 0; i < N_EVICT; i++)
+		if (p->ev[i].used && !p->ev[i].keep && p->ev[i].waiter < 0)
+			return (int)i;
 	/* CLOCK: two sweeps find an unreferenced resident page if there is one */
 	for (uint64_t n = 0; n < 2ull * p->npages + 1; n++) {
 		uint32_t pg = p->hand;
@@ -1006,7 +1110,8 @@ static int make_room(struct dimm_pager *p)
 		if (p->wp_async && !(pg >= scanned && pg < scanned_end)) {
 			/* one scan for this victim and the next ones (the
 			 * faulting thread is stopped: nothing writes them
-			 * before this call drops them) */
+			 * before this call drops them or starts writing them
+			 * back) */
 			uint32_t span = p->npages - pg < DIMM_EVICT_SCAN ? p->npages - pg :
 									      DIMM_EVICT_SCAN;
 
@@ -1023,7 +1128,7 @@ static int make_room(struct dimm_pager *p)
 			drop_clean_victims(p, pg, p->wp_async ? scanned_end : p->npages);
 			return -1;
 		}
-		int e = start_evict(p, pg, false);
+		int e = evict_dirty_victims(p, pg, p->wp_async ? scanned_end : p->npages);
 
 		return e >= 0 ? e : -2;
 	}
@@ -1054,48 +1159,164 @@ static void fetch_room(struct dimm_pager *p, struct fetch *f)
 	}
 }
 
-static void finish_evict(struct dimm_pager *p, struct evict *e)
+/* Run to completion: does a thread in its SIGBUS handler wait for pg? A
+ * fault posted by a thread that has left its handler since (it posts
+ * again when it finds its post read but the page still absent) is stale:
+ * serving it would count a fetch "a thread waits for" while the
+ * application runs. True when a thread there has no stopped_at slot: it
+ * may. */
+static bool sigbus_waits_for(struct dimm_pager *p, uint32_t pg)
 {
-	uint32_t pg = e->page;
+	if (atomic_load(&p->stopped_more))
+		return true;
+	for (unsigned i = 0; i < N_STOP; i++)
+		if (atomic_load(&p->stopped_at[i]) == pg + 1)
+			return true;
+	return false;
+}
+
+/* wp-async (one application thread): is it stopped at a fault, and does
+ * it stay stopped until the caller (the pager's thread) installs a page?
+ * Then nothing writes a page between a scan that finds it clean and its
+ * drop, if this is asked BEFORE the scan. Run to completion: a thread in
+ * its SIGBUS handler waits for a page that is not resident — not merely
+ * "a thread is in its handler": one whose page the loop thread installed
+ * already (while the handler slept) leaves it at any moment and writes.
+ * Otherwise: a fetch a thread waits for is in flight (the thread sleeps
+ * in the kernel until it is installed). */
+static bool app_stopped(struct dimm_pager *p)
+{
+	if (p->sigbus) {
+		for (unsigned i = 0; i < N_STOP; i++) {
+			uint32_t v = atomic_load(&p->stopped_at[i]);
+
+			if (v && v <= p->npages &&
+			    (p->state[v - 1] == PG_ABSENT || p->state[v - 1] == PG_FETCHING))
+				return true;
+		}
+		return false;
+	}
+	for (unsigned i = 0; i < N_FETCH; i++)
+		if (p->fe[i].used && p->fe[i].waiter)
+			return true;
+	return false;
+}
+
+/*
+ * The end of the write-backs es[0..n), every completion of which is in
+ * (the pages of one flush, or one page): those a VL reset hit are sent
+ * again; of the others, a page written meanwhile (wp-async: one scan for
+ * them all) stays dirty, the cleaner's stay resident and clean, a failed
+ * one stays here, writable (the error state), and the rest are dropped,
+ * all in one drop_pages. wp-async while the application may run (a batch
+ * confirmed after its fault went on, or a page of it retried alone after
+ * a VL reset): kept resident and clean instead, the next fault's eviction
+ * drops it. Then the fetches that waited for their slots go on.
+ */
+static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
+{
+	uint32_t drop[N_EVICT], lo = UINT32_MAX, hi = 0;
+	unsigned m = 0, nd = 0;
+	long scan = 0;
 	char rt[32];
 
-	if (e->status && evict_retry(p, e))
-		return;
-	e->used = false;
-	p->clean_due = true;
-	if (e->status == 0 && !atomic_load(&p->err) && p->wp_async &&
-	    (wp_scan(p, pg, 1) != 0 || (p->pflags[pg] & PF_WRITTEN))) {
-		/* written during the write-back (or not known): stays, dirty */
-		p->state[pg] = PG_DIRTY;
-		p->ref[pg] = 1;
-	} else if (e->status == 0 && !atomic_load(&p->err) && e->keep) {
-		/* the cleaner's: resident and clean (still write-protected: a
-		 * write from now on is seen, by a WP fault or the next scan) */
-		p->state[pg] = PG_CLEAN;
-		p->pflags[pg] = PF_WASHED | PF_SEEN;
-	} else if (e->status == 0 && !atomic_load(&p->err)) {
-		drop_page(p, pg);
-	} else {
-		if (e->status)
-			set_error(p, e->status,
-				  "write-back of page %u (lease offset 0x%llx) failed%s: %s", pg,
-				  (unsigned long long)page_off(p, pg),
-				  retries_text(rt, sizeof(rt), e->retries),
-				  dimm_strerror(e->status, e->ht_err));
-		/* the data stays here, writable */
-		if (p->wp && !p->dead)
-			uf_wp(p, pg, false);
-		p->state[pg] = PG_DIRTY;
-	}
-	if (e->waiter >= 0) {
-		struct fetch *f = &p->fe[e->waiter];
+	for (unsigned k = 0; k < n; k++) {
+		struct evict *e = es[k];
 
-		f->room = ROOM_NEED;
-		if (p->state[pg] == PG_ABSENT) {
-			p->reserved++;
-			f->room = ROOM_OK;
+		if (e->status && evict_retry(p, e))
+			continue;
+		e->used = false;
+		es[m++] = e;
+		if (!e->status) {
+			lo = e->page < lo ? e->page : lo;
+			hi = e->page > hi ? e->page : hi;
 		}
 	}
+	if (!m)
+		return;
+	p->clean_due = true;
+	/* wp-async: may the pages go? Only if the application is stopped
+	 * from before the scan until the drop (asked after the scan, a write
+	 * made between the scan and a fault that stopped the thread would be
+	 * dropped unseen) */
+	bool may_drop = !p->wp_async || app_stopped(p);
+
+	/* wp-async: written during the write-back? (the pages are still
+	 * PG_EVICTING: the scan remembers a write in PF_WRITTEN) */
+	if (p->wp_async && lo <= hi && !atomic_load(&p->err))
+		scan = wp_scan(p, lo, hi - lo + 1);
+
+	for (unsigned k = 0; k < m; k++) {
+		struct evict *e = es[k];
+		uint32_t pg = e->page;
+		bool ok = e->status == 0 && !atomic_load(&p->err);
+
+		if (ok && p->wp_async && (scan < 0 || (p->pflags[pg] & PF_WRITTEN))) {
+			/* written during the write-back (or not known): stays, dirty */
+			p->state[pg] = PG_DIRTY;
+			p->ref[pg] = 1;
+		} else if (ok && e->keep) {
+			/* the cleaner's: resident and clean (still write-protected: a
+			 * write from now on is seen, by a WP fault or the next scan) */
+			p->state[pg] = PG_CLEAN;
+			p->pflags[pg] = PF_WASHED | PF_SEEN;
+		} else if (ok && !may_drop) {
+			p->state[pg] = PG_CLEAN;
+			p->st.evictions--; /* not evicted after all */
+		} else if (ok) {
+			drop[nd++] = pg;
+		} else {
+			if (e->status)
+				set_error(p, e->status,
+					  "write-back of page %u (lease offset 0x%llx) failed%s: %s",
+					  pg, (unsigned long long)page_off(p, pg),
+					  retries_text(rt, sizeof(rt), e->retries),
+					  dimm_strerror(e->status, e->ht_err));
+			/* the data stays here, writable */
+			if (p->wp && !p->dead)
+				uf_wp(p, pg, false);
+			p->state[pg] = PG_DIRTY;
+		}
+	}
+	if (nd)
+		drop_pages(p, drop, nd);
+	for (unsigned k = 0; k < m; k++) {
+		struct evict *e = es[k];
+
+		if (e->waiter >= 0) {
+			struct fetch *f = &p->fe[e->waiter];
+
+			f->room = ROOM_NEED;
+			if (p->state[e->page] == PG_ABSENT) {
+				p->reserved++;
+				f->room = ROOM_OK;
+			}
+		}
+	}
+}
+
+/* The flush of the write-backs that slot `lead` leads: it counts for
+ * each of them. */
+static void flush_done(struct dimm_pager *p, unsigned lead, const struct dimm_result *r)
+{
+	struct evict *done[N_EVICT];
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < N_EVICT; i++) {
+		struct evict *e = &p->ev[i];
+
+		if (!e->used || !e->flushing || e->lead != lead)
+			continue;
+		e->flushing = false;
+		if (r->status && !e->status) {
+			e->status = r->status;
+			e->ht_err = r->ht_err;
+		}
+		if (--e->left == 0)
+			done[n++] = e;
+	}
+	if (n)
+		finish_evicts(p, done, n);
 }
 
 /* ------------------------------------------------------------ fetch */
@@ -1298,6 +1519,10 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 			poison_page(p, pg);
 			return true;
 		}
+		if (p->sigbus && !sigbus_waits_for(p, pg)) {
+			p->st.spurious++; /* a stale post: nobody waits */
+			return true;
+		}
 		f = fetch_alloc(p, 0);
 		if (!f)
 			return false;
@@ -1309,7 +1534,7 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 		if (f) {
 			if (write || wp)
 				f->write = true;
-			if (!f->waiter) {
+			if (!f->waiter && (!p->sigbus || sigbus_waits_for(p, pg))) {
 				f->waiter = true;
 				f->t0 = m->t0;
 				p->st.readahead_hits++;
@@ -1665,8 +1890,7 @@ static void dispatch(struct dimm_pager *p, const struct dimm_result *r)
 		f->ht_err = r->ht_err;
 		break;
 	}
-	case K_WB:
-	case K_FL: {
+	case K_WB: {
 		struct evict *e = &p->ev[idx];
 
 		if (r->status && !e->status) {
@@ -1674,9 +1898,12 @@ static void dispatch(struct dimm_pager *p, const struct dimm_result *r)
 			e->ht_err = r->ht_err;
 		}
 		if (--e->left == 0)
-			finish_evict(p, e);
+			finish_evicts(p, &e, 1);
 		break;
 	}
+	case K_FL:
+		flush_done(p, idx, r);
+		break;
 	case K_SWB:
 	case K_SFL:
 		if (r->status && !p->sync_st) {
@@ -1719,13 +1946,10 @@ static bool fault_read_due(struct dimm_pager *p)
  * when the pager is in the error state. Calls only what cfg.drive calls,
  * atomics and clock_gettime: see dimm_pager.h for the constraints.
  */
-static bool sigbus_serve(struct dimm_pager *p, uintptr_t a)
+static bool sigbus_wait(struct dimm_pager *p, uint32_t pg)
 {
-	uint32_t pg = (uint32_t)((a - (uintptr_t)p->base) / DIMM_PAGE);
 	int slot = -1;
 
-	if (!p->sigbus)
-		return false;
 	for (;;) {
 		uint8_t st = __atomic_load_n(&p->state[pg], __ATOMIC_ACQUIRE);
 
@@ -1745,6 +1969,34 @@ static bool sigbus_serve(struct dimm_pager *p, uintptr_t a)
 		}
 		p->cfg.drive(p->cfg.drive_arg);
 	}
+}
+
+/* sigbus_wait, its page posted in stopped_at meanwhile (app_stopped). */
+static bool sigbus_serve(struct dimm_pager *p, uintptr_t a)
+{
+	uint32_t pg = (uint32_t)((a - (uintptr_t)p->base) / DIMM_PAGE);
+	int slot = -1;
+	bool r;
+
+	if (!p->sigbus)
+		return false;
+	/* waits for pg, stopped while pg is absent (sigbus_waits_for,
+	 * app_stopped); without a free slot not counted as stopped (the pager
+	 * then keeps pages instead of dropping them), and every post served */
+	for (unsigned i = 0; slot < 0 && i < N_STOP; i++) {
+		uint32_t none = 0;
+
+		if (atomic_compare_exchange_strong(&p->stopped_at[i], &none, pg + 1))
+			slot = (int)i;
+	}
+	if (slot < 0)
+		atomic_fetch_add(&p->stopped_more, 1);
+	r = sigbus_wait(p, pg);
+	if (slot >= 0)
+		atomic_store(&p->stopped_at[slot], 0);
+	else
+		atomic_fetch_sub(&p->stopped_more, 1);
+	return r;
 }
 
 /* Faults posted by SIGBUS handlers -> pend[]. */

@@ -9,7 +9,11 @@
  * beyond that the pager evicts (CLOCK, the reference bit set by the faults
  * it sees): a clean page is dropped (MADV_DONTNEED), a dirty page is first
  * written back (posted writes, then an HT Flush) and dropped only when the
- * flush confirmed it.
+ * flush confirmed it. Both go in batches: with its victim a fault evicts
+ * up to 7 more of the next unreferenced victims of the same kind (an eighth
+ * of the budget at most), clean ones dropped in one call, dirty ones
+ * (with dirty tracking only) written back under one flush, which the fault
+ * waits for, and dropped in one call when it confirms them.
  *
  * Dirty tracking: userfaultfd write-protection. A page fetched for a read
  * is installed write-protected (UFFDIO_COPY_MODE_WP); its first write
@@ -151,6 +155,9 @@ struct dimm_pager_stats {
 	uint64_t drops_clean;
 	uint64_t batched_drops;   /* of those, pages given back several in one call
 				     (the next clean victims, with the one a fault needed) */
+	uint64_t batched_writebacks; /* evictions' write-backs sent several under one
+				     flush (the next dirty victims, with the one a
+				     fault needed), dropped together when confirmed */
 	uint64_t poisoned;        /* pages poisoned after an error */
 	uint64_t room_waits;      /* a fetched page waited: every resident page was busy */
 	uint64_t syncs;

@@ -453,9 +453,10 @@ void htoe_local_output_done(struct htoe *b)
 
 /* ------------------------------------------------------- local-side input */
 
-/* Flush (NP, no address): answered once every VL that carried posted writes
- * since its last Flush has applied them — a Flush goes to each such VL
- * behind those writes; with none, the bridge answers at once. */
+/* Flush (NP, no address): answered once every VL that was given posted
+ * writes since its last Flush (framed, or still queued for credits) has
+ * applied them — a Flush goes to each such VL behind those writes; with
+ * none, the bridge answers at once. */
 static int local_flush(struct htoe *b, const struct ht_pkt *req, uint64_t now)
 {
 	unsigned need = 0, slot, free_subs = 0;

@@ -64,6 +64,9 @@ static struct htoe_slot *slot_commit(struct htoe_vl *v, enum ht_vc vc, struct ht
 	if (vc == HT_VC_P) {
 		s->stamp = 0;
 		v->p_enq++;
+		/* a Flush from now on goes behind this write (local_flush),
+		 * framed or still waiting for credits */
+		v->posted_dirty = true;
 	} else {
 		s->stamp = v->p_enq;
 	}
@@ -226,10 +229,8 @@ static int try_new_frame(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, uint8
 	htoe_retry_tx_send(&v->rt, now, &seq);
 	htoe_credit_tx_take_n(&v->ctx, vc, npkts, need_data); /* counted within avail above */
 	q->framed += npkts;
-	if (vc == HT_VC_P) {
+	if (vc == HT_VC_P)
 		v->p_framed += npkts;
-		v->posted_dirty = true;
-	}
 	v->st.tx_pkts[vc] += npkts;
 	v->st.tx_bytes += (uint64_t)n;
 	htoe_vl_on_frame_sent(v, now);
@@ -513,10 +514,12 @@ void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_pos
 			q->head = q->framed = q->tail;
 		}
 	}
-	/* Restart the posted epoch: nothing framed in the new epoch yet. */
+	/* Restart the posted epoch: nothing framed in the new epoch yet. The
+	 * posted writes kept unsent go out after the reset: a Flush goes
+	 * behind them. */
 	v->p_enq = vcq_waiting(&v->q[HT_VC_P]);
 	v->p_framed = 0;
-	v->posted_dirty = false;
+	v->posted_dirty = v->p_enq > 0;
 }
 
 /* A remote non-posted request d served at once by the sink (see

@@ -93,7 +93,7 @@ struct htoe_vl {
 
 	struct htoe_vcq q[HT_VC_COUNT];
 	uint32_t p_enq, p_framed;    /* posted packets queued / framed (ordering) */
-	bool     posted_dirty;       /* posted writes framed since the last Flush */
+	bool     posted_dirty;       /* posted writes queued since the last Flush */
 
 	struct htoe_fdesc *fd;       /* by seq & fd_mask */
 	uint32_t fd_mask;

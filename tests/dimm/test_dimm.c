@@ -774,6 +774,53 @@ static void test_bridges_clean_and_lossy(void **state)
 	free(w);
 }
 
+/*
+ * A Flush answered without error means that every posted write before it
+ * has reached the target: node 2's memory holds them when the flush
+ * completes. Node 1 issues a page of posted writes and a Flush while no
+ * frame leaves it yet (its engine polled, its bridge not asked for
+ * frames): the writes wait in the VL's posted queue, unframed. The bridge
+ * once answered such a Flush at once (it looked only at writes already
+ * framed since the last Flush): the pager dropped pages whose write-backs
+ * had not left, and a warm VL reset then lost them (dimm_app_outage with
+ * dirty batches, whose 512 writes wait for credits). Now the Flush goes
+ * behind them and completes only after node 2 applied them.
+ */
+static void test_bridges_flush_behind_queued(void **state)
+{
+	(void)state;
+	struct net *w = calloc(1, sizeof(*w));
+	struct htoe_lease_info li;
+	struct dimm_result r;
+	uint8_t buf[4096];
+	int h, hw, hf, done = 0;
+
+	net_init(w, 5);
+	struct dimm_client *c = net_lease(w, 64 * 1024, &h);
+
+	htoe_lease_get(w->n[1].lease, h, &li);
+	for (unsigned k = 0; k < sizeof(buf); k++)
+		buf[k] = (uint8_t)(k * 7 + 1);
+	assert_memory_not_equal(w->n[2].mem + li.offset + 4096, buf, sizeof(buf));
+	hw = dimm_write_async(c, 4096, buf, sizeof(buf), 0, 1);
+	hf = dimm_flush_async(c, 2);
+	assert_true(hw >= 0 && hf >= 0);
+	for (int i = 0; i < 50; i++)
+		dimm_node_poll(&w->n[1].node, w->now);
+	assert_true(dimm_test(c, hw, &r) == 1 && r.status == 0); /* posted: issued */
+	done = dimm_test(c, hf, &r);
+	for (int i = 0; i < 20000 && !done; i++) {
+		net_step(w);
+		done = dimm_test(c, hf, &r);
+	}
+	assert_int_equal(done, 1);
+	assert_int_equal(r.status, 0);
+	assert_memory_equal(w->n[2].mem + li.offset + 4096, buf, sizeof(buf));
+	dimm_client_free(c);
+	net_fini(w);
+	free(w);
+}
+
 /* Node 2 disappears mid-run: requests are answered by node 1's own bridge
  * with master aborts (request timeout), then the lease is lost; no
  * operation returns wrong data. */
@@ -829,6 +876,7 @@ int main(void)
 		cmocka_unit_test(test_threaded),
 		cmocka_unit_test(test_bridges_clean_and_lossy),
 		cmocka_unit_test(test_bridges_remote_lost),
+		cmocka_unit_test(test_bridges_flush_behind_queued),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -63,6 +64,9 @@ struct env {
 	_Atomic unsigned reset_len;   /* requests each reset hits */
 	_Atomic unsigned reset_now;   /* the application asks for a reset of this many */
 	uint64_t next_reset;
+	_Atomic int hold;             /* held_drive: keep the faulting thread in its handler */
+	_Atomic int self_poll;        /* held_drive: poll like rtc_drive */
+	_Atomic int step;             /* held_app: phases done / allowed */
 };
 
 enum { KILL_DEAD = 0, KILL_LEASE, KILL_RESETS };
@@ -438,6 +442,219 @@ static void test_evict_batch_wp_async(void **state)
 	if (!have_wp_async())
 		skip();
 	evict_batch(DIMM_PAGER_F_WP_ASYNC);
+}
+
+/* Dirty evictions in batches: every page written in two sequential sweeps
+ * (CLOCK's victims then come in a row, dirty and unreferenced), then
+ * random read-modify-writes, at a quarter budget; with a warm VL reset
+ * every `reset_every` fetches (0: none) hitting 200 requests (a fetch's 64
+ * reads, then the posted writes of the first pages of a batch, whose flush
+ * then says -EPIPE: every page of it is sent again). Every page equals the shadow through the mapping and, after a
+ * sync, in the remote image; the dirty victims went out in batches (none
+ * without dirty tracking: a write during the write-back would be lost);
+ * nothing was lost. rtc: run to completion (SIGBUS, no pager thread). */
+static void rtc_drive(void *arg);
+
+static void evict_dirty(unsigned flags, bool rtc, unsigned reset_every)
+{
+	struct env e;
+	const struct dimm_pager_stats *st;
+	uint8_t *m;
+	struct ht_rand r;
+
+	if (rtc) {
+		env_new(&e, NPAGES / 4, flags | DIMM_PAGER_F_SIGBUS, 0, rtc_drive);
+		if (!strstr(dimm_pager_mode(e.p), "sigbus-rtc")) {
+			env_free(&e);
+			skip();
+		}
+	} else {
+		env_init(&e, NPAGES / 4, flags, 0);
+		atomic_store(&e.reset_len, 200);
+		atomic_store(&e.reset_every, reset_every);
+	}
+	m = dimm_pager_base(e.p);
+	st = dimm_pager_stats(e.p);
+	for (unsigned sweep = 0; sweep < 2; sweep++)
+		for (unsigned pg = 0; pg < NPAGES; pg++) {
+			size_t at = (size_t)pg * DIMM_PAGE + sweep * 64 + pg % 64;
+
+			m[at] ^= (uint8_t)(pg + sweep + 1);
+			e.ref[at] ^= (uint8_t)(pg + sweep + 1);
+		}
+	ht_rand_seed(&r, 31 + flags);
+	for (unsigned i = 0; i < scaled(4000); i++) {
+		uint64_t off = (ht_rand_u64(&r) % (LEASE / 8)) * 8, v;
+
+		memcpy(&v, m + off, 8);
+		assert_true(memcmp(&v, e.ref + off, 8) == 0);
+		v += ht_rand_u64(&r) | 1;
+		memcpy(m + off, &v, 8);
+		memcpy(e.ref + off, &v, 8);
+	}
+	atomic_store(&e.reset_every, 0);
+	assert_true(memcmp(m, e.ref, LEASE) == 0);
+	printf("# %s%s%s: %llu evictions, %llu write-backs, %llu of them in batches, "
+	       "%llu sent again\n", dimm_pager_mode(e.p), rtc ? "" : ", pager thread",
+	       reset_every ? ", resets" : "", (unsigned long long)st->evictions,
+	       (unsigned long long)st->writebacks, (unsigned long long)st->batched_writebacks,
+	       (unsigned long long)st->writeback_retries);
+	if (flags & DIMM_PAGER_F_NO_WP)
+		assert_int_equal(st->batched_writebacks, 0);
+	else
+		assert_true(st->batched_writebacks > NPAGES / 2);
+	assert_true(st->batched_writebacks <= st->writebacks);
+	if (reset_every) {
+		assert_true(st->writeback_retries > 0);
+		assert_true(dimm_loop_stats(e.loop)->reset_dropped > 0);
+	}
+	if (rtc) {
+		assert_int_equal(dimm_pager_sync(e.p, false, rtc_drive, &e), 0);
+		assert_memory_equal(e.mem, e.ref, LEASE);
+		assert_int_equal(dimm_pager_sync(e.p, true, rtc_drive, &e), 0);
+		assert_true(memcmp(m, e.ref, LEASE) == 0);
+	} else {
+		check_all(&e);
+	}
+	assert_int_equal(st->poisoned, 0);
+	assert_int_equal(dimm_pager_error(e.p, NULL, 0), 0);
+	if (rtc)
+		env_free(&e);
+	else
+		env_fini(&e);
+}
+
+static void test_evict_dirty_wp(void **state)
+{
+	(void)state;
+	evict_dirty(0, false, 0);
+	evict_dirty(DIMM_PAGER_F_NO_WP, false, 0);
+}
+
+static void test_evict_dirty_wp_async(void **state)
+{
+	(void)state;
+	if (!have_wp_async())
+		skip();
+	evict_dirty(DIMM_PAGER_F_WP_ASYNC, false, 0);
+	evict_dirty(DIMM_PAGER_F_WP_ASYNC, true, 0);
+}
+
+/* Warm resets hitting batches' writes and flushes. */
+static void test_evict_dirty_resets(void **state)
+{
+	(void)state;
+	evict_dirty(0, false, 20);
+	if (have_wp_async())
+		evict_dirty(DIMM_PAGER_F_WP_ASYNC, false, 20);
+}
+
+/*
+ * Run to completion with the node polled by another thread (htoe-dimm's
+ * loop polls while the faulting thread sleeps in its handler): a batch of
+ * dirty write-backs confirmed after the fault's page was installed, while
+ * the faulting thread is still in its SIGBUS handler, must not be dropped.
+ * That thread leaves the handler as soon as it runs and writes: a write
+ * between the scan that finds a batch page clean and its drop would be
+ * lost (the pager once counted any thread in its handler as stopped:
+ * dimm_app_outage lost memory in about 1 run of 10 under load). Budget 64:
+ * pages 0-63 written, then page 64 faults: victim 0 (its flush, which the
+ * fault waits for) and a batch of 1-7 behind it (one flush). The test
+ * thread polls; the faulting thread is held in its handler (held_drive)
+ * until everything is confirmed: pages 1-7 stay resident (clean), only the
+ * victim is dropped. Then the application writes them again: nothing lost.
+ */
+static void held_drive(void *arg)
+{
+	struct env *e = arg;
+
+	while (atomic_load(&e->hold))
+		sched_yield();
+	if (atomic_load(&e->self_poll))
+		rtc_drive(e);
+	else
+		sched_yield();
+}
+
+static void *held_app(void *arg)
+{
+	struct env *e = arg;
+	uint8_t *m = dimm_pager_base(e->p);
+
+	for (unsigned pg = 0; pg < 64; pg++) {
+		m[(size_t)pg * DIMM_PAGE + 7] = (uint8_t)(pg + 1);
+		e->ref[(size_t)pg * DIMM_PAGE + 7] = (uint8_t)(pg + 1);
+	}
+	atomic_store(&e->step, 1);
+	while (atomic_load(&e->step) != 2)
+		sched_yield();
+	m[64 * DIMM_PAGE + 7] = 0xAA; /* the fault: held in the handler */
+	e->ref[64 * DIMM_PAGE + 7] = 0xAA;
+	for (unsigned pg = 1; pg < 8; pg++) { /* the batch, written again */
+		m[(size_t)pg * DIMM_PAGE + 9] = (uint8_t)(pg + 0x40);
+		e->ref[(size_t)pg * DIMM_PAGE + 9] = (uint8_t)(pg + 0x40);
+	}
+	return NULL;
+}
+
+static bool resident(struct env *e, unsigned pg)
+{
+	unsigned char v = 0;
+
+	assert_int_equal(mincore((uint8_t *)dimm_pager_base(e->p) + (size_t)pg * DIMM_PAGE,
+				 DIMM_PAGE, &v), 0);
+	return v & 1;
+}
+
+static void test_batch_confirmed_after_install(void **state)
+{
+	(void)state;
+	struct env e;
+	const struct dimm_pager_stats *st;
+	pthread_t th;
+	bool installed = false, premise = false;
+
+	if (!have_wp_async())
+		skip();
+	env_new(&e, 64, DIMM_PAGER_F_WP_ASYNC | DIMM_PAGER_F_SIGBUS, 0, held_drive);
+	if (!strstr(dimm_pager_mode(e.p), "sigbus-rtc")) {
+		env_free(&e);
+		skip();
+	}
+	st = dimm_pager_stats(e.p);
+	pthread_create(&th, NULL, held_app, &e);
+	while (atomic_load(&e.step) != 1) {
+		dimm_pager_poll(e.p);
+		dimm_engine_poll(e.eng, 0);
+	}
+	assert_int_equal(st->evictions, 0);
+	atomic_store(&e.hold, 1);
+	atomic_store(&e.step, 2);
+	for (;;) {
+		dimm_pager_poll(e.p);
+		if (!installed && resident(&e, 64)) {
+			installed = true;
+			/* the batch is still on its way (its flush is queued behind
+			 * the victim's): confirmed while the thread could run */
+			premise = st->batched_writebacks == 8 && dimm_pager_busy(e.p);
+		}
+		if (installed && !dimm_pager_busy(e.p) && dimm_inflight(e.pc) == 0)
+			break;
+		dimm_engine_poll(e.eng, 0);
+	}
+	assert_true(premise);
+	assert_false(resident(&e, 0)); /* the victim: its fault waited for it */
+	for (unsigned pg = 1; pg < 8; pg++)
+		assert_true(resident(&e, pg));
+	assert_int_equal(st->evictions, 1);
+	atomic_store(&e.self_poll, 1);
+	atomic_store(&e.hold, 0);
+	pthread_join(th, NULL);
+	assert_true(memcmp(dimm_pager_base(e.p), e.ref, LEASE) == 0);
+	assert_int_equal(dimm_pager_sync(e.p, false, rtc_drive, &e), 0);
+	assert_memory_equal(e.mem, e.ref, LEASE);
+	assert_int_equal(dimm_pager_error(e.p, NULL, 0), 0);
+	env_free(&e);
 }
 
 static void test_budget_full(void **state)
@@ -1038,6 +1255,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_budget_full),
 		cmocka_unit_test(test_evict_batch_wp),
 		cmocka_unit_test(test_evict_batch_wp_async),
+		cmocka_unit_test(test_evict_dirty_wp),
+		cmocka_unit_test(test_evict_dirty_wp_async),
+		cmocka_unit_test(test_evict_dirty_resets),
+		cmocka_unit_test(test_batch_confirmed_after_install),
 		cmocka_unit_test(test_budget_quarter_wp),
 		cmocka_unit_test(test_budget_small_wp),
 		cmocka_unit_test(test_budget_quarter_wp_async),
