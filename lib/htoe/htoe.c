@@ -461,8 +461,12 @@ static int local_flush(struct htoe *b, const struct ht_pkt *req, uint64_t now)
 {
 	unsigned need = 0, slot, free_subs = 0;
 
+	/* a VL being reset counts too: the posted writes it keeps unsent go
+	 * out after the handshake, and the Flush queued behind them waits for
+	 * it (a second reset drops the Flush, which then answers with an
+	 * error: the writes may be lost) */
 	for (unsigned i = 0; i < b->n_vl; i++)
-		need += b->vl[i].posted_dirty && b->vl[i].state == HTOE_VL_UP;
+		need += b->vl[i].posted_dirty;
 	if (need == 0)
 		return htoe_answer_local(b, req, HT_RSP_OK) == 0 ? 0 : -EAGAIN;
 	for (slot = 0; slot < HTOE_FLUSH_MAX; slot++)
@@ -473,8 +477,7 @@ static int local_flush(struct htoe *b, const struct ht_pkt *req, uint64_t now)
 	if (slot == HTOE_FLUSH_MAX || free_subs < need)
 		return -EAGAIN;
 	for (unsigned i = 0; i < b->n_vl; i++)
-		if (b->vl[i].posted_dirty && b->vl[i].state == HTOE_VL_UP &&
-		    !htoe_encap_room(&b->vl[i], HT_VC_NP))
+		if (b->vl[i].posted_dirty && !htoe_encap_room(&b->vl[i], HT_VC_NP))
 			return -EAGAIN;
 
 	struct htoe_flush *f = &b->flush[slot];
@@ -489,7 +492,7 @@ static int local_flush(struct htoe *b, const struct ht_pkt *req, uint64_t now)
 		struct ht_pkt fl = *req;
 		uint8_t sub = 0;
 
-		if (!v->posted_dirty || v->state != HTOE_VL_UP)
+		if (!v->posted_dirty)
 			continue;
 		while (b->flush_sub[sub] >= 0)
 			sub++;
