@@ -496,6 +496,70 @@ static void test_full_at_time_zero_pushes_back(void **state)
 	free_nodes();
 }
 
+static void mk_flush(struct ht_pkt *p, uint8_t unitid, uint8_t tag)
+{
+	memset(p, 0, sizeof(*p));
+	assert_int_equal(ht_pkt_set_cmd(p, HT_K_FLUSH), 0);
+	p->unitid = unitid;
+	p->srctag = tag;
+}
+
+/* A Flush issued while posted writes wait on a VL that is not up (before
+ * its handshake, or during a reset) goes behind them and is answered only
+ * once node 2's side has them; a VL whose NP queue stays full holds a Flush
+ * back only for the stall timeout, then it is answered with an error. */
+static void test_flush_behind_unsent_and_stalled(void **state)
+{
+	struct ht_pkt p, q, r;
+	bool wrote = false, flushed = false;
+
+	(void)state;
+	mk_nodes(2, small_queues);
+	mk_write(&p, gaddr(2, 0x40), true, 1, 0);
+	assert_int_equal(local_in(1, &p, 0), 0);
+	mk_flush(&p, 1, 5);
+	assert_int_equal(local_in(1, &p, 0), 0);
+	assert_false(local_out(1, &r, 0)); /* not answered while the write waits */
+	bring_up();
+	while (local_out(2, &q, 0)) {
+		if (q.kind == HT_K_WRSIZED) {
+			assert_false(flushed); /* the write comes first */
+			wrote = true;
+		} else {
+			assert_int_equal(q.kind, HT_K_FLUSH);
+			flushed = true;
+			mk_answer(&q, &r);
+			assert_int_equal(local_in(2, &r, 0), 0);
+		}
+	}
+	assert_true(wrote && flushed);
+	pump(0, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(local_out(1, &r, 0));
+	assert_int_equal(r.kind, HT_K_TGTDONE);
+	assert_int_equal(r.srctag, 5);
+	assert_int_equal(ht_pkt_rsp_err(&r), HT_RSP_OK);
+	free_nodes();
+
+	/* not up, a posted write, and the NP queue full (4 reads) */
+	mk_nodes(2, small_queues);
+	mk_write(&p, gaddr(2, 0x40), true, 1, 0);
+	assert_int_equal(local_in(1, &p, 0), 0);
+	for (uint8_t t = 0; t < 4; t++) {
+		mk_read(&p, gaddr(2, 64u * t), 1, t);
+		assert_int_equal(local_in(1, &p, 0), 0);
+	}
+	mk_flush(&p, 1, 6);
+	assert_int_equal(local_in(1, &p, 10 * US), -EAGAIN);
+	assert_int_equal(local_in(1, &p, 1009 * US), -EAGAIN);
+	assert_false(local_out(1, &r, 1009 * US));
+	assert_int_equal(local_in(1, &p, 1011 * US), 0);
+	assert_true(local_out(1, &r, 1011 * US));
+	assert_int_equal(r.kind, HT_K_TGTDONE);
+	assert_int_equal(r.srctag, 6);
+	assert_int_equal(ht_pkt_rsp_err(&r), HT_RSP_TARGET_ABORT);
+	free_nodes();
+}
+
 static bool drop_to_2(uint16_t from, const uint8_t *f, size_t len, void *arg)
 {
 	(void)from;
@@ -2089,6 +2153,7 @@ int main(void)
 		cmocka_unit_test(test_address_prefix),
 		cmocka_unit_test(test_pending_table_backpressure),
 		cmocka_unit_test(test_per_vl_backpressure_and_stall),
+		cmocka_unit_test(test_flush_behind_unsent_and_stalled),
 		cmocka_unit_test(test_reset_poisons_only_that_vl),
 		cmocka_unit_test(test_np_timeout_and_late_response),
 		cmocka_unit_test(test_drops),

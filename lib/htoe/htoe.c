@@ -453,6 +453,25 @@ void htoe_local_output_done(struct htoe *b)
 
 /* ------------------------------------------------------- local-side input */
 
+/* VL v has no room for a packet of the local side: backpressure (-EAGAIN)
+ * until it has refused for stall_timeout_ns, then 0: stalled too long, never
+ * block the local side without bound. The VL is reset once (its queues
+ * drain) and the caller refuses the packet with an error. */
+static int vl_stalled(struct htoe *b, struct htoe_vl *v, uint64_t now)
+{
+	if (!v->stall_since)
+		v->stall_since = now ? now : 1;
+	/* (stall_since is 1 for a stall that began at now == 0: a VL full at
+	 * time 0 has not been stalled for 2^64 - 1 ns) */
+	if (now <= v->stall_since || now - v->stall_since < b->cfg.stall_timeout_ns) {
+		b->st.backpressure++;
+		return -EAGAIN;
+	}
+	if (v->state == HTOE_VL_UP)
+		htoe_reset_begin(b, v, false, now);
+	return 0;
+}
+
 /* Flush (NP, no address): answered once every VL that was given posted
  * writes since its last Flush (framed, or still queued for credits) has
  * applied them — a Flush goes to each such VL behind those writes; with
@@ -476,9 +495,16 @@ static int local_flush(struct htoe *b, const struct ht_pkt *req, uint64_t now)
 		free_subs += b->flush_sub[i] < 0;
 	if (slot == HTOE_FLUSH_MAX || free_subs < need)
 		return -EAGAIN;
-	for (unsigned i = 0; i < b->n_vl; i++)
-		if (b->vl[i].posted_dirty && !htoe_encap_room(&b->vl[i], HT_VC_NP))
+	/* a VL whose NP queue stays full (a peer that does not answer, before
+	 * or during a reset) holds the Flush back only for the stall timeout:
+	 * then it is answered with an error (its writes are not confirmed) */
+	for (unsigned i = 0; i < b->n_vl; i++) {
+		if (!b->vl[i].posted_dirty || htoe_encap_room(&b->vl[i], HT_VC_NP))
+			continue;
+		if (vl_stalled(b, &b->vl[i], now) != 0)
 			return -EAGAIN;
+		return htoe_answer_local(b, req, HT_RSP_TARGET_ABORT) == 0 ? 0 : -EAGAIN;
+	}
 
 	struct htoe_flush *f = &b->flush[slot];
 	f->used = 1;
@@ -505,6 +531,7 @@ static int local_flush(struct htoe *b, const struct ht_pkt *req, uint64_t now)
 		fl.passpw = 0;
 		htoe_encap_enqueue_pkt(v, &fl, now);
 		v->posted_dirty = false;
+		v->stall_since = 0;
 	}
 	return 0;
 }
@@ -587,19 +614,8 @@ static int local_request(struct htoe *b, struct lin *x, uint64_t now)
 
 	if (!htoe_encap_room(v, vc) ||
 	    (vc == HT_VC_NP && htoe_outstanding_find(&b->out, d->unitid, d->srctag))) {
-		if (!v->stall_since)
-			v->stall_since = now ? now : 1;
-		/* (stall_since is 1 for a stall that began at now == 0: a VL
-		 * full at time 0 has not been stalled for 2^64 - 1 ns) */
-		if (now <= v->stall_since || now - v->stall_since < b->cfg.stall_timeout_ns) {
-			b->st.backpressure++;
+		if (vl_stalled(b, v, now) != 0)
 			return -EAGAIN;
-		}
-		/* Stalled too long: never block the local side without bound.
-		 * Reset the VL once, and refuse its traffic with an error until
-		 * it drains. */
-		if (v->state == HTOE_VL_UP)
-			htoe_reset_begin(b, v, false, now);
 		if (vc == HT_VC_P) {
 			v->st.posted_refused++;
 			return 0;
