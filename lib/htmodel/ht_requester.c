@@ -362,11 +362,8 @@ static bool enc_fast_checked(const struct ht_op *op)
 
 bool ht_req_enc_fast(const struct ht_op *op)
 {
-	/* a dword write below 2^40 is a valid one: no ht_op_check for it */
-	return op->addr <= HT_ADDR_MAX_40 &&
-	       ((op->type == HT_OP_READ && ht_op_check(op) == 0) ||
-		((op->type == HT_OP_WRITE_P || op->type == HT_OP_WRITE_NP) &&
-		 is_dword_access(op->addr, op->len)));
+	/* a dword write below 2^40 is a valid one: ht_op_check for reads only */
+	return (op->type != HT_OP_READ || ht_op_check(op) == 0) && enc_fast_checked(op);
 }
 
 int ht_req_issue_enc(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,
