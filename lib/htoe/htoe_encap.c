@@ -123,14 +123,13 @@ static size_t copy_slots(const struct htoe_vcq *q, uint32_t first, unsigned npkt
 	return off;
 }
 
-static int build_data(struct htoe *b, struct htoe_vl *v, uint16_t seq,
-		      const struct htoe_fdesc *fd, uint8_t *buf, size_t cap)
+static int build_data(struct htoe_vl *v, uint16_t seq, const struct htoe_fdesc *fd,
+		      uint8_t *buf, size_t cap)
 {
 	uint16_t credit[HTOE_CR__COUNT];
 	int off;
 	size_t plen;
 
-	(void)b;
 	htoe_credit_rx_limits(&v->crx, credit);
 	off = htoe_hdr_data(&v->tmpl, buf, cap, fd->vc, fd->npkts, v->epoch, seq,
 			    htoe_retry_rx_ack_value(&v->rt), credit);
@@ -152,15 +151,14 @@ void htoe_vl_on_frame_sent(struct htoe_vl *v, uint64_t now)
 }
 
 /* Retransmission of the next frame of a go-back in progress. */
-static int try_retransmit(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap,
-			  uint64_t now)
+static int try_retransmit(struct htoe_vl *v, uint8_t *buf, size_t cap, uint64_t now)
 {
 	uint16_t seq;
 	int n;
 
 	if (!htoe_retry_tx_retransmit_peek(&v->rt, &seq))
 		return 0;
-	n = build_data(b, v, seq, &v->fd[seq & v->fd_mask], buf, cap);
+	n = build_data(v, seq, &v->fd[seq & v->fd_mask], buf, cap);
 	if (n <= 0)
 		return n;
 	htoe_retry_tx_retransmit_at(&v->rt, now, &seq);
@@ -222,7 +220,7 @@ static int try_new_frame(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, uint8
 	fd->npkts = (uint8_t)npkts;
 	fd->vc = (uint8_t)vc;
 	fd->payload_len = (uint16_t)plen;
-	int n = build_data(b, v, seq, fd, buf, cap);
+	int n = build_data(v, seq, fd, buf, cap);
 	if (n <= 0)
 		return n;
 
@@ -344,7 +342,7 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 		v->regrant_due = false;
 		v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
 	}
-	n = try_retransmit(b, v, buf, cap, now);
+	n = try_retransmit(v, buf, cap, now);
 	if (n)
 		return n;
 	if (v->ctrl_tx.head != v->ctrl_tx.tail) {
