@@ -149,6 +149,8 @@ struct dimm_pager {
 	 * and drives the node until it is installed (sigbus_serve) */
 	bool     sigbus;
 	_Atomic uint32_t sigq[N_SIGQ];
+	_Atomic unsigned sigq_posts; /* posts to sigq[] so far (after each one's store) */
+	unsigned sigq_seen;          /* sigq_posts when read_sigq last read every slot */
 	/* the page (+ 1; 0: free) each thread in sigbus_serve waits for: it
 	 * is stopped while that page is not resident (app_stopped) */
 	_Atomic uint32_t stopped_at[N_STOP];
@@ -1964,8 +1966,10 @@ static bool sigbus_wait(struct dimm_pager *p, uint32_t pg)
 		for (unsigned i = 0; slot < 0 && i < N_SIGQ; i++) {
 			uint32_t none = 0;
 
-			if (atomic_compare_exchange_strong(&p->sigq[i], &none, pg + 1))
+			if (atomic_compare_exchange_strong(&p->sigq[i], &none, pg + 1)) {
 				slot = (int)i;
+				atomic_fetch_add(&p->sigq_posts, 1);
+			}
 		}
 		p->cfg.drive(p->cfg.drive_arg);
 	}
@@ -1999,13 +2003,17 @@ static bool sigbus_serve(struct dimm_pager *p, uintptr_t a)
 	return r;
 }
 
-/* Faults posted by SIGBUS handlers -> pend[]. */
+/* Faults posted by SIGBUS handlers -> pend[]. The slots are read only
+ * when something was posted since they were all read last (a waiting
+ * thread drives the node in a tight loop: this runs in every turn). */
 static unsigned read_sigq(struct dimm_pager *p)
 {
-	unsigned got = 0;
+	unsigned got = 0, i, posts = atomic_load_explicit(&p->sigq_posts, memory_order_acquire);
 	uint64_t t = 0;
 
-	for (unsigned i = 0; i < N_SIGQ && p->n_pend < N_PEND; i++) {
+	if (posts == p->sigq_seen)
+		return 0;
+	for (i = 0; i < N_SIGQ && p->n_pend < N_PEND; i++) {
 		uint32_t v = atomic_load_explicit(&p->sigq[i], memory_order_relaxed);
 
 		if (!v)
@@ -2019,6 +2027,8 @@ static unsigned read_sigq(struct dimm_pager *p)
 		p->n_pend++;
 		got++;
 	}
+	if (i == N_SIGQ)
+		p->sigq_seen = posts;
 	return got;
 }
 

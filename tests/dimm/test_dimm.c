@@ -22,6 +22,7 @@
 #include "dimm.h"
 #include "dimm_loop.h"
 #include "dimm_node.h"
+#include "dimm_pager.h"
 #include "htmodel/ht_rand.h"
 #include "htmodel/ht_workload.h"
 #include "htoe/htoe.h"
@@ -775,6 +776,50 @@ static void test_bridges_clean_and_lossy(void **state)
 }
 
 /*
+ * What the pager does over two bridges, page by page: a 4 KiB write-back
+ * (64 posted writes straight from a buffer, then a Flush it waits for) and
+ * a 4 KiB fetch (64 pipelined reads), 300 of each, every fetched page
+ * checked against the shadow and node 2's memory against it at the end.
+ * Also the deterministic input of docs/benchmarks.md's per-page figures:
+ * valgrind --tool=callgrind --toggle-collect=test_bridges_pages.
+ */
+static void test_bridges_pages(void **state)
+{
+	(void)state;
+	struct net *w = calloc(1, sizeof(*w));
+	struct htoe_lease_info li;
+	struct ht_rand r;
+	static uint8_t buf[DIMM_PAGE];
+	uint8_t *shadow;
+	unsigned pages;
+	int h;
+
+	net_init(w, 7);
+	struct dimm_client *c = net_lease(w, 128 * 1024, &h);
+
+	htoe_lease_get(w->n[1].lease, h, &li);
+	pages = (unsigned)(li.size / DIMM_PAGE);
+	shadow = malloc(li.size);
+	memcpy(shadow, w->n[2].mem + li.offset, li.size);
+	ht_rand_seed(&r, 7);
+	for (unsigned i = 0; i < 300; i++) {
+		uint64_t wr = (ht_rand_u64(&r) % pages) * DIMM_PAGE;
+		uint64_t rd = (ht_rand_u64(&r) % pages) * DIMM_PAGE;
+
+		ht_wl_fill(ht_rand_u64(&r), shadow + wr, DIMM_PAGE);
+		assert_int_equal(dimm_write(c, wr, shadow + wr, DIMM_PAGE), 0);
+		assert_int_equal(dimm_flush(c), 0);
+		assert_int_equal(dimm_read(c, rd, buf, DIMM_PAGE), 0);
+		assert_memory_equal(buf, shadow + rd, DIMM_PAGE);
+	}
+	assert_memory_equal(w->n[2].mem + li.offset, shadow, li.size);
+	dimm_client_free(c);
+	net_fini(w);
+	free(shadow);
+	free(w);
+}
+
+/*
  * A Flush answered without error means that every posted write before it
  * has reached the target: node 2's memory holds them when the flush
  * completes. Node 1 issues a page of posted writes and a Flush while no
@@ -904,6 +949,7 @@ int main(void)
 		cmocka_unit_test(test_lost_queued),
 		cmocka_unit_test(test_threaded),
 		cmocka_unit_test(test_bridges_clean_and_lossy),
+		cmocka_unit_test(test_bridges_pages),
 		cmocka_unit_test(test_bridges_remote_lost),
 		cmocka_unit_test(test_bridges_flush_behind_queued),
 		cmocka_unit_test(test_bridges_flush_during_reset),
