@@ -76,9 +76,12 @@ enum { PG_ABSENT = 0, PG_FETCHING, PG_CLEAN, PG_DIRTY, PG_EVICTING, PG_POISONED 
  * DIMM_EVICT_SCAN pages ahead, in one system call (drop_pages): the next
  * faults find free slots. A fault whose victim is dirty likewise writes back
  * up to DIMM_EVICT_BATCH - 1 more of the next dirty, unreferenced pages with
- * it, confirmed by one flush and dropped in one call (evict_batch). */
+ * it, confirmed by one flush and dropped in one call (evict_batch). The
+ * scan covers DIMM_EVICT_SCAN pages times mapping/budget (evict_span): about
+ * DIMM_EVICT_SCAN resident ones at any budget, at most DIMM_EVICT_SPAN_MAX. */
 #define DIMM_EVICT_BATCH 8u
 #define DIMM_EVICT_SCAN  16u
+#define DIMM_EVICT_SPAN_MAX 256u
 _Static_assert(DIMM_EVICT_BATCH <= N_EVICT, "a batch's write-backs fit the eviction slots");
 
 #define PF_WASHED  0x01u /* clean because the cleaner wrote it back (clean_hits) */
@@ -129,6 +132,7 @@ struct dimm_pager {
 	size_t   size;
 	uint32_t npages;
 	unsigned budget;
+	uint32_t evict_span;  /* pages an eviction scans from its victim on */
 	bool     wp, poison;
 	bool     wp_async;    /* UFFD_FEATURE_WP_ASYNC: writes never fault,
 				 PAGEMAP_SCAN finds them (wp_scan) */
@@ -378,6 +382,19 @@ static int uffd_open(void)
 #define ERR(...) snprintf(err, errlen, __VA_ARGS__)
 #define UNAVAIL "; the transparent mapping is off, the explicit API (dimm.h) still works"
 
+/* Pages an eviction scans from its victim on (the span of CLOCK's next
+ * victims it may take with it): DIMM_EVICT_SCAN resident pages are spread
+ * over npages/budget times as many. One PAGEMAP_SCAN costs about the same
+ * for 16 pages or 256 (its TLB flush dominates), so a small budget must not
+ * mean a scan for every two or three evictions. */
+static uint32_t evict_span(uint32_t npages, unsigned budget)
+{
+	uint64_t s = (uint64_t)DIMM_EVICT_SCAN * npages / (budget ? budget : 1);
+
+	return s < DIMM_EVICT_SCAN ? DIMM_EVICT_SCAN : s > DIMM_EVICT_SPAN_MAX ? DIMM_EVICT_SPAN_MAX
+										 : (uint32_t)s;
+}
+
 struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, size_t errlen)
 {
 	struct dimm_pager *p;
@@ -441,6 +458,7 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	p->size = cfg->size;
 	p->npages = (uint32_t)(cfg->size / DIMM_PAGE);
 	p->budget = cfg->budget && cfg->budget < p->npages ? cfg->budget : p->npages;
+	p->evict_span = evict_span(p->npages, p->budget);
 	if (!p->cfg.max_retries)
 		p->cfg.max_retries = DIMM_PAGER_RETRIES;
 	if (p->cfg.max_retries > UINT8_MAX) /* counted in a uint8_t per operation */
@@ -655,7 +673,7 @@ static int uf_wp(struct dimm_pager *p, uint32_t pg, bool on)
  */
 static long wp_scan(struct dimm_pager *p, uint32_t pg, uint32_t n)
 {
-	struct page_region vec[32];
+	struct page_region vec[64];
 	struct pm_scan_arg a;
 	uint64_t start = (uintptr_t)page_addr(p, pg), end = start + (uint64_t)n * DIMM_PAGE;
 	long found = 0;
@@ -1006,7 +1024,7 @@ static unsigned evict_batch_max(const struct dimm_pager *p)
  * evict_batch_max() in all at most, in one drop_pages. */
 static void drop_clean_victims(struct dimm_pager *p, uint32_t pg, uint32_t known)
 {
-	uint32_t v[DIMM_EVICT_BATCH], end = pg + DIMM_EVICT_SCAN;
+	uint32_t v[DIMM_EVICT_BATCH], end = pg + p->evict_span;
 	unsigned n = 0, max = evict_batch_max(p);
 
 	if (end > known)
@@ -1040,7 +1058,7 @@ static void drop_clean_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known)
 {
 	struct evict *es[DIMM_EVICT_BATCH];
-	uint32_t end = pg + DIMM_EVICT_SCAN;
+	uint32_t end = pg + p->evict_span;
 	unsigned n = 0, max = evict_batch_max(p);
 
 	if (end > known)
@@ -1114,8 +1132,8 @@ static int make_room(struct dimm_pager *p)
 			 * faulting thread is stopped: nothing writes them
 			 * before this call drops them or starts writing them
 			 * back) */
-			uint32_t span = p->npages - pg < DIMM_EVICT_SCAN ? p->npages - pg :
-									      DIMM_EVICT_SCAN;
+			uint32_t span = p->npages - pg < p->evict_span ? p->npages - pg :
+									      p->evict_span;
 
 			if (wp_scan(p, pg, span) < 0) {
 				p->state[pg] = PG_DIRTY; /* not known: write it back */
