@@ -457,7 +457,7 @@ static void test_out_drop_vl(void **state)
 	}
 }
 
-static void test_out_heap_randomized(void **state)
+static void test_out_order_randomized(void **state)
 {
 	(void)state;
 	/* against an O(n) reference: next_deadline and expiry order */
@@ -476,7 +476,7 @@ static void test_out_heap_randomized(void **state)
 		unsigned op = (unsigned)ht_rand_below(&rng, 100);
 		unsigned idx = (unsigned)ht_rand_below(&rng, HTOE_TAG_MAX);
 		if (op < 50) {
-			/* the "now" of an add may be anything: the heap needs no
+			/* the "now" of an add may be anything: the list needs no
 			 * monotonic deadlines */
 			uint64_t dl = now + T_NP + ht_rand_range(&rng, 0, 20000);
 			int rc = add_dl((uint8_t)(idx / 32), (uint8_t)(idx % 32),
@@ -836,7 +836,7 @@ int main(void)
 		cmocka_unit_test(test_out_add_complete),
 		cmocka_unit_test(test_out_expire_order),
 		cmocka_unit_test(test_out_drop_vl),
-		cmocka_unit_test(test_out_heap_randomized),
+		cmocka_unit_test(test_out_order_randomized),
 		cmocka_unit_test(test_np_info),
 		cmocka_unit_test(test_poison_read),
 		cmocka_unit_test(test_poison_atomic),

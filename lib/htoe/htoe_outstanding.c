@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-/* ---- min-heap on (deadline, order) --------------- */
+/* ---- a list sorted by (deadline, order added) ---- */
 
 int htoe_outstanding_init(struct htoe_outstanding *t, uint64_t np_timeout_ns)
 {
@@ -15,71 +15,30 @@ int htoe_outstanding_init(struct htoe_outstanding *t, uint64_t np_timeout_ns)
 		return -EINVAL;
 	memset(t, 0, sizeof(*t));
 	t->np_timeout_ns = np_timeout_ns;
-	for (unsigned i = 0; i < HTOE_TAG_MAX; i++)
-		t->pos[i] = -1;
+	t->head = t->tail = -1;
 	return 0;
 }
 
-static inline bool before(const struct htoe_outstanding *t, uint16_t a, uint16_t b)
+static inline bool in_use(const struct htoe_outstanding *t, unsigned idx)
 {
-	if (t->e[a].deadline != t->e[b].deadline)
-		return t->e[a].deadline < t->e[b].deadline;
-	return t->order[a] < t->order[b];
+	return t->busy[idx / HTOE_TAG_SRCTAGS] & (1u << (idx % HTOE_TAG_SRCTAGS));
 }
 
-static inline void heap_set(struct htoe_outstanding *t, unsigned p, uint16_t idx)
-{
-	t->heap[p] = idx;
-	t->pos[idx] = (int16_t)p;
-}
-
-static void sift_up(struct htoe_outstanding *t, unsigned p)
-{
-	uint16_t idx = t->heap[p];
-
-	while (p > 0) {
-		unsigned parent = (p - 1) / 2;
-		if (!before(t, idx, t->heap[parent]))
-			break;
-		heap_set(t, p, t->heap[parent]);
-		p = parent;
-	}
-	heap_set(t, p, idx);
-}
-
-static void sift_down(struct htoe_outstanding *t, unsigned p)
-{
-	uint16_t idx = t->heap[p];
-
-	for (;;) {
-		unsigned c = 2 * p + 1;
-		if (c >= t->n)
-			break;
-		if (c + 1 < t->n && before(t, t->heap[c + 1], t->heap[c]))
-			c++;
-		if (!before(t, t->heap[c], idx))
-			break;
-		heap_set(t, p, t->heap[c]);
-		p = c;
-	}
-	heap_set(t, p, idx);
-}
-
-/* Remove entry idx (in use) from the heap and the busy masks. */
+/* Remove entry idx (in use) from the list and the busy masks. */
 static void entry_remove(struct htoe_outstanding *t, uint16_t idx)
 {
-	unsigned p = (unsigned)t->pos[idx];
-	uint16_t last = t->heap[--t->n];
+	int16_t p = t->prev[idx], q = t->next[idx];
 
-	t->pos[idx] = -1;
-	t->busy[idx / HTOE_TAG_SRCTAGS] &= ~(1u << (idx % HTOE_TAG_SRCTAGS));
-	if (p == t->n)
-		return;
-	heap_set(t, p, last);
-	if (p > 0 && before(t, last, t->heap[(p - 1) / 2]))
-		sift_up(t, p);
+	if (p >= 0)
+		t->next[p] = q;
 	else
-		sift_down(t, p);
+		t->head = q;
+	if (q >= 0)
+		t->prev[q] = p;
+	else
+		t->tail = p;
+	t->n--;
+	t->busy[idx / HTOE_TAG_SRCTAGS] &= ~(1u << (idx % HTOE_TAG_SRCTAGS));
 }
 
 static inline uint64_t add_sat(uint64_t a, uint64_t b)
@@ -90,12 +49,25 @@ static inline uint64_t add_sat(uint64_t a, uint64_t b)
 static void entry_insert(struct htoe_outstanding *t, uint16_t idx,
 			 const struct htoe_outstanding_entry *e)
 {
+	int16_t p = t->tail;
+
 	t->e[idx] = *e;
-	t->order[idx] = t->add_seq++;
 	t->busy[idx / HTOE_TAG_SRCTAGS] |= 1u << (idx % HTOE_TAG_SRCTAGS);
-	heap_set(t, t->n, idx);
+	/* after every entry with a deadline <= its own: the tail, unless the
+	 * caller's clock went back */
+	while (p >= 0 && t->e[p].deadline > e->deadline)
+		p = t->prev[p];
+	t->prev[idx] = p;
+	t->next[idx] = p >= 0 ? t->next[p] : t->head;
+	if (t->next[idx] >= 0)
+		t->prev[t->next[idx]] = (int16_t)idx;
+	else
+		t->tail = (int16_t)idx;
+	if (p >= 0)
+		t->next[p] = (int16_t)idx;
+	else
+		t->head = (int16_t)idx;
 	t->n++;
-	sift_up(t, t->n - 1u);
 	if (t->n > t->hwm)
 		t->hwm = t->n;
 	t->stats.added++;
@@ -116,7 +88,7 @@ int htoe_outstanding_add(struct htoe_outstanding *t, uint8_t unitid, uint8_t src
 
 	if (idx < 0 || !np)
 		return -EINVAL;
-	if (t->pos[idx] >= 0) {
+	if (in_use(t, (unsigned)idx)) {
 		t->stats.dup_add++;
 		return -EEXIST;
 	}
@@ -143,7 +115,7 @@ bool htoe_outstanding_busy(const struct htoe_outstanding *t, uint8_t unitid, uin
 {
 	int idx = key(unitid, srctag);
 
-	return idx >= 0 && t->pos[idx] >= 0;
+	return idx >= 0 && in_use(t, (unsigned)idx);
 }
 
 const struct htoe_outstanding_entry *htoe_outstanding_find(const struct htoe_outstanding *t,
@@ -151,7 +123,7 @@ const struct htoe_outstanding_entry *htoe_outstanding_find(const struct htoe_out
 {
 	int idx = key(unitid, srctag);
 
-	return idx < 0 || t->pos[idx] < 0 ? NULL : &t->e[idx];
+	return idx < 0 || !in_use(t, (unsigned)idx) ? NULL : &t->e[idx];
 }
 
 int htoe_outstanding_complete(struct htoe_outstanding *t, uint16_t vl, uint8_t unitid,
@@ -159,7 +131,7 @@ int htoe_outstanding_complete(struct htoe_outstanding *t, uint16_t vl, uint8_t u
 {
 	int idx = key(unitid, srctag);
 
-	if (idx < 0 || t->pos[idx] < 0) {
+	if (idx < 0 || !in_use(t, (unsigned)idx)) {
 		t->stats.unknown++;
 		return -ENOENT;
 	}
@@ -180,7 +152,7 @@ int htoe_outstanding_remove(struct htoe_outstanding *t, uint8_t unitid, uint8_t 
 {
 	int idx = key(unitid, srctag);
 
-	if (idx < 0 || t->pos[idx] < 0) {
+	if (idx < 0 || !in_use(t, (unsigned)idx)) {
 		t->stats.unknown++;
 		return -ENOENT;
 	}
@@ -196,8 +168,8 @@ unsigned htoe_outstanding_expire(struct htoe_outstanding *t, uint64_t now,
 {
 	unsigned n = 0;
 
-	while (t->n > 0 && t->e[t->heap[0]].deadline <= now) {
-		uint16_t idx = t->heap[0];
+	while (t->head >= 0 && t->e[t->head].deadline <= now) {
+		uint16_t idx = (uint16_t)t->head;
 		struct htoe_outstanding_entry copy = t->e[idx];
 		entry_remove(t, idx);
 		t->stats.expired++;
@@ -214,7 +186,7 @@ unsigned htoe_outstanding_drop_vl(struct htoe_outstanding *t, uint16_t vl,
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < HTOE_TAG_MAX && t->n > 0; i++) {
-		if (t->pos[i] < 0 || t->e[i].vl != vl)
+		if (!in_use(t, i) || t->e[i].vl != vl)
 			continue;
 		struct htoe_outstanding_entry copy = t->e[i];
 		entry_remove(t, (uint16_t)i);
@@ -228,7 +200,7 @@ unsigned htoe_outstanding_drop_vl(struct htoe_outstanding *t, uint16_t vl,
 
 uint64_t htoe_outstanding_next_deadline(const struct htoe_outstanding *t)
 {
-	return t->n ? t->e[t->heap[0]].deadline : HTOE_TAG_NEVER;
+	return t->head >= 0 ? t->e[t->head].deadline : HTOE_TAG_NEVER;
 }
 
 unsigned htoe_outstanding_count(const struct htoe_outstanding *t) { return t->n; }

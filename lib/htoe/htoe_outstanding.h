@@ -9,9 +9,11 @@
  * now + np_timeout. The remote response removes it. If no response comes
  * (timeout), or the VL is reset, the bridge answers the local requester
  * itself with an error response (htoe_poison_response), so that no
- * request waits forever. Deadlines are kept in a binary min-heap
- * (ties: the earlier added first): add/complete O(log n), next deadline
- * O(1), expiry O(log n) per expired entry.
+ * request waits forever. Entries are kept in a doubly linked list sorted by
+ * deadline (ties: the earlier added first). Every deadline is now +
+ * np_timeout, so with a clock that does not go back an entry joins at the
+ * tail: add, complete, next deadline and expiry per entry are O(1) (an add
+ * with an earlier `now` than the last one walks back from the tail).
  *
  * Errors are negative errno values.
  */
@@ -47,13 +49,11 @@ struct htoe_outstanding_stats {
 /* private: use the functions */
 struct htoe_outstanding {
 	uint64_t np_timeout_ns;
-	uint64_t add_seq;                     /* insertion counter (tie-break) */
-	uint16_t n;                           /* entries in use (heap size) */
+	uint16_t n;                           /* entries in use */
 	uint16_t hwm;
+	int16_t  head, tail;                  /* earliest and latest deadline, -1: empty */
 	uint32_t busy[HTOE_TAG_UNITIDS];      /* per UnitID: bit srctag in use */
-	uint16_t heap[HTOE_TAG_MAX];          /* entry indices, min-heap */
-	int16_t  pos[HTOE_TAG_MAX];           /* heap position, -1 = free */
-	uint64_t order[HTOE_TAG_MAX];         /* add_seq of the entry */
+	int16_t  prev[HTOE_TAG_MAX], next[HTOE_TAG_MAX]; /* the deadline list, -1: none */
 	struct htoe_outstanding_entry e[HTOE_TAG_MAX]; /* index unitid*32+srctag */
 	struct htoe_outstanding_stats stats;
 };
