@@ -902,8 +902,8 @@ static bool issue_desc(struct dimm_engine *e, struct dimm_client *c, struct dimm
 			fail(d, -EINVAL, 0);
 			return true;
 		}
-		if (op.type == HT_OP_WRITE_P)
-			gen = loss_gen(e, c);
+		if (op.type == HT_OP_WRITE_P && !c->pw_have)
+			gen = loss_gen(e, c); /* the first posted write since the last flush */
 		r = e->cfg.link.input_desc ? e->cfg.link.input_desc(e->cfg.link.ctx, &pd, now) :
 					     e->cfg.link.input(e->cfg.link.ctx, b, (size_t)n, now);
 		if (r != 0) {
