@@ -116,6 +116,9 @@ struct evict {
 	uint8_t  ht_err;
 	int      waiter;      /* fetch waiting for this page's slot (-1 none) */
 	uint8_t  retries;     /* sent again after a VL reset */
+	bool     quiet;       /* run to completion: scanned (wp-async) while the
+				 application was stopped, `resumed` then = res0 */
+	unsigned res0;
 	uint32_t page;
 };
 
@@ -154,6 +157,7 @@ struct dimm_pager {
 	bool     sigbus;
 	_Atomic uint32_t sigq[N_SIGQ];
 	_Atomic unsigned sigq_posts; /* posts to sigq[] so far (after each one's store) */
+	_Atomic unsigned resumed;    /* threads that left their SIGBUS handler so far */
 	unsigned sigq_seen;          /* sigq_posts when read_sigq last read every slot */
 	/* the page (+ 1; 0: free) each thread in sigbus_serve waits for: it
 	 * is stopped while that page is not resident (app_stopped) */
@@ -860,6 +864,7 @@ static const char *retries_text(char *buf, size_t len, unsigned tries)
 /* ------------------------------------------------------------ eviction */
 
 static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n);
+static bool app_stopped(struct dimm_pager *p);
 
 /* Send the pages of the write-backs es[0..n) (posted writes straight from
  * the mapping) and ONE flush that confirms them all: a Flush answered
@@ -935,6 +940,7 @@ static struct evict *evict_claim(struct dimm_pager *p, uint32_t pg, bool keep)
 	e->page = pg;
 	e->waiter = -1;
 	e->retries = 0;
+	e->quiet = false;
 	/* stable content while it is copied out: writers fault and wait
 	 * (wp-async: make_room's scan protected it; a write meanwhile is seen
 	 * by finish_evicts' scan) */
@@ -1055,7 +1061,8 @@ static void drop_clean_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
  * page the cleaner washed and that is dirty again waits for CLOCK to give
  * it its second chance (rewritten_after_clean). Returns the victim's slot,
  * or -1 when nothing is in flight. */
-static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known)
+static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known, bool quiet,
+			       unsigned res0)
 {
 	struct evict *es[DIMM_EVICT_BATCH];
 	uint32_t end = pg + p->evict_span;
@@ -1066,6 +1073,8 @@ static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 	es[n] = evict_claim(p, pg, false);
 	if (!es[n])
 		return -1;
+	es[n]->quiet = quiet && pg < known;
+	es[n]->res0 = res0;
 	n++;
 	for (uint32_t q = pg + 1; p->wp && q < end && n < max; q++) {
 		if (p->state[q] != PG_DIRTY || p->ref[q] ||
@@ -1096,6 +1105,8 @@ static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 static int make_room(struct dimm_pager *p)
 {
 	uint32_t scanned = 0, scanned_end = 0; /* pages [scanned, scanned_end) scanned by this call */
+	bool quiet = false; /* ... while the application was stopped (quiet_since) */
+	unsigned res0 = 0;
 
 	if (p->mapped + p->reserved < p->budget)
 		return -1;
@@ -1135,6 +1146,8 @@ static int make_room(struct dimm_pager *p)
 			uint32_t span = p->npages - pg < p->evict_span ? p->npages - pg :
 									      p->evict_span;
 
+			res0 = atomic_load(&p->resumed);
+			quiet = p->sigbus && app_stopped(p);
 			if (wp_scan(p, pg, span) < 0) {
 				p->state[pg] = PG_DIRTY; /* not known: write it back */
 				span = 0;
@@ -1148,7 +1161,8 @@ static int make_room(struct dimm_pager *p)
 			drop_clean_victims(p, pg, p->wp_async ? scanned_end : p->npages);
 			return -1;
 		}
-		int e = evict_dirty_victims(p, pg, p->wp_async ? scanned_end : p->npages);
+		int e = evict_dirty_victims(p, pg, p->wp_async ? scanned_end : p->npages,
+					    p->wp_async && quiet, res0);
 
 		return e >= 0 ? e : -2;
 	}
@@ -1233,6 +1247,21 @@ static bool app_stopped(struct dimm_pager *p)
  * a VL reset): kept resident and clean instead, the next fault's eviction
  * drops it. Then the fetches that waited for their slots go on.
  */
+/* Run to completion (wp-async): was every write-back of es[0..n) that
+ * succeeded scanned while the application was stopped (a thread in its
+ * SIGBUS handler: one application thread in this mode), and has it stayed
+ * stopped since? Then nothing can have written those pages: no thread left
+ * its handler (`resumed` unchanged) and one is still in it. A fault's dirty
+ * victim, whose confirmation the fault waits for, is such a write-back:
+ * its PAGEMAP_SCAN (a TLB flush of every CPU of the process) is saved. */
+static bool quiet_since(struct dimm_pager *p, struct evict **es, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++)
+		if (!es[k]->status && (!es[k]->quiet || es[k]->res0 != atomic_load(&p->resumed)))
+			return false;
+	return app_stopped(p);
+}
+
 static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
 {
 	uint32_t drop[N_EVICT], lo = UINT32_MAX, hi = 0;
@@ -1262,8 +1291,10 @@ static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
 	bool may_drop = !p->wp_async || app_stopped(p);
 
 	/* wp-async: written during the write-back? (the pages are still
-	 * PG_EVICTING: the scan remembers a write in PF_WRITTEN) */
-	if (p->wp_async && lo <= hi && !atomic_load(&p->err))
+	 * PG_EVICTING: the scan remembers a write in PF_WRITTEN) Not asked
+	 * when none of them can have been: each one scanned while the
+	 * application was stopped, and stopped ever since (quiet_since) */
+	if (p->wp_async && lo <= hi && !atomic_load(&p->err) && !quiet_since(p, es, m))
 		scan = wp_scan(p, lo, hi - lo + 1);
 
 	for (unsigned k = 0; k < m; k++) {
@@ -2014,6 +2045,7 @@ static bool sigbus_serve(struct dimm_pager *p, uintptr_t a)
 	if (slot < 0)
 		atomic_fetch_add(&p->stopped_more, 1);
 	r = sigbus_wait(p, pg);
+	atomic_fetch_add(&p->resumed, 1); /* (before it counts as running: quiet_since) */
 	if (slot >= 0)
 		atomic_store(&p->stopped_at[slot], 0);
 	else
