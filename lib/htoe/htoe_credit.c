@@ -169,6 +169,26 @@ uint32_t htoe_rxpool_free(const struct htoe_rxpool *p, enum ht_vc vc, bool data)
 
 /* ---- receiver ----------------------------------------------------------- */
 
+#define CLASS_ALL ((uint8_t)((1u << HTOE_CREDIT_NCLASS) - 1))
+
+static inline uint8_t class_bit(int v, int d)
+{
+	return (uint8_t)(1u << (2 * v + d));
+}
+
+/* The pool changed in a way that may let another VL's grant grow (its
+ * share grew, or the room that limited it): every VL recomputes all its
+ * classes at its next regrant, except rx (the VL that caused it, if it was
+ * up to date: its own class is dirty). */
+static void pool_bump(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
+{
+	bool current = rx && rx->pool_gen == p->gen;
+
+	p->gen++;
+	if (current)
+		rx->pool_gen = p->gen;
+}
+
 static inline uint32_t outstanding(const struct htoe_credit_rx *rx, int v, int d)
 {
 	return (uint16_t)(rx->granted[v][d] - rx->released[v][d]);
@@ -184,6 +204,8 @@ int htoe_credit_rx_init(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 	if (p->n_attached >= p->n_vls)
 		return -ENOSPC;
 	memset(rx, 0, sizeof(*rx));
+	rx->dirty = CLASS_ALL;
+	rx->pool_gen = p->gen;
 	p->n_attached++;
 	return 0;
 }
@@ -200,8 +222,15 @@ int htoe_credit_rx_receive_n(struct htoe_credit_rx *rx, enum ht_vc vc, unsigned 
 	}
 	rx->received[vc][0] = (uint16_t)(rx->received[vc][0] + npkts);
 	rx->received[vc][1] = (uint16_t)(rx->received[vc][1] + ndata);
-	rx->active[vc][0] |= npkts != 0;
-	rx->active[vc][1] |= ndata != 0;
+	/* receiving leaves o unchanged: only a class newly active may grow */
+	if (npkts && !rx->active[vc][0]) {
+		rx->active[vc][0] = true;
+		rx->dirty |= class_bit(vc, 0);
+	}
+	if (ndata && !rx->active[vc][1]) {
+		rx->active[vc][1] = true;
+		rx->dirty |= class_bit(vc, 1);
+	}
 	return 0;
 }
 
@@ -210,70 +239,102 @@ int htoe_credit_rx_receive(struct htoe_credit_rx *rx, enum ht_vc vc, bool has_da
 	return htoe_credit_rx_receive_n(rx, vc, 1, has_data);
 }
 
-static void release_one(struct htoe_rxpool *p, struct htoe_credit_rx *rx, int v, int d)
+/* n buffers of class (v, d) are free again (n <= held). Of the n, those
+ * released while o > R were excess: min(n, o - R). */
+static inline __attribute__((always_inline)) void release_n(struct htoe_rxpool *p,
+							    struct htoe_credit_rx *rx, int v,
+							    int d, unsigned n)
 {
 	uint32_t o = outstanding(rx, v, d);
 
-	if (o > p->reserve)
-		p->excess[v][d]--;
-	p->committed[v][d]--;
-	rx->released[v][d]++;
+	if (o > p->reserve) {
+		uint32_t ex = o - p->reserve;
+
+		p->excess[v][d] -= n < ex ? n : ex;
+		/* the shared part has room again: it matters to a VL whose
+		 * grant the room limited */
+		if (p->room_limited & class_bit(v, d)) {
+			p->room_limited &= (uint8_t)~class_bit(v, d);
+			pool_bump(p, rx);
+		}
+	}
+	p->committed[v][d] -= n;
+	rx->released[v][d] = (uint16_t)(rx->released[v][d] + n);
+}
+
+int htoe_credit_rx_release_n(struct htoe_rxpool *p, struct htoe_credit_rx *rx, enum ht_vc vc,
+			     unsigned npkts, unsigned ndata)
+{
+	if (!vc_ok(vc) || ndata > npkts)
+		return -EINVAL;
+	if (sdiff(rx->received[vc][0], rx->released[vc][0]) < (int)npkts ||
+	    (ndata && sdiff(rx->received[vc][1], rx->released[vc][1]) < (int)ndata))
+		return -EINVAL;
+	if (!npkts)
+		return 0;
+	release_n(p, rx, vc, 0, npkts);
+	rx->dirty |= class_bit(vc, 0);
+	if (ndata) {
+		release_n(p, rx, vc, 1, ndata);
+		rx->dirty |= class_bit(vc, 1);
+	}
+	return 0;
 }
 
 int htoe_credit_rx_release(struct htoe_rxpool *p, struct htoe_credit_rx *rx,
 			   enum ht_vc vc, bool has_data)
 {
-	if (!vc_ok(vc))
-		return -EINVAL;
-	if (sdiff(rx->received[vc][0], rx->released[vc][0]) <= 0 ||
-	    (has_data && sdiff(rx->received[vc][1], rx->released[vc][1]) <= 0))
-		return -EINVAL;
-	release_one(p, rx, vc, 0);
-	if (has_data)
-		release_one(p, rx, vc, 1);
-	return 0;
+	return htoe_credit_rx_release_n(p, rx, vc, 1, has_data);
 }
 
 bool htoe_credit_rx_regrant(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 {
 	bool changed = false;
 	const uint32_t R = p->reserve, M = p->max_per_vl;
+	/* a class neither dirty nor behind the pool has target <= o (it was
+	 * granted its target at its last visit; since then its o, its active
+	 * flag and, by pool_gen, every pool term that could raise the target
+	 * are unchanged): visiting it would change nothing */
+	unsigned todo = rx->pool_gen != p->gen ? CLASS_ALL : rx->dirty;
 
-	for (int v = 0; v < HT_VC_COUNT; v++) {
-		for (int d = 0; d < 2; d++) {
-			uint32_t o = outstanding(rx, v, d);
-			uint32_t e = excess_of(o, R);
-			uint32_t target = R;
+	rx->dirty = 0;
+	rx->pool_gen = p->gen;
+	for (; todo; todo &= todo - 1) {
+		int c = __builtin_ctz(todo), v = c / 2, d = c % 2;
+		uint32_t o = outstanding(rx, v, d);
+		uint32_t e = excess_of(o, R);
+		uint32_t target = R;
 
-			if (rx->active[v][d] && !rx->busy[v][d]) {
-				rx->busy[v][d] = true;
-				p->n_busy[v][d]++;
-			}
-			if (rx->active[v][d] && M > R) {
-				/* fair share of the shared part among the busy VLs
-				 * (at least 1: with more busy VLs than shared
-				 * buffers, the first ones get one each) */
-				uint32_t share = p->shared[v][d] / p->n_busy[v][d];
-				uint32_t room = p->shared[v][d] - p->excess[v][d];
-				uint32_t te = e + room;
-				if (share == 0)
-					share = 1;
-				if (te > share)
-					te = share;
-				if (te > M - R)
-					te = M - R;
-				target = R + te;
-			}
-			if (target <= o)
-				continue;
-			uint32_t inc = target - o;
-			rx->granted[v][d] = (uint16_t)(rx->granted[v][d] + inc);
-			p->committed[v][d] += inc;
-			p->excess[v][d] += excess_of(target, R) - e;
-			if (p->committed[v][d] > p->committed_hwm[v][d])
-				p->committed_hwm[v][d] = p->committed[v][d];
-			changed = true;
+		if (rx->active[v][d] && !rx->busy[v][d]) {
+			rx->busy[v][d] = true;
+			p->n_busy[v][d]++;
 		}
+		if (rx->active[v][d] && M > R) {
+			/* fair share of the shared part among the busy VLs
+			 * (at least 1: with more busy VLs than shared
+			 * buffers, the first ones get one each) */
+			uint32_t share = p->shared[v][d] / p->n_busy[v][d];
+			uint32_t room = p->shared[v][d] - p->excess[v][d];
+			uint32_t te = e + room;
+			if (share == 0)
+				share = 1;
+			if (te < share && te < M - R)
+				p->room_limited |= class_bit(v, d); /* see release_one */
+			if (te > share)
+				te = share;
+			if (te > M - R)
+				te = M - R;
+			target = R + te;
+		}
+		if (target <= o)
+			continue;
+		uint32_t inc = target - o;
+		rx->granted[v][d] = (uint16_t)(rx->granted[v][d] + inc);
+		p->committed[v][d] += inc;
+		p->excess[v][d] += excess_of(target, R) - e;
+		if (p->committed[v][d] > p->committed_hwm[v][d])
+			p->committed_hwm[v][d] = p->committed[v][d];
+		changed = true;
 	}
 	if (changed)
 		rx->regrants++;
@@ -308,6 +369,8 @@ int htoe_credit_rx_reset(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 		for (int d = 0; d < 2; d++)
 			if (rx->received[v][d] != rx->released[v][d])
 				return -EBUSY;
+	pool_bump(p, NULL); /* the others' shares and room may grow */
+	rx->dirty = CLASS_ALL; /* granted 0: the reserve again */
 	for (int v = 0; v < HT_VC_COUNT; v++) {
 		for (int d = 0; d < 2; d++) {
 			uint32_t o = outstanding(rx, v, d);

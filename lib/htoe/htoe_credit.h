@@ -183,6 +183,12 @@ struct htoe_rxpool {
 	uint32_t excess[HT_VC_COUNT][2];    /* sum of e_v */
 	uint32_t committed_hwm[HT_VC_COUNT][2];
 	uint16_t n_busy[HT_VC_COUNT][2];    /* B: attached VLs active in the class */
+	/* Bumped whenever a VL's grant may have grown by what another VL did:
+	 * a reset (n_busy and excess fell), or a release above the reserve
+	 * (excess fell) in a class whose grant the shared part's room limited
+	 * at a regrant since the last bump (room_limited, bit = class). */
+	uint64_t gen;
+	uint8_t  room_limited;
 };
 
 /*
@@ -206,6 +212,14 @@ struct htoe_credit_rx {
 	bool     busy[HT_VC_COUNT][2];      /* counted in the pool's n_busy */
 	uint64_t overruns;                  /* received beyond granted */
 	uint64_t regrants;                  /* regrants that changed a limit */
+	/* Classes whose grant may have changed since this VL's last regrant
+	 * (bit = class): a release (o fell), a class newly active, init and
+	 * reset. pool_gen is the pool's gen at that regrant; when it differs,
+	 * every class is recomputed (another VL freed shared buffers or went
+	 * idle). A class neither dirty nor behind the pool cannot have a
+	 * target above what it holds: regrant skips it. */
+	uint8_t  dirty;
+	uint64_t pool_gen;
 };
 
 /*
@@ -236,10 +250,16 @@ int htoe_credit_rx_receive_n(struct htoe_credit_rx *rx, enum ht_vc vc, unsigned 
  */
 int htoe_credit_rx_release(struct htoe_rxpool *p, struct htoe_credit_rx *rx,
 			   enum ht_vc vc, bool has_data);
+/* The same for npkts packets of vc, ndata of them with data (once per
+ * frame instead of once per packet): all released, or -EINVAL and none. */
+int htoe_credit_rx_release_n(struct htoe_rxpool *p, struct htoe_credit_rx *rx, enum ht_vc vc,
+			     unsigned npkts, unsigned ndata);
 
 /*
  * Recompute the grant of every class of this VL by the pool policy (top up
- * to the reserve; active classes up to the cap from the shared remainder).
+ * to the reserve; active classes up to the cap from the shared remainder);
+ * only the classes whose grant may have changed are visited (dirty,
+ * pool_gen), with the result of visiting all six.
  * Returns true if any cumulative limit changed: the caller must advertise
  * the new limits (piggybacked on the next frame, or in an ACK frame if no
  * frame is going to the peer soon; see htoe_credit_rx_unused()).

@@ -568,22 +568,38 @@ static bool sink_take(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const st
 	return true;
 }
 
+/* Receive buffers of a frame's packets that are free again at once. */
+struct freed {
+	unsigned pkts, data;
+};
+
 /* One HT packet of an accepted frame (its buffers counted as received)
- * goes to the local side: to the sink at once when it can, else queued. */
+ * goes to the local side: to the sink at once when it can, else queued.
+ * A packet taken at once (or a late or bogus response) is counted in *f:
+ * its buffers are released once per frame (rx_free). */
 static void deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const struct ht_desc *d,
-			uint64_t now)
+			uint64_t now, struct freed *f)
 {
 	bool has_data = ht_cmd_has_data(d->cmd);
 
 	if (vc == HT_VC_R ? htoe_remote_response(b, v, d, now) != 0 : sink_take(b, v, vc, d, now)) {
-		/* taken (or a late or bogus response): its buffer is free again */
-		htoe_credit_rx_release(&b->pool, &v->crx, vc, has_data);
-		v->regrant_due = true;
+		f->pkts++;
+		f->data += has_data;
 		return;
 	}
 	if (vc != HT_VC_R)
 		htoe_lq_push(b, vc, d->pkt, d->len, htoe_vl_index(b, v), v->epoch, true, has_data,
 			     d->passpw);
+}
+
+/* The buffers of the packets of one frame (VC vc) taken at once are free
+ * again: granted again before v's next frame. */
+static void rx_free(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const struct freed *f)
+{
+	if (!f->pkts)
+		return;
+	htoe_credit_rx_release_n(&b->pool, &v->crx, vc, f->pkts, f->data);
+	v->regrant_due = true;
 }
 
 /* Selective retry: a frame after a gap is kept (its packets take their
@@ -622,14 +638,17 @@ static void drain_held(struct htoe *b, struct htoe_vl *v, uint64_t now)
 		f = htoe_rob_get(&v->rob, seq);
 		if (!f || htoe_lq_room(b, (enum ht_vc)f->vc) < f->npkts)
 			return;
+		struct freed fr = { 0, 0 };
+
 		for (uint16_t i = f->first; i != HTOE_ROB_NONE; i = v->rob.pkt[i].next) {
 			const struct htoe_rob_pkt *p = &v->rob.pkt[i];
 			struct ht_desc d;
 
 			/* validated when its frame came: the parse cannot fail */
 			if (ht_desc_parse(p->bytes, p->len, &d) == (int)p->len)
-				deliver_pkt(b, v, (enum ht_vc)f->vc, &d, now);
+				deliver_pkt(b, v, (enum ht_vc)f->vc, &d, now, &fr);
 		}
+		rx_free(b, v, (enum ht_vc)f->vc, &fr);
 		v->st.rx_frames++;
 		v->st.rx_pkts[f->vc] += f->npkts;
 		htoe_rob_free(&v->rob, seq);
@@ -684,8 +703,11 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	v->st.rx_pkts[vc] += npkts;
 	htoe_credit_rx_receive_n(&v->crx, vc, npkts, ndata); /* checked above: whole frame */
 
+	struct freed fr = { 0, 0 };
+
 	for (unsigned i = 0; i < npkts; i++)
-		deliver_pkt(b, v, vc, &pk[i], now);
+		deliver_pkt(b, v, vc, &pk[i], now, &fr);
+	rx_free(b, v, vc, &fr);
 	drain_held(b, v, now);
 	/* an active VL may now draw on the shared part of the pool: granted
 	 * before its next frame (once per frame sent, not per frame received) */
