@@ -8,16 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* serial a - b on 16 bits */
-static inline int32_t sdiff(uint16_t a, uint16_t b)
-{
-	return (int32_t)(int16_t)(uint16_t)(a - b);
-}
-
-static inline bool vc_ok(enum ht_vc vc)
-{
-	return vc == HT_VC_P || vc == HT_VC_NP || vc == HT_VC_R;
-}
 
 /* ---- sender ------------------------------------------------------------- */
 
@@ -34,29 +24,10 @@ void htoe_credit_tx_reset(struct htoe_credit_tx *tx)
 		tx->blocked[v] = false;
 }
 
-uint16_t htoe_credit_tx_avail(const struct htoe_credit_tx *tx, enum ht_vc vc,
-			      bool data)
-{
-	if (!vc_ok(vc))
-		return 0;
-	int32_t a = sdiff(tx->limit[vc][data], tx->consumed[vc][data]);
-	return a > 0 ? (uint16_t)a : 0;
-}
-
-bool htoe_credit_tx_can_send(const struct htoe_credit_tx *tx, enum ht_vc vc,
-			     bool has_data)
-{
-	if (!vc_ok(vc))
-		return false;
-	if (htoe_credit_tx_avail(tx, vc, false) == 0)
-		return false;
-	return !has_data || htoe_credit_tx_avail(tx, vc, true) > 0;
-}
-
 int htoe_credit_tx_take_n(struct htoe_credit_tx *tx, enum ht_vc vc, unsigned npkts,
 			  unsigned ndata)
 {
-	if (!vc_ok(vc) || ndata > npkts)
+	if (!htoe_credit_vc_ok(vc) || ndata > npkts)
 		return -EINVAL;
 	if (htoe_credit_tx_avail(tx, vc, false) < npkts ||
 	    (ndata && htoe_credit_tx_avail(tx, vc, true) < ndata))
@@ -89,7 +60,7 @@ unsigned htoe_credit_tx_update(struct htoe_credit_tx *tx,
 	for (int v = 0; v < HT_VC_COUNT; v++) {
 		for (int d = 0; d < 2; d++) {
 			uint16_t nl = credit[2 * v + d];
-			int32_t df = sdiff(nl, tx->limit[v][d]);
+			int32_t df = htoe_credit_sdiff(nl, tx->limit[v][d]);
 			if (df > 0) {
 				tx->limit[v][d] = nl;
 				mask |= 1u << (2 * v + d);
@@ -109,7 +80,7 @@ unsigned htoe_credit_tx_update(struct htoe_credit_tx *tx,
 void htoe_credit_tx_blocked(struct htoe_credit_tx *tx, enum ht_vc vc,
 			    bool has_data, uint64_t now)
 {
-	if (!vc_ok(vc))
+	if (!htoe_credit_vc_ok(vc))
 		return;
 	tx->blocked_data[vc] = has_data;
 	if (tx->blocked[vc])
@@ -122,14 +93,14 @@ void htoe_credit_tx_blocked(struct htoe_credit_tx *tx, enum ht_vc vc,
 void htoe_credit_tx_unblocked(struct htoe_credit_tx *tx, enum ht_vc vc,
 			      uint64_t now)
 {
-	if (vc_ok(vc))
+	if (htoe_credit_vc_ok(vc))
 		close_interval(tx, (int)vc, now);
 }
 
 uint64_t htoe_credit_tx_starved_ns(const struct htoe_credit_tx *tx,
 				   enum ht_vc vc, uint64_t now)
 {
-	if (!vc_ok(vc))
+	if (!htoe_credit_vc_ok(vc))
 		return 0;
 	uint64_t t = tx->starved_ns[vc];
 	if (tx->blocked[vc] && now > tx->blocked_since[vc])
@@ -162,7 +133,7 @@ int htoe_rxpool_init(struct htoe_rxpool *p, const uint16_t total[HT_VC_COUNT][2]
 
 uint32_t htoe_rxpool_free(const struct htoe_rxpool *p, enum ht_vc vc, bool data)
 {
-	if (!vc_ok(vc))
+	if (!htoe_credit_vc_ok(vc))
 		return 0;
 	return p->total[vc][data] - p->committed[vc][data];
 }
@@ -213,10 +184,10 @@ int htoe_credit_rx_init(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 int htoe_credit_rx_receive_n(struct htoe_credit_rx *rx, enum ht_vc vc, unsigned npkts,
 			     unsigned ndata)
 {
-	if (!vc_ok(vc) || ndata > npkts)
+	if (!htoe_credit_vc_ok(vc) || ndata > npkts)
 		return -EINVAL;
-	if (sdiff(rx->granted[vc][0], rx->received[vc][0]) < (int)npkts ||
-	    (ndata && sdiff(rx->granted[vc][1], rx->received[vc][1]) < (int)ndata)) {
+	if (htoe_credit_sdiff(rx->granted[vc][0], rx->received[vc][0]) < (int)npkts ||
+	    (ndata && htoe_credit_sdiff(rx->granted[vc][1], rx->received[vc][1]) < (int)ndata)) {
 		rx->overruns++;
 		return -ENOSPC;
 	}
@@ -265,10 +236,10 @@ static inline __attribute__((always_inline)) void release_n(struct htoe_rxpool *
 int htoe_credit_rx_release_n(struct htoe_rxpool *p, struct htoe_credit_rx *rx, enum ht_vc vc,
 			     unsigned npkts, unsigned ndata)
 {
-	if (!vc_ok(vc) || ndata > npkts)
+	if (!htoe_credit_vc_ok(vc) || ndata > npkts)
 		return -EINVAL;
-	if (sdiff(rx->received[vc][0], rx->released[vc][0]) < (int)npkts ||
-	    (ndata && sdiff(rx->received[vc][1], rx->released[vc][1]) < (int)ndata))
+	if (htoe_credit_sdiff(rx->received[vc][0], rx->released[vc][0]) < (int)npkts ||
+	    (ndata && htoe_credit_sdiff(rx->received[vc][1], rx->released[vc][1]) < (int)ndata))
 		return -EINVAL;
 	if (!npkts)
 		return 0;
@@ -341,28 +312,6 @@ bool htoe_credit_rx_regrant(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 	return changed;
 }
 
-void htoe_credit_rx_limits(const struct htoe_credit_rx *rx,
-			   uint16_t credit[HTOE_CREDIT_NCLASS])
-{
-	for (int v = 0; v < HT_VC_COUNT; v++)
-		for (int d = 0; d < 2; d++)
-			credit[2 * v + d] = rx->granted[v][d];
-}
-
-uint16_t htoe_credit_rx_unused(const struct htoe_credit_rx *rx, enum ht_vc vc, bool data)
-{
-	if (!vc_ok(vc))
-		return 0;
-	return (uint16_t)(rx->granted[vc][data] - rx->received[vc][data]);
-}
-
-uint16_t htoe_credit_rx_held(const struct htoe_credit_rx *rx, enum ht_vc vc, bool data)
-{
-	if (!vc_ok(vc))
-		return 0;
-	return (uint16_t)(rx->received[vc][data] - rx->released[vc][data]);
-}
-
 int htoe_credit_rx_reset(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 {
 	for (int v = 0; v < HT_VC_COUNT; v++)
@@ -425,8 +374,8 @@ int htoe_credit_check(const struct htoe_rxpool *p, const struct htoe_credit_rx *
 			(const void *)((const char *)first + i * stride);
 		for (int v = 0; v < HT_VC_COUNT; v++) {
 			for (int d = 0; d < 2; d++) {
-				int32_t held = sdiff(rx->received[v][d], rx->released[v][d]);
-				int32_t unused = sdiff(rx->granted[v][d], rx->received[v][d]);
+				int32_t held = htoe_credit_sdiff(rx->received[v][d], rx->released[v][d]);
+				int32_t unused = htoe_credit_sdiff(rx->granted[v][d], rx->received[v][d]);
 				if (held < 0)
 					return fail(err, errlen,
 						    "credit: VL %zu %s released %u > received %u",
@@ -480,13 +429,13 @@ int htoe_credit_check_pair(const struct htoe_credit_tx *tx,
 {
 	for (int v = 0; v < HT_VC_COUNT; v++) {
 		for (int d = 0; d < 2; d++) {
-			if (sdiff(tx->limit[v][d], tx->consumed[v][d]) < 0)
+			if (htoe_credit_sdiff(tx->limit[v][d], tx->consumed[v][d]) < 0)
 				return fail(err, errlen, "credit pair: %s consumed %u > limit %u",
 					    cls_name[v][d], tx->consumed[v][d], tx->limit[v][d]);
-			if (sdiff(rx->granted[v][d], tx->limit[v][d]) < 0)
+			if (htoe_credit_sdiff(rx->granted[v][d], tx->limit[v][d]) < 0)
 				return fail(err, errlen, "credit pair: %s limit %u > granted %u",
 					    cls_name[v][d], tx->limit[v][d], rx->granted[v][d]);
-			if (sdiff(tx->consumed[v][d], rx->received[v][d]) < 0)
+			if (htoe_credit_sdiff(tx->consumed[v][d], rx->received[v][d]) < 0)
 				return fail(err, errlen, "credit pair: %s received %u > consumed %u",
 					    cls_name[v][d], rx->received[v][d], tx->consumed[v][d]);
 		}

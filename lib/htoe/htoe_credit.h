@@ -97,6 +97,17 @@ static inline unsigned htoe_credit_class(enum ht_vc vc, bool data)
 	return 2u * (unsigned)vc + (data ? 1u : 0u);
 }
 
+/* Serial a - b on 16 bits, and whether vc is one of the three VCs. */
+static inline int32_t htoe_credit_sdiff(uint16_t a, uint16_t b)
+{
+	return (int32_t)(int16_t)(uint16_t)(a - b);
+}
+
+static inline bool htoe_credit_vc_ok(enum ht_vc vc)
+{
+	return vc == HT_VC_P || vc == HT_VC_NP || vc == HT_VC_R;
+}
+
 /* ---- sender side -------------------------------------------------------- */
 
 struct htoe_credit_tx {
@@ -122,14 +133,27 @@ void htoe_credit_tx_reset(struct htoe_credit_tx *tx);
 
 /* Credits available in one class: limit - consumed (0 if negative, which
  * only a bogus peer can cause). vc must be HT_VC_P/NP/R. */
-uint16_t htoe_credit_tx_avail(const struct htoe_credit_tx *tx, enum ht_vc vc,
-			      bool data);
+static inline uint16_t htoe_credit_tx_avail(const struct htoe_credit_tx *tx, enum ht_vc vc,
+					    bool data)
+{
+	if (!htoe_credit_vc_ok(vc))
+		return 0;
+	int32_t a = htoe_credit_sdiff(tx->limit[vc][data], tx->consumed[vc][data]);
+	return a > 0 ? (uint16_t)a : 0;
+}
 
 /* Can a packet of vc (with a data packet if has_data) be sent: at least one
  * command credit of vc and, if has_data, one data credit of vc. False for
  * an invalid vc. */
-bool htoe_credit_tx_can_send(const struct htoe_credit_tx *tx, enum ht_vc vc,
-			     bool has_data);
+static inline bool htoe_credit_tx_can_send(const struct htoe_credit_tx *tx, enum ht_vc vc,
+					   bool has_data)
+{
+	if (!htoe_credit_vc_ok(vc))
+		return false;
+	if (htoe_credit_tx_avail(tx, vc, false) == 0)
+		return false;
+	return !has_data || htoe_credit_tx_avail(tx, vc, true) > 0;
+}
 
 /*
  * Take the credits of one packet, when it is first put in a frame
@@ -267,14 +291,32 @@ int htoe_credit_rx_release_n(struct htoe_rxpool *p, struct htoe_credit_rx *rx, e
 bool htoe_credit_rx_regrant(struct htoe_rxpool *p, struct htoe_credit_rx *rx);
 
 /* The cumulative limits to put in a header (wire order). */
-void htoe_credit_rx_limits(const struct htoe_credit_rx *rx,
-			   uint16_t credit[HTOE_CREDIT_NCLASS]);
+static inline void htoe_credit_rx_limits(const struct htoe_credit_rx *rx,
+					 uint16_t credit[HTOE_CREDIT_NCLASS])
+{
+	for (int v = 0; v < HT_VC_COUNT; v++)
+		for (int d = 0; d < 2; d++)
+			credit[2 * v + d] = rx->granted[v][d];
+}
 
 /* Granted but not yet received (credits the sender may still use), and
  * received but not yet released (buffers held). A caller can use unused ==
  * 0 after a regrant as "the sender is stalled: send the update now". */
-uint16_t htoe_credit_rx_unused(const struct htoe_credit_rx *rx, enum ht_vc vc, bool data);
-uint16_t htoe_credit_rx_held(const struct htoe_credit_rx *rx, enum ht_vc vc, bool data);
+static inline uint16_t htoe_credit_rx_unused(const struct htoe_credit_rx *rx, enum ht_vc vc,
+					      bool data)
+{
+	if (!htoe_credit_vc_ok(vc))
+		return 0;
+	return (uint16_t)(rx->granted[vc][data] - rx->received[vc][data]);
+}
+
+static inline uint16_t htoe_credit_rx_held(const struct htoe_credit_rx *rx, enum ht_vc vc,
+					    bool data)
+{
+	if (!htoe_credit_vc_ok(vc))
+		return 0;
+	return (uint16_t)(rx->received[vc][data] - rx->released[vc][data]);
+}
 
 /*
  * VL reset of the receiver side. Precondition: nothing held (every received
