@@ -640,6 +640,8 @@ static int hold_frame(struct htoe_vl *v, const struct htoe_hdr *h, const uint8_t
  * (strictly in order). One waits while the local-side queue lacks room. */
 static void drain_held(struct htoe *b, struct htoe_vl *v, uint64_t now)
 {
+	if (!htoe_retry_rx_held(&v->rt))
+		return; /* nothing held (the common case) */
 	for (;;) {
 		uint16_t seq = htoe_retry_rx_ack_value(&v->rt);
 		const struct htoe_rob_frame *f;

@@ -689,11 +689,6 @@ int htoe_retry_rx_hold(struct htoe_retry *r, uint16_t seq, uint64_t now)
 	return 0;
 }
 
-uint16_t htoe_retry_rx_held(const struct htoe_retry *r)
-{
-	return r->rx_held;
-}
-
 bool htoe_retry_rx_sack_due(const struct htoe_retry *r)
 {
 	return r->sel && (r->rx_held || r->rx_dup);

@@ -477,7 +477,10 @@ static inline bool htoe_retry_rx_is_held(const struct htoe_retry *r, uint16_t se
 	       (r->sb[seq & r->sb_mask].flags & HTOE_RETRY_SB_HELD);
 }
 
-uint16_t htoe_retry_rx_held(const struct htoe_retry *r);
+static inline uint16_t htoe_retry_rx_held(const struct htoe_retry *r)
+{
+	return r->rx_held;
+}
 /* A SACK block is due with the next ACK/NAK: frames are held, or a
  * duplicate arrived since the last block (selective mode only). */
 bool htoe_retry_rx_sack_due(const struct htoe_retry *r);

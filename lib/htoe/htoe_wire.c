@@ -25,24 +25,9 @@ static const char *const ftype_names[] = {
 	[HTOE_FT_CTRL] = "CTRL",
 };
 
-bool htoe_ftype_valid(unsigned ftype)
-{
-	return ftype >= HTOE_FT_MIN && ftype <= HTOE_FT_MAX;
-}
-
 const char *htoe_ftype_name(unsigned ftype)
 {
 	return htoe_ftype_valid(ftype) ? ftype_names[ftype] : "?";
-}
-
-bool htoe_ftype_has_payload(unsigned ftype)
-{
-	return ftype != HTOE_FT_ACK && ftype != HTOE_FT_NAK && htoe_ftype_valid(ftype);
-}
-
-bool htoe_ftype_has_seq(unsigned ftype)
-{
-	return ftype == HTOE_FT_DATA || ftype == HTOE_FT_RESET || ftype == HTOE_FT_RESET_ACK;
 }
 
 static const char *const drop_names[HTOE_DROP__COUNT] = {
