@@ -127,8 +127,8 @@ uint32_t htoe_crc32c(const void *buf, size_t len)
 #define CRC_HW_MAX 64u
 
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t reg, const uint8_t *p,
-							  size_t len)
+__attribute__((target("sse4.2"), always_inline)) static inline uint32_t
+crc_hw(uint32_t reg, const uint8_t *p, size_t len)
 {
 	for (; len >= 8; p += 8, len -= 8) {
 		uint64_t w;
@@ -149,14 +149,23 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t reg, const uin
 	return reg;
 }
 
+/* The raw register after the header's 28 bytes (unrolled) and plen bytes
+ * of payload. */
+__attribute__((target("sse4.2"))) static uint32_t crc_hw_frame(const uint8_t *hdr,
+								const uint8_t *payload,
+								size_t plen)
+{
+	return crc_hw(crc_hw(~0u, hdr, HTOE_CRC_COVER_HDR), payload, plen);
+}
+
 static bool crc_hw_ok(void)
 {
 	return __builtin_cpu_supports("sse4.2");
 }
 #else
-static uint32_t crc_hw(uint32_t reg, const uint8_t *p, size_t len)
+static uint32_t crc_hw_frame(const uint8_t *hdr, const uint8_t *payload, size_t plen)
 {
-	return crc_raw(reg, p, len);
+	return crc_raw(crc_raw(~0u, hdr, HTOE_CRC_COVER_HDR), payload, plen);
 }
 
 static bool crc_hw_ok(void)
@@ -172,9 +181,9 @@ static uint32_t frame_crc(const uint8_t *hdr, const uint8_t *payload, size_t ple
 	uint32_t reg;
 
 	if (crc_hw_ok()) {
-		reg = crc_hw(~0u, hdr, HTOE_CRC_COVER_HDR);
 		if (plen <= CRC_HW_MAX)
-			return ~crc_hw(reg, payload, plen);
+			return ~crc_hw_frame(hdr, payload, plen);
+		reg = crc_hw_frame(hdr, payload, 0);
 	} else {
 		reg = crc_raw(~0u, hdr, HTOE_CRC_COVER_HDR);
 	}
