@@ -342,9 +342,11 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 		v->regrant_due = false;
 		v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
 	}
-	n = try_retransmit(v, buf, cap, now);
-	if (n)
-		return n;
+	if (htoe_retry_tx_in_goback(&v->rt)) { /* a frame to resend (see try_retransmit) */
+		n = try_retransmit(v, buf, cap, now);
+		if (n)
+			return n;
+	}
 	if (v->ctrl_tx.head != v->ctrl_tx.tail) {
 		n = htoe_write_ctrl_msg(b, v, buf, cap);
 		if (n > 0)
@@ -359,7 +361,7 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 		}
 	}
 	bool nak = htoe_retry_rx_nak_due(&v->rt, now);
-	bool probe = vl_starved(v) && now >= v->probe_next_ns;
+	bool probe = now >= v->probe_next_ns && vl_starved(v);
 	if (nak || probe || htoe_retry_rx_ack_due(&v->rt, now) || v->credit_dirty) {
 		if (probe) {
 			/* persist: a credit update may have been lost; ask
