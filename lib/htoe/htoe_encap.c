@@ -167,7 +167,8 @@ static int try_retransmit(struct htoe_vl *v, uint8_t *buf, size_t cap, uint64_t 
 	return n;
 }
 
-/* Pack a new DATA frame of VC vc if one is due. */
+/* Pack a new DATA frame of VC vc, which has packets waiting, if one is
+ * due. */
 static int try_new_frame(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, uint8_t *buf,
 			 size_t cap, uint64_t now, unsigned flags)
 {
@@ -178,8 +179,6 @@ static int try_new_frame(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, uint8
 	bool full = false;
 	uint32_t i;
 
-	if (!vcq_waiting(q))
-		return 0; /* the common case of the three VCs: nothing to frame */
 	avail_cmd = htoe_credit_tx_avail(&v->ctx, vc, false);
 	avail_data = htoe_credit_tx_avail(&v->ctx, vc, true);
 	for (i = q->framed; i != q->tail; i++) {
@@ -355,6 +354,8 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 	}
 	if (htoe_retry_tx_can_send(&v->rt)) {
 		for (unsigned i = 0; i < 3; i++) {
+			if (!vcq_waiting(&v->q[order[i]]))
+				continue; /* the common case of the three VCs */
 			n = try_new_frame(b, v, order[i], buf, cap, now, flags);
 			if (n)
 				return n;

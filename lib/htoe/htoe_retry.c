@@ -257,8 +257,8 @@ static void rack_detect(struct htoe_retry *r, uint64_t now)
 	uint64_t extra, deadline = HTOE_RETRY_NEVER;
 
 	r->rack_deadline = HTOE_RETRY_NEVER;
-	if (!r->sel || !r->rack_valid || r->failed)
-		return;
+	if (!r->sel || !r->rack_valid || r->failed || !out)
+		return; /* (nothing outstanding: nothing can be lost) */
 	extra = add_sat(r->rack_rtt_ns, reo_wnd(r));
 	for (uint16_t i = 0; i < out; i++) {
 		uint16_t seq = (uint16_t)(r->una + i);
