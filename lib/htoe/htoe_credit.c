@@ -57,7 +57,9 @@ unsigned htoe_credit_tx_update(struct htoe_credit_tx *tx,
 {
 	unsigned mask = 0;
 
+#pragma GCC unroll 3 /* per frame received */
 	for (int v = 0; v < HT_VC_COUNT; v++) {
+#pragma GCC unroll 2
 		for (int d = 0; d < 2; d++) {
 			uint16_t nl = credit[2 * v + d];
 			int32_t df = htoe_credit_sdiff(nl, tx->limit[v][d]);

@@ -353,6 +353,7 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 		return n;
 	}
 	if (htoe_retry_tx_can_send(&v->rt)) {
+#pragma GCC unroll 3 /* every pass */
 		for (unsigned i = 0; i < 3; i++) {
 			if (!vcq_waiting(&v->q[order[i]]))
 				continue; /* the common case of the three VCs */
@@ -440,6 +441,7 @@ uint64_t htoe_encap_deadline(const struct htoe *b, const struct htoe_vl *v)
 		return 0;
 	d = htoe_retry_next_deadline(&v->rt);
 	can_new = htoe_retry_tx_can_send(&v->rt);
+#pragma GCC unroll 3 /* per frame, twice */
 	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
 		const struct htoe_vcq *q = &v->q[vc];
 		const struct htoe_slot *head;
