@@ -123,8 +123,8 @@ static size_t copy_slots(const struct htoe_vcq *q, uint32_t first, unsigned npkt
 	return off;
 }
 
-static int build_data(struct htoe_vl *v, uint16_t seq, const struct htoe_fdesc *fd,
-		      uint8_t *buf, size_t cap)
+static inline __attribute__((always_inline)) int
+build_data(struct htoe_vl *v, uint16_t seq, const struct htoe_fdesc *fd, uint8_t *buf, size_t cap)
 {
 	uint16_t credit[HTOE_CR__COUNT];
 	int off;
@@ -593,8 +593,9 @@ struct freed {
  * goes to the local side: to the sink at once when it can, else queued.
  * A packet taken at once (or a late or bogus response) is counted in *f:
  * its buffers are released once per frame (rx_free). */
-static void deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const struct ht_desc *d,
-			uint64_t now, struct freed *f)
+static inline __attribute__((always_inline)) void
+deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const struct ht_desc *d, uint64_t now,
+	    struct freed *f)
 {
 	bool has_data = ht_cmd_has_data(d->cmd);
 

@@ -432,8 +432,10 @@ int htoe_frame_refresh(uint8_t *frame, size_t len, uint16_t ack,
  * and, when pk is not NULL, each packet parsed into pk[0..npkts): the one
  * parse of an HT packet that arrives from the wire (the decapsulation and
  * what follows use these descriptors; they point into p). */
-static int payload_check(const uint8_t *p, size_t len, unsigned npkts, unsigned vc,
-			 unsigned *ndata, struct ht_desc *pk)
+static inline __attribute__((always_inline)) int payload_check(const uint8_t *p, size_t len,
+								unsigned npkts, unsigned vc,
+								unsigned *ndata,
+								struct ht_desc *pk)
 {
 	size_t off = 0;
 	unsigned n = 0, nd = 0;
@@ -626,7 +628,9 @@ int htoe_frame_parse_desc(const uint8_t *frame, size_t len, unsigned mtu,
 	/* 11. the HT packets of a DATA frame */
 	if (h->ftype == HTOE_FT_DATA) {
 		unsigned ndata;
-		int rc = payload_check(pl, h->payload_len, h->npkts, h->vc, &ndata, pk);
+		/* two copies of the check: with descriptors (the bridge) or not */
+		int rc = pk ? payload_check(pl, h->payload_len, h->npkts, h->vc, &ndata, pk)
+			    : payload_check(pl, h->payload_len, h->npkts, h->vc, &ndata, NULL);
 
 		if (rc)
 			return rc;
