@@ -727,16 +727,6 @@ bool htoe_retry_rx_ack_pending(const struct htoe_retry *r)
 	return r->ack_pending;
 }
 
-void htoe_retry_rx_ack_sent(struct htoe_retry *r, uint64_t now)
-{
-	(void)now;
-	if (r->ack_pending)
-		r->stats.acks_sent++;
-	r->ack_pending = false;
-	r->unacked = 0;
-	r->ack_at = HTOE_RETRY_NEVER;
-}
-
 void htoe_retry_rx_nak_sent(struct htoe_retry *r, uint64_t now)
 {
 	r->nak_sent = true;

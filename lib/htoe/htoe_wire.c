@@ -176,7 +176,9 @@ static bool crc_hw_ok(void)
 
 /* CRC of a frame's HToE header (bytes 0..27) and payload (at most 64 KiB:
  * a 16-bit length): one register through both. */
-static uint32_t frame_crc(const uint8_t *hdr, const uint8_t *payload, size_t plen)
+static inline __attribute__((always_inline)) uint32_t frame_crc(const uint8_t *hdr,
+								  const uint8_t *payload,
+								  size_t plen)
 {
 	uint32_t reg;
 
