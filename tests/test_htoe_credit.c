@@ -684,6 +684,45 @@ static void test_check_detects(void **state)
 	assert_int_equal(htoe_credit_check_pair(&tx, &rx[0], err, sizeof(err)), -EINVAL);
 }
 
+/* Releasing a frame's packets at once (release_n) leaves the pool and the
+ * VL exactly as releasing them one by one, across the reserve boundary
+ * (some of the released buffers were excess, some reserve). */
+static void test_release_n(void **state)
+{
+	(void)state;
+	enum { R = 3, M = 12, SHARED = 20 };
+	struct htoe_rxpool p, p1;
+	struct htoe_credit_rx rx[2], r1;
+
+	for (unsigned n = 1; n <= M; n++) {
+		for (unsigned nd = 0; nd <= n; nd += 3) {
+			pool_with_vls(&p, rx, 2, R, M, SHARED);
+			/* VL 0 busy in NP: granted up to the cap, all received */
+			assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_NP, true), 0);
+			htoe_credit_rx_regrant(&p, &rx[0]);
+			assert_int_equal(outst(&rx[0], HT_VC_NP), M);
+			while (htoe_credit_rx_unused(&rx[0], HT_VC_NP, false))
+				assert_int_equal(htoe_credit_rx_receive(&rx[0], HT_VC_NP, true), 0);
+			p1 = p;
+			r1 = rx[0];
+			assert_int_equal(htoe_credit_rx_release_n(&p, &rx[0], HT_VC_NP, n, nd), 0);
+			for (unsigned i = 0; i < n; i++)
+				assert_int_equal(htoe_credit_rx_release(&p1, &r1, HT_VC_NP, i < nd), 0);
+			assert_memory_equal(&p, &p1, sizeof(p));
+			assert_memory_equal(&rx[0], &r1, sizeof(r1));
+			assert_int_equal(p.excess[HT_VC_NP][0], M - R - (n < M - R ? n : M - R));
+			CHECK_POOL(&p, rx, 2);
+		}
+	}
+	/* more than is held, or more data than packets: refused, nothing changes */
+	p1 = p;
+	r1 = rx[0];
+	assert_int_equal(htoe_credit_rx_release_n(&p, &rx[0], HT_VC_NP, M + 1, 0), -EINVAL);
+	assert_int_equal(htoe_credit_rx_release_n(&p, &rx[0], HT_VC_NP, 1, 2), -EINVAL);
+	assert_memory_equal(&p, &p1, sizeof(p));
+	assert_memory_equal(&rx[0], &r1, sizeof(r1));
+}
+
 /* ---- randomized: senders and receivers of K VLs through one pool --------- */
 
 #define K 6
@@ -731,6 +770,20 @@ static void check_all(const struct htoe_rxpool *p, const struct htoe_credit_rx *
 			}
 		}
 	}
+}
+
+/* A regrant visits only the classes whose grant may have changed (dirty,
+ * pool_gen): it must leave nothing that a visit of all six classes would
+ * still grant. The pool and the VL are copied, every class of the copy is
+ * marked dirty, and its regrant must change nothing. */
+static void assert_regrant_complete(const struct htoe_rxpool *p, const struct htoe_credit_rx *rx)
+{
+	struct htoe_rxpool pc = *p;
+	struct htoe_credit_rx rc = *rx;
+
+	rc.dirty = (uint8_t)((1u << HTOE_CREDIT_NCLASS) - 1);
+	if (htoe_credit_rx_regrant(&pc, &rc))
+		fail_msg("a full regrant grants more than the incremental one");
 }
 
 static void test_randomized_pool(void **state)
@@ -798,6 +851,7 @@ static void test_randomized_pool(void **state)
 			} else if (op < 90) {
 				/* regrant and put the limits in a header on the wire */
 				htoe_credit_rx_regrant(&p, &rx[i]);
+				assert_regrant_complete(&p, &rx[i]);
 				/* reserve guarantee: every class has >= R outstanding */
 				for (int v = 0; v < HT_VC_COUNT; v++)
 					for (int d = 0; d < 2; d++)
@@ -860,6 +914,7 @@ int main(void)
 		cmocka_unit_test(test_policy_fair_share),
 		cmocka_unit_test(test_policy_newly_busy),
 		cmocka_unit_test(test_rx_reset),
+		cmocka_unit_test(test_release_n),
 		cmocka_unit_test(test_check_detects),
 		cmocka_unit_test(test_randomized_pool),
 	};

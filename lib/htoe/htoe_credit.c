@@ -8,16 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* serial a - b on 16 bits */
-static inline int32_t sdiff(uint16_t a, uint16_t b)
-{
-	return (int32_t)(int16_t)(uint16_t)(a - b);
-}
-
-static inline bool vc_ok(enum ht_vc vc)
-{
-	return vc == HT_VC_P || vc == HT_VC_NP || vc == HT_VC_R;
-}
 
 /* ---- sender ------------------------------------------------------------- */
 
@@ -34,29 +24,10 @@ void htoe_credit_tx_reset(struct htoe_credit_tx *tx)
 		tx->blocked[v] = false;
 }
 
-uint16_t htoe_credit_tx_avail(const struct htoe_credit_tx *tx, enum ht_vc vc,
-			      bool data)
-{
-	if (!vc_ok(vc))
-		return 0;
-	int32_t a = sdiff(tx->limit[vc][data], tx->consumed[vc][data]);
-	return a > 0 ? (uint16_t)a : 0;
-}
-
-bool htoe_credit_tx_can_send(const struct htoe_credit_tx *tx, enum ht_vc vc,
-			     bool has_data)
-{
-	if (!vc_ok(vc))
-		return false;
-	if (htoe_credit_tx_avail(tx, vc, false) == 0)
-		return false;
-	return !has_data || htoe_credit_tx_avail(tx, vc, true) > 0;
-}
-
 int htoe_credit_tx_take_n(struct htoe_credit_tx *tx, enum ht_vc vc, unsigned npkts,
 			  unsigned ndata)
 {
-	if (!vc_ok(vc) || ndata > npkts)
+	if (!htoe_credit_vc_ok(vc) || ndata > npkts)
 		return -EINVAL;
 	if (htoe_credit_tx_avail(tx, vc, false) < npkts ||
 	    (ndata && htoe_credit_tx_avail(tx, vc, true) < ndata))
@@ -86,10 +57,12 @@ unsigned htoe_credit_tx_update(struct htoe_credit_tx *tx,
 {
 	unsigned mask = 0;
 
+#pragma GCC unroll 3 /* per frame received */
 	for (int v = 0; v < HT_VC_COUNT; v++) {
+#pragma GCC unroll 2
 		for (int d = 0; d < 2; d++) {
 			uint16_t nl = credit[2 * v + d];
-			int32_t df = sdiff(nl, tx->limit[v][d]);
+			int32_t df = htoe_credit_sdiff(nl, tx->limit[v][d]);
 			if (df > 0) {
 				tx->limit[v][d] = nl;
 				mask |= 1u << (2 * v + d);
@@ -109,7 +82,7 @@ unsigned htoe_credit_tx_update(struct htoe_credit_tx *tx,
 void htoe_credit_tx_blocked(struct htoe_credit_tx *tx, enum ht_vc vc,
 			    bool has_data, uint64_t now)
 {
-	if (!vc_ok(vc))
+	if (!htoe_credit_vc_ok(vc))
 		return;
 	tx->blocked_data[vc] = has_data;
 	if (tx->blocked[vc])
@@ -122,14 +95,14 @@ void htoe_credit_tx_blocked(struct htoe_credit_tx *tx, enum ht_vc vc,
 void htoe_credit_tx_unblocked(struct htoe_credit_tx *tx, enum ht_vc vc,
 			      uint64_t now)
 {
-	if (vc_ok(vc))
+	if (htoe_credit_vc_ok(vc))
 		close_interval(tx, (int)vc, now);
 }
 
 uint64_t htoe_credit_tx_starved_ns(const struct htoe_credit_tx *tx,
 				   enum ht_vc vc, uint64_t now)
 {
-	if (!vc_ok(vc))
+	if (!htoe_credit_vc_ok(vc))
 		return 0;
 	uint64_t t = tx->starved_ns[vc];
 	if (tx->blocked[vc] && now > tx->blocked_since[vc])
@@ -162,12 +135,32 @@ int htoe_rxpool_init(struct htoe_rxpool *p, const uint16_t total[HT_VC_COUNT][2]
 
 uint32_t htoe_rxpool_free(const struct htoe_rxpool *p, enum ht_vc vc, bool data)
 {
-	if (!vc_ok(vc))
+	if (!htoe_credit_vc_ok(vc))
 		return 0;
 	return p->total[vc][data] - p->committed[vc][data];
 }
 
 /* ---- receiver ----------------------------------------------------------- */
+
+#define CLASS_ALL ((uint8_t)((1u << HTOE_CREDIT_NCLASS) - 1))
+
+static inline uint8_t class_bit(int v, int d)
+{
+	return (uint8_t)(1u << (2 * v + d));
+}
+
+/* The pool changed in a way that may let another VL's grant grow (its
+ * share grew, or the room that limited it): every VL recomputes all its
+ * classes at its next regrant, except rx (the VL that caused it, if it was
+ * up to date: its own class is dirty). */
+static void pool_bump(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
+{
+	bool current = rx && rx->pool_gen == p->gen;
+
+	p->gen++;
+	if (current)
+		rx->pool_gen = p->gen;
+}
 
 static inline uint32_t outstanding(const struct htoe_credit_rx *rx, int v, int d)
 {
@@ -184,6 +177,8 @@ int htoe_credit_rx_init(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 	if (p->n_attached >= p->n_vls)
 		return -ENOSPC;
 	memset(rx, 0, sizeof(*rx));
+	rx->dirty = CLASS_ALL;
+	rx->pool_gen = p->gen;
 	p->n_attached++;
 	return 0;
 }
@@ -191,17 +186,24 @@ int htoe_credit_rx_init(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 int htoe_credit_rx_receive_n(struct htoe_credit_rx *rx, enum ht_vc vc, unsigned npkts,
 			     unsigned ndata)
 {
-	if (!vc_ok(vc) || ndata > npkts)
+	if (!htoe_credit_vc_ok(vc) || ndata > npkts)
 		return -EINVAL;
-	if (sdiff(rx->granted[vc][0], rx->received[vc][0]) < (int)npkts ||
-	    (ndata && sdiff(rx->granted[vc][1], rx->received[vc][1]) < (int)ndata)) {
+	if (htoe_credit_sdiff(rx->granted[vc][0], rx->received[vc][0]) < (int)npkts ||
+	    (ndata && htoe_credit_sdiff(rx->granted[vc][1], rx->received[vc][1]) < (int)ndata)) {
 		rx->overruns++;
 		return -ENOSPC;
 	}
 	rx->received[vc][0] = (uint16_t)(rx->received[vc][0] + npkts);
 	rx->received[vc][1] = (uint16_t)(rx->received[vc][1] + ndata);
-	rx->active[vc][0] |= npkts != 0;
-	rx->active[vc][1] |= ndata != 0;
+	/* receiving leaves o unchanged: only a class newly active may grow */
+	if (npkts && !rx->active[vc][0]) {
+		rx->active[vc][0] = true;
+		rx->dirty |= class_bit(vc, 0);
+	}
+	if (ndata && !rx->active[vc][1]) {
+		rx->active[vc][1] = true;
+		rx->dirty |= class_bit(vc, 1);
+	}
 	return 0;
 }
 
@@ -210,96 +212,106 @@ int htoe_credit_rx_receive(struct htoe_credit_rx *rx, enum ht_vc vc, bool has_da
 	return htoe_credit_rx_receive_n(rx, vc, 1, has_data);
 }
 
-static void release_one(struct htoe_rxpool *p, struct htoe_credit_rx *rx, int v, int d)
+/* n buffers of class (v, d) are free again (n <= held). Of the n, those
+ * released while o > R were excess: min(n, o - R). */
+static inline __attribute__((always_inline)) void release_n(struct htoe_rxpool *p,
+							    struct htoe_credit_rx *rx, int v,
+							    int d, unsigned n)
 {
 	uint32_t o = outstanding(rx, v, d);
 
-	if (o > p->reserve)
-		p->excess[v][d]--;
-	p->committed[v][d]--;
-	rx->released[v][d]++;
+	if (o > p->reserve) {
+		uint32_t ex = o - p->reserve;
+
+		p->excess[v][d] -= n < ex ? n : ex;
+		/* the shared part has room again: it matters to a VL whose
+		 * grant the room limited */
+		if (p->room_limited & class_bit(v, d)) {
+			p->room_limited &= (uint8_t)~class_bit(v, d);
+			pool_bump(p, rx);
+		}
+	}
+	p->committed[v][d] -= n;
+	rx->released[v][d] = (uint16_t)(rx->released[v][d] + n);
+}
+
+int htoe_credit_rx_release_n(struct htoe_rxpool *p, struct htoe_credit_rx *rx, enum ht_vc vc,
+			     unsigned npkts, unsigned ndata)
+{
+	if (!htoe_credit_vc_ok(vc) || ndata > npkts)
+		return -EINVAL;
+	if (htoe_credit_sdiff(rx->received[vc][0], rx->released[vc][0]) < (int)npkts ||
+	    (ndata && htoe_credit_sdiff(rx->received[vc][1], rx->released[vc][1]) < (int)ndata))
+		return -EINVAL;
+	if (!npkts)
+		return 0;
+	release_n(p, rx, vc, 0, npkts);
+	rx->dirty |= class_bit(vc, 0);
+	if (ndata) {
+		release_n(p, rx, vc, 1, ndata);
+		rx->dirty |= class_bit(vc, 1);
+	}
+	return 0;
 }
 
 int htoe_credit_rx_release(struct htoe_rxpool *p, struct htoe_credit_rx *rx,
 			   enum ht_vc vc, bool has_data)
 {
-	if (!vc_ok(vc))
-		return -EINVAL;
-	if (sdiff(rx->received[vc][0], rx->released[vc][0]) <= 0 ||
-	    (has_data && sdiff(rx->received[vc][1], rx->released[vc][1]) <= 0))
-		return -EINVAL;
-	release_one(p, rx, vc, 0);
-	if (has_data)
-		release_one(p, rx, vc, 1);
-	return 0;
+	return htoe_credit_rx_release_n(p, rx, vc, 1, has_data);
 }
 
 bool htoe_credit_rx_regrant(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 {
 	bool changed = false;
 	const uint32_t R = p->reserve, M = p->max_per_vl;
+	/* a class neither dirty nor behind the pool has target <= o (it was
+	 * granted its target at its last visit; since then its o, its active
+	 * flag and, by pool_gen, every pool term that could raise the target
+	 * are unchanged): visiting it would change nothing */
+	unsigned todo = rx->pool_gen != p->gen ? CLASS_ALL : rx->dirty;
 
-	for (int v = 0; v < HT_VC_COUNT; v++) {
-		for (int d = 0; d < 2; d++) {
-			uint32_t o = outstanding(rx, v, d);
-			uint32_t e = excess_of(o, R);
-			uint32_t target = R;
+	rx->dirty = 0;
+	rx->pool_gen = p->gen;
+	for (; todo; todo &= todo - 1) {
+		int c = __builtin_ctz(todo), v = c / 2, d = c % 2;
+		uint32_t o = outstanding(rx, v, d);
+		uint32_t e = excess_of(o, R);
+		uint32_t target = R;
 
-			if (rx->active[v][d] && !rx->busy[v][d]) {
-				rx->busy[v][d] = true;
-				p->n_busy[v][d]++;
-			}
-			if (rx->active[v][d] && M > R) {
-				/* fair share of the shared part among the busy VLs
-				 * (at least 1: with more busy VLs than shared
-				 * buffers, the first ones get one each) */
-				uint32_t share = p->shared[v][d] / p->n_busy[v][d];
-				uint32_t room = p->shared[v][d] - p->excess[v][d];
-				uint32_t te = e + room;
-				if (share == 0)
-					share = 1;
-				if (te > share)
-					te = share;
-				if (te > M - R)
-					te = M - R;
-				target = R + te;
-			}
-			if (target <= o)
-				continue;
-			uint32_t inc = target - o;
-			rx->granted[v][d] = (uint16_t)(rx->granted[v][d] + inc);
-			p->committed[v][d] += inc;
-			p->excess[v][d] += excess_of(target, R) - e;
-			if (p->committed[v][d] > p->committed_hwm[v][d])
-				p->committed_hwm[v][d] = p->committed[v][d];
-			changed = true;
+		if (rx->active[v][d] && !rx->busy[v][d]) {
+			rx->busy[v][d] = true;
+			p->n_busy[v][d]++;
 		}
+		if (rx->active[v][d] && M > R) {
+			/* fair share of the shared part among the busy VLs
+			 * (at least 1: with more busy VLs than shared
+			 * buffers, the first ones get one each) */
+			uint32_t share = p->shared[v][d] / p->n_busy[v][d];
+			uint32_t room = p->shared[v][d] - p->excess[v][d];
+			uint32_t te = e + room;
+			if (share == 0)
+				share = 1;
+			if (te < share && te < M - R)
+				p->room_limited |= class_bit(v, d); /* see release_one */
+			if (te > share)
+				te = share;
+			if (te > M - R)
+				te = M - R;
+			target = R + te;
+		}
+		if (target <= o)
+			continue;
+		uint32_t inc = target - o;
+		rx->granted[v][d] = (uint16_t)(rx->granted[v][d] + inc);
+		p->committed[v][d] += inc;
+		p->excess[v][d] += excess_of(target, R) - e;
+		if (p->committed[v][d] > p->committed_hwm[v][d])
+			p->committed_hwm[v][d] = p->committed[v][d];
+		changed = true;
 	}
 	if (changed)
 		rx->regrants++;
 	return changed;
-}
-
-void htoe_credit_rx_limits(const struct htoe_credit_rx *rx,
-			   uint16_t credit[HTOE_CREDIT_NCLASS])
-{
-	for (int v = 0; v < HT_VC_COUNT; v++)
-		for (int d = 0; d < 2; d++)
-			credit[2 * v + d] = rx->granted[v][d];
-}
-
-uint16_t htoe_credit_rx_unused(const struct htoe_credit_rx *rx, enum ht_vc vc, bool data)
-{
-	if (!vc_ok(vc))
-		return 0;
-	return (uint16_t)(rx->granted[vc][data] - rx->received[vc][data]);
-}
-
-uint16_t htoe_credit_rx_held(const struct htoe_credit_rx *rx, enum ht_vc vc, bool data)
-{
-	if (!vc_ok(vc))
-		return 0;
-	return (uint16_t)(rx->received[vc][data] - rx->released[vc][data]);
 }
 
 int htoe_credit_rx_reset(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
@@ -308,6 +320,8 @@ int htoe_credit_rx_reset(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 		for (int d = 0; d < 2; d++)
 			if (rx->received[v][d] != rx->released[v][d])
 				return -EBUSY;
+	pool_bump(p, NULL); /* the others' shares and room may grow */
+	rx->dirty = CLASS_ALL; /* granted 0: the reserve again */
 	for (int v = 0; v < HT_VC_COUNT; v++) {
 		for (int d = 0; d < 2; d++) {
 			uint32_t o = outstanding(rx, v, d);
@@ -362,8 +376,8 @@ int htoe_credit_check(const struct htoe_rxpool *p, const struct htoe_credit_rx *
 			(const void *)((const char *)first + i * stride);
 		for (int v = 0; v < HT_VC_COUNT; v++) {
 			for (int d = 0; d < 2; d++) {
-				int32_t held = sdiff(rx->received[v][d], rx->released[v][d]);
-				int32_t unused = sdiff(rx->granted[v][d], rx->received[v][d]);
+				int32_t held = htoe_credit_sdiff(rx->received[v][d], rx->released[v][d]);
+				int32_t unused = htoe_credit_sdiff(rx->granted[v][d], rx->received[v][d]);
 				if (held < 0)
 					return fail(err, errlen,
 						    "credit: VL %zu %s released %u > received %u",
@@ -417,13 +431,13 @@ int htoe_credit_check_pair(const struct htoe_credit_tx *tx,
 {
 	for (int v = 0; v < HT_VC_COUNT; v++) {
 		for (int d = 0; d < 2; d++) {
-			if (sdiff(tx->limit[v][d], tx->consumed[v][d]) < 0)
+			if (htoe_credit_sdiff(tx->limit[v][d], tx->consumed[v][d]) < 0)
 				return fail(err, errlen, "credit pair: %s consumed %u > limit %u",
 					    cls_name[v][d], tx->consumed[v][d], tx->limit[v][d]);
-			if (sdiff(rx->granted[v][d], tx->limit[v][d]) < 0)
+			if (htoe_credit_sdiff(rx->granted[v][d], tx->limit[v][d]) < 0)
 				return fail(err, errlen, "credit pair: %s limit %u > granted %u",
 					    cls_name[v][d], tx->limit[v][d], rx->granted[v][d]);
-			if (sdiff(tx->consumed[v][d], rx->received[v][d]) < 0)
+			if (htoe_credit_sdiff(tx->consumed[v][d], rx->received[v][d]) < 0)
 				return fail(err, errlen, "credit pair: %s received %u > consumed %u",
 					    cls_name[v][d], rx->received[v][d], tx->consumed[v][d]);
 		}

@@ -97,6 +97,17 @@ static inline unsigned htoe_credit_class(enum ht_vc vc, bool data)
 	return 2u * (unsigned)vc + (data ? 1u : 0u);
 }
 
+/* Serial a - b on 16 bits, and whether vc is one of the three VCs. */
+static inline int32_t htoe_credit_sdiff(uint16_t a, uint16_t b)
+{
+	return (int32_t)(int16_t)(uint16_t)(a - b);
+}
+
+static inline bool htoe_credit_vc_ok(enum ht_vc vc)
+{
+	return vc == HT_VC_P || vc == HT_VC_NP || vc == HT_VC_R;
+}
+
 /* ---- sender side -------------------------------------------------------- */
 
 struct htoe_credit_tx {
@@ -122,14 +133,27 @@ void htoe_credit_tx_reset(struct htoe_credit_tx *tx);
 
 /* Credits available in one class: limit - consumed (0 if negative, which
  * only a bogus peer can cause). vc must be HT_VC_P/NP/R. */
-uint16_t htoe_credit_tx_avail(const struct htoe_credit_tx *tx, enum ht_vc vc,
-			      bool data);
+static inline uint16_t htoe_credit_tx_avail(const struct htoe_credit_tx *tx, enum ht_vc vc,
+					    bool data)
+{
+	if (!htoe_credit_vc_ok(vc))
+		return 0;
+	int32_t a = htoe_credit_sdiff(tx->limit[vc][data], tx->consumed[vc][data]);
+	return a > 0 ? (uint16_t)a : 0;
+}
 
 /* Can a packet of vc (with a data packet if has_data) be sent: at least one
  * command credit of vc and, if has_data, one data credit of vc. False for
  * an invalid vc. */
-bool htoe_credit_tx_can_send(const struct htoe_credit_tx *tx, enum ht_vc vc,
-			     bool has_data);
+static inline bool htoe_credit_tx_can_send(const struct htoe_credit_tx *tx, enum ht_vc vc,
+					   bool has_data)
+{
+	if (!htoe_credit_vc_ok(vc))
+		return false;
+	if (htoe_credit_tx_avail(tx, vc, false) == 0)
+		return false;
+	return !has_data || htoe_credit_tx_avail(tx, vc, true) > 0;
+}
 
 /*
  * Take the credits of one packet, when it is first put in a frame
@@ -183,6 +207,12 @@ struct htoe_rxpool {
 	uint32_t excess[HT_VC_COUNT][2];    /* sum of e_v */
 	uint32_t committed_hwm[HT_VC_COUNT][2];
 	uint16_t n_busy[HT_VC_COUNT][2];    /* B: attached VLs active in the class */
+	/* Bumped whenever a VL's grant may have grown by what another VL did:
+	 * a reset (n_busy and excess fell), or a release above the reserve
+	 * (excess fell) in a class whose grant the shared part's room limited
+	 * at a regrant since the last bump (room_limited, bit = class). */
+	uint64_t gen;
+	uint8_t  room_limited;
 };
 
 /*
@@ -206,6 +236,14 @@ struct htoe_credit_rx {
 	bool     busy[HT_VC_COUNT][2];      /* counted in the pool's n_busy */
 	uint64_t overruns;                  /* received beyond granted */
 	uint64_t regrants;                  /* regrants that changed a limit */
+	/* Classes whose grant may have changed since this VL's last regrant
+	 * (bit = class): a release (o fell), a class newly active, init and
+	 * reset. pool_gen is the pool's gen at that regrant; when it differs,
+	 * every class is recomputed (another VL freed shared buffers or went
+	 * idle). A class neither dirty nor behind the pool cannot have a
+	 * target above what it holds: regrant skips it. */
+	uint8_t  dirty;
+	uint64_t pool_gen;
 };
 
 /*
@@ -236,10 +274,16 @@ int htoe_credit_rx_receive_n(struct htoe_credit_rx *rx, enum ht_vc vc, unsigned 
  */
 int htoe_credit_rx_release(struct htoe_rxpool *p, struct htoe_credit_rx *rx,
 			   enum ht_vc vc, bool has_data);
+/* The same for npkts packets of vc, ndata of them with data (once per
+ * frame instead of once per packet): all released, or -EINVAL and none. */
+int htoe_credit_rx_release_n(struct htoe_rxpool *p, struct htoe_credit_rx *rx, enum ht_vc vc,
+			     unsigned npkts, unsigned ndata);
 
 /*
  * Recompute the grant of every class of this VL by the pool policy (top up
- * to the reserve; active classes up to the cap from the shared remainder).
+ * to the reserve; active classes up to the cap from the shared remainder);
+ * only the classes whose grant may have changed are visited (dirty,
+ * pool_gen), with the result of visiting all six.
  * Returns true if any cumulative limit changed: the caller must advertise
  * the new limits (piggybacked on the next frame, or in an ACK frame if no
  * frame is going to the peer soon; see htoe_credit_rx_unused()).
@@ -247,14 +291,32 @@ int htoe_credit_rx_release(struct htoe_rxpool *p, struct htoe_credit_rx *rx,
 bool htoe_credit_rx_regrant(struct htoe_rxpool *p, struct htoe_credit_rx *rx);
 
 /* The cumulative limits to put in a header (wire order). */
-void htoe_credit_rx_limits(const struct htoe_credit_rx *rx,
-			   uint16_t credit[HTOE_CREDIT_NCLASS]);
+static inline void htoe_credit_rx_limits(const struct htoe_credit_rx *rx,
+					 uint16_t credit[HTOE_CREDIT_NCLASS])
+{
+	for (int v = 0; v < HT_VC_COUNT; v++)
+		for (int d = 0; d < 2; d++)
+			credit[2 * v + d] = rx->granted[v][d];
+}
 
 /* Granted but not yet received (credits the sender may still use), and
  * received but not yet released (buffers held). A caller can use unused ==
  * 0 after a regrant as "the sender is stalled: send the update now". */
-uint16_t htoe_credit_rx_unused(const struct htoe_credit_rx *rx, enum ht_vc vc, bool data);
-uint16_t htoe_credit_rx_held(const struct htoe_credit_rx *rx, enum ht_vc vc, bool data);
+static inline uint16_t htoe_credit_rx_unused(const struct htoe_credit_rx *rx, enum ht_vc vc,
+					      bool data)
+{
+	if (!htoe_credit_vc_ok(vc))
+		return 0;
+	return (uint16_t)(rx->granted[vc][data] - rx->received[vc][data]);
+}
+
+static inline uint16_t htoe_credit_rx_held(const struct htoe_credit_rx *rx, enum ht_vc vc,
+					    bool data)
+{
+	if (!htoe_credit_vc_ok(vc))
+		return 0;
+	return (uint16_t)(rx->received[vc][data] - rx->released[vc][data]);
+}
 
 /*
  * VL reset of the receiver side. Precondition: nothing held (every received

@@ -84,7 +84,7 @@ struct htoe_slot *htoe_encap_enqueue(struct htoe_vl *v, const struct ht_desc *d,
 	if (!vcq_room(q) || d->len > sizeof(s->bytes))
 		return NULL;
 	s = vcq_at(q, q->tail);
-	memcpy(s->bytes, d->pkt, d->len);
+	htoe_pkt_copy(s->bytes, d->pkt, d->len);
 	return slot_commit(v, vc, s, d->len, ht_cmd_has_data(d->cmd), d->passpw, now);
 }
 
@@ -117,14 +117,14 @@ static size_t copy_slots(const struct htoe_vcq *q, uint32_t first, unsigned npkt
 	for (unsigned i = 0; i < npkts; i++) {
 		const struct htoe_slot *s = vcq_at(q, first + i);
 
-		memcpy(buf + off, s->bytes, s->len);
+		htoe_pkt_copy(buf + off, s->bytes, s->len);
 		off += s->len;
 	}
 	return off;
 }
 
-static int build_data(struct htoe_vl *v, uint16_t seq, const struct htoe_fdesc *fd,
-		      uint8_t *buf, size_t cap)
+static inline __attribute__((always_inline)) int
+build_data(struct htoe_vl *v, uint16_t seq, const struct htoe_fdesc *fd, uint8_t *buf, size_t cap)
 {
 	uint16_t credit[HTOE_CR__COUNT];
 	int off;
@@ -167,7 +167,8 @@ static int try_retransmit(struct htoe_vl *v, uint8_t *buf, size_t cap, uint64_t 
 	return n;
 }
 
-/* Pack a new DATA frame of VC vc if one is due. */
+/* Pack a new DATA frame of VC vc, which has packets waiting, if one is
+ * due. */
 static int try_new_frame(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, uint8_t *buf,
 			 size_t cap, uint64_t now, unsigned flags)
 {
@@ -178,8 +179,6 @@ static int try_new_frame(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, uint8
 	bool full = false;
 	uint32_t i;
 
-	if (!vcq_waiting(q))
-		return 0; /* the common case of the three VCs: nothing to frame */
 	avail_cmd = htoe_credit_tx_avail(&v->ctx, vc, false);
 	avail_data = htoe_credit_tx_avail(&v->ctx, vc, true);
 	for (i = q->framed; i != q->tail; i++) {
@@ -342,9 +341,11 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 		v->regrant_due = false;
 		v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
 	}
-	n = try_retransmit(v, buf, cap, now);
-	if (n)
-		return n;
+	if (htoe_retry_tx_in_goback(&v->rt)) { /* a frame to resend (see try_retransmit) */
+		n = try_retransmit(v, buf, cap, now);
+		if (n)
+			return n;
+	}
 	if (v->ctrl_tx.head != v->ctrl_tx.tail) {
 		n = htoe_write_ctrl_msg(b, v, buf, cap);
 		if (n > 0)
@@ -352,14 +353,17 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 		return n;
 	}
 	if (htoe_retry_tx_can_send(&v->rt)) {
+#pragma GCC unroll 3 /* every pass */
 		for (unsigned i = 0; i < 3; i++) {
+			if (!vcq_waiting(&v->q[order[i]]))
+				continue; /* the common case of the three VCs */
 			n = try_new_frame(b, v, order[i], buf, cap, now, flags);
 			if (n)
 				return n;
 		}
 	}
 	bool nak = htoe_retry_rx_nak_due(&v->rt, now);
-	bool probe = vl_starved(v) && now >= v->probe_next_ns;
+	bool probe = now >= v->probe_next_ns && vl_starved(v);
 	if (nak || probe || htoe_retry_rx_ack_due(&v->rt, now) || v->credit_dirty) {
 		if (probe) {
 			/* persist: a credit update may have been lost; ask
@@ -381,6 +385,17 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 	return 0;
 }
 
+/* htoe_encap_deadline(b, v) < UINT64_MAX: v has work or a timer. An up
+ * VL with a retry timer running (a frame unacknowledged, an ack owed) has
+ * one whatever its queues hold: the common case is decided without the
+ * walk of its queues. */
+static bool vl_keeps_active(const struct htoe *b, const struct htoe_vl *v)
+{
+	if (v->state == HTOE_VL_UP && htoe_retry_next_deadline(&v->rt) != HTOE_RETRY_NEVER)
+		return true;
+	return htoe_encap_deadline(b, v) != UINT64_MAX;
+}
+
 int htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 		      unsigned flags)
 {
@@ -397,7 +412,7 @@ int htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 			b->rr = i + 1;
 			return n;
 		}
-		if (htoe_encap_deadline(b, v) == UINT64_MAX)
+		if (!vl_keeps_active(b, v))
 			b->active &= ~v->active_bit; /* nothing to send, no timer */
 		m &= m - 1;
 		if (!m && hi) {
@@ -426,6 +441,7 @@ uint64_t htoe_encap_deadline(const struct htoe *b, const struct htoe_vl *v)
 		return 0;
 	d = htoe_retry_next_deadline(&v->rt);
 	can_new = htoe_retry_tx_can_send(&v->rt);
+#pragma GCC unroll 3 /* per frame, twice */
 	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
 		const struct htoe_vcq *q = &v->q[vc];
 		const struct htoe_slot *head;
@@ -568,22 +584,39 @@ static bool sink_take(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const st
 	return true;
 }
 
+/* Receive buffers of a frame's packets that are free again at once. */
+struct freed {
+	unsigned pkts, data;
+};
+
 /* One HT packet of an accepted frame (its buffers counted as received)
- * goes to the local side: to the sink at once when it can, else queued. */
-static void deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const struct ht_desc *d,
-			uint64_t now)
+ * goes to the local side: to the sink at once when it can, else queued.
+ * A packet taken at once (or a late or bogus response) is counted in *f:
+ * its buffers are released once per frame (rx_free). */
+static inline __attribute__((always_inline)) void
+deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const struct ht_desc *d, uint64_t now,
+	    struct freed *f)
 {
 	bool has_data = ht_cmd_has_data(d->cmd);
 
 	if (vc == HT_VC_R ? htoe_remote_response(b, v, d, now) != 0 : sink_take(b, v, vc, d, now)) {
-		/* taken (or a late or bogus response): its buffer is free again */
-		htoe_credit_rx_release(&b->pool, &v->crx, vc, has_data);
-		v->regrant_due = true;
+		f->pkts++;
+		f->data += has_data;
 		return;
 	}
 	if (vc != HT_VC_R)
 		htoe_lq_push(b, vc, d->pkt, d->len, htoe_vl_index(b, v), v->epoch, true, has_data,
 			     d->passpw);
+}
+
+/* The buffers of the packets of one frame (VC vc) taken at once are free
+ * again: granted again before v's next frame. */
+static void rx_free(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const struct freed *f)
+{
+	if (!f->pkts)
+		return;
+	htoe_credit_rx_release_n(&b->pool, &v->crx, vc, f->pkts, f->data);
+	v->regrant_due = true;
 }
 
 /* Selective retry: a frame after a gap is kept (its packets take their
@@ -613,6 +646,8 @@ static int hold_frame(struct htoe_vl *v, const struct htoe_hdr *h, const uint8_t
  * (strictly in order). One waits while the local-side queue lacks room. */
 static void drain_held(struct htoe *b, struct htoe_vl *v, uint64_t now)
 {
+	if (!htoe_retry_rx_held(&v->rt))
+		return; /* nothing held (the common case) */
 	for (;;) {
 		uint16_t seq = htoe_retry_rx_ack_value(&v->rt);
 		const struct htoe_rob_frame *f;
@@ -622,14 +657,17 @@ static void drain_held(struct htoe *b, struct htoe_vl *v, uint64_t now)
 		f = htoe_rob_get(&v->rob, seq);
 		if (!f || htoe_lq_room(b, (enum ht_vc)f->vc) < f->npkts)
 			return;
+		struct freed fr = { 0, 0 };
+
 		for (uint16_t i = f->first; i != HTOE_ROB_NONE; i = v->rob.pkt[i].next) {
 			const struct htoe_rob_pkt *p = &v->rob.pkt[i];
 			struct ht_desc d;
 
 			/* validated when its frame came: the parse cannot fail */
 			if (ht_desc_parse(p->bytes, p->len, &d) == (int)p->len)
-				deliver_pkt(b, v, (enum ht_vc)f->vc, &d, now);
+				deliver_pkt(b, v, (enum ht_vc)f->vc, &d, now, &fr);
 		}
+		rx_free(b, v, (enum ht_vc)f->vc, &fr);
 		v->st.rx_frames++;
 		v->st.rx_pkts[f->vc] += f->npkts;
 		htoe_rob_free(&v->rob, seq);
@@ -684,8 +722,11 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	v->st.rx_pkts[vc] += npkts;
 	htoe_credit_rx_receive_n(&v->crx, vc, npkts, ndata); /* checked above: whole frame */
 
+	struct freed fr = { 0, 0 };
+
 	for (unsigned i = 0; i < npkts; i++)
-		deliver_pkt(b, v, vc, &pk[i], now);
+		deliver_pkt(b, v, vc, &pk[i], now, &fr);
+	rx_free(b, v, vc, &fr);
 	drain_held(b, v, now);
 	/* an active VL may now draw on the shared part of the pool: granted
 	 * before its next frame (once per frame sent, not per frame received) */

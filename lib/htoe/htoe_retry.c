@@ -17,7 +17,7 @@ _Static_assert(HTOE_ROB_PKT_MAX == HT_MAX_PKT_LEN, "reorder slot = largest HT pa
 #define SB_LOST   0x02u   /* TX: to be resent */
 #define SB_RTX    0x08u   /* TX: sent more than once */
 #define SB_TX     (SB_SACKED | SB_LOST | SB_RTX)
-#define SB_HELD   0x04u   /* RX: we hold it */
+#define SB_HELD   HTOE_RETRY_SB_HELD /* RX: we hold it */
 
 static inline uint64_t min_u64(uint64_t a, uint64_t b)
 {
@@ -155,12 +155,6 @@ int htoe_retry_check(const struct htoe_retry *r, char *err, size_t errlen)
 
 /* ---- TX ----------------------------------------------------------------- */
 
-uint16_t htoe_retry_tx_una(const struct htoe_retry *r) { return r->una; }
-uint16_t htoe_retry_tx_next_seq(const struct htoe_retry *r) { return r->next_seq; }
-bool htoe_retry_tx_in_goback(const struct htoe_retry *r)
-{
-	return r->sel ? r->lost_n > 0 : r->gb_active;
-}
 bool htoe_retry_tx_failed(const struct htoe_retry *r) { return r->failed; }
 uint64_t htoe_retry_tx_rto(const struct htoe_retry *r) { return r->rto_ns; }
 uint64_t htoe_retry_srtt(const struct htoe_retry *r) { return r->srtt_ns; }
@@ -190,17 +184,6 @@ static void rtt_sample(struct htoe_retry *r, uint64_t rtt)
 		rto = r->cfg.rto_max_ns;
 	r->rto_base_ns = rto;
 	r->stats.rtt_samples++;
-}
-
-uint16_t htoe_retry_tx_outstanding(const struct htoe_retry *r)
-{
-	return (uint16_t)(r->next_seq - r->una);
-}
-
-bool htoe_retry_tx_can_send(const struct htoe_retry *r)
-{
-	return !r->failed && !htoe_retry_tx_in_goback(r) &&
-	       htoe_retry_tx_outstanding(r) < r->cfg.window;
 }
 
 /* ---- selective mode: scoreboard and RACK-like loss detection ------------ */
@@ -274,8 +257,8 @@ static void rack_detect(struct htoe_retry *r, uint64_t now)
 	uint64_t extra, deadline = HTOE_RETRY_NEVER;
 
 	r->rack_deadline = HTOE_RETRY_NEVER;
-	if (!r->sel || !r->rack_valid || r->failed)
-		return;
+	if (!r->sel || !r->rack_valid || r->failed || !out)
+		return; /* (nothing outstanding: nothing can be lost) */
 	extra = add_sat(r->rack_rtt_ns, reo_wnd(r));
 	for (uint16_t i = 0; i < out; i++) {
 		uint16_t seq = (uint16_t)(r->una + i);
@@ -706,18 +689,6 @@ int htoe_retry_rx_hold(struct htoe_retry *r, uint16_t seq, uint64_t now)
 	return 0;
 }
 
-bool htoe_retry_rx_is_held(const struct htoe_retry *r, uint16_t seq)
-{
-	int32_t off = htoe_seq_diff(seq, r->expected);
-
-	return r->sel && off >= 0 && off <= r->sb_mask && (sb_at(r, seq)->flags & SB_HELD);
-}
-
-uint16_t htoe_retry_rx_held(const struct htoe_retry *r)
-{
-	return r->rx_held;
-}
-
 bool htoe_retry_rx_sack_due(const struct htoe_retry *r)
 {
 	return r->sel && (r->rx_held || r->rx_dup);
@@ -751,34 +722,9 @@ int htoe_retry_rx_sack(struct htoe_retry *r, uint8_t *buf, size_t cap)
 	return (int)(HTOE_SACK_HDR_LEN + 4u * words);
 }
 
-uint16_t htoe_retry_rx_ack_value(const struct htoe_retry *r)
-{
-	return r->expected;
-}
-
 bool htoe_retry_rx_ack_pending(const struct htoe_retry *r)
 {
 	return r->ack_pending;
-}
-
-bool htoe_retry_rx_ack_due(const struct htoe_retry *r, uint64_t now)
-{
-	return r->ack_pending && now >= r->ack_at;
-}
-
-bool htoe_retry_rx_nak_due(const struct htoe_retry *r, uint64_t now)
-{
-	return r->nak_at != HTOE_RETRY_NEVER && now >= r->nak_at;
-}
-
-void htoe_retry_rx_ack_sent(struct htoe_retry *r, uint64_t now)
-{
-	(void)now;
-	if (r->ack_pending)
-		r->stats.acks_sent++;
-	r->ack_pending = false;
-	r->unacked = 0;
-	r->ack_at = HTOE_RETRY_NEVER;
 }
 
 void htoe_retry_rx_nak_sent(struct htoe_retry *r, uint64_t now)
@@ -791,16 +737,6 @@ void htoe_retry_rx_nak_sent(struct htoe_retry *r, uint64_t now)
 	r->ack_pending = false;
 	r->unacked = 0;
 	r->ack_at = HTOE_RETRY_NEVER;
-}
-
-uint64_t htoe_retry_next_deadline(const struct htoe_retry *r)
-{
-	uint64_t d = min_u64(r->rto_deadline, r->sel ? min_u64(r->rack_deadline, r->tlp_deadline)
-						       : HTOE_RETRY_NEVER);
-
-	if (r->ack_pending)
-		d = min_u64(d, r->ack_at);
-	return min_u64(d, r->nak_at);
 }
 
 /* ---- reorder buffer ------------------------------------------------------ */

@@ -102,6 +102,7 @@ struct htoe_retry_sb {
 	uint32_t txn;       /* TX: transmission order of the last transmission */
 	uint8_t  flags;     /* TX: SACKED, LOST; RX: HELD */
 };
+#define HTOE_RETRY_SB_HELD 0x04u /* flags, RX: we hold it */
 
 /* SACK block (payload of an ACK/NAK frame with the SACK flag):
  *   byte 0: format (1: bitmap); byte 1: number of 32-bit bitmap words, 1..128;
@@ -281,13 +282,29 @@ int htoe_retry_check(const struct htoe_retry *r, char *err, size_t errlen);
 
 /* Oldest unacknowledged seq, and seq the next new frame will get. The
  * frames the caller must keep are [una, next_seq). */
-uint16_t htoe_retry_tx_una(const struct htoe_retry *r);
-uint16_t htoe_retry_tx_next_seq(const struct htoe_retry *r);
+static inline uint16_t htoe_retry_tx_una(const struct htoe_retry *r)
+{
+	return r->una;
+}
+
+static inline uint16_t htoe_retry_tx_next_seq(const struct htoe_retry *r)
+{
+	return r->next_seq;
+}
+
 /* Number of unacknowledged frames (next_seq - una), 0..window. */
-uint16_t htoe_retry_tx_outstanding(const struct htoe_retry *r);
+static inline uint16_t htoe_retry_tx_outstanding(const struct htoe_retry *r)
+{
+	return (uint16_t)(r->next_seq - r->una);
+}
+
 /* A go-back is in progress (htoe_retry_tx_retransmit_peek() would return
  * true). */
-bool htoe_retry_tx_in_goback(const struct htoe_retry *r);
+static inline bool htoe_retry_tx_in_goback(const struct htoe_retry *r)
+{
+	return r->sel ? r->lost_n > 0 : r->gb_active;
+}
+
 /* The retry limit was reached; the VL must be reset. */
 bool htoe_retry_tx_failed(const struct htoe_retry *r);
 /* Current retransmission timeout in ns (rto_min .. rto_max), including any
@@ -315,7 +332,11 @@ uint64_t htoe_retry_rttvar(const struct htoe_retry *r);
  * first: a new frame sent before them would only be discarded by the
  * receiver as out of order) and the retry limit has not been reached.
  */
-bool htoe_retry_tx_can_send(const struct htoe_retry *r);
+static inline bool htoe_retry_tx_can_send(const struct htoe_retry *r)
+{
+	return !r->failed && !htoe_retry_tx_in_goback(r) &&
+	       htoe_retry_tx_outstanding(r) < r->cfg.window;
+}
 
 /*
  * First transmission of a new frame: assigns it *seq = next_seq and advances
@@ -448,8 +469,18 @@ enum htoe_retry_verdict htoe_retry_rx_frame(struct htoe_retry *r, uint16_t seq,
  */
 bool htoe_retry_rx_can_hold(const struct htoe_retry *r, uint16_t seq);
 int  htoe_retry_rx_hold(struct htoe_retry *r, uint16_t seq, uint64_t now);
-bool htoe_retry_rx_is_held(const struct htoe_retry *r, uint16_t seq);
-uint16_t htoe_retry_rx_held(const struct htoe_retry *r);
+static inline bool htoe_retry_rx_is_held(const struct htoe_retry *r, uint16_t seq)
+{
+	int32_t off = htoe_seq_diff(seq, r->expected);
+
+	return r->sel && off >= 0 && off <= r->sb_mask &&
+	       (r->sb[seq & r->sb_mask].flags & HTOE_RETRY_SB_HELD);
+}
+
+static inline uint16_t htoe_retry_rx_held(const struct htoe_retry *r)
+{
+	return r->rx_held;
+}
 /* A SACK block is due with the next ACK/NAK: frames are held, or a
  * duplicate arrived since the last block (selective mode only). */
 bool htoe_retry_rx_sack_due(const struct htoe_retry *r);
@@ -461,17 +492,26 @@ int  htoe_retry_rx_sack(struct htoe_retry *r, uint8_t *buf, size_t cap);
 
 /* The ack value to put in every frame sent to the peer: the next expected
  * seq. */
-uint16_t htoe_retry_rx_ack_value(const struct htoe_retry *r);
+static inline uint16_t htoe_retry_rx_ack_value(const struct htoe_retry *r)
+{
+	return r->expected;
+}
 
 /* An ACK is owed and due at now (send a standalone ACK frame unless a DATA
  * frame carrying the ack goes out now anyway). */
-bool htoe_retry_rx_ack_due(const struct htoe_retry *r, uint64_t now);
+static inline bool htoe_retry_rx_ack_due(const struct htoe_retry *r, uint64_t now)
+{
+	return r->ack_pending && now >= r->ack_at;
+}
 
 /* An ACK is owed (due now or later). */
 bool htoe_retry_rx_ack_pending(const struct htoe_retry *r);
 
 /* A NAK frame (ack = htoe_retry_rx_ack_value()) is due at now. */
-bool htoe_retry_rx_nak_due(const struct htoe_retry *r, uint64_t now);
+static inline bool htoe_retry_rx_nak_due(const struct htoe_retry *r, uint64_t now)
+{
+	return r->nak_at != HTOE_RETRY_NEVER && now >= r->nak_at;
+}
 
 /*
  * A frame carrying ack = htoe_retry_rx_ack_value() was sent (a DATA frame,
@@ -479,7 +519,15 @@ bool htoe_retry_rx_nak_due(const struct htoe_retry *r, uint64_t now);
  * pending ACK (counted in stats.acks_sent if one was pending). Calling it
  * after every frame sent is correct and cheap.
  */
-void htoe_retry_rx_ack_sent(struct htoe_retry *r, uint64_t now);
+static inline void htoe_retry_rx_ack_sent(struct htoe_retry *r, uint64_t now)
+{
+	(void)now;
+	if (r->ack_pending)
+		r->stats.acks_sent++;
+	r->ack_pending = false;
+	r->unacked = 0;
+	r->ack_at = HTOE_RETRY_NEVER;
+}
 
 /*
  * A NAK frame was sent: the NAK is no longer due; it will not be repeated
@@ -495,7 +543,20 @@ void htoe_retry_rx_nak_sent(struct htoe_retry *r, uint64_t now);
  * pending ACK's due time, the NAK due time (immediate or re-arm).
  * HTOE_RETRY_NEVER (UINT64_MAX) if none. A value <= now means "due now".
  */
-uint64_t htoe_retry_next_deadline(const struct htoe_retry *r);
+static inline uint64_t htoe_retry_next_deadline(const struct htoe_retry *r)
+{
+	uint64_t d = r->rto_deadline;
+
+	if (r->sel) {
+		if (r->rack_deadline < d)
+			d = r->rack_deadline;
+		if (r->tlp_deadline < d)
+			d = r->tlp_deadline;
+	}
+	if (r->ack_pending && r->ack_at < d)
+		d = r->ack_at;
+	return r->nak_at < d ? r->nak_at : d;
+}
 
 /* ---- reorder buffer: the HT packets of held frames ---------------------- */
 
