@@ -1236,17 +1236,6 @@ static bool app_stopped(struct dimm_pager *p)
 	return false;
 }
 
-/*
- * The end of the write-backs es[0..n), every completion of which is in
- * (the pages of one flush, or one page): those a VL reset hit are sent
- * again; of the others, a page written meanwhile (wp-async: one scan for
- * them all) stays dirty, the cleaner's stay resident and clean, a failed
- * one stays here, writable (the error state), and the rest are dropped,
- * all in one drop_pages. wp-async while the application may run (a batch
- * confirmed after its fault went on, or a page of it retried alone after
- * a VL reset): kept resident and clean instead, the next fault's eviction
- * drops it. Then the fetches that waited for their slots go on.
- */
 /* Run to completion (wp-async): was every write-back of es[0..n) that
  * succeeded scanned while the application was stopped (a thread in its
  * SIGBUS handler: one application thread in this mode), and has it stayed
@@ -1262,6 +1251,17 @@ static bool quiet_since(struct dimm_pager *p, struct evict **es, unsigned n)
 	return app_stopped(p);
 }
 
+/*
+ * The end of the write-backs es[0..n), every completion of which is in
+ * (the pages of one flush, or one page): those a VL reset hit are sent
+ * again; of the others, a page written meanwhile (wp-async: one scan for
+ * them all) stays dirty, the cleaner's stay resident and clean, a failed
+ * one stays here, writable (the error state), and the rest are dropped,
+ * all in one drop_pages. wp-async while the application may run (a batch
+ * confirmed after its fault went on, or a page of it retried alone after
+ * a VL reset): kept resident and clean instead, the next fault's eviction
+ * drops it. Then the fetches that waited for their slots go on.
+ */
 static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
 {
 	uint32_t drop[N_EVICT], lo = UINT32_MAX, hi = 0;
