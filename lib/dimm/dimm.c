@@ -644,6 +644,13 @@ int dimm_flush(struct dimm_client *c)
 
 #define RSPQ 64u
 
+/* HT packets (and operations taken) one poll issues at most: half a 4 KiB
+ * page. The node sends a frame after each poll, so the first 32 reads of a
+ * page fault leave, and the remote target starts serving them, while the
+ * next 32 are encoded: a fault's p50 in htoe-dimm was 2-8 us lower than
+ * with all 64 issued first (three alternated series, every workload). */
+#define ISSUE_BURST 32u
+
 struct dimm_engine {
 	struct dimm_engine_cfg cfg;
 	struct ht_requester req;
@@ -891,6 +898,8 @@ static bool issue_desc(struct dimm_engine *e, struct dimm_client *c, struct dimm
 		}
 		if (!flush && d->cursor >= d->len)
 			return true;
+		if (*moved >= ISSUE_BURST)
+			return false; /* the rest at the next poll */
 		next_op(d, &op);
 		/* encoded straight from the op, its descriptor filled meanwhile */
 		n = ht_req_issue_desc(&e->req, &op, op.cookie, b, sizeof(b), &pd);
@@ -939,7 +948,7 @@ static unsigned issue(struct dimm_engine *e, uint64_t now)
 	unsigned n_cl = atomic_load_explicit(&e->n_cl, memory_order_acquire);
 	unsigned moved = 0, idle_cl = 0;
 
-	while (idle_cl < n_cl && moved < 512) {
+	while (idle_cl < n_cl && moved < ISSUE_BURST) {
 		struct dimm_client *c = e->cl[e->rr];
 		struct dimm_desc *d;
 
