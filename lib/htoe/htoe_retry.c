@@ -10,6 +10,22 @@
 #include "htmodel/ht_packet.h"
 #include "htoe/htoe_wire.h"
 
+/* The external definitions of the header's inline queries: libhtoe exports
+ * them, for programs that call them without inlining (or were built
+ * against a header that declared them as plain functions). */
+extern inline uint16_t htoe_retry_tx_una(const struct htoe_retry *r);
+extern inline uint16_t htoe_retry_tx_next_seq(const struct htoe_retry *r);
+extern inline uint16_t htoe_retry_tx_outstanding(const struct htoe_retry *r);
+extern inline bool htoe_retry_tx_in_goback(const struct htoe_retry *r);
+extern inline bool htoe_retry_tx_can_send(const struct htoe_retry *r);
+extern inline bool htoe_retry_rx_is_held(const struct htoe_retry *r, uint16_t seq);
+extern inline uint16_t htoe_retry_rx_held(const struct htoe_retry *r);
+extern inline uint16_t htoe_retry_rx_ack_value(const struct htoe_retry *r);
+extern inline bool htoe_retry_rx_ack_due(const struct htoe_retry *r, uint64_t now);
+extern inline bool htoe_retry_rx_nak_due(const struct htoe_retry *r, uint64_t now);
+extern inline void htoe_retry_rx_ack_sent(struct htoe_retry *r, uint64_t now);
+extern inline uint64_t htoe_retry_next_deadline(const struct htoe_retry *r);
+
 _Static_assert(HTOE_ROB_PKT_MAX == HT_MAX_PKT_LEN, "reorder slot = largest HT packet");
 
 /* scoreboard flags */

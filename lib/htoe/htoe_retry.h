@@ -282,25 +282,25 @@ int htoe_retry_check(const struct htoe_retry *r, char *err, size_t errlen);
 
 /* Oldest unacknowledged seq, and seq the next new frame will get. The
  * frames the caller must keep are [una, next_seq). */
-static inline uint16_t htoe_retry_tx_una(const struct htoe_retry *r)
+inline uint16_t htoe_retry_tx_una(const struct htoe_retry *r)
 {
 	return r->una;
 }
 
-static inline uint16_t htoe_retry_tx_next_seq(const struct htoe_retry *r)
+inline uint16_t htoe_retry_tx_next_seq(const struct htoe_retry *r)
 {
 	return r->next_seq;
 }
 
 /* Number of unacknowledged frames (next_seq - una), 0..window. */
-static inline uint16_t htoe_retry_tx_outstanding(const struct htoe_retry *r)
+inline uint16_t htoe_retry_tx_outstanding(const struct htoe_retry *r)
 {
 	return (uint16_t)(r->next_seq - r->una);
 }
 
 /* A go-back is in progress (htoe_retry_tx_retransmit_peek() would return
  * true). */
-static inline bool htoe_retry_tx_in_goback(const struct htoe_retry *r)
+inline bool htoe_retry_tx_in_goback(const struct htoe_retry *r)
 {
 	return r->sel ? r->lost_n > 0 : r->gb_active;
 }
@@ -332,7 +332,7 @@ uint64_t htoe_retry_rttvar(const struct htoe_retry *r);
  * first: a new frame sent before them would only be discarded by the
  * receiver as out of order) and the retry limit has not been reached.
  */
-static inline bool htoe_retry_tx_can_send(const struct htoe_retry *r)
+inline bool htoe_retry_tx_can_send(const struct htoe_retry *r)
 {
 	return !r->failed && !htoe_retry_tx_in_goback(r) &&
 	       htoe_retry_tx_outstanding(r) < r->cfg.window;
@@ -469,15 +469,15 @@ enum htoe_retry_verdict htoe_retry_rx_frame(struct htoe_retry *r, uint16_t seq,
  */
 bool htoe_retry_rx_can_hold(const struct htoe_retry *r, uint16_t seq);
 int  htoe_retry_rx_hold(struct htoe_retry *r, uint16_t seq, uint64_t now);
-static inline bool htoe_retry_rx_is_held(const struct htoe_retry *r, uint16_t seq)
+inline bool htoe_retry_rx_is_held(const struct htoe_retry *r, uint16_t seq)
 {
-	int32_t off = htoe_seq_diff(seq, r->expected);
+	int32_t off = (int32_t)(int16_t)(uint16_t)(seq - r->expected); /* htoe_seq_diff */
 
 	return r->sel && off >= 0 && off <= r->sb_mask &&
 	       (r->sb[seq & r->sb_mask].flags & HTOE_RETRY_SB_HELD);
 }
 
-static inline uint16_t htoe_retry_rx_held(const struct htoe_retry *r)
+inline uint16_t htoe_retry_rx_held(const struct htoe_retry *r)
 {
 	return r->rx_held;
 }
@@ -492,14 +492,14 @@ int  htoe_retry_rx_sack(struct htoe_retry *r, uint8_t *buf, size_t cap);
 
 /* The ack value to put in every frame sent to the peer: the next expected
  * seq. */
-static inline uint16_t htoe_retry_rx_ack_value(const struct htoe_retry *r)
+inline uint16_t htoe_retry_rx_ack_value(const struct htoe_retry *r)
 {
 	return r->expected;
 }
 
 /* An ACK is owed and due at now (send a standalone ACK frame unless a DATA
  * frame carrying the ack goes out now anyway). */
-static inline bool htoe_retry_rx_ack_due(const struct htoe_retry *r, uint64_t now)
+inline bool htoe_retry_rx_ack_due(const struct htoe_retry *r, uint64_t now)
 {
 	return r->ack_pending && now >= r->ack_at;
 }
@@ -508,7 +508,7 @@ static inline bool htoe_retry_rx_ack_due(const struct htoe_retry *r, uint64_t no
 bool htoe_retry_rx_ack_pending(const struct htoe_retry *r);
 
 /* A NAK frame (ack = htoe_retry_rx_ack_value()) is due at now. */
-static inline bool htoe_retry_rx_nak_due(const struct htoe_retry *r, uint64_t now)
+inline bool htoe_retry_rx_nak_due(const struct htoe_retry *r, uint64_t now)
 {
 	return r->nak_at != HTOE_RETRY_NEVER && now >= r->nak_at;
 }
@@ -519,7 +519,7 @@ static inline bool htoe_retry_rx_nak_due(const struct htoe_retry *r, uint64_t no
  * pending ACK (counted in stats.acks_sent if one was pending). Calling it
  * after every frame sent is correct and cheap.
  */
-static inline void htoe_retry_rx_ack_sent(struct htoe_retry *r, uint64_t now)
+inline void htoe_retry_rx_ack_sent(struct htoe_retry *r, uint64_t now)
 {
 	(void)now;
 	if (r->ack_pending)
@@ -543,7 +543,7 @@ void htoe_retry_rx_nak_sent(struct htoe_retry *r, uint64_t now);
  * pending ACK's due time, the NAK due time (immediate or re-arm).
  * HTOE_RETRY_NEVER (UINT64_MAX) if none. A value <= now means "due now".
  */
-static inline uint64_t htoe_retry_next_deadline(const struct htoe_retry *r)
+inline uint64_t htoe_retry_next_deadline(const struct htoe_retry *r)
 {
 	uint64_t d = r->rto_deadline;
 

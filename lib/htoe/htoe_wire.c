@@ -14,6 +14,13 @@
 
 #include "htmodel/ht_packet.h"
 
+/* The external definitions of the header's inline queries: libhtoe exports
+ * them, for programs that call them without inlining (or were built
+ * against a header that declared them as plain functions). */
+extern inline bool htoe_ftype_valid(unsigned ftype);
+extern inline bool htoe_ftype_has_payload(unsigned ftype);
+extern inline bool htoe_ftype_has_seq(unsigned ftype);
+
 /* ------------------------------------------------------------------ names */
 
 static const char *const ftype_names[] = {

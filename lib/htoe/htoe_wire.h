@@ -89,20 +89,20 @@ enum htoe_ftype {
 #define HTOE_FT_MAX HTOE_FT_CTRL
 
 const char *htoe_ftype_name(unsigned ftype); /* "DATA", ... or "?" */
-static inline bool htoe_ftype_valid(unsigned ftype)
+inline bool htoe_ftype_valid(unsigned ftype)
 {
 	return ftype >= HTOE_FT_MIN && ftype <= HTOE_FT_MAX;
 }
 
 /* Types that may carry a payload: DATA, CTRL, RESET and RESET_ACK. */
-static inline bool htoe_ftype_has_payload(unsigned ftype)
+inline bool htoe_ftype_has_payload(unsigned ftype)
 {
 	return ftype != HTOE_FT_ACK && ftype != HTOE_FT_NAK && htoe_ftype_valid(ftype);
 }
 
 /* Types that use the seq field: DATA (frame sequence number), RESET and
  * RESET_ACK (the reset nonce). It must be 0 in the others. */
-static inline bool htoe_ftype_has_seq(unsigned ftype)
+inline bool htoe_ftype_has_seq(unsigned ftype)
 {
 	return ftype == HTOE_FT_DATA || ftype == HTOE_FT_RESET || ftype == HTOE_FT_RESET_ACK;
 }
