@@ -344,11 +344,12 @@ def run_file(src, build, path, netns_why):
                 why = match_output(b.output.body, out.split('\n'))
             if why:
                 failed += 1
+                # the output first: a log shown cut short still says what happened
                 print(f'FAIL {b.where()}: {why}')
-                print('--- block:\n' + script.rstrip())
+                print('--- output:\n' + out.rstrip())
                 if b.output is not None:
                     print(f'--- expected ({b.output.where()}):\n' + '\n'.join(b.output.body))
-                print('--- output:\n' + out.rstrip() + '\n---')
+                print('--- block:\n' + script.rstrip() + '\n---')
             else:
                 passed += 1
                 print(f'ok {b.where()}' + (' (output matched)' if b.output else ''))
