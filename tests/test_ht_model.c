@@ -1117,12 +1117,50 @@ static void test_workload_peek_commit_protocol(void **state)
 	assert_int_equal(ht_wl_init(&w, &wc), -EINVAL);
 }
 
+/* ht_rand_below: n <= 1 gives 0; every draw is below n, also for n near
+ * 2^64 where the rejection step matters; for small n each value comes up
+ * about equally often: 700 000 draws of n = 7 give 100 000 +- 1 500 each
+ * (+-5 standard deviations, about 316; a fixed seed, so the same counts
+ * every run), and n = 100 (the percent coin) gives 7 000 +- 420 each. */
+static void test_rand_below_uniform(void **state)
+{
+	(void)state;
+	struct ht_rand r;
+	unsigned c7[7] = { 0 }, c100[100] = { 0 };
+	const uint64_t big[] = { 3ull << 62, UINT64_MAX, (1ull << 63) + 1, 1000000007ull };
+
+	ht_rand_seed(&r, 12345);
+	assert_int_equal(ht_rand_below(&r, 0), 0);
+	assert_int_equal(ht_rand_below(&r, 1), 0);
+	for (unsigned i = 0; i < 700000; i++) {
+		c7[ht_rand_below(&r, 7)]++;
+		c100[ht_rand_below(&r, 100)]++;
+	}
+	for (unsigned v = 0; v < 7; v++) {
+		assert_true(c7[v] > 100000 - 1500);
+		assert_true(c7[v] < 100000 + 1500);
+	}
+	for (unsigned v = 0; v < 100; v++) {
+		assert_true(c100[v] > 7000 - 420);
+		assert_true(c100[v] < 7000 + 420);
+	}
+	for (unsigned k = 0; k < sizeof(big) / sizeof(big[0]); k++)
+		for (unsigned i = 0; i < 100000; i++)
+			assert_true(ht_rand_below(&r, big[k]) < big[k]);
+	for (unsigned i = 0; i < 1000; i++) {
+		uint64_t v = ht_rand_range(&r, 5, 9);
+
+		assert_true(v >= 5 && v <= 9);
+	}
+}
+
 /* `sizes = N` (fixed_len): every op moves N bytes at the start of a random
  * block, so every posted write takes the dword form (8-byte control packet +
  * N data bytes; never the byte form with its mask dword and 32-byte window).
  * Known answers: addresses and data follow the seeded generator's draws in
- * order (op type, block, byte-form coin, then one u64 per 8 data bytes,
- * little-endian). */
+ * order: the block (no op-type draw with one type, no byte-form coin with a
+ * fixed length), then one u64 x for the data, which is x, x + G, x + 2G, ...
+ * (G the golden-ratio constant) little-endian, cut at len. */
 static void test_workload_fixed_len_posted_writes(void **state)
 {
 	(void)state;
@@ -1145,11 +1183,10 @@ static void test_workload_fixed_len_posted_writes(void **state)
 			struct ht_pkt p;
 			uint8_t want[64], enc[HT_MAX_PKT_LEN];
 
-			assert_int_equal(ht_rand_pick(&ref, wc.weight, HT_OP__COUNT), HT_OP_WRITE_P);
 			uint64_t addr = wc.base + 64 * ht_rand_below(&ref, wc.size / 64);
-			(void)ht_rand_pct(&ref, wc.byte_pct);
+			uint64_t x = ht_rand_u64(&ref);
 			for (uint32_t i = 0; i < len; i += 8) {
-				uint64_t v = ht_rand_u64(&ref);
+				uint64_t v = x + (i / 8) * 0x9E3779B97F4A7C15ull;
 				for (uint32_t b = 0; b < 8 && i + b < len; b++)
 					want[i + b] = (uint8_t)(v >> (8 * b));
 			}
@@ -1679,6 +1716,7 @@ int main(void)
 		cmocka_unit_test(test_workload_small_window_hotspot),
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_workload_peek_commit_protocol),
+		cmocka_unit_test(test_rand_below_uniform),
 		cmocka_unit_test(test_workload_fixed_len_posted_writes),
 		cmocka_unit_test(test_fast_encoders_match_table),
 		cmocka_unit_test(test_target_serve_matches_handle),

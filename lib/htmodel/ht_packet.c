@@ -903,17 +903,6 @@ static inline void dec_resp(uint32_t d0, struct ht_pkt *o)
 /* Copy n (<= 64, multiple of 4) data bytes in words: gcc -O2 turns a memcpy
  * of this size (fixed or not) into `rep movs`, which cost ~100-150 ns per
  * packet here (perf annotate of ht_decode). */
-static inline __attribute__((always_inline)) void copy_data(uint8_t *d, const uint8_t *s,
-							    size_t n)
-{
-	typedef uint64_t u64u __attribute__((aligned(1), may_alias));
-	size_t i = 0;
-
-	for (; i + 8 <= n; i += 8)
-		*(u64u *)(d + i) = *(const u64u *)(s + i);
-	if (i < n)
-		memcpy(d + i, s + i, 4);
-}
 
 /* Start a decode: zero the header fields, and the data bytes the packet
  * does not fill and the struct's tail padding (out->data[0, n) is written by
@@ -980,7 +969,7 @@ decode_fast(const uint8_t *buf, size_t len, struct ht_pkt *o)
 			o->kind = cmd == HT_CMD_TGTDONE ? HT_K_TGTDONE : HT_K_RDRESPONSE;
 			dec_resp(d0, o);
 			o->data_len = (uint16_t)(total - 4);
-			copy_data(o->data, buf + 4, total - 4);
+			ht_data_copy(o->data, buf + 4, total - 4);
 		}
 		return (int)total;
 	default:
@@ -1024,7 +1013,7 @@ decode_fast(const uint8_t *buf, size_t len, struct ht_pkt *o)
 				o->srctag = BITS(d0, 16, 5);
 			}
 			o->data_len = (uint16_t)(total - 8);
-			copy_data(o->data, buf + 8, total - 8);
+			ht_data_copy(o->data, buf + 8, total - 8);
 		}
 		return (int)total;
 	}
@@ -1070,7 +1059,7 @@ static inline int encode_fast(const struct ht_pkt *p, uint8_t *buf, size_t cap)
 		     (uint32_t)p->count << 22 | (uint32_t)p->rspvcset << 26 |
 		     (uint32_t)p->error1 << 29 | (uint32_t)p->rquid << 30;
 		wr32(buf, w0);
-		copy_data(buf + 4, p->data, p->data_len);
+		ht_data_copy(buf + 4, p->data, p->data_len);
 		return (int)total;
 	default:
 		break;
@@ -1103,7 +1092,7 @@ static inline int encode_fast(const struct ht_pkt *p, uint8_t *buf, size_t cap)
 			w0 |= (uint32_t)p->srctag << 16;
 		wr32(buf, w0);
 		wr32(buf + 4, (uint32_t)(p->addr >> 8));
-		copy_data(buf + 8, p->data, p->data_len);
+		ht_data_copy(buf + 8, p->data, p->data_len);
 		return (int)total;
 	}
 	return 0;
@@ -1231,7 +1220,7 @@ int ht_enc_sized(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t 
 	wr32(buf, w0);
 	wr32(buf + 4, (uint32_t)(addr >> 8));
 	if (!rd)
-		copy_data(buf + 8, data, total - 8);
+		ht_data_copy(buf + 8, data, total - 8);
 	return (int)total;
 }
 
@@ -1280,16 +1269,14 @@ int ht_enc_rsp(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t sr
 	if (done)
 		return 4;
 	if (data)
-		copy_data(buf + 4, data, total - 4);
+		ht_data_copy(buf + 4, data, total - 4);
 	else
 		memset(buf + 4, 0xff, total - 4);
 	return (int)total;
 }
 
-void ht_data_copy(uint8_t *dst, const uint8_t *src, size_t n)
-{
-	copy_data(dst, src, n);
-}
+/* inline in ht_packet.h; its one external definition, for the ABI */
+extern inline void ht_data_copy(uint8_t *restrict dst, const uint8_t *restrict src, size_t n);
 
 enum ht_vc ht_cmd_vc(uint8_t cmd)
 {

@@ -51,17 +51,25 @@ static inline uint64_t ht_rand_u64(struct ht_rand *r)
 	return result;
 }
 
-/* Uniform in [0, n); n == 0 returns 0. Unbiased (rejection sampling). */
+/* Uniform in [0, n); n == 0 returns 0. Unbiased: Lemire's multiply-and-
+ * shift (the high word of x * n), drawing again only when the low word falls
+ * in the 2^64 mod n values that would bias it; that bound (a division) is
+ * computed only when the low word is below n, so almost never: the old
+ * rejection loop divided twice per draw, a tenth of a posted write's cost. */
 static inline uint64_t ht_rand_below(struct ht_rand *r, uint64_t n)
 {
+	__extension__ typedef unsigned __int128 u128;
+
 	if (n <= 1)
 		return 0;
-	uint64_t limit = UINT64_MAX - (UINT64_MAX % n);
-	uint64_t x;
-	do {
-		x = ht_rand_u64(r);
-	} while (x >= limit);
-	return x % n;
+	u128 m = (u128)ht_rand_u64(r) * n;
+	if ((uint64_t)m < n) {
+		uint64_t t = (0 - n) % n; /* 2^64 mod n */
+
+		while ((uint64_t)m < t)
+			m = (u128)ht_rand_u64(r) * n;
+	}
+	return (uint64_t)(m >> 64);
 }
 
 /* Uniform in [lo, hi] (inclusive). */

@@ -19,10 +19,8 @@ const char *ht_op_name(enum ht_op_type t)
 	return (unsigned)t < HT_OP__COUNT ? op_names[t] : "?";
 }
 
-bool ht_op_nonposted(enum ht_op_type t)
-{
-	return t != HT_OP_WRITE_P && t != HT_OP_FENCE && (unsigned)t < HT_OP__COUNT;
-}
+/* inline in ht_requester.h; its one external definition, for the ABI */
+extern inline bool ht_op_nonposted(enum ht_op_type t);
 
 enum ht_vc ht_op_vc(const struct ht_op *op)
 {

@@ -56,7 +56,10 @@ int ht_op_check(const struct ht_op *op);
 /* The VC the op's request travels in (P for posted write and fence, else NP). */
 enum ht_vc ht_op_vc(const struct ht_op *op);
 /* True for ops that take a tag and produce a completion. */
-bool ht_op_nonposted(enum ht_op_type t);
+inline bool ht_op_nonposted(enum ht_op_type t)
+{
+	return t != HT_OP_WRITE_P && t != HT_OP_FENCE && (unsigned)t < HT_OP__COUNT;
+}
 
 /*
  * Split a read or write of any length into legal single-packet ops (helper).

@@ -5,6 +5,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #define COOKIE_POSTED 0xFFFFu
@@ -49,8 +50,12 @@ int ht_wl_init(struct ht_workload *w, const struct ht_wl_cfg *cfg)
 		any |= cfg->weight[i] != 0;
 	if (!any)
 		memcpy(w->cfg.weight, default_weight, sizeof(default_weight));
-	for (unsigned i = 0; i < HT_OP__COUNT; i++)
+	w->only_type = -1;
+	for (unsigned i = 0; i < HT_OP__COUNT; i++) {
 		w->wsum += w->cfg.weight[i];
+		if (w->cfg.weight[i])
+			w->only_type = w->wsum == w->cfg.weight[i] ? (int)i : -1;
+	}
 	if (!w->cfg.max_inflight)
 		w->cfg.max_inflight = HT_WL_MAX_INFLIGHT;
 	ht_rand_seed(&w->rng, cfg->seed);
@@ -86,11 +91,15 @@ static uint8_t *shadow_at(const struct ht_workload *w, uint64_t addr)
 static void gen_random(struct ht_workload *w, struct ht_op *op)
 {
 	struct ht_rand *r = &w->rng;
-	memset(op, 0, sizeof(*op));
-	int t = ht_rand_pick_sum(r, w->cfg.weight, HT_OP__COUNT, w->wsum);
+	/* every field but data[], which is written up to len for writes */
+	memset(op, 0, offsetof(struct ht_op, data));
+	int t = w->only_type >= 0 ? w->only_type :
+		ht_rand_pick_sum(r, w->cfg.weight, HT_OP__COUNT, w->wsum);
 	op->type = (uint8_t)(t < 0 ? HT_OP_READ : t);
 	uint64_t blk = w->cfg.base + 64 * ht_rand_below(r, nblocks(w));
-	bool byte = ht_rand_pct(r, w->cfg.byte_pct);
+	/* a draw only where it decides something */
+	bool byte = !w->cfg.fixed_len && w->cfg.byte_pct &&
+		    (w->cfg.byte_pct >= 100 || ht_rand_pct(r, w->cfg.byte_pct));
 	uint32_t off, len, fixed = w->cfg.fixed_len;
 
 	switch (op->type) {
@@ -127,25 +136,21 @@ static void gen_random(struct ht_workload *w, struct ht_op *op)
 		}
 		op->addr = blk + off;
 		op->len = len;
-		/* the same bytes as one little-endian u64 per 8 bytes, written a
-		 * word at a time (byte stores were a third of ht_wl_peek), from a
-		 * copy of the generator: the byte stores may alias w->rng, which
-		 * kept its four words in memory (a load and a store each per word) */
+		/* one 64-bit draw per op, then a Weyl sequence (x + i * golden
+		 * ratio) as little-endian words: ops' data differ but by a 2^-64
+		 * chance, and the words of one op from each other, which is all
+		 * the shadow check needs, for a third of a draw per word */
 		{
-			struct ht_rand g = *r;
+			uint64_t v = ht_rand_u64(r);
+			uint32_t i = 0, n = len < sizeof(op->data) ? len : sizeof(op->data);
 
-			for (uint32_t i = 0; i < len; i += 8) {
-				uint64_t v = ht_rand_u64(&g);
-				if (len - i >= 8) {
-					uint64_t le = htole64(v);
+			for (; i + 8 <= n; i += 8, v += 0x9E3779B97F4A7C15ull) {
+				uint64_t le = htole64(v);
 
-					memcpy(op->data + i, &le, 8);
-					continue;
-				}
-				for (uint32_t b = 0; i + b < len; b++)
-					op->data[i + b] = (uint8_t)(v >> (8 * b));
+				memcpy(op->data + i, &le, 8);
 			}
-			*r = g;
+			for (uint32_t b = 0; i + b < n; b++)
+				op->data[i + b] = (uint8_t)(v >> (8 * b));
 		}
 		break;
 	case HT_OP_FETCH_ADD:

@@ -99,6 +99,7 @@ struct ht_workload {
 	struct ht_wl_cfg cfg;
 	struct ht_rand rng;
 	uint64_t wsum;           /* sum of cfg.weight (set up once for the draws) */
+	int      only_type;      /* the one op type with a weight, else -1 (no draw) */
 	uint64_t generated;      /* random ops generated (incl. the pending one) */
 	uint64_t sweep_next;     /* next sweep block */
 	uint64_t seq;            /* ops committed */

@@ -417,7 +417,7 @@ int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
 
 	if (!e)
 		return rc;
-	htoe_pkt_copy(buf, e->bytes, e->len);
+	ht_data_copy(buf, e->bytes, e->len);
 	if (!b->lq_lent)
 		htoe_local_output_done(b);
 	return e->len;

@@ -25,7 +25,7 @@ int htoe_lq_push(struct htoe *b, enum ht_vc vc, const uint8_t *pkt, size_t len,
 	if (!htoe_lq_room(b, vc) || len > HT_MAX_PKT_LEN)
 		return -EAGAIN;
 	e = &q->e[q->tail & q->mask];
-	htoe_pkt_copy(e->bytes, pkt, len);
+	ht_data_copy(e->bytes, pkt, len);
 	e->len = (uint8_t)len;
 	e->vl = vl;
 	e->epoch = epoch;

@@ -84,7 +84,7 @@ struct htoe_slot *htoe_encap_enqueue(struct htoe_vl *v, const struct ht_desc *d,
 	if (!vcq_room(q) || d->len > sizeof(s->bytes))
 		return NULL;
 	s = vcq_at(q, q->tail);
-	htoe_pkt_copy(s->bytes, d->pkt, d->len);
+	ht_data_copy(s->bytes, d->pkt, d->len);
 	return slot_commit(v, vc, s, d->len, ht_cmd_has_data(d->cmd), d->passpw, now);
 }
 
@@ -117,7 +117,7 @@ static size_t copy_slots(const struct htoe_vcq *q, uint32_t first, unsigned npkt
 	for (unsigned i = 0; i < npkts; i++) {
 		const struct htoe_slot *s = vcq_at(q, first + i);
 
-		htoe_pkt_copy(buf + off, s->bytes, s->len);
+		ht_data_copy(buf + off, s->bytes, s->len);
 		off += s->len;
 	}
 	return off;

@@ -22,28 +22,6 @@
 #include "htoe/htoe_poison.h"
 #include "htoe/htoe_tagremap.h"
 
-/* Copy one HT packet (len <= HT_MAX_PKT_LEN; HT packets are whole
- * doublewords) in 16-, 8- and 4-byte moves. A memcpy bounded by a uint8_t
- * length is expanded by the compiler into a byte loop of six instructions
- * a byte; this takes a few per 16 bytes. */
-static inline void htoe_pkt_copy(uint8_t *restrict dst, const uint8_t *restrict src, size_t len)
-{
-	size_t i = 0;
-
-	for (; i + 16 <= len; i += 16)
-		memcpy(dst + i, src + i, 16);
-	if (i + 8 <= len) {
-		memcpy(dst + i, src + i, 8);
-		i += 8;
-	}
-	if (i + 4 <= len) {
-		memcpy(dst + i, src + i, 4);
-		i += 4;
-	}
-	for (; i < len; i++) /* not reached for a well-formed HT packet */
-		dst[i] = src[i];
-}
-
 /* One HT packet queued on a VL, waiting to be framed or framed and not yet
  * acknowledged (it is the retransmission copy). */
 struct htoe_slot {
