@@ -36,16 +36,17 @@ if [ "$quick" -eq 0 ]; then
   # Sanitizers: every test again under ASan+UBSan, aborting on any report.
   export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+  run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
+    -Db_lto=false
 fi
 
 # A short libFuzzer run of every fuzz target (clang, ASan+UBSan).
 if [ "$quick" -eq 0 ]; then
   fuzz_secs=${HTOE_FUZZ_SECONDS:-20}
   if [ -d build-fuzz ]; then
-    CC=clang meson setup --reconfigure build-fuzz -Dfuzz=true -Dtests=false >/dev/null
+    CC=clang meson setup --reconfigure build-fuzz -Dfuzz=true -Dtests=false -Db_lto=false >/dev/null
   else
-    CC=clang meson setup build-fuzz -Dfuzz=true -Dtests=false >/dev/null
+    CC=clang meson setup build-fuzz -Dfuzz=true -Dtests=false -Db_lto=false >/dev/null
   fi
   if ninja -C build-fuzz && tests/fuzz/run-short.sh build-fuzz "$fuzz_secs"; then
     echo "== fuzz: ok (${fuzz_secs}s per target)"
