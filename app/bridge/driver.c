@@ -450,28 +450,28 @@ static void idle_sleep(struct br_idle *s, uint64_t ns)
 	s->sleeps++;
 }
 
-void br_idle_after(struct br_idle *s, bool worked, uint64_t now, uint64_t wake)
+uint64_t br_idle_after(struct br_idle *s, bool worked, uint64_t now, uint64_t wake, uint64_t tsc)
 {
-	uint64_t t = rte_rdtsc(), d;
+	uint64_t t = tsc ? tsc : rte_rdtsc(), d;
 
 	s->total_tsc += t - s->t_last;
 	if (worked)
 		s->busy_tsc += t - s->t_last;
 	s->t_last = t;
 	if (s->mode != BR_POLL_ADAPTIVE)
-		return;
+		return t;
 	if (worked) {
 		s->idle_since = 0;
-		return;
+		return t;
 	}
 	if (!s->idle_since) {
 		s->idle_since = now ? now : 1;
-		return;
+		return t;
 	}
 	d = br_idle_sleep_ns(now - s->idle_since, wake > now ? wake - now : 0, s->n_intr != 0);
 	if (!d) {
 		rte_pause();
-		return;
+		return t;
 	}
 	idle_sleep(s, d);
 	uint64_t t2 = rte_rdtsc();
@@ -479,4 +479,5 @@ void br_idle_after(struct br_idle *s, bool worked, uint64_t now, uint64_t wake)
 	s->sleep_tsc += t2 - t;
 	s->total_tsc += t2 - t;
 	s->t_last = t2;
+	return t2;
 }

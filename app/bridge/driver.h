@@ -156,12 +156,16 @@ struct br_idle {
 void br_idle_init(struct br_idle *s, enum br_poll_mode mode, const uint16_t *ports,
 		  unsigned n_ports, uint64_t tsc_hz);
 /* After each loop iteration: `worked` (frames moved or local work done),
- * `now` (ns, the iteration's time) and `wake` (ns: the earliest deadline of
- * the lcore's drivers, br_drv_next_wake). Busy: counts and returns.
+ * `now` (ns, the iteration's time), `wake` (ns: the earliest deadline of
+ * the lcore's drivers, br_drv_next_wake) and `tsc`, the TSC the caller read
+ * at the end of its polls (0: read it here). Busy: counts and returns.
  * Adaptive: once idle for BR_IDLE_SPIN_NS it sleeps until `wake`, at most
  * as long as br_idle_sleep_ns() (idle.h) says; the first frame or local
- * work ends the idle state. */
-void br_idle_after(struct br_idle *s, bool worked, uint64_t now, uint64_t wake);
+ * work ends the idle state. Returns the TSC to start the next iteration
+ * with: `tsc`, or the time after a sleep. A TSC read costs about 12 ns on
+ * the VM of docs/benchmarks.md; a loop that reads it once per poll rather
+ * than three times keeps that off the round trip. */
+uint64_t br_idle_after(struct br_idle *s, bool worked, uint64_t now, uint64_t wake, uint64_t tsc);
 void br_idle_fini(struct br_idle *s);
 const char *br_poll_mode_name(enum br_poll_mode m);
 

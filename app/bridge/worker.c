@@ -335,33 +335,43 @@ int br_lcore_loop(void *arg)
 	for (unsigned i = 0; i < lc->n_nodes; i++)
 		ports[i] = lc->nodes[i]->drv.port->port_id;
 	br_idle_init(&lc->idle, a->poll, ports, lc->n_nodes, a->tsc_hz);
+	/* One TSC read per node poll: the time after a node's poll is the start
+	 * of the next node's and, with the drain and publish checks that
+	 * follow (tens of ns), of the next iteration's; re-read only after
+	 * something that takes long (a sleep, a flush, a publish). */
+	uint64_t tsc = rte_rdtsc();
+
 	for (;;) {
 		int phase = __atomic_load_n(&a->phase, __ATOMIC_RELAXED);
-		uint64_t tsc = rte_rdtsc(), now = br_now_ns(a, tsc), wake = UINT64_MAX;
+		uint64_t now = br_now_ns(a, tsc), wake = UINT64_MAX, t1 = now, tend = tsc;
 		bool worked = false;
 
 		if (phase == BR_QUIT)
 			break;
 		for (unsigned i = 0; i < lc->n_nodes; i++) {
 			struct br_node *n = lc->nodes[i];
-			uint64_t t0 = i ? br_now_ns(a, rte_rdtsc()) : now, t1;
+			uint64_t t0 = t1;
 
 			if (n->last_poll_ns && t0 - n->last_poll_ns > n->c.gap_max_ns)
 				n->c.gap_max_ns = t0 - n->last_poll_ns;
 			worked |= node_poll(a, n, t0, phase);
 			wake = RTE_MIN(wake, br_drv_next_wake(&n->drv));
-			t1 = br_now_ns(a, rte_rdtsc());
+			tend = rte_rdtsc();
+			t1 = br_now_ns(a, tend);
 			if (t1 - t0 > n->c.poll_max_ns)
 				n->c.poll_max_ns = t1 - t0;
 			n->last_poll_ns = t0;
 		}
-		if (unlikely(pause_thr) && ht_rand_u64(&prng) < pause_thr)
+		if (unlikely(pause_thr) && ht_rand_u64(&prng) < pause_thr) {
 			rte_delay_us_sleep(1 + (unsigned)ht_rand_below(&prng, a->cfg.lcore_pause_max_ns /
 									   1000));
+			tend = rte_rdtsc();
+		}
 		if (tsc - prev_drain >= drain_tsc) {
 			for (unsigned i = 0; i < lc->n_nodes; i++)
 				br_port_flush(lc->nodes[i]->drv.port);
 			prev_drain = tsc;
+			tend = rte_rdtsc();
 		}
 		if (tsc - prev_pub >= pub_tsc) {
 			for (unsigned i = 0; i < lc->n_nodes; i++) {
@@ -375,11 +385,14 @@ int br_lcore_loop(void *arg)
 			__atomic_store_n(&lc->pub_sleep, lc->idle.sleep_tsc, __ATOMIC_RELAXED);
 			if (lc->is_main)
 				control(a, &ctl, now);
+			tend = rte_rdtsc();
 		}
-		if (!lc->n_nodes)
+		if (!lc->n_nodes) {
 			rte_delay_us_sleep(100);
-		else /* adaptive: sleeps when idle, until the next deadline at most */
-			br_idle_after(&lc->idle, worked, now, wake);
+			tsc = rte_rdtsc();
+		} else { /* adaptive: sleeps when idle, until the next deadline at most */
+			tsc = br_idle_after(&lc->idle, worked, now, wake, tend);
+		}
 	}
 	br_idle_fini(&lc->idle);
 	for (unsigned i = 0; i < lc->n_nodes; i++) {

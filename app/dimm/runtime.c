@@ -224,15 +224,18 @@ int dr_exporter_loop(void *arg)
 	uint16_t port = x->drv.port->port_id;
 
 	br_idle_init(&x->idle, d->br->poll, &port, 1, d->br->tsc_hz);
+	/* one TSC read per iteration: br_idle_after's, which starts the next */
+	uint64_t tsc = rte_rdtsc();
+
 	while (!atomic_load_explicit(&d->quit_b, memory_order_relaxed)) {
-		uint64_t now = dr_now(d);
+		uint64_t now = br_now_ns(d->br, tsc);
 		unsigned work;
 
 		x->c.polls++;
 		work = br_drv_rx(&x->drv, now);
 		if (__atomic_load_n(&x->drv.deaf, __ATOMIC_RELAXED)) {
 			/* crashed: it answers nothing, keeps no time */
-			br_idle_after(&x->idle, work, now, UINT64_MAX);
+			tsc = br_idle_after(&x->idle, work, now, UINT64_MAX, 0);
 			continue;
 		}
 		br_drv_expire(&x->drv, now);
@@ -242,7 +245,8 @@ int dr_exporter_loop(void *arg)
 		work += br_drv_tx(&x->drv, now);
 		x->drv.deadline = dimm_node_next_deadline(&x->dn);
 		br_drv_watch(&x->drv, now);
-		br_idle_after(&x->idle, work || htoe_busy(x->b), now, br_drv_next_wake(&x->drv));
+		tsc = br_idle_after(&x->idle, work || htoe_busy(x->b), now, br_drv_next_wake(&x->drv),
+				    0);
 	}
 	br_idle_fini(&x->idle);
 	return 0; /* the driver's mbufs go back in br_drv_fini (dr_nodes_teardown) */
