@@ -163,8 +163,8 @@ void br_idle_init(struct br_idle *s, enum br_poll_mode mode, const uint16_t *por
  * as long as br_idle_sleep_ns() (idle.h) says; the first frame or local
  * work ends the idle state. Returns the TSC to start the next iteration
  * with: `tsc`, or the time after a sleep. A TSC read costs about 12 ns on
- * the VM of docs/benchmarks.md; a loop that reads it once per poll rather
- * than three times keeps that off the round trip. */
+ * the VM of docs/benchmarks.md; br_lcore_loop reads it once per node poll
+ * with this, where it read it three times per iteration. */
 uint64_t br_idle_after(struct br_idle *s, bool worked, uint64_t now, uint64_t wake, uint64_t tsc);
 void br_idle_fini(struct br_idle *s);
 const char *br_poll_mode_name(enum br_poll_mode m);

@@ -900,10 +900,6 @@ static inline void dec_resp(uint32_t d0, struct ht_pkt *o)
 	o->count = BITS(d0, 22, 4);
 }
 
-/* Copy n (<= 64, multiple of 4) data bytes in words: gcc -O2 turns a memcpy
- * of this size (fixed or not) into `rep movs`, which cost ~100-150 ns per
- * packet here (perf annotate of ht_decode). */
-
 /* Start a decode: zero the header fields, and the data bytes the packet
  * does not fill and the struct's tail padding (out->data[0, n) is written by
  * the caller), instead of the whole struct. */

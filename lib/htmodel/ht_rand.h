@@ -54,8 +54,8 @@ static inline uint64_t ht_rand_u64(struct ht_rand *r)
 /* Uniform in [0, n); n == 0 returns 0. Unbiased: Lemire's multiply-and-
  * shift (the high word of x * n), drawing again only when the low word falls
  * in the 2^64 mod n values that would bias it; that bound (a division) is
- * computed only when the low word is below n, so almost never: the old
- * rejection loop divided twice per draw, a tenth of a posted write's cost. */
+ * computed only when the low word is below n, so almost never (the old
+ * rejection loop divided twice per draw). */
 static inline uint64_t ht_rand_below(struct ht_rand *r, uint64_t n)
 {
 	__extension__ typedef unsigned __int128 u128;

@@ -139,7 +139,8 @@ static void gen_random(struct ht_workload *w, struct ht_op *op)
 		/* one 64-bit draw per op, then a Weyl sequence (x + i * golden
 		 * ratio) as little-endian words: ops' data differ but by a 2^-64
 		 * chance, and the words of one op from each other, which is all
-		 * the shadow check needs, for a third of a draw per word */
+		 * the shadow check needs, at a third of the cost of a draw per
+		 * word */
 		{
 			uint64_t v = ht_rand_u64(r);
 			uint32_t i = 0, n = len < sizeof(op->data) ? len : sizeof(op->data);
