@@ -62,7 +62,7 @@ unsigned htoe_credit_tx_update(struct htoe_credit_tx *tx,
 #pragma GCC unroll 2
 		for (int d = 0; d < 2; d++) {
 			uint16_t nl = credit[2 * v + d];
-			int32_t df = htoe_credit_sdiff(nl, tx->limit[v][d]);
+			int32_t df = htoe_seq_diff(nl, tx->limit[v][d]);
 			if (df > 0) {
 				tx->limit[v][d] = nl;
 				mask |= 1u << (2 * v + d);
@@ -188,8 +188,8 @@ int htoe_credit_rx_receive_n(struct htoe_credit_rx *rx, enum ht_vc vc, unsigned 
 {
 	if (!htoe_credit_vc_ok(vc) || ndata > npkts)
 		return -EINVAL;
-	if (htoe_credit_sdiff(rx->granted[vc][0], rx->received[vc][0]) < (int)npkts ||
-	    (ndata && htoe_credit_sdiff(rx->granted[vc][1], rx->received[vc][1]) < (int)ndata)) {
+	if (htoe_seq_diff(rx->granted[vc][0], rx->received[vc][0]) < (int)npkts ||
+	    (ndata && htoe_seq_diff(rx->granted[vc][1], rx->received[vc][1]) < (int)ndata)) {
 		rx->overruns++;
 		return -ENOSPC;
 	}
@@ -240,8 +240,8 @@ int htoe_credit_rx_release_n(struct htoe_rxpool *p, struct htoe_credit_rx *rx, e
 {
 	if (!htoe_credit_vc_ok(vc) || ndata > npkts)
 		return -EINVAL;
-	if (htoe_credit_sdiff(rx->received[vc][0], rx->released[vc][0]) < (int)npkts ||
-	    (ndata && htoe_credit_sdiff(rx->received[vc][1], rx->released[vc][1]) < (int)ndata))
+	if (htoe_seq_diff(rx->received[vc][0], rx->released[vc][0]) < (int)npkts ||
+	    (ndata && htoe_seq_diff(rx->received[vc][1], rx->released[vc][1]) < (int)ndata))
 		return -EINVAL;
 	if (!npkts)
 		return 0;
@@ -376,8 +376,8 @@ int htoe_credit_check(const struct htoe_rxpool *p, const struct htoe_credit_rx *
 			(const void *)((const char *)first + i * stride);
 		for (int v = 0; v < HT_VC_COUNT; v++) {
 			for (int d = 0; d < 2; d++) {
-				int32_t held = htoe_credit_sdiff(rx->received[v][d], rx->released[v][d]);
-				int32_t unused = htoe_credit_sdiff(rx->granted[v][d], rx->received[v][d]);
+				int32_t held = htoe_seq_diff(rx->received[v][d], rx->released[v][d]);
+				int32_t unused = htoe_seq_diff(rx->granted[v][d], rx->received[v][d]);
 				if (held < 0)
 					return fail(err, errlen,
 						    "credit: VL %zu %s released %u > received %u",
@@ -431,13 +431,13 @@ int htoe_credit_check_pair(const struct htoe_credit_tx *tx,
 {
 	for (int v = 0; v < HT_VC_COUNT; v++) {
 		for (int d = 0; d < 2; d++) {
-			if (htoe_credit_sdiff(tx->limit[v][d], tx->consumed[v][d]) < 0)
+			if (htoe_seq_diff(tx->limit[v][d], tx->consumed[v][d]) < 0)
 				return fail(err, errlen, "credit pair: %s consumed %u > limit %u",
 					    cls_name[v][d], tx->consumed[v][d], tx->limit[v][d]);
-			if (htoe_credit_sdiff(rx->granted[v][d], tx->limit[v][d]) < 0)
+			if (htoe_seq_diff(rx->granted[v][d], tx->limit[v][d]) < 0)
 				return fail(err, errlen, "credit pair: %s limit %u > granted %u",
 					    cls_name[v][d], tx->limit[v][d], rx->granted[v][d]);
-			if (htoe_credit_sdiff(tx->consumed[v][d], rx->received[v][d]) < 0)
+			if (htoe_seq_diff(tx->consumed[v][d], rx->received[v][d]) < 0)
 				return fail(err, errlen, "credit pair: %s received %u > consumed %u",
 					    cls_name[v][d], rx->received[v][d], tx->consumed[v][d]);
 		}

@@ -87,6 +87,7 @@
 #include <stdint.h>
 
 #include "htmodel/ht_packet.h"
+#include "htoe/htoe_wire.h"
 
 #define HTOE_CREDIT_NCLASS   6       /* 2 * HT_VC_COUNT, wire order */
 #define HTOE_CREDIT_POOL_MAX 32767u  /* max buffers per class in a pool */
@@ -97,12 +98,8 @@ static inline unsigned htoe_credit_class(enum ht_vc vc, bool data)
 	return 2u * (unsigned)vc + (data ? 1u : 0u);
 }
 
-/* Serial a - b on 16 bits, and whether vc is one of the three VCs. */
-static inline int32_t htoe_credit_sdiff(uint16_t a, uint16_t b)
-{
-	return (int32_t)(int16_t)(uint16_t)(a - b);
-}
-
+/* Whether vc is one of the three VCs. (The 16-bit counters are compared
+ * with htoe_seq_diff, htoe_wire.h: they wrap.) */
 static inline bool htoe_credit_vc_ok(enum ht_vc vc)
 {
 	return vc == HT_VC_P || vc == HT_VC_NP || vc == HT_VC_R;
@@ -138,7 +135,7 @@ static inline uint16_t htoe_credit_tx_avail(const struct htoe_credit_tx *tx, enu
 {
 	if (!htoe_credit_vc_ok(vc))
 		return 0;
-	int32_t a = htoe_credit_sdiff(tx->limit[vc][data], tx->consumed[vc][data]);
+	int32_t a = htoe_seq_diff(tx->limit[vc][data], tx->consumed[vc][data]);
 	return a > 0 ? (uint16_t)a : 0;
 }
 

@@ -52,6 +52,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "htoe/htoe_wire.h"
+
 #define HTOE_RETRY_WINDOW_MAX 4096u
 #define HTOE_RETRY_NEVER      UINT64_MAX   /* "no deadline" */
 
@@ -118,11 +120,7 @@ struct htoe_retry_sb {
 
 /* ---- serial arithmetic on 16-bit sequence numbers ---------------------- */
 
-/* a - b as a signed distance in [-32768, 32767]. */
-static inline int32_t htoe_seq_diff(uint16_t a, uint16_t b)
-{
-	return (int32_t)(int16_t)(uint16_t)(a - b);
-}
+/* htoe_seq_diff(a, b), a - b as a signed distance: htoe_wire.h. */
 
 /* a is before b (serially). */
 static inline bool htoe_seq_lt(uint16_t a, uint16_t b)
@@ -471,7 +469,7 @@ bool htoe_retry_rx_can_hold(const struct htoe_retry *r, uint16_t seq);
 int  htoe_retry_rx_hold(struct htoe_retry *r, uint16_t seq, uint64_t now);
 inline bool htoe_retry_rx_is_held(const struct htoe_retry *r, uint16_t seq)
 {
-	int32_t off = (int32_t)(int16_t)(uint16_t)(seq - r->expected); /* htoe_seq_diff */
+	int32_t off = htoe_seq_diff(seq, r->expected);
 
 	return r->sel && off >= 0 && off <= r->sb_mask &&
 	       (r->sb[seq & r->sb_mask].flags & HTOE_RETRY_SB_HELD);

@@ -20,6 +20,7 @@
 extern inline bool htoe_ftype_valid(unsigned ftype);
 extern inline bool htoe_ftype_has_payload(unsigned ftype);
 extern inline bool htoe_ftype_has_seq(unsigned ftype);
+extern inline int32_t htoe_seq_diff(uint16_t a, uint16_t b);
 
 /* ------------------------------------------------------------------ names */
 

@@ -29,6 +29,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The 16-bit counters of the header wrap: frame sequence numbers and acks,
+ * and the credit counters. a - b as a signed distance in [-32768, 32767]
+ * (serial arithmetic), exact while the two are less than 2^15 apart. The
+ * one helper for all of them (htoe_retry.h, htoe_credit.h). */
+inline int32_t htoe_seq_diff(uint16_t a, uint16_t b)
+{
+	return (int32_t)(int16_t)(uint16_t)(a - b);
+}
+
 #define HTOE_ETHERTYPE      0x88B5u /* IEEE 802 Local Experimental EtherType 1 */
 #define HTOE_TPID_8021Q     0x8100u
 #define HTOE_TPID_8021AD    0x88A8u /* S-tag: never accepted (double tag) */
