@@ -781,7 +781,8 @@ static void test_bridges_clean_and_lossy(void **state)
  * a 4 KiB fetch (64 pipelined reads), 300 of each, every fetched page
  * checked against the shadow and node 2's memory against it at the end.
  * Also the deterministic input of docs/benchmarks.md's per-page figures:
- * valgrind --tool=callgrind --toggle-collect=test_bridges_pages.
+ * valgrind --tool=callgrind --toggle-collect=test_bridges_pages test_dimm
+ * test_bridges_pages.
  */
 static void test_bridges_pages(void **state)
 {
@@ -937,8 +938,10 @@ static void test_bridges_remote_lost(void **state)
 	free(w);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]); /* by hand, e.g. test_bridges_pages */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spsc),
 		cmocka_unit_test(test_blocking_loop),
