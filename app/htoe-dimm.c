@@ -827,6 +827,14 @@ static bool run_mapped(struct app_state *s, int k, unsigned pct)
 	       rr->st.faults, (double)rr->p50 / 1e3, (double)rr->p99 / 1e3, rr->st.wp_faults,
 	       rr->st.writebacks, cleaned, retried, rr->verified ? "verified" : "MISMATCH: ",
 	       rr->why);
+	if (o->verbose && (rr->st.victim_waits || rr->st.batch_waits))
+		printf("htoe-dimm:        of the faults, %" PRIu64 " waited for their victim's write-back"
+		       " (p50 %.0f us, p99 %.0f us), %" PRIu64 " for an earlier batch's (p50 %.0f us,"
+		       " p99 %.0f us)\n",
+		       rr->st.victim_waits, dimm_hist_quantile(rr->st.hist_victim, 0.5) / 1e3,
+		       dimm_hist_quantile(rr->st.hist_victim, 0.99) / 1e3, rr->st.batch_waits,
+		       dimm_hist_quantile(rr->st.hist_batch, 0.5) / 1e3,
+		       dimm_hist_quantile(rr->st.hist_batch, 0.99) / 1e3);
 	s->n_runs++;
 	dr_pager_withdraw(d);
 	dimm_pager_free(p);
@@ -962,6 +970,12 @@ static json_t *jratio(double us, double base_us, bool done)
 	return done && base_us > 0 ? json_real(us / base_us) : json_null();
 }
 
+/* A quantile of a fault histogram in us, null when it holds no fault. */
+static json_t *jquantile(const uint32_t *hist, uint64_t n, double q)
+{
+	return n ? json_real((double)dimm_hist_quantile(hist, q) / 1e3) : json_null();
+}
+
 static json_t *stats_json(const struct run_res *r)
 {
 	json_t *j = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
@@ -986,6 +1000,15 @@ static json_t *stats_json(const struct run_res *r)
 	json_object_set_new(j, "batched_drops", json_integer((json_int_t)r->st.batched_drops));
 	json_object_set_new(j, "batched_writebacks",
 			    json_integer((json_int_t)r->st.batched_writebacks));
+	json_object_set_new(j, "copied_writebacks",
+			    json_integer((json_int_t)r->st.copied_writebacks));
+	/* the faults that waited for a write-back, by what they waited for */
+	json_object_set_new(j, "victim_waits", json_integer((json_int_t)r->st.victim_waits));
+	json_object_set_new(j, "victim_wait_p50_us", jquantile(r->st.hist_victim, r->st.victim_waits, 0.5));
+	json_object_set_new(j, "victim_wait_p99_us", jquantile(r->st.hist_victim, r->st.victim_waits, 0.99));
+	json_object_set_new(j, "batch_waits", json_integer((json_int_t)r->st.batch_waits));
+	json_object_set_new(j, "batch_wait_p50_us", jquantile(r->st.hist_batch, r->st.batch_waits, 0.5));
+	json_object_set_new(j, "batch_wait_p99_us", jquantile(r->st.hist_batch, r->st.batch_waits, 0.99));
 	return j;
 }
 

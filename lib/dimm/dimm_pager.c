@@ -57,7 +57,12 @@ struct pm_scan_arg {
 #endif
 
 enum { ROOM_NEED = 0, ROOM_WAIT, ROOM_OK };
-enum { PG_ABSENT = 0, PG_FETCHING, PG_CLEAN, PG_DIRTY, PG_EVICTING, PG_POISONED };
+/* what a fetch waited for to get its slot (dimm_pager_stats victim_waits, batch_waits) */
+enum { WAIT_NONE = 0, WAIT_VICTIM, WAIT_BATCH };
+/* PG_EVICTING: resident, its write-back in flight (from the mapping);
+ * PG_WRITING: dropped already, its write-back in flight from a copy (the
+ * page is fetched again only once that is confirmed) */
+enum { PG_ABSENT = 0, PG_FETCHING, PG_CLEAN, PG_DIRTY, PG_EVICTING, PG_POISONED, PG_WRITING };
 
 #define N_FETCH  16u     /* fetches in flight (demand + readahead) */
 #define N_EVICT  16u     /* dirty write-backs in flight */
@@ -99,6 +104,7 @@ struct fetch {
 	int      status;
 	uint8_t  ht_err;
 	uint8_t  room;        /* ROOM_NEED, ROOM_WAIT (an eviction), ROOM_OK */
+	uint8_t  room_why;    /* what it waited for: WAIT_NONE, WAIT_VICTIM, WAIT_BATCH */
 	uint8_t  retries;     /* sent again after a VL reset */
 	uint32_t page;
 	uint64_t t0;
@@ -108,6 +114,10 @@ struct fetch {
 struct evict {
 	bool     used;
 	bool     keep;        /* the cleaner's: the page stays resident, clean */
+	bool     copied;      /* the page was copied to buf and dropped at once
+				 (PG_WRITING): written back from buf, its slot
+				 free already */
+	uint8_t *buf;         /* DIMM_PAGE bytes: the copy */
 	uint8_t  left;        /* completions outstanding (write, flush) */
 	uint8_t  lead;        /* the slot whose flush confirms this write (its own,
 				 or the first of its batch: evict_submit) */
@@ -120,6 +130,7 @@ struct evict {
 				 application was stopped, `resumed` then = res0 */
 	unsigned res0;
 	uint32_t page;
+	uint64_t seq;         /* claim order (make_room waits for the oldest) */
 };
 
 struct pend {
@@ -165,6 +176,8 @@ struct dimm_pager {
 	_Atomic unsigned stopped_more; /* threads in sigbus_serve without a slot there */
 	unsigned n_pend;
 	uint8_t *bufs;
+	uint8_t *ebufs;              /* N_EVICT pages: the copies of evicted pages */
+	uint64_t ev_seq;             /* evictions claimed (struct evict seq) */
 
 	/* error state */
 	_Atomic int err;
@@ -485,12 +498,15 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	p->sync_mark = calloc(p->npages, 1);
 	p->pflags = calloc(p->npages, 1);
 	p->bufs = aligned_alloc(DIMM_PAGE, (size_t)N_FETCH * DIMM_PAGE);
-	if (!p->state || !p->ref || !p->sync_mark || !p->pflags || !p->bufs) {
+	p->ebufs = aligned_alloc(DIMM_PAGE, (size_t)N_EVICT * DIMM_PAGE);
+	if (!p->state || !p->ref || !p->sync_mark || !p->pflags || !p->bufs || !p->ebufs) {
 		ERR("dimm pager: out of memory");
 		goto fail;
 	}
 	for (unsigned i = 0; i < N_FETCH; i++)
 		p->fe[i].buf = p->bufs + (size_t)i * DIMM_PAGE;
+	for (unsigned i = 0; i < N_EVICT; i++)
+		p->ev[i].buf = p->ebufs + (size_t)i * DIMM_PAGE;
 	p->base = mmap(NULL, p->size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p->base == MAP_FAILED) {
@@ -593,6 +609,7 @@ void dimm_pager_free(struct dimm_pager *p)
 	free(p->sync_mark);
 	free(p->pflags);
 	free(p->bufs);
+	free(p->ebufs);
 	free(p);
 }
 
@@ -672,10 +689,11 @@ static int uf_wp(struct dimm_pager *p, uint32_t pg, bool on)
  * that also protects again what it reports (PM_SCAN_WP_MATCHING), so a
  * later write is seen by the next scan.
  *
- * wp_scan: write-protect the written pages of [pg, pg + n), mark them
- * PG_DIRTY (when resident) and return how many there were, or -errno.
+ * wp_scan: write-protect the written pages of [pg, pg + n) (not if
+ * !protect: a scan that changes no page table needs no TLB flush), mark
+ * them PG_DIRTY (when resident) and return how many there were, or -errno.
  */
-static long wp_scan(struct dimm_pager *p, uint32_t pg, uint32_t n)
+static long wp_scan(struct dimm_pager *p, uint32_t pg, uint32_t n, bool protect)
 {
 	struct page_region vec[64];
 	struct pm_scan_arg a;
@@ -685,7 +703,7 @@ static long wp_scan(struct dimm_pager *p, uint32_t pg, uint32_t n)
 	while (start < end) {
 		memset(&a, 0, sizeof(a));
 		a.size = sizeof(a);
-		a.flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC;
+		a.flags = (protect ? PM_SCAN_WP_MATCHING : 0) | PM_SCAN_CHECK_WPASYNC;
 		a.start = start;
 		a.end = end;
 		a.vec = (uintptr_t)vec;
@@ -720,7 +738,7 @@ static long wp_scan(struct dimm_pager *p, uint32_t pg, uint32_t n)
 /* Does PAGEMAP_SCAN work on this mapping in WP_ASYNC mode? 0 or -errno. */
 static int wp_scan_probe(struct dimm_pager *p)
 {
-	long r = wp_scan(p, 0, 1);
+	long r = wp_scan(p, 0, 1, true);
 
 	p->st.wp_scans = 0;
 	return r < 0 ? (int)r : 0;
@@ -888,7 +906,8 @@ static void evict_submit(struct dimm_pager *p, struct evict **es, unsigned n)
 		e->left = 2;
 		e->lead = (uint8_t)lead;
 		e->flushing = true;
-		h = dimm_write_async(c, page_off(p, e->page), page_addr(p, e->page), DIMM_PAGE, 0,
+		h = dimm_write_async(c, page_off(p, e->page),
+				     e->copied ? e->buf : page_addr(p, e->page), DIMM_PAGE, 0,
 				     user_of(K_WB, (unsigned)(e - p->ev)));
 		if (h < 0) {
 			e->left--;
@@ -937,6 +956,8 @@ static struct evict *evict_claim(struct dimm_pager *p, uint32_t pg, bool keep)
 	e = &p->ev[i];
 	e->used = true;
 	e->keep = keep;
+	e->copied = false;
+	e->seq = ++p->ev_seq;
 	e->page = pg;
 	e->waiter = -1;
 	e->retries = 0;
@@ -1052,17 +1073,24 @@ static void drop_clean_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 
 /* Evict the dirty victim pg and, with it, the next dirty unreferenced
  * pages after it up to `known` (as drop_clean_victims; free slots
- * permitting): the victim's write-back with a flush of its own, which the
- * fault waits for, then the others' together with one flush, and the pages
- * that flush confirms are dropped together (finish_evicts): the next faults
- * find free slots instead of a write-back each. Only with dirty tracking: without it a page written while its
- * write-back is in flight would be dropped and the write lost, so there the
- * victim, for which the faulting thread waits, goes alone. wp-async: a
- * page the cleaner washed and that is dirty again waits for CLOCK to give
- * it its second chance (rewritten_after_clean). Returns the victim's slot,
- * or -1 when nothing is in flight. */
+ * permitting). copy: nothing writes them until they are dropped (the
+ * application is stopped, or wp protected them): each is copied to its
+ * slot's buffer, all are dropped in one drop_pages and written back from
+ * the copies with one flush; the fault has its slot at once and waits for
+ * no write-back, and a fault on one of them waits until its write-back is
+ * confirmed (PG_WRITING), then fetches it. Else the victim's write-back
+ * goes with a flush of its own, which the fault waits for, then the
+ * others' together with one flush, and the pages that flush confirms are
+ * dropped together (finish_evicts): the next faults find free slots
+ * instead of a write-back each. Only with dirty tracking: without it a
+ * page written while its write-back is in flight would be dropped and the
+ * write lost, so there the victim goes alone. wp-async: a page the cleaner
+ * washed and that is dirty again waits for CLOCK to give it its second
+ * chance (rewritten_after_clean). Returns -1 when the pages were copied
+ * and dropped (a slot is free now), the victim's slot to wait for, or -2
+ * when nothing is in flight. */
 static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known, bool quiet,
-			       unsigned res0)
+			       unsigned res0, bool copy)
 {
 	struct evict *es[DIMM_EVICT_BATCH];
 	uint32_t end = pg + p->evict_span;
@@ -1072,7 +1100,7 @@ static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 		end = known;
 	es[n] = evict_claim(p, pg, false);
 	if (!es[n])
-		return -1;
+		return -2;
 	es[n]->quiet = quiet && pg < known;
 	es[n]->res0 = res0;
 	n++;
@@ -1087,6 +1115,21 @@ static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 	}
 	if (n > 1)
 		p->st.batched_writebacks += n;
+	if (copy) {
+		uint32_t drop[DIMM_EVICT_BATCH];
+
+		for (unsigned k = 0; k < n; k++) {
+			memcpy(es[k]->buf, page_addr(p, es[k]->page), DIMM_PAGE);
+			es[k]->copied = true;
+			drop[k] = es[k]->page;
+		}
+		drop_pages(p, drop, n);
+		for (unsigned k = 0; k < n; k++)
+			p->state[drop[k]] = PG_WRITING;
+		p->st.copied_writebacks += n;
+		evict_go(p, es, n);
+		return -1;
+	}
 	/* the victim with a flush of its own first, which the fault waits
 	 * for; the rest behind it with one flush, overlapped with the fault's
 	 * install and the application's next steps (a later fault that needs
@@ -1094,28 +1137,56 @@ static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 	evict_go(p, es, 1);
 	if (n > 1)
 		evict_go(p, es + 1, n - 1);
-	return es[0]->used ? (int)(es[0] - p->ev) : -1;
+	return es[0]->used ? (int)(es[0] - p->ev) : -2;
 }
 
 /*
  * Make room for one more page: -1 when a slot is free now (the caller
  * reserves it), an eviction slot whose completion frees one, or -2 when
- * nothing can be evicted now (retry later).
+ * nothing can be evicted now (retry later). *why: for an eviction slot,
+ * WAIT_VICTIM if this call began its write-back, WAIT_BATCH if it was in
+ * flight before.
  */
-static int make_room(struct dimm_pager *p)
+static int make_room(struct dimm_pager *p, uint8_t *why)
 {
 	uint32_t scanned = 0, scanned_end = 0; /* pages [scanned, scanned_end) scanned by this call */
 	bool quiet = false; /* ... while the application was stopped (quiet_since) */
 	unsigned res0 = 0;
+	bool copy, slot_free = false;
+	int oldest = -1; /* of the copied write-backs in flight that no fetch waits for */
 
 	if (p->mapped + p->reserved < p->budget)
 		return -1;
+	/* may dirty victims be copied and dropped at once (evict_dirty_victims)?
+	 * With wp the claim protects them (several application threads may
+	 * run); else only while the application (one thread) is stopped,
+	 * asked before any scan (app_stopped) */
+	copy = (p->wp && !p->wp_async) || app_stopped(p);
 	/* a write-back of a batch in flight that no fetch waits for: its slot
 	 * frees when the batch's flush confirms it, sooner than a new
-	 * write-back would */
-	for (unsigned i = 0; i < N_EVICT; i++)
-		if (p->ev[i].used && !p->ev[i].keep && p->ev[i].waiter < 0)
+	 * write-back would; a copied one's slot is free already */
+	for (unsigned i = 0; i < N_EVICT; i++) {
+		const struct evict *e = &p->ev[i];
+
+		if (!e->used) {
+			slot_free = true;
+			continue;
+		}
+		if (e->keep || e->waiter >= 0)
+			continue;
+		if (!e->copied) {
+			*why = WAIT_BATCH;
 			return (int)i;
+		}
+		if (oldest < 0 || e->seq < p->ev[oldest].seq)
+			oldest = (int)i;
+	}
+	/* every copy buffer in use: the link is the limit, wait for the
+	 * oldest write-back to be confirmed */
+	if (copy && !slot_free && oldest >= 0) {
+		*why = WAIT_BATCH;
+		return oldest;
+	}
 	/* CLOCK: two sweeps find an unreferenced resident page if there is one */
 	for (uint64_t n = 0; n < 2ull * p->npages + 1; n++) {
 		uint32_t pg = p->hand;
@@ -1136,6 +1207,7 @@ static int make_room(struct dimm_pager *p)
 			e->keep = false;
 			p->st.evictions++;
 			p->st.clean_waits++;
+			*why = WAIT_BATCH;
 			return (int)(e - p->ev);
 		}
 		if (p->wp_async && !(pg >= scanned && pg < scanned_end)) {
@@ -1148,7 +1220,9 @@ static int make_room(struct dimm_pager *p)
 
 			res0 = atomic_load(&p->resumed);
 			quiet = p->sigbus && app_stopped(p);
-			if (wp_scan(p, pg, span) < 0) {
+			/* (copy: the pages found written go at once, and the
+			 * others stay dirty: nothing to protect) */
+			if (wp_scan(p, pg, span, !copy) < 0) {
 				p->state[pg] = PG_DIRTY; /* not known: write it back */
 				span = 0;
 			}
@@ -1162,15 +1236,17 @@ static int make_room(struct dimm_pager *p)
 			return -1;
 		}
 		int e = evict_dirty_victims(p, pg, p->wp_async ? scanned_end : p->npages,
-					    p->wp_async && quiet, res0);
+					    p->wp_async && quiet, res0, copy);
 
-		return e >= 0 ? e : -2;
+		*why = WAIT_VICTIM;
+		return e;
 	}
 	return -2;
 }
 
 static void fetch_room(struct dimm_pager *p, struct fetch *f)
 {
+	uint8_t why = WAIT_NONE;
 	int r;
 
 	if (f->room != ROOM_NEED)
@@ -1180,13 +1256,15 @@ static void fetch_room(struct dimm_pager *p, struct fetch *f)
 	 * faulting thread is stopped: never for a readahead (see try_install) */
 	if (p->wp_async && !f->waiter && p->mapped + p->reserved >= p->budget)
 		return;
-	r = make_room(p);
+	r = make_room(p, &why);
 	if (r == -1) {
 		p->reserved++;
 		f->room = ROOM_OK;
 	} else if (r >= 0) {
 		p->ev[r].waiter = (int)(f - p->fe);
 		f->room = ROOM_WAIT;
+		if (f->room_why < why)
+			f->room_why = why; /* a batch's wait is the longer one */
 	} else if (!f->waited) {
 		f->waited = true;
 		p->st.room_waits++;
@@ -1225,7 +1303,8 @@ static bool app_stopped(struct dimm_pager *p)
 			uint32_t v = atomic_load(&p->stopped_at[i]);
 
 			if (v && v <= p->npages &&
-			    (p->state[v - 1] == PG_ABSENT || p->state[v - 1] == PG_FETCHING))
+			    (p->state[v - 1] == PG_ABSENT || p->state[v - 1] == PG_FETCHING ||
+			     p->state[v - 1] == PG_WRITING))
 				return true;
 		}
 		return false;
@@ -1249,6 +1328,34 @@ static bool quiet_since(struct dimm_pager *p, struct evict **es, unsigned n)
 		if (!es[k]->status && (!es[k]->quiet || es[k]->res0 != atomic_load(&p->resumed)))
 			return false;
 	return app_stopped(p);
+}
+
+/* A copied write-back that failed for good (not a VL reset: the lease is
+ * lost, or the error state): the page's data goes back into the mapping
+ * from the copy, dirty, and the error is reported as for any write-back
+ * (the region is then served no more; the data is not lost while the
+ * mapping lives). */
+static void copy_back(struct dimm_pager *p, struct evict *e, char *rt, size_t rtlen)
+{
+	uint32_t pg = e->page;
+	struct uffdio_copy cp;
+
+	if (e->status)
+		set_error(p, e->status, "write-back of page %u (lease offset 0x%llx) failed%s: %s",
+			  pg, (unsigned long long)page_off(p, pg),
+			  retries_text(rt, rtlen, e->retries), dimm_strerror(e->status, e->ht_err));
+	p->state[pg] = PG_ABSENT;
+	if (p->dead)
+		return; /* unregistered (no poisoning here): nothing maps it */
+	memset(&cp, 0, sizeof(cp));
+	cp.dst = (uintptr_t)page_addr(p, pg);
+	cp.src = (uintptr_t)e->buf;
+	cp.len = DIMM_PAGE;
+	if (ioctl(p->fd, UFFDIO_COPY, &cp) == 0) {
+		p->state[pg] = PG_DIRTY;
+		p->ref[pg] = 1;
+		p->mapped++;
+	}
 }
 
 /*
@@ -1276,7 +1383,7 @@ static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
 			continue;
 		e->used = false;
 		es[m++] = e;
-		if (!e->status) {
+		if (!e->status && !e->copied) {
 			lo = e->page < lo ? e->page : lo;
 			hi = e->page > hi ? e->page : hi;
 		}
@@ -1295,13 +1402,22 @@ static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
 	 * when none of them can have been: each one scanned while the
 	 * application was stopped, and stopped ever since (quiet_since) */
 	if (p->wp_async && lo <= hi && !atomic_load(&p->err) && !quiet_since(p, es, m))
-		scan = wp_scan(p, lo, hi - lo + 1);
+		scan = wp_scan(p, lo, hi - lo + 1, true);
 
 	for (unsigned k = 0; k < m; k++) {
 		struct evict *e = es[k];
 		uint32_t pg = e->page;
 		bool ok = e->status == 0 && !atomic_load(&p->err);
 
+		if (e->copied) {
+			/* dropped already: absent from now on, or, failed, its
+			 * data back here from the copy (the error state) */
+			if (!ok)
+				copy_back(p, e, rt, sizeof(rt));
+			else
+				p->state[pg] = PG_ABSENT;
+			continue;
+		}
 		if (ok && p->wp_async && (scan < 0 || (p->pflags[pg] & PF_WRITTEN))) {
 			/* written during the write-back (or not known): stays, dirty */
 			p->state[pg] = PG_DIRTY;
@@ -1337,8 +1453,8 @@ static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
 		if (e->waiter >= 0) {
 			struct fetch *f = &p->fe[e->waiter];
 
-			f->room = ROOM_NEED;
-			if (p->state[e->page] == PG_ABSENT) {
+			f->room = ROOM_NEED; /* (a copied one's slot was free already) */
+			if (!e->copied && p->state[e->page] == PG_ABSENT) {
 				p->reserved++;
 				f->room = ROOM_OK;
 			}
@@ -1431,6 +1547,7 @@ static void start_fetch(struct dimm_pager *p, struct fetch *f, uint32_t pg, bool
 	f->waiter = waiter;
 	f->t0 = t0;
 	f->room = ROOM_NEED;
+	f->room_why = WAIT_NONE;
 	f->waited = false;
 	f->retries = 0;
 	p->state[pg] = PG_FETCHING;
@@ -1506,8 +1623,17 @@ static bool try_install(struct dimm_pager *p, struct fetch *f)
 	p->clean_due = true;
 	p->st.bytes_in += DIMM_PAGE;
 	if (f->waiter) {
+		uint64_t ns = now_ns() - f->t0;
+
 		p->st.faults++;
-		dimm_hist_add(p->st.hist, now_ns() - f->t0);
+		dimm_hist_add(p->st.hist, ns);
+		if (f->room_why == WAIT_VICTIM) {
+			p->st.victim_waits++;
+			dimm_hist_add(p->st.hist_victim, ns);
+		} else if (f->room_why == WAIT_BATCH) {
+			p->st.batch_waits++;
+			dimm_hist_add(p->st.hist_batch, ns);
+		}
 	}
 	fetch_release(p, f);
 	return true;
@@ -1615,6 +1741,7 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 		}
 		break;
 	case PG_EVICTING:
+	case PG_WRITING:
 		return false; /* after the write-back: then it is absent */
 	default:
 		break;
@@ -1735,7 +1862,7 @@ static unsigned sync_step(struct dimm_pager *p)
 		p->sync_retries = 0;
 		p->st.syncs++;
 		if (p->wp_async && !p->sync_st) {
-			long r = wp_scan(p, 0, p->npages);
+			long r = wp_scan(p, 0, p->npages, true);
 
 			if (r < 0)
 				p->sync_st = (int)r;
@@ -1838,11 +1965,11 @@ static long scan_ahead(struct dimm_pager *p, uint64_t n)
 	long r;
 
 	if (n >= p->npages)
-		return wp_scan(p, 0, p->npages);
+		return wp_scan(p, 0, p->npages, true);
 	if (n <= to_end)
-		return wp_scan(p, p->hand, (uint32_t)n);
-	r = wp_scan(p, p->hand, to_end);
-	return r < 0 ? r : wp_scan(p, 0, (uint32_t)(n - to_end));
+		return wp_scan(p, p->hand, (uint32_t)n, true);
+	r = wp_scan(p, p->hand, to_end, true);
+	return r < 0 ? r : wp_scan(p, 0, (uint32_t)(n - to_end), true);
 }
 
 /*

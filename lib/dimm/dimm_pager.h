@@ -169,8 +169,16 @@ struct dimm_pager_stats {
 	uint64_t clean_waits;     /* evictions that waited for the cleaner's write-back */
 	uint64_t wp_scans;        /* PAGEMAP_SCAN calls (wp-async dirty tracking) */
 	uint64_t scan_dirty;      /* pages they found written */
+	uint64_t copied_writebacks; /* evictions' write-backs sent from a copy, the page
+				     dropped at once (the fault waited for none of them) */
+	uint64_t victim_waits;    /* faults whose page waited for the write-back of the dirty
+				     victim evicted for it (and its flush) */
+	uint64_t batch_waits;     /* faults whose page waited for a write-back begun before
+				     the fault: the rest of a batch, or the cleaner's */
 	uint32_t hist[DIMM_HIST_BUCKETS]; /* fault service time: message read -> page installed */
 	uint32_t hist_wp[DIMM_HIST_BUCKETS]; /* WP fault service time */
+	uint32_t hist_victim[DIMM_HIST_BUCKETS]; /* of hist: the victim_waits faults */
+	uint32_t hist_batch[DIMM_HIST_BUCKETS];  /* of hist: the batch_waits faults */
 };
 
 struct dimm_pager;
