@@ -651,31 +651,12 @@ static void net_fini(struct net *w)
 	}
 }
 
-/* A client of lease h on node 1 (reads with PassPW when passpw). */
-static struct dimm_client *net_client(struct net *w, int h, bool passpw)
-{
-	struct htoe_lease_info li;
-	struct dimm_client_cfg cc;
-	char err[128];
-	struct dimm_client *c;
-
-	assert_int_equal(htoe_lease_get(w->n[1].lease, h, &li), 0);
-	dimm_client_cfg_from_lease(&cc, &li);
-	cc.depth = 128;
-	cc.idle = net_idle;
-	cc.arg = w;
-	cc.passpw_reads = passpw;
-	c = dimm_client_new(&cc, err, sizeof(err));
-	assert_non_null(c);
-	assert_int_equal(dimm_engine_attach(w->n[1].eng, c), 0);
-	assert_int_equal(dimm_node_bind(&w->n[1].node, h, c), 0);
-	return c;
-}
-
 /* Lease memory of node 2 from node 1 and bind a client to it. */
 static struct dimm_client *net_lease(struct net *w, uint64_t size, int *handle)
 {
 	struct htoe_lease_info li;
+	struct dimm_client_cfg cc;
+	char err[128];
 	int h = htoe_lease_request(w->n[1].lease, 2, size, 0, w->now);
 	struct dimm_client *c;
 
@@ -685,7 +666,14 @@ static struct dimm_client *net_lease(struct net *w, uint64_t size, int *handle)
 	assert_int_equal(htoe_lease_get(w->n[1].lease, h, &li), 0);
 	assert_int_equal(li.state, HTOE_LS_ACTIVE);
 	assert_int_equal(li.gaddr, GBASE + li.offset);
-	c = net_client(w, h, false);
+	dimm_client_cfg_from_lease(&cc, &li);
+	cc.depth = 128;
+	cc.idle = net_idle;
+	cc.arg = w;
+	c = dimm_client_new(&cc, err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(dimm_engine_attach(w->n[1].eng, c), 0);
+	assert_int_equal(dimm_node_bind(&w->n[1].node, h, c), 0);
 	*handle = h;
 	return c;
 }
@@ -787,6 +775,26 @@ static void test_bridges_clean_and_lossy(void **state)
 	free(w);
 }
 
+/* A second client of lease h on node 1 (reads with PassPW when passpw). */
+static struct dimm_client *net_client(struct net *w, int h, bool passpw)
+{
+	struct htoe_lease_info li;
+	struct dimm_client_cfg cc;
+	char err[128];
+	struct dimm_client *c;
+
+	assert_int_equal(htoe_lease_get(w->n[1].lease, h, &li), 0);
+	dimm_client_cfg_from_lease(&cc, &li);
+	cc.depth = 128;
+	cc.idle = net_idle;
+	cc.arg = w;
+	cc.passpw_reads = passpw;
+	c = dimm_client_new(&cc, err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(dimm_engine_attach(w->n[1].eng, c), 0);
+	assert_int_equal(dimm_node_bind(&w->n[1].node, h, c), 0);
+	return c;
+}
 
 /*
  * passpw_reads (the pager's fetch client), on the link: 8 pages of posted
