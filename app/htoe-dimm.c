@@ -724,6 +724,7 @@ static bool run_mapped(struct app_state *s, int k, unsigned pct)
 	}
 	memset(&pc, 0, sizeof(pc));
 	pc.client = d->pager_c;
+	pc.fetch_client = d->fetch_c;
 	pc.off = 0;
 	pc.size = s->wss;
 	pc.budget = rr->budget;

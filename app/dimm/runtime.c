@@ -205,6 +205,7 @@ void dr_nodes_teardown(struct dapp *d)
 	}
 	dimm_client_free(d->app_c);
 	dimm_client_free(d->pager_c);
+	dimm_client_free(d->fetch_c);
 	rte_ring_free(d->sq);
 	rte_ring_free(d->cq);
 	if (d->efd >= 0)
@@ -368,9 +369,14 @@ int dr_borrower_start(struct dapp *d, uint64_t size, uint64_t timeout_ns, char *
 	dimm_client_cfg_from_lease(&cc, &d->lease);
 	cc.depth = 256;
 	d->pager_c = dimm_client_new(&cc, msg, sizeof(msg));
-	if (!d->app_c || !d->pager_c || dimm_engine_attach(x->eng, d->app_c) ||
-	    dimm_engine_attach(x->eng, d->pager_c) || dimm_node_bind(&x->dn, h, d->app_c) ||
-	    dimm_node_bind(&x->dn, h, d->pager_c)) {
+	/* the pager's fetches: their reads pass the write-backs queued before
+	 * them (dimm_pager_cfg.fetch_client) */
+	cc.passpw_reads = true;
+	d->fetch_c = dimm_client_new(&cc, msg, sizeof(msg));
+	if (!d->app_c || !d->pager_c || !d->fetch_c || dimm_engine_attach(x->eng, d->app_c) ||
+	    dimm_engine_attach(x->eng, d->pager_c) || dimm_engine_attach(x->eng, d->fetch_c) ||
+	    dimm_node_bind(&x->dn, h, d->app_c) || dimm_node_bind(&x->dn, h, d->pager_c) ||
+	    dimm_node_bind(&x->dn, h, d->fetch_c)) {
 		snprintf(err, errlen, "dimm clients: %s", msg);
 		return -1;
 	}

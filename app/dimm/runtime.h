@@ -68,6 +68,7 @@ struct dapp {
 	struct htoe_lease_info lease;
 	struct dimm_client *app_c;   /* the application thread's client (rte_rings) */
 	struct dimm_client *pager_c; /* the pager's (used on the borrower's lcore) */
+	struct dimm_client *fetch_c; /* the pager's fetches (passpw_reads) */
 	struct rte_ring *sq, *cq;
 	_Atomic(struct dimm_pager *) pager;
 	_Atomic uint64_t a_iter;

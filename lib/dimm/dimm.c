@@ -854,6 +854,7 @@ static void next_op(const struct dimm_desc *d, struct ht_op *op)
 		op->len = n;
 		if (d->op == DIMM_OP_READ) {
 			op->type = HT_OP_READ;
+			op->passpw = c->cfg.passpw_reads; /* may pass posted writes */
 		} else {
 			op->type = (d->flags & DIMM_F_SYNC) ? HT_OP_WRITE_NP : HT_OP_WRITE_P;
 			memcpy(op->data, (const uint8_t *)d->buf + d->cursor, n);
@@ -879,9 +880,12 @@ static void next_op(const struct dimm_desc *d, struct ht_op *op)
 }
 
 /* Issue HT requests for d from its cursor. Returns true if d is fully
- * issued (or failed), false if it is blocked (no tag, backpressure). */
+ * issued (or failed), false if it is blocked (no tag, backpressure, the
+ * poll's burst); *p_full is set when what blocked it was the bridge refusing
+ * a posted write (its posted queue is full: other clients' reads may still
+ * go). */
 static bool issue_desc(struct dimm_engine *e, struct dimm_client *c, struct dimm_desc *d,
-		       uint64_t now, unsigned *moved)
+		       uint64_t now, unsigned *moved, bool *p_full)
 {
 	for (;;) {
 		bool flush = d->op == DIMM_OP_FLUSH;
@@ -919,6 +923,7 @@ static bool issue_desc(struct dimm_engine *e, struct dimm_client *c, struct dimm
 			ht_req_unissue_bytes(&e->req, b, (size_t)n);
 			if (r == -EAGAIN) {
 				e->st.backpressure++;
+				*p_full = op.type == HT_OP_WRITE_P;
 				return false;
 			}
 			fail(d, -EIO, HT_RSP_MASTER_ABORT);
@@ -947,6 +952,7 @@ static unsigned issue(struct dimm_engine *e, uint64_t now)
 {
 	unsigned n_cl = atomic_load_explicit(&e->n_cl, memory_order_acquire);
 	unsigned moved = 0, idle_cl = 0;
+	bool p_blocked = false; /* a client waits for room in the posted queue */
 
 	while (idle_cl < n_cl && moved < ISSUE_BURST) {
 		struct dimm_client *c = e->cl[e->rr];
@@ -954,6 +960,11 @@ static unsigned issue(struct dimm_engine *e, uint64_t now)
 
 		e->rr = (e->rr + 1) % n_cl;
 		flush_cq_over(c);
+		if (p_blocked && !c->cfg.passpw_reads) {
+			/* its reads must not pass the writes held back */
+			idle_cl++;
+			continue;
+		}
 		if (!c->cur) {
 			void *obj;
 
@@ -967,8 +978,20 @@ static unsigned issue(struct dimm_engine *e, uint64_t now)
 			moved++;
 		}
 		d = c->cur;
-		if (!issue_desc(e, c, d, now, &moved)) {
-			/* blocked: tags or the link are the limit for every client */
+		bool p_full = false;
+
+		if (!issue_desc(e, c, d, now, &moved, &p_full)) {
+			/* blocked: tags, the burst or the link are the limit for
+			 * every client, except a full posted queue, which holds
+			 * back only posted writes: the clients whose reads may
+			 * pass them (passpw_reads, the pager's fetches) go on,
+			 * the others wait, as their reads must come after those
+			 * writes */
+			if (p_full && moved < ISSUE_BURST) {
+				p_blocked = true;
+				idle_cl++;
+				continue;
+			}
 			break;
 		}
 		c->cur = NULL;

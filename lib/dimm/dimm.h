@@ -161,6 +161,13 @@ struct dimm_client_cfg {
 	/* After each submission (NULL: none): e.g. wake a sleeping node thread. */
 	void (*kick)(void *arg);
 	void *arg;
+	/* Reads with HT PassPW set: they may pass posted writes issued before
+	 * them on the same link (this client's and others'), so a read need not
+	 * wait for a batch of writes ahead of it. Only for a client whose reads
+	 * never target bytes with an earlier posted write not yet confirmed by
+	 * a flush: the pager's fetch client (a page is fetched only after its
+	 * write-back's flush). Off: reads see every earlier posted write. */
+	bool passpw_reads;
 };
 
 struct dimm_client;

@@ -437,6 +437,14 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 		    3 * N_FETCH + 2 * N_EVICT + SYNC_MAX + 1);
 		return NULL;
 	}
+	if (cfg->fetch_client &&
+	    (dimm_client_depth(cfg->fetch_client) < 3 * N_FETCH + 1 ||
+	     dimm_client_gaddr(cfg->fetch_client) != dimm_client_gaddr(cfg->client) ||
+	     dimm_client_size(cfg->fetch_client) != dimm_client_size(cfg->client))) {
+		ERR("dimm pager: the fetch client must be of the same lease (address and size) "
+		    "and have a depth of at least %u", 3 * N_FETCH + 1);
+		return NULL;
+	}
 	if ((cfg->flags & DIMM_PAGER_F_NO_UFFD) || uffd_off_by_env()) {
 		ERR("userfaultfd unavailable: disabled (%s)" UNAVAIL,
 		    (cfg->flags & DIMM_PAGER_F_NO_UFFD) ? "simulated" : "HTOE_DIMM_NO_UFFD is set");
@@ -849,6 +857,12 @@ static uint64_t user_of(int kind, unsigned idx)
 
 /* ------------------------------------------------------------ retries */
 
+/* The client the pages are fetched through. */
+static struct dimm_client *fetch_client(const struct dimm_pager *p)
+{
+	return p->cfg.fetch_client ? p->cfg.fetch_client : p->cfg.client;
+}
+
 /*
  * May an operation that ended with status/ht_err, already sent again
  * `tries` times, be sent again? Yes for what a warm VL reset does while the
@@ -866,7 +880,7 @@ static bool reset_retryable(struct dimm_pager *p, int status, uint8_t ht_err,
 	if (!dimm_reset_retryable(status, ht_err))
 		return false;
 	return tries < p->cfg.max_retries && !atomic_load(&p->err) &&
-	       !dimm_client_lost(p->cfg.client);
+	       !dimm_client_lost(p->cfg.client) && !dimm_client_lost(fetch_client(p));
 }
 
 /* " after N retries" for an error message, "" when there was none. */
@@ -1518,7 +1532,7 @@ static void fetch_submit(struct dimm_pager *p, struct fetch *f)
 	f->done = false;
 	f->status = 0;
 	f->ht_err = 0;
-	h = dimm_read_async(p->cfg.client, page_off(p, f->page), f->buf, DIMM_PAGE,
+	h = dimm_read_async(fetch_client(p), page_off(p, f->page), f->buf, DIMM_PAGE,
 			    user_of(K_FETCH, (unsigned)(f - p->fe)));
 	if (h < 0) {
 		f->done = true;
@@ -2219,6 +2233,11 @@ unsigned dimm_pager_poll(struct dimm_pager *p)
 			dispatch(p, &r[i]);
 		work += n;
 	}
+	while (p->cfg.fetch_client && (n = dimm_reap(p->cfg.fetch_client, r, 32)) > 0) {
+		for (unsigned i = 0; i < n; i++)
+			dispatch(p, &r[i]);
+		work += n;
+	}
 	for (unsigned i = 0; i < N_FETCH; i++)
 		if (p->fe[i].used && try_install(p, &p->fe[i]))
 			work++;
@@ -2230,7 +2249,8 @@ unsigned dimm_pager_poll(struct dimm_pager *p)
 	work += sync_step(p);
 	work += clean_step(p);
 	atomic_store_explicit(&p->idle,
-			      !dimm_pager_busy(p) && dimm_inflight(p->cfg.client) == 0,
+			      !dimm_pager_busy(p) && dimm_inflight(p->cfg.client) == 0 &&
+				      dimm_inflight(fetch_client(p)) == 0,
 			      memory_order_release);
 	return work;
 }

@@ -107,6 +107,16 @@
 
 struct dimm_pager_cfg {
 	struct dimm_client *client;  /* the lease; used from the pager's thread only */
+	/* Optional: a second client of the same lease, made with passpw_reads,
+	 * through which the pages are fetched (NULL: `client`). A fault's
+	 * fetch then goes ahead of the dirty pages written back before it
+	 * (their writes wait for the exporter's posted credits) instead of
+	 * behind them, in the engine and on the link; its depth must be at
+	 * least 3 * 16 + 1. The pager fetches a page only once every write-back
+	 * of it has been confirmed by a flush, so passing the writes in flight
+	 * reads nothing stale. Do not write the mapped pages through another
+	 * client while they are mapped. */
+	struct dimm_client *fetch_client;
 	uint64_t off;                /* offset in the client's region of the first byte */
 	size_t   size;               /* bytes, multiple of DIMM_PAGE */
 	unsigned budget;             /* resident pages at most (0: all) */

@@ -651,12 +651,31 @@ static void net_fini(struct net *w)
 	}
 }
 
-/* Lease memory of node 2 from node 1 and bind a client to it. */
-static struct dimm_client *net_lease(struct net *w, uint64_t size, int *handle)
+/* A client of lease h on node 1 (reads with PassPW when passpw). */
+static struct dimm_client *net_client(struct net *w, int h, bool passpw)
 {
 	struct htoe_lease_info li;
 	struct dimm_client_cfg cc;
 	char err[128];
+	struct dimm_client *c;
+
+	assert_int_equal(htoe_lease_get(w->n[1].lease, h, &li), 0);
+	dimm_client_cfg_from_lease(&cc, &li);
+	cc.depth = 128;
+	cc.idle = net_idle;
+	cc.arg = w;
+	cc.passpw_reads = passpw;
+	c = dimm_client_new(&cc, err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(dimm_engine_attach(w->n[1].eng, c), 0);
+	assert_int_equal(dimm_node_bind(&w->n[1].node, h, c), 0);
+	return c;
+}
+
+/* Lease memory of node 2 from node 1 and bind a client to it. */
+static struct dimm_client *net_lease(struct net *w, uint64_t size, int *handle)
+{
+	struct htoe_lease_info li;
 	int h = htoe_lease_request(w->n[1].lease, 2, size, 0, w->now);
 	struct dimm_client *c;
 
@@ -666,14 +685,7 @@ static struct dimm_client *net_lease(struct net *w, uint64_t size, int *handle)
 	assert_int_equal(htoe_lease_get(w->n[1].lease, h, &li), 0);
 	assert_int_equal(li.state, HTOE_LS_ACTIVE);
 	assert_int_equal(li.gaddr, GBASE + li.offset);
-	dimm_client_cfg_from_lease(&cc, &li);
-	cc.depth = 128;
-	cc.idle = net_idle;
-	cc.arg = w;
-	c = dimm_client_new(&cc, err, sizeof(err));
-	assert_non_null(c);
-	assert_int_equal(dimm_engine_attach(w->n[1].eng, c), 0);
-	assert_int_equal(dimm_node_bind(&w->n[1].node, h, c), 0);
+	c = net_client(w, h, false);
 	*handle = h;
 	return c;
 }
@@ -773,6 +785,100 @@ static void test_bridges_clean_and_lossy(void **state)
 	net_fini(w);
 	free(shadow);
 	free(w);
+}
+
+
+/*
+ * passpw_reads (the pager's fetch client), on the link: 8 pages of posted
+ * writes (512 WrSized, four times what the exporter grants posted credits
+ * for) are issued into node 1's bridge while no frame leaves it (its engine
+ * polled, the bridge not asked for frames), then a read of a 9th page is
+ * submitted on a second client and the network runs. With passpw_reads the
+ * read passes the writes still waiting for credits: when it completes, node
+ * 2 does not hold all 8 pages yet. Without it the read may not pass them
+ * (HT ordering: a read sees the posted writes issued before it): when it
+ * completes, all 8 pages are in node 2's memory. The read's data is right
+ * either way, and every write arrives.
+ */
+static unsigned pages_applied(struct net *w, const struct htoe_lease_info *li,
+			      const uint8_t *src, unsigned n)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		k += !memcmp(w->n[2].mem + li->offset + (size_t)i * DIMM_PAGE,
+			     src + (size_t)i * DIMM_PAGE, DIMM_PAGE);
+	return k;
+}
+
+static void passpw_case(bool passpw)
+{
+	enum { NP = 8 };
+	struct net *w = calloc(1, sizeof(*w));
+	struct htoe_lease_info li;
+	struct dimm_result r;
+	static uint8_t src[NP * DIMM_PAGE], buf[DIMM_PAGE];
+	int h, hr, hw[NP], issued = 0;
+	unsigned applied = 0;
+
+	net_init(w, 11);
+	struct dimm_client *cw = net_lease(w, 128 * 1024, &h);
+	struct dimm_client *cr = net_client(w, h, passpw);
+
+	htoe_lease_get(w->n[1].lease, h, &li);
+	ht_wl_fill(99 + passpw, src, sizeof(src));
+	for (unsigned i = 0; i < NP; i++) {
+		hw[i] = dimm_write_async(cw, (uint64_t)i * DIMM_PAGE, src + (size_t)i * DIMM_PAGE,
+					 DIMM_PAGE, 0, i);
+		assert_true(hw[i] >= 0);
+	}
+	/* every write into the bridge's posted queue (a posted write completes
+	 * when issued), none framed yet */
+	for (int i = 0; i < 1000 && !issued; i++) {
+		dimm_node_poll(&w->n[1].node, w->now);
+		issued = dimm_test(cw, hw[NP - 1], &r);
+	}
+	assert_int_equal(issued, 1);
+	assert_int_equal(pages_applied(w, &li, src, NP), 0);
+	hr = dimm_read_async(cr, NP * DIMM_PAGE, buf, DIMM_PAGE, NP);
+	assert_true(hr >= 0);
+	for (int i = 0; i < 100000; i++) {
+		int t = dimm_test(cr, hr, &r);
+
+		assert_true(t >= 0);
+		if (t == 1) {
+			applied = pages_applied(w, &li, src, NP);
+			break;
+		}
+		net_step(w);
+	}
+	assert_int_equal(r.status, 0);
+	assert_memory_equal(buf, w->n[2].mem + li.offset + NP * DIMM_PAGE, DIMM_PAGE);
+	if (passpw)
+		assert_true(applied < NP);
+	else
+		assert_int_equal(applied, NP);
+	/* and the writes all arrive */
+	assert_int_equal(dimm_flush(cw), 0);
+	assert_int_equal(pages_applied(w, &li, src, NP), NP);
+	for (unsigned i = 0; i + 1 < NP; i++)
+		assert_int_equal(dimm_wait(cw, hw[i], NULL), 0);
+	dimm_client_free(cr);
+	dimm_client_free(cw);
+	net_fini(w);
+	free(w);
+}
+
+static void test_passpw_read_passes_posted(void **state)
+{
+	(void)state;
+	passpw_case(true);
+}
+
+static void test_read_waits_for_posted(void **state)
+{
+	(void)state;
+	passpw_case(false);
 }
 
 /*
@@ -953,6 +1059,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_threaded),
 		cmocka_unit_test(test_bridges_clean_and_lossy),
 		cmocka_unit_test(test_bridges_pages),
+		cmocka_unit_test(test_passpw_read_passes_posted),
+		cmocka_unit_test(test_read_waits_for_posted),
 		cmocka_unit_test(test_bridges_remote_lost),
 		cmocka_unit_test(test_bridges_flush_behind_queued),
 		cmocka_unit_test(test_bridges_flush_during_reset),
