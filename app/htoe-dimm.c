@@ -1005,11 +1005,15 @@ static json_t *stats_json(const struct run_res *r)
 			    json_integer((json_int_t)r->st.copied_writebacks));
 	/* the faults that waited for a write-back, by what they waited for */
 	json_object_set_new(j, "victim_waits", json_integer((json_int_t)r->st.victim_waits));
-	json_object_set_new(j, "victim_wait_p50_us", jquantile(r->st.hist_victim, r->st.victim_waits, 0.5));
-	json_object_set_new(j, "victim_wait_p99_us", jquantile(r->st.hist_victim, r->st.victim_waits, 0.99));
+	json_object_set_new(j, "victim_wait_p50_us",
+			    jquantile(r->st.hist_victim, r->st.victim_waits, 0.5));
+	json_object_set_new(j, "victim_wait_p99_us",
+			    jquantile(r->st.hist_victim, r->st.victim_waits, 0.99));
 	json_object_set_new(j, "batch_waits", json_integer((json_int_t)r->st.batch_waits));
-	json_object_set_new(j, "batch_wait_p50_us", jquantile(r->st.hist_batch, r->st.batch_waits, 0.5));
-	json_object_set_new(j, "batch_wait_p99_us", jquantile(r->st.hist_batch, r->st.batch_waits, 0.99));
+	json_object_set_new(j, "batch_wait_p50_us",
+			    jquantile(r->st.hist_batch, r->st.batch_waits, 0.5));
+	json_object_set_new(j, "batch_wait_p99_us",
+			    jquantile(r->st.hist_batch, r->st.batch_waits, 0.99));
 	return j;
 }
 

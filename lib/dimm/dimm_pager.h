@@ -184,7 +184,9 @@ struct dimm_pager_stats {
 	uint64_t victim_waits;    /* faults whose page waited for the write-back of the dirty
 				     victim evicted for it (and its flush) */
 	uint64_t batch_waits;     /* faults whose page waited for a write-back begun before
-				     the fault: the rest of a batch, or the cleaner's */
+				     the fault: the oldest copied one when every copy
+				     buffer is in use, the rest of a batch written from
+				     the mapping, or the cleaner's */
 	uint32_t hist[DIMM_HIST_BUCKETS]; /* fault service time: message read -> page installed */
 	uint32_t hist_wp[DIMM_HIST_BUCKETS]; /* WP fault service time */
 	uint32_t hist_victim[DIMM_HIST_BUCKETS]; /* of hist: the victim_waits faults */
