@@ -1369,6 +1369,7 @@ static void copy_back(struct dimm_pager *p, struct evict *e, char *rt, size_t rt
 		p->state[pg] = PG_DIRTY;
 		p->ref[pg] = 1;
 		p->mapped++;
+		p->st.restored++;
 	}
 }
 

@@ -181,6 +181,8 @@ struct dimm_pager_stats {
 	uint64_t scan_dirty;      /* pages they found written */
 	uint64_t copied_writebacks; /* evictions' write-backs sent from a copy, the page
 				     dropped at once (the fault waited for none of them) */
+	uint64_t restored;        /* copied write-backs that failed for good (the error
+				     state): their pages put back from the copies */
 	uint64_t victim_waits;    /* faults whose page waited for the write-back of the dirty
 				     victim evicted for it (and its flush) */
 	uint64_t batch_waits;     /* faults whose page waited for a write-back begun before

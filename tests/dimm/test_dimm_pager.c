@@ -58,6 +58,8 @@ struct env {
 	pthread_t th;
 	_Atomic int stop;
 	_Atomic uint64_t kill_after;  /* fetches after which the node dies (0: never) */
+	_Atomic uint64_t kill_after_wb; /* ... or write-backs: right after the pager's poll
+				       that submitted it, before the engine issues it */
 	_Atomic int kill_mode;        /* KILL_*: what happens at kill time */
 	_Atomic int killed;
 	_Atomic unsigned reset_every; /* a warm reset every this many fetches (0: none) */
@@ -74,27 +76,31 @@ enum { KILL_DEAD = 0, KILL_LEASE, KILL_RESETS };
 /* cfg.clean_low of the next env_new (0: no cleaner, the default) */
 static unsigned env_clean_low;
 
+static void kill_node(struct env *e)
+{
+	int mode = atomic_load(&e->kill_mode);
+
+	if (mode == KILL_LEASE)
+		dimm_client_set_lost(e->pc, HTOE_LEASE_E_TIMEOUT);
+	else if (mode == KILL_RESETS)
+		dimm_loop_reset(e->loop, UINT32_MAX); /* resets that never end */
+	else
+		dimm_loop_set_dead(e->loop, true);
+	atomic_store(&e->killed, 1);
+}
+
 static void *pager_thread(void *arg)
 {
 	struct env *e = arg;
 
 	while (!atomic_load(&e->stop)) {
-		uint64_t k = atomic_load(&e->kill_after);
+		uint64_t k = atomic_load(&e->kill_after), kwb = atomic_load(&e->kill_after_wb);
 
 		uint64_t fetches = dimm_pager_stats(e->p)->fetches;
 		unsigned every = atomic_load(&e->reset_every), now = atomic_exchange(&e->reset_now, 0);
 
-		if (k && !atomic_load(&e->killed) && fetches >= k) {
-			int mode = atomic_load(&e->kill_mode);
-
-			if (mode == KILL_LEASE)
-				dimm_client_set_lost(e->pc, HTOE_LEASE_E_TIMEOUT);
-			else if (mode == KILL_RESETS)
-				dimm_loop_reset(e->loop, UINT32_MAX); /* resets that never end */
-			else
-				dimm_loop_set_dead(e->loop, true);
-			atomic_store(&e->killed, 1);
-		}
+		if (k && !atomic_load(&e->killed) && fetches >= k)
+			kill_node(e);
 		/* warm VL resets: the requests in flight are poisoned or dropped */
 		if (every && fetches >= e->next_reset) {
 			dimm_loop_reset(e->loop, atomic_load(&e->reset_len));
@@ -103,6 +109,8 @@ static void *pager_thread(void *arg)
 		if (now)
 			dimm_loop_reset(e->loop, now);
 		dimm_pager_poll(e->p);
+		if (kwb && !atomic_load(&e->killed) && dimm_pager_stats(e->p)->writebacks >= kwb)
+			kill_node(e);
 		dimm_engine_poll(e->eng, 0);
 	}
 	return NULL;
@@ -817,7 +825,11 @@ static void lost_fn(void *arg)
 	}
 }
 
-static void run_lost(unsigned flags, int mode, const char *want_msg, const char *want_mode)
+/* The remote memory dies (mode) after 100 fetches, or, wb, right after
+ * the 20th write-back was submitted: then it and those of its batch
+ * cannot be confirmed, and their pages must come back from the copies. */
+static void run_lost(unsigned flags, int mode, bool wb, const char *want_msg,
+		     const char *want_mode)
 {
 	struct env e;
 	struct lostrun l = { .e = &e };
@@ -828,7 +840,10 @@ static void run_lost(unsigned flags, int mode, const char *want_msg, const char 
 	env_init(&e, 8, flags, 0);
 	assert_non_null(strstr(dimm_pager_mode(e.p), want_mode));
 	atomic_store(&e.kill_mode, mode);
-	atomic_store(&e.kill_after, 100);
+	if (wb)
+		atomic_store(&e.kill_after_wb, 20);
+	else
+		atomic_store(&e.kill_after, 100);
 	r = dimm_pager_run(e.p, lost_fn, &l, &addr);
 	assert_true(r < 0);
 	assert_true(atomic_load(&e.killed));
@@ -845,25 +860,45 @@ static void run_lost(unsigned flags, int mode, const char *want_msg, const char 
 	/* and nothing stays in flight: the pager can be freed */
 	while (!dimm_pager_idle(e.p))
 		usleep(1000);
+	/* nothing written was lost: every page is resident with what the
+	 * application wrote, or its write-back reached the remote memory (a
+	 * copied write-back that failed put its page back: restored). Not
+	 * with sigsegv: the region is inaccessible from the error on */
+	for (unsigned pg = 0; pg < NPAGES && strstr(want_mode, "poison"); pg++) {
+		const uint8_t *want = e.ref + (size_t)pg * DIMM_PAGE;
+
+		if (resident(&e, pg))
+			assert_memory_equal((uint8_t *)dimm_pager_base(e.p) + (size_t)pg * DIMM_PAGE,
+					    want, DIMM_PAGE);
+		else
+			assert_memory_equal(e.mem + (size_t)pg * DIMM_PAGE, want, DIMM_PAGE);
+	}
+	printf("# %s: %llu write-backs, %llu put back from their copies\n", want_msg,
+	       (unsigned long long)dimm_pager_stats(e.p)->writebacks,
+	       (unsigned long long)dimm_pager_stats(e.p)->restored);
+	if (wb && strstr(want_mode, "poison"))
+		assert_true(dimm_pager_stats(e.p)->restored > 0);
 	env_fini(&e);
 }
 
 static void test_remote_lost_poison(void **state)
 {
 	(void)state;
-	run_lost(0, KILL_DEAD, "master abort", "poison");
+	run_lost(0, KILL_DEAD, false, "master abort", "poison");
+	run_lost(0, KILL_DEAD, true, "master abort", "poison");
 }
 
 static void test_remote_lost_sigsegv(void **state)
 {
 	(void)state;
-	run_lost(DIMM_PAGER_F_NO_POISON, KILL_DEAD, "master abort", "sigsegv");
+	run_lost(DIMM_PAGER_F_NO_POISON, KILL_DEAD, false, "master abort", "sigsegv");
 }
 
 static void test_lease_lost(void **state)
 {
 	(void)state;
-	run_lost(0, KILL_LEASE, "lease lost", "poison");
+	run_lost(0, KILL_LEASE, false, "lease lost", "poison");
+	run_lost(0, KILL_LEASE, true, "lease lost", "poison");
 }
 
 /* ---- the cleaner: dirty pages written back ahead of eviction */
@@ -1200,7 +1235,7 @@ static void test_reset_sync(void **state)
 static void test_reset_forever(void **state)
 {
 	(void)state;
-	run_lost(0, KILL_RESETS, "target abort", "poison");
+	run_lost(0, KILL_RESETS, false, "target abort", "poison");
 }
 
 /* ---- userfaultfd unavailable */
