@@ -1344,20 +1344,30 @@ static bool quiet_since(struct dimm_pager *p, struct evict **es, unsigned n)
 	return app_stopped(p);
 }
 
+/* The error state for a write-back that failed (status set): which page,
+ * after how many resends, why. */
+static void writeback_failed(struct dimm_pager *p, const struct evict *e)
+{
+	char rt[32];
+
+	if (e->status)
+		set_error(p, e->status, "write-back of page %u (lease offset 0x%llx) failed%s: %s",
+			  e->page, (unsigned long long)page_off(p, e->page),
+			  retries_text(rt, sizeof(rt), e->retries),
+			  dimm_strerror(e->status, e->ht_err));
+}
+
 /* A copied write-back that failed for good (not a VL reset: the lease is
  * lost, or the error state): the page's data goes back into the mapping
  * from the copy, dirty, and the error is reported as for any write-back
  * (the region is then served no more; the data is not lost while the
  * mapping lives). */
-static void copy_back(struct dimm_pager *p, struct evict *e, char *rt, size_t rtlen)
+static void copy_back(struct dimm_pager *p, struct evict *e)
 {
 	uint32_t pg = e->page;
 	struct uffdio_copy cp;
 
-	if (e->status)
-		set_error(p, e->status, "write-back of page %u (lease offset 0x%llx) failed%s: %s",
-			  pg, (unsigned long long)page_off(p, pg),
-			  retries_text(rt, rtlen, e->retries), dimm_strerror(e->status, e->ht_err));
+	writeback_failed(p, e);
 	p->state[pg] = PG_ABSENT;
 	if (p->dead)
 		return; /* unregistered (no poisoning here): nothing maps it */
@@ -1379,7 +1389,8 @@ static void copy_back(struct dimm_pager *p, struct evict *e, char *rt, size_t rt
  * again; of the others, a page written meanwhile (wp-async: one scan for
  * them all) stays dirty, the cleaner's stay resident and clean, a failed
  * one stays here, writable (the error state), and the rest are dropped,
- * all in one drop_pages. wp-async while the application may run (a batch
+ * all in one drop_pages; a copied one (dropped already) is absent from now
+ * on, or, failed, comes back from its copy (copy_back). wp-async while the application may run (a batch
  * confirmed after its fault went on, or a page of it retried alone after
  * a VL reset): kept resident and clean instead, the next fault's eviction
  * drops it. Then the fetches that waited for their slots go on.
@@ -1389,7 +1400,6 @@ static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
 	uint32_t drop[N_EVICT], lo = UINT32_MAX, hi = 0;
 	unsigned m = 0, nd = 0;
 	long scan = 0;
-	char rt[32];
 
 	for (unsigned k = 0; k < n; k++) {
 		struct evict *e = es[k];
@@ -1428,7 +1438,7 @@ static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
 			/* dropped already: absent from now on, or, failed, its
 			 * data back here from the copy (the error state) */
 			if (!ok)
-				copy_back(p, e, rt, sizeof(rt));
+				copy_back(p, e);
 			else
 				p->state[pg] = PG_ABSENT;
 			continue;
@@ -1448,12 +1458,7 @@ static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
 		} else if (ok) {
 			drop[nd++] = pg;
 		} else {
-			if (e->status)
-				set_error(p, e->status,
-					  "write-back of page %u (lease offset 0x%llx) failed%s: %s",
-					  pg, (unsigned long long)page_off(p, pg),
-					  retries_text(rt, sizeof(rt), e->retries),
-					  dimm_strerror(e->status, e->ht_err));
+			writeback_failed(p, e);
 			/* the data stays here, writable */
 			if (p->wp && !p->dead)
 				uf_wp(p, pg, false);
