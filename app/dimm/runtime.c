@@ -383,20 +383,6 @@ int dr_borrower_start(struct dapp *d, uint64_t size, uint64_t timeout_ns, char *
 	return 0;
 }
 
-void dr_kick(void *arg)
-{
-	struct dapp *d = arg;
-
-	atomic_fetch_add(&d->kicks, 1);
-	if (atomic_load(&d->a_sleeping)) {
-		uint64_t one = 1;
-
-		if (write(d->efd, &one, sizeof(one)) < 0) {
-			/* the counter is full: the loop is awake anyway */
-		}
-	}
-}
-
 /* Run to completion: who polls the borrower's node. */
 enum { DR_OWN_FREE = 0, DR_OWN_LOOP, DR_OWN_APP };
 
@@ -415,12 +401,43 @@ static void dr_disown(struct dapp *d)
 
 /* The loop leaves the node to the application while it polled within this. */
 #define DR_APP_DRIVE_NS 100000ull
+/* ... and naps meanwhile for at most this (bounded by the node's deadline). */
+#define DR_NAP_MAX_NS 1000000ull
 
 static bool dr_app_driving(struct dapp *d, uint64_t now)
 {
 	uint64_t t = atomic_load_explicit(&d->app_drove, memory_order_relaxed);
 
 	return t && now - t < DR_APP_DRIVE_NS;
+}
+
+void dr_kick(void *arg)
+{
+	struct dapp *d = arg;
+
+	atomic_fetch_add(&d->kicks, 1);
+	/* a napping loop (run to completion) is woken only when the
+	 * application no longer polls: while it does, its next wait sends what
+	 * was submitted, and a wake per request would cost a context switch on
+	 * the CPU they share */
+	if (atomic_load(&d->a_sleeping) ||
+	    (atomic_load(&d->a_napping) && !dr_app_driving(d, dr_now(d)))) {
+		uint64_t one = 1;
+
+		if (write(d->efd, &one, sizeof(one)) < 0) {
+			/* the counter is full: the loop is awake anyway */
+		}
+	}
+}
+
+/* When the loop must look at the node again if the application stops
+ * polling it: the node's next deadline, at once while the pager has work in
+ * flight (its write-backs and readaheads finish without the application). */
+static uint64_t rtc_wake(struct dapp *d, struct dimm_pager *p, uint64_t now)
+{
+	if (p && dimm_pager_busy(p))
+		return now;
+	return br_drv_next_wake(&d->borrower->drv);
 }
 
 /* The application thread waits (a blocking call of the explicit API, a
@@ -435,7 +452,10 @@ static bool dr_idle_rtc(struct dapp *d)
 	atomic_store_explicit(&d->app_drove, now, memory_order_relaxed);
 	if (!dr_own(d, DR_OWN_APP))
 		return false;
-	borrower_iter(d, d->borrower, now, atomic_load(&d->pager));
+	struct dimm_pager *p = atomic_load(&d->pager);
+
+	borrower_iter(d, d->borrower, now, p);
+	atomic_store_explicit(&d->rtc_wake, rtc_wake(d, p, now), memory_order_relaxed);
 	dr_disown(d);
 	return true;
 }
@@ -505,9 +525,10 @@ static void maybe_kill(struct dapp *d, struct dimm_pager *p)
 /*
  * Run to completion, the loop's side: poll the node only when the
  * application does not (it polls while it waits). While it did recently,
- * nap 100 us at a time — woken at once by a page fault (the faulting thread
- * is stopped in the kernel and polls nothing) or a kick. Returns true when
- * the loop holds the node for one iteration.
+ * nap until the node's next deadline (at most 1 ms) — woken at once by a
+ * page fault (the faulting thread is stopped in the kernel and polls
+ * nothing) or by a kick made after the application stopped polling.
+ * Returns true when the loop holds the node for one iteration.
  */
 static bool dr_loop_turn(struct dapp *d, struct dimm_pager *p, uint64_t now)
 {
@@ -515,9 +536,28 @@ static bool dr_loop_turn(struct dapp *d, struct dimm_pager *p, uint64_t now)
 		return true;
 	struct pollfd pfd[2] = { { .fd = d->efd, .events = POLLIN },
 				 { .fd = p ? dimm_pager_fd(p) : -1, .events = POLLIN } };
-	struct timespec ts = { .tv_sec = 0, .tv_nsec = 100000 };
+	/* until the node's deadline, but not before the application's turn
+	 * ends (DR_APP_DRIVE_NS after its last poll), and at most 1 ms: a
+	 * 100 us nap cost the application a context switch 10 000 times a
+	 * second, which set the p99 of its blocking reads (docs/dimm.md) */
+	uint64_t wake = atomic_load_explicit(&d->rtc_wake, memory_order_relaxed);
+	uint64_t turn = atomic_load_explicit(&d->app_drove, memory_order_relaxed) +
+			DR_APP_DRIVE_NS;
+	uint64_t until = wake > turn ? wake : turn;
+	/* both past: the application holds the node longer than its turn (it
+	 * was descheduled in the middle of a poll, most likely by this loop on
+	 * the CPU they share): give it the CPU */
+	uint64_t tmo = until > now ? until - now : DR_APP_DRIVE_NS;
+	uint64_t k0 = atomic_load(&d->kicks);
 
-	ppoll(pfd, 2, &ts, NULL);
+	if (tmo > DR_NAP_MAX_NS)
+		tmo = DR_NAP_MAX_NS;
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)tmo };
+
+	atomic_store(&d->a_napping, 1);
+	if (atomic_load(&d->kicks) == k0)
+		ppoll(pfd, 2, &ts, NULL);
+	atomic_store(&d->a_napping, 0);
 	if (pfd[0].revents & POLLIN) {
 		uint64_t v;
 

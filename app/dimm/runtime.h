@@ -81,11 +81,16 @@ struct dapp {
 	 * application thread polls the borrower's node itself (dr_idle). The
 	 * node is not thread-safe: `owner` says who polls it now (DR_OWN_*),
 	 * taken with one compare-and-swap per iteration, never waited for;
-	 * app_drove is the TSC of the application's last poll: the loop naps
-	 * while it is recent. */
+	 * app_drove is the time (dr_now) of the application's last poll: the
+	 * loop naps while it is recent, until rtc_wake (the node's next
+	 * deadline, published by the application's poll) or 1 ms at most,
+	 * woken early by a page fault or by a kick while a_napping and the
+	 * application no longer polls. */
 	bool     rtc;
 	_Atomic int owner;
 	_Atomic uint64_t app_drove;
+	_Atomic uint64_t rtc_wake;
+	_Atomic int a_napping;
 	uint64_t kill_after_faults;
 	bool     killed;
 
