@@ -1469,6 +1469,69 @@ static void test_sel_tail_probe(void **state)
 	check_ok(&r);
 }
 
+/* Probes the peer already had (a peer that acknowledges late, not a lost
+ * tail: its SACK has the DUP flag) push the next probe back, its delay
+ * doubled each time, until it would come after the RTO and none is armed;
+ * a loss the peer's SACK exposes brings it back to 2 SRTT + ack_delay. */
+static void test_sel_tail_probe_backoff(void **state)
+{
+	struct htoe_retry r;
+	uint8_t blk[HTOE_SACK_MAX_LEN];
+	const unsigned held[] = { 2 };
+	uint64_t now = 2000, base;
+	uint16_t seq, a;
+	unsigned k;
+
+	(void)state;
+	init_sel(&r, 0);
+	send1(&r, 0);
+	assert_int_equal(htoe_retry_tx_ack(&r, 1, 1000), 1); /* an RTT sample: 1 us */
+	base = 2 * htoe_retry_srtt(&r) + 300;                  /* + ack_delay */
+	for (k = 0; now + (base << k) < now + r.rto_ns; k++) {
+		uint16_t s = send1(&r, now);
+		uint64_t t = htoe_retry_next_deadline(&r);
+
+		assert_int_equal(t, now + (base << k));
+		assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_IDLE);
+		assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
+		assert_int_equal(seq, s); /* the probe */
+		/* the peer had it: the ack (no sooner than half an RTT, which
+		 * would be a sign of its own) and a DUP SACK */
+		assert_int_equal(htoe_retry_tx_ack(&r, (uint16_t)(s + 1), t + 600), 1);
+		size_t len = mk_sack(blk, held, 0, 1);
+
+		blk[2] = HTOE_SACK_F_DUP;
+		assert_int_equal(htoe_retry_tx_sack(&r, (uint16_t)(s + 1), blk, len, t + 600), 0);
+		now = t + 700;
+	}
+	assert_true(k >= 2);
+	assert_int_equal(r.stats.tail_probes, k);
+	assert_int_equal(r.stats.spurious, k);
+	/* a probe now would come after the RTO: only the RTO is armed */
+	a = send1(&r, now);
+	send1(&r, now);
+	send1(&r, now);
+	assert_int_equal(htoe_retry_next_deadline(&r), now + r.rto_ns);
+	/* the third frame arrives, the first two do not: lost (RACK), and
+	 * the probe is back to its base delay */
+	assert_int_equal(htoe_retry_tx_sack(&r, a, blk, mk_sack(blk, held, 1, 1), now + 5000), 1);
+	uint64_t t = htoe_retry_next_deadline(&r); /* the reordering timer */
+
+	assert_true(t < now + r.rto_ns);
+	assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_IDLE);
+	assert_int_equal(r.stats.rack_lost, 2);
+	for (uint16_t want = a; want != (uint16_t)(a + 2); want++) {
+		assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
+		assert_int_equal(seq, want);
+	}
+	assert_int_equal(htoe_retry_tx_ack(&r, (uint16_t)(a + 3), t + 1000), 3);
+	now = t + 2000;
+	send1(&r, now);
+	assert_int_equal(htoe_retry_next_deadline(&r), now + 2 * htoe_retry_srtt(&r) + 300);
+	assert_int_equal(r.stats.timeouts, 0);
+	check_ok(&r);
+}
+
 /* The reorder buffer: bounded slots, packets kept in order. */
 static void test_rob(void **state)
 {
@@ -1539,6 +1602,7 @@ int main(void)
 		cmocka_unit_test(test_sel_hostile_sack),
 		cmocka_unit_test(test_sel_nak_without_sack),
 		cmocka_unit_test(test_sel_tail_probe),
+		cmocka_unit_test(test_sel_tail_probe_backoff),
 		cmocka_unit_test(test_rob),
 		cmocka_unit_test(test_sel_lossy_channel),
 		cmocka_unit_test(test_sel_lossy_channel_heavy),

@@ -77,6 +77,7 @@ static void state_reset(struct htoe_retry *r)
 	r->tlp_done = false;
 	if (!r->reo_mult)
 		r->reo_mult = 1; /* the reordering seen on the path survives resets */
+	/* (and so does tlp_shift: how late the path's acks come) */
 	if (r->sb)
 		memset(r->sb, 0, ((size_t)r->sb_mask + 1) * sizeof(*r->sb));
 }
@@ -221,6 +222,10 @@ static void spurious(struct htoe_retry *r)
 	if (r->reo_mult < 64)
 		r->reo_mult++;
 	r->reo_calm = 0;
+	/* acks come later than 2 SRTT predicts (a peer that polls only now
+	 * and then, a stalled CPU): probe later, or not before the RTO */
+	if (r->tlp_shift < HTOE_RETRY_TLP_SHIFT_MAX)
+		r->tlp_shift++;
 }
 
 /* Frame e is known delivered at now (acked or SACKed): remember the
@@ -294,6 +299,7 @@ static void rack_detect(struct htoe_retry *r, uint64_t now)
 		if (now >= due) {
 			mark_lost(r, seq);
 			r->stats.rack_lost++;
+			r->tlp_shift = 0; /* the path loses frames: probe soon */
 			if (++r->reo_calm >= 16) {
 				r->reo_calm = 0;
 				if (r->reo_mult > 1)
@@ -328,8 +334,8 @@ int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq)
 }
 
 /* Selective: a tail loss probe 2 SRTT + ack_delay after the last
- * transmission, if that is before the RTO and none was sent since the
- * last progress. */
+ * transmission (times 2^tlp_shift), if that is before the RTO and none was
+ * sent since the last progress. */
 static void tlp_arm(struct htoe_retry *r, uint64_t now)
 {
 	uint64_t t;
@@ -337,7 +343,9 @@ static void tlp_arm(struct htoe_retry *r, uint64_t now)
 	r->tlp_deadline = HTOE_RETRY_NEVER;
 	if (!r->sel || r->tlp_done || !r->have_rtt || r->una == r->next_seq || r->failed)
 		return;
-	t = add_sat(now, add_sat(2 * r->srtt_ns, r->cfg.ack_delay_ns));
+	t = add_sat(2 * r->srtt_ns, r->cfg.ack_delay_ns);
+	t = t > (HTOE_RETRY_NEVER >> r->tlp_shift) ? HTOE_RETRY_NEVER
+						   : add_sat(now, t << r->tlp_shift);
 	if (t < r->rto_deadline)
 		r->tlp_deadline = t;
 }
@@ -483,10 +491,12 @@ int htoe_retry_tx_nak(struct htoe_retry *r, uint16_t ack, uint64_t now)
 		r->stats.naks_ignored++;
 		return n;
 	}
-	if (r->sel)
+	if (r->sel) {
+		r->tlp_shift = 0; /* the peer saw a gap: the path loses frames */
 		sel_goback(r, ack, true, now);
-	else
+	} else {
 		goback(r, ack, now);
+	}
 	return n;
 }
 

@@ -185,6 +185,11 @@ struct htoe_retry_stats {
 
 /* ---- state (fields are private: use the functions) ---------------------- */
 
+/* The tail loss probe's backoff: at most 2^6 times its base delay, which
+ * is beyond the RTO wherever the RTO is the 1 ms floor and SRTT above 8 us
+ * (then no probe is sent, as before the probe existed). */
+#define HTOE_RETRY_TLP_SHIFT_MAX 6
+
 struct htoe_retry {
 	struct htoe_retry_cfg cfg;
 
@@ -234,6 +239,9 @@ struct htoe_retry {
 	uint64_t min_rtt_ns;    /* TX: smallest RTT sample (0: none) */
 	uint8_t  reo_mult;      /* TX: reordering window multiplier, 1..64 */
 	uint8_t  reo_calm;      /* TX: losses since the last spurious one */
+	uint8_t  tlp_shift;     /* TX: the probe waits (2 SRTT + ack_delay) << this,
+	                         * 0..HTOE_RETRY_TLP_SHIFT_MAX: one more per needless
+	                         * retransmission, back to 0 at a loss found */
 
 	struct htoe_retry_stats stats;
 };
