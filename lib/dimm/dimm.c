@@ -85,6 +85,12 @@ static int htoe_in_desc(void *ctx, const struct ht_desc *d, uint64_t now)
 	return htoe_local_input_desc(ctx, d, now);
 }
 
+static unsigned htoe_in_run(void *ctx, const struct ht_desc *d, const uint8_t *data, unsigned n,
+			    uint64_t now)
+{
+	return htoe_local_input_run(ctx, d, data, n, now);
+}
+
 static int htoe_out(void *ctx, uint8_t *buf, size_t cap, uint64_t now)
 {
 	return htoe_local_output(ctx, buf, cap, now);
@@ -133,6 +139,7 @@ void dimm_link_htoe(struct dimm_link *l, struct htoe *b)
 	l->attach = htoe_attach;
 	l->input = htoe_in;
 	l->input_desc = htoe_in_desc;
+	l->input_run = htoe_in_run;
 	l->output = htoe_out;
 	l->output_burst = htoe_out_burst;
 	l->output_done = htoe_out_done;
@@ -879,6 +886,28 @@ static void next_op(const struct dimm_desc *d, struct ht_op *op)
 	}
 }
 
+/* After a posted 64-byte write of d (its descriptor pd): the following
+ * whole 64-byte pieces of d, up to the poll's burst, as one run the link
+ * queues at once (one map lookup, the data copied once, from the
+ * application's buffer into the queue). */
+static void issue_run(struct dimm_engine *e, struct dimm_desc *d, struct ht_desc *pd,
+		      uint64_t now, unsigned *moved)
+{
+	unsigned n = (d->len - d->cursor) / HT_MAX_DATA, k;
+
+	if (n > ISSUE_BURST - *moved)
+		n = ISSUE_BURST - *moved;
+	if (!n)
+		return;
+	pd->addr += HT_MAX_DATA;
+	k = e->cfg.link.input_run(e->cfg.link.ctx, pd, (const uint8_t *)d->buf + d->cursor, n,
+				  now);
+	ht_req_issued_posted(&e->req, k);
+	e->st.pkts_issued += k;
+	*moved += k;
+	d->cursor += k * HT_MAX_DATA;
+}
+
 /* Issue HT requests for d from its cursor. Returns true if d is fully
  * issued (or failed), false if it is blocked (no tag, backpressure, the
  * poll's burst); *p_full is set when what blocked it was the bridge refusing
@@ -945,6 +974,8 @@ static bool issue_desc(struct dimm_engine *e, struct dimm_client *c, struct dimm
 			return true;
 		}
 		d->cursor += op.len;
+		if (op.type == HT_OP_WRITE_P && op.len == HT_MAX_DATA && e->cfg.link.input_run)
+			issue_run(e, d, &pd, now, moved);
 	}
 }
 

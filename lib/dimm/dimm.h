@@ -89,6 +89,12 @@ struct dimm_link {
 	 * descriptor its encoder filled (d->pkt: the bytes), so that it is not
 	 * parsed again (htoe_local_input_desc). */
 	int (*input_desc)(void *ctx, const struct ht_desc *d, uint64_t now);
+	/* Optional: n posted writes shaped like d (the encoder's descriptor),
+	 * packet k at d->addr + 64 k with the 64 bytes at data + 64 k, queued
+	 * at once (htoe_local_input_run). Returns how many were taken; 0: give
+	 * the next one to input_desc, which decides. */
+	unsigned (*input_run)(void *ctx, const struct ht_desc *d, const uint8_t *data, unsigned n,
+			      uint64_t now);
 	/* The next packet for the local side: its length, 0 if none. */
 	int (*output)(void *ctx, uint8_t *buf, size_t cap, uint64_t now);
 	/* Optional, instead of output: up to n packets for the local side

@@ -518,3 +518,8 @@ const struct ht_req_stats *ht_req_stats(const struct ht_requester *r)
 {
 	return &r->st;
 }
+
+void ht_req_issued_posted(struct ht_requester *r, unsigned n)
+{
+	r->st.issued[HT_OP_WRITE_P] += n;
+}

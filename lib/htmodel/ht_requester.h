@@ -193,4 +193,10 @@ unsigned ht_req_outstanding(const struct ht_requester *r);
 unsigned ht_req_free_tags(const struct ht_requester *r);
 const struct ht_req_stats *ht_req_stats(const struct ht_requester *r);
 
+/* n more posted writes issued as copies of one ht_req_issue_desc() packet
+ * with the address and data moved on (a run the bridge queues itself,
+ * htoe_local_input_run): a posted write takes no tag, so only the counter
+ * changes. */
+void ht_req_issued_posted(struct ht_requester *r, unsigned n);
+
 #endif

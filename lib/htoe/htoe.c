@@ -725,6 +725,31 @@ int htoe_local_input_desc(struct htoe *b, const struct ht_desc *d, uint64_t now)
 	return local_input(b, &x, now);
 }
 
+unsigned htoe_local_input_run(struct htoe *b, const struct ht_desc *d, const uint8_t *data,
+			      unsigned n, uint64_t now)
+{
+	struct htoe_map_result m;
+	struct htoe_vl *v;
+	unsigned k;
+
+	/* posted dword WrSized with a 40-bit address, its data right after
+	 * the control packet: anything else goes the way of one packet */
+	if (!n || d->kind != HT_K_WRSIZED || d->vc != HT_VC_P || d->ctl || !(d->cmd & 0x04) ||
+	    !d->data_len || d->data_off + d->data_len != d->len ||
+	    n > UINT32_MAX / d->data_len)
+		return 0;
+	if (htoe_map_lookup_hint(b->map, d->addr, (uint64_t)n * d->data_len, &m, &b->map_hint) !=
+		    HTOE_MAP_REMOTE ||
+	    !(v = htoe_vl_by_node(b, m.node)) || m.addr + (uint64_t)n * d->data_len - 1 > HT_ADDR_MAX_40)
+		return 0;
+	k = htoe_encap_enqueue_run(v, d, data, m.addr, n, now);
+	if (k) {
+		v->stall_since = 0;
+		b->st.local_in += k;
+	}
+	return k;
+}
+
 int htoe_local_input_pkt(struct htoe *b, const struct ht_pkt *pkt, uint64_t now)
 {
 	uint8_t raw[HT_MAX_PKT_LEN];

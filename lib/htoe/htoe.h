@@ -142,6 +142,20 @@ int htoe_local_input_pkt(struct htoe *b, const struct ht_pkt *pkt, uint64_t now)
  * own encoder produced). */
 int htoe_local_input_desc(struct htoe *b, const struct ht_desc *d, uint64_t now);
 
+/* A run of posted writes to consecutive addresses, one map lookup and one
+ * queue reservation for all: n posted dword WrSized packets shaped like d
+ * (as ht_req_issue_desc fills it: its control packet, UnitID, PassPW and
+ * Count; its own data is not used), packet k writing d->data_len bytes
+ * from data + k * d->data_len to d->addr + k * d->data_len. Queues the
+ * first packets the VL's posted queue has room for and returns how many
+ * (each as htoe_local_input_desc would have queued it). 0: none — the
+ * queue is full, or the run is not one this path takes (another kind of
+ * packet, a 64-bit address, a range that is local, unmapped or spans two
+ * map entries): hand packet 0 to htoe_local_input_desc, which decides
+ * (backpressure, a stalled VL, a master abort) as for any packet. */
+unsigned htoe_local_input_run(struct htoe *b, const struct ht_desc *d, const uint8_t *data,
+			      unsigned n, uint64_t now);
+
 /* Next HT packet for the local HT side, copied into buf[0..cap): returns
  * its length, 0 if none, -ENOSPC if it is longer than cap (it stays). */
 int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now);

@@ -17,6 +17,12 @@ struct htoe_slot *htoe_encap_enqueue(struct htoe_vl *v, const struct ht_desc *d,
 /* The same for a packet the bridge builds itself (Flush, error responses):
  * encoded first. 0, -EAGAIN (full) or -EINVAL. */
 int  htoe_encap_enqueue_pkt(struct htoe_vl *v, const struct ht_pkt *p, uint64_t now);
+/* Up to n posted dword writes shaped like d (its control packet; no 0x3E
+ * prefix), packet k with address addr + k * d->data_len and the data at
+ * data + k * d->data_len: as many as the posted queue has room for.
+ * Returns how many were queued. */
+unsigned htoe_encap_enqueue_run(struct htoe_vl *v, const struct ht_desc *d,
+				const uint8_t *data, uint64_t addr, unsigned n, uint64_t now);
 bool htoe_encap_room(const struct htoe_vl *v, enum ht_vc vc);
 int  htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 		       unsigned flags);
