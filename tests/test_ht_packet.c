@@ -851,6 +851,40 @@ static void cmp_decode(const uint8_t *a, size_t len)
 	    (d2.kind == HT_K_NOP || d2.kind == HT_K_RDSIZED || d2.kind == HT_K_RDRESPONSE ||
 	     d2.kind == HT_K_TGTDONE || (d2.kind == HT_K_WRSIZED && d2.dword)))
 		assert_int_equal(pv, r2); /* a valid common packet is always seen */
+	/* the packet that follows it in a frame (ht_desc_parse_after): the
+	 * same bytes but bits 31:30 and the second dword on (a WrSized's
+	 * Addr[7:6], Addr[39:8] and data; anything for other kinds), whole
+	 * and one byte short: the same verdict and fields as parsed alone */
+	if (r2 > 0 && len <= HT_MAX_PKT_LEN + 8 && len >= 4) {
+		uint8_t b[HT_MAX_PKT_LEN + 8];
+		struct ht_desc x1, x2;
+
+		memcpy(b, a, len);
+		b[3] ^= 0xc0;
+		for (size_t i = 4; i < len; i++)
+			b[i] ^= (uint8_t)(i * 37u + 11u);
+		for (size_t l = len; l + 1 >= len && l > 0; l--) {
+			int q1 = ht_desc_parse_after(b, l, &ds, &x1), q2 = ht_desc_parse(b, l, &x2);
+
+			assert_int_equal(q1, q2);
+			if (q2 <= 0)
+				continue;
+			assert_ptr_equal(x1.pkt, b);
+			assert_int_equal(x1.len, x2.len);
+			assert_int_equal(x1.ctl, x2.ctl);
+			assert_int_equal(x1.cmd, x2.cmd);
+			assert_int_equal(x1.kind, x2.kind);
+			assert_int_equal(x1.vc, x2.vc);
+			assert_int_equal(x1.unitid, x2.unitid);
+			assert_int_equal(x1.srctag, x2.srctag);
+			assert_int_equal(x1.passpw, x2.passpw);
+			assert_int_equal(x1.count, x2.count);
+			assert_int_equal(x1.rsp_err, x2.rsp_err);
+			assert_true(x1.addr == x2.addr);
+			assert_int_equal(x1.data_off, x2.data_off);
+			assert_int_equal(x1.data_len, x2.data_len);
+		}
+	}
 }
 
 static void cmp_encode(const struct ht_pkt *p, size_t cap)

@@ -1108,6 +1108,31 @@ int ht_peek_valid(const uint8_t *buf, size_t len)
 	return decode_fast(buf, len, NULL);
 }
 
+/* The address of a sized request without a prefix: Addr[39:8] in the second
+ * dword, Addr[7:2] in the first. */
+static inline uint64_t sized_addr(uint32_t d0, const uint8_t *buf)
+{
+	return (uint64_t)rd32(buf + 4) << 8 | (uint64_t)(d0 >> 26) << 2;
+}
+
+int ht_desc_parse_after(const uint8_t *buf, size_t len, const struct ht_desc *prev,
+			struct ht_desc *d)
+{
+	/* a dword WrSized's validity and length follow from its first dword
+	 * (command, Count, Addr[5:2]: the window check) and the bytes there
+	 * are: the same first dword as the valid packet before it, but for
+	 * Addr[7:6] (bits 31:30), is the same packet but for its address and
+	 * data (consecutive 64-byte writes differ in Addr[7:6]) */
+	if (prev && prev->kind == HT_K_WRSIZED && !prev->ctl && (prev->cmd & CMD_DWORD) &&
+	    len >= prev->len && !((rd32(buf) ^ rd32(prev->pkt)) & 0x3fffffffu)) {
+		*d = *prev;
+		d->pkt = buf;
+		d->addr = sized_addr(rd32(buf), buf);
+		return d->len;
+	}
+	return ht_desc_parse(buf, len, d);
+}
+
 int ht_desc_parse(const uint8_t *buf, size_t len, struct ht_desc *d)
 {
 	int n = decode_fast(buf, len, NULL);
@@ -1140,7 +1165,7 @@ int ht_desc_parse(const uint8_t *buf, size_t len, struct ht_desc *d)
 			}
 		} else {
 			d->kind = (cmd & 0x30) == 0x10 ? HT_K_RDSIZED : HT_K_WRSIZED;
-			d->addr = (uint64_t)rd32(buf + 4) << 8 | (uint64_t)(d0 >> 26) << 2;
+			d->addr = sized_addr(d0, buf);
 			if (d->kind == HT_K_WRSIZED) {
 				d->data_off = 8;
 				d->data_len = (uint16_t)(n - 8);

@@ -449,12 +449,15 @@ static inline __attribute__((always_inline)) int payload_check(const uint8_t *p,
 {
 	size_t off = 0;
 	unsigned n = 0, nd = 0;
+	const struct ht_desc *prev = NULL;
 
 	while (off < len) {
 		size_t rem = len - off;
 		struct ht_desc tmp, *d = pk && n < npkts ? &pk[n] : &tmp;
-		/* common and valid: one pass (with pk the parse is that pass) */
-		int plen = pk ? ht_desc_parse(p + off, rem, d) : ht_peek_valid(p + off, rem);
+		/* common and valid: one pass (with pk the parse is that pass; a
+		 * run of writes, each like the one before, is read from its
+		 * address alone) */
+		int plen = pk ? ht_desc_parse_after(p + off, rem, prev, d) : ht_peek_valid(p + off, rem);
 		uint8_t cmd;
 
 		if (plen <= 0) {
@@ -482,6 +485,7 @@ static inline __attribute__((always_inline)) int payload_check(const uint8_t *p,
 			return -HTOE_DROP_COUNT;
 		nd += ht_cmd_has_data(cmd);
 		off += (size_t)plen;
+		prev = d;
 	}
 	if (n != npkts)
 		return -HTOE_DROP_COUNT;
