@@ -852,18 +852,23 @@ static void cmp_decode(const uint8_t *a, size_t len)
 	     d2.kind == HT_K_TGTDONE || (d2.kind == HT_K_WRSIZED && d2.dword)))
 		assert_int_equal(pv, r2); /* a valid common packet is always seen */
 	/* the packet that follows it in a frame (ht_desc_parse_after): the
-	 * same bytes but bits 31:30 and the second dword on (a WrSized's
-	 * Addr[7:6], Addr[39:8] and data; anything for other kinds), whole
-	 * and one byte short: the same verdict and fields as parsed alone */
+	 * same bytes but bits 31:30 and 12:8, with and without bits 20:16,
+	 * and the second dword on (a sized request's Addr[7:6], UnitID,
+	 * SrcTag, Addr[39:8] and data, a response's UnitID, SrcTag and data;
+	 * anything for other kinds),
+	 * whole and one byte short: the same verdict and fields as alone */
 	if (r2 > 0 && len <= HT_MAX_PKT_LEN + 8 && len >= 4) {
 		uint8_t b[HT_MAX_PKT_LEN + 8];
 		struct ht_desc x1, x2;
 
-		memcpy(b, a, len);
-		b[3] ^= 0xc0;
-		for (size_t i = 4; i < len; i++)
-			b[i] ^= (uint8_t)(i * 37u + 11u);
+		for (unsigned v = 0; v < 2; v++)
 		for (size_t l = len; l + 1 >= len && l > 0; l--) {
+			memcpy(b, a, len);
+			b[3] ^= 0xc0;
+			b[2] ^= v ? 0x1f : 0; /* SrcTag (a posted write's must be 0) */
+			b[1] ^= 0x1f;         /* UnitID */
+			for (size_t i = 4; i < len; i++)
+				b[i] ^= (uint8_t)(i * 37u + 11u);
 			int q1 = ht_desc_parse_after(b, l, &ds, &x1), q2 = ht_desc_parse(b, l, &x2);
 
 			assert_int_equal(q1, q2);

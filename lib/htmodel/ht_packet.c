@@ -1115,19 +1115,50 @@ static inline uint64_t sized_addr(uint32_t d0, const uint8_t *buf)
 	return (uint64_t)rd32(buf + 4) << 8 | (uint64_t)(d0 >> 26) << 2;
 }
 
+/* The bits of a common packet's first dword that may differ from those of
+ * the valid packet before it with the same verdict, length and fields but
+ * these: the UnitID (bits 12:8), the SrcTag of an NP request or a response
+ * (bits 20:16), the Addr[7:6] of a sized request (bits 31:30; Addr[5:2]
+ * and Count decide whether a dword access fits its 64-byte window).
+ * 0: none (parse). */
+static uint32_t after_mask(const struct ht_desc *prev)
+{
+	if (prev->ctl)
+		return 0;
+	switch (prev->kind) {
+	case HT_K_WRSIZED:
+		if (!(prev->cmd & CMD_DWORD))
+			return 0; /* (a byte write's mask dword follows) */
+		/* a posted write's bits 18:16 must be 0: compared */
+		return prev->cmd & CMD_POSTED ? 0xc0001f00u : 0xc01f1f00u;
+	case HT_K_RDSIZED:
+		return 0xc01f1f00u;
+	case HT_K_RDRESPONSE:
+	case HT_K_TGTDONE:
+		return 0x001f1f00u;
+	default:
+		return 0;
+	}
+}
+
 int ht_desc_parse_after(const uint8_t *buf, size_t len, const struct ht_desc *prev,
 			struct ht_desc *d)
 {
-	/* a dword WrSized's validity and length follow from its first dword
-	 * (command, Count, Addr[5:2]: the window check) and the bytes there
-	 * are: the same first dword as the valid packet before it, but for
-	 * Addr[7:6] (bits 31:30), is the same packet but for its address and
-	 * data (consecutive 64-byte writes differ in Addr[7:6]) */
-	if (prev && prev->kind == HT_K_WRSIZED && !prev->ctl && (prev->cmd & CMD_DWORD) &&
-	    len >= prev->len && !((rd32(buf) ^ rd32(prev->pkt)) & 0x3fffffffu)) {
+	uint32_t m = prev ? after_mask(prev) : 0;
+
+	/* a run of requests or responses alike (a page's writes, reads or
+	 * their responses): the same first dword but for the bits above is
+	 * the same packet but for them, its second dword and its data */
+	if (m && len >= prev->len && !((rd32(buf) ^ rd32(prev->pkt)) & ~m)) {
+		uint32_t d0 = rd32(buf);
+
 		*d = *prev;
 		d->pkt = buf;
-		d->addr = sized_addr(rd32(buf), buf);
+		d->unitid = BITS(d0, 8, 5);
+		if (m & 0xc0000000u)
+			d->addr = sized_addr(d0, buf);
+		if (m & 0x001f0000u)
+			d->srctag = BITS(d0, 16, 5);
 		return d->len;
 	}
 	return ht_desc_parse(buf, len, d);

@@ -228,9 +228,9 @@ struct ht_desc {
 int ht_desc_parse(const uint8_t *buf, size_t len, struct ht_desc *d);
 
 /* The same, for the packet that follows prev (NULL: none) in a frame: a
- * dword WrSized whose first dword equals prev's (a run of writes) is read
- * from its address alone, with prev's verdict. Same results as
- * ht_desc_parse(). */
+ * packet like prev (a run of writes, reads or responses: the same first
+ * dword but for UnitID, SrcTag and Addr[7:6]) is read from those and its
+ * address alone, with prev's verdict. Same results as ht_desc_parse(). */
 int ht_desc_parse_after(const uint8_t *buf, size_t len, const struct ht_desc *prev,
 			struct ht_desc *d);
 
