@@ -994,6 +994,27 @@ static unsigned grab_frames(uint8_t (*fr)[HTOE_FRAME_MAX], size_t *len, unsigned
 	return n;
 }
 
+/* Node 1's frames at time now are fa[0..na), byte for byte: delivered to
+ * node 2, then what follows its acknowledgement (the first frames are those
+ * of the credits node 2 gave at start). */
+static void frames_match_deliver(uint8_t (*fa)[HTOE_FRAME_MAX], const size_t *la, unsigned na,
+				 uint64_t now)
+{
+	static uint8_t fb[8][HTOE_FRAME_MAX];
+	size_t lb[8];
+	unsigned nb = grab_frames(fb, lb, 8, now);
+
+	assert_true(na >= 1);
+	assert_int_equal(na, nb);
+	for (unsigned i = 0; i < na; i++) {
+		assert_int_equal(la[i], lb[i]);
+		assert_memory_equal(fa[i], fb[i], la[i]);
+	}
+	for (unsigned i = 0; i < nb; i++)
+		assert_int_equal(htoe_frame_input(N[2].b, fb[i], lb[i], now), 0);
+	pump(now, HTOE_TX_FLUSH, NULL, NULL);
+}
+
 /* The descriptor of a posted 64-byte write to addr with data buf (parsed
  * from its encoding in raw). */
 static void run_desc(struct ht_desc *d, uint8_t *raw, uint64_t addr, const uint8_t *buf)
@@ -1015,10 +1036,10 @@ static void run_desc(struct ht_desc *d, uint8_t *raw, uint64_t addr, const uint8
 static void test_local_input_run(void **state)
 {
 	enum { RUN = 24 };
-	static uint8_t fa[8][HTOE_FRAME_MAX], fb[8][HTOE_FRAME_MAX];
-	size_t la[8], lb[8];
+	static uint8_t fa[8][HTOE_FRAME_MAX];
+	size_t la[8];
 	uint8_t buf[RUN * 64], raw[HT_MAX_PKT_LEN];
-	unsigned na, nb;
+	unsigned na;
 	struct ht_desc d;
 	struct ht_pkt q;
 
@@ -1040,18 +1061,7 @@ static void test_local_input_run(void **state)
 	run_desc(&d, raw, gaddr(2, 0x1000), buf + 64);
 	assert_int_equal(htoe_local_input_run(N[1].b, &d, buf, RUN, 10 * US), RUN);
 	assert_int_equal(htoe_get_stats(N[1].b)->local_in, RUN);
-	nb = grab_frames(fb, lb, 8, 10 * US);
-	assert_true(na >= 1);
-	assert_int_equal(na, nb);
-	for (unsigned i = 0; i < na; i++) {
-		assert_int_equal(la[i], lb[i]);
-		assert_memory_equal(fa[i], fb[i], la[i]);
-	}
-	/* (the frames of the credits node 2 gave at start; the rest follows
-	 * its acknowledgement) */
-	for (unsigned i = 0; i < nb; i++)
-		assert_int_equal(htoe_frame_input(N[2].b, fb[i], lb[i], 10 * US), 0);
-	pump(10 * US, HTOE_TX_FLUSH, NULL, NULL);
+	frames_match_deliver(fa, la, na, 10 * US);
 	for (unsigned k = 0; k < RUN; k++) {
 		assert_true(local_out(2, &q, 10 * US));
 		assert_int_equal(q.kind, HT_K_WRSIZED);
@@ -1085,6 +1095,86 @@ static void test_local_input_run(void **state)
 	assert_int_equal(htoe_local_input_run(N[1].b, &d, buf, 6, 0), 4);
 	assert_int_equal(htoe_local_input_run(N[1].b, &d, buf, 6, 0), 0);
 	assert_int_equal(htoe_local_input_desc(N[1].b, &d, 0), -EAGAIN); /* it decides */
+	free_nodes();
+}
+
+/* A run of reads (htoe_local_input_reads) queues exactly what the same
+ * reads offered one by one with the same tags queue: the same frame
+ * bytes, each read outstanding; node 2's local side gets them with their
+ * addresses, and its answers complete them at node 1. A tag already
+ * outstanding ends the run there. */
+static void test_local_input_reads(void **state)
+{
+	enum { RUN = 20 };
+	static uint8_t fa[8][HTOE_FRAME_MAX];
+	size_t la[8];
+	uint8_t raw[HT_MAX_PKT_LEN], tags[RUN][2];
+	unsigned na;
+	struct ht_desc d;
+	struct ht_pkt p, q, r;
+	int n;
+
+	(void)state;
+	for (unsigned k = 0; k < RUN; k++) {
+		tags[k][0] = (uint8_t)(1 + k % 3);
+		tags[k][1] = (uint8_t)(k / 3);
+	}
+	/* one by one */
+	mk_nodes(2, NULL);
+	bring_up();
+	for (unsigned k = 0; k < RUN; k++) {
+		mk_read(&p, gaddr(2, 0x3000 + 64u * k), tags[k][0], tags[k][1]);
+		n = ht_encode(&p, raw, sizeof(raw));
+		assert_int_equal(ht_desc_parse(raw, (size_t)n, &d), n);
+		assert_int_equal(htoe_local_input_desc(N[1].b, &d, 10 * US), 0);
+	}
+	na = grab_frames(fa, la, 8, 10 * US);
+	free_nodes();
+	/* as a run; the template's own tags not used */
+	mk_nodes(2, NULL);
+	bring_up();
+	mk_read(&p, gaddr(2, 0x3000), 7, 31);
+	n = ht_encode(&p, raw, sizeof(raw));
+	assert_int_equal(ht_desc_parse(raw, (size_t)n, &d), n);
+	assert_int_equal(htoe_local_input_reads(N[1].b, &d, (const uint8_t(*)[2])tags, RUN,
+						10 * US),
+			 RUN);
+	frames_match_deliver(fa, la, na, 10 * US);
+	for (unsigned k = 0; k < RUN; k++) {
+		assert_true(local_out(2, &q, 10 * US));
+		assert_int_equal(q.kind, HT_K_RDSIZED);
+		assert_int_equal(q.addr, MEM_BASE + 0x3000 + 64u * k);
+		mk_answer(&q, &r);
+		r.data[0] = (uint8_t)k;
+		assert_int_equal(local_in(2, &r, 10 * US), 0);
+	}
+	pump(10 * US, HTOE_TX_FLUSH, NULL, NULL);
+	for (unsigned k = 0; k < RUN; k++) {
+		assert_true(local_out(1, &r, 10 * US));
+		assert_int_equal(r.kind, HT_K_RDRESPONSE);
+		assert_int_equal(r.unitid, tags[r.data[0]][0]);
+		assert_int_equal(r.srctag, tags[r.data[0]][1]);
+		assert_int_equal(ht_pkt_rsp_err(&r), HT_RSP_OK);
+	}
+	assert_false(local_out(1, &r, 10 * US));
+	/* a tag in use ends the run before it; the one-by-one path poisons it */
+	mk_read(&p, gaddr(2, 0x4000), 1, 0);
+	assert_int_equal(local_in(1, &p, 20 * US), 0);
+	mk_read(&p, gaddr(2, 0x4040), 7, 31);
+	n = ht_encode(&p, raw, sizeof(raw));
+	assert_int_equal(ht_desc_parse(raw, (size_t)n, &d), n);
+	const uint8_t clash[3][2] = { { 2, 0 }, { 1, 0 }, { 2, 1 } };
+
+	assert_int_equal(htoe_local_input_reads(N[1].b, &d, clash, 3, 20 * US), 1);
+	/* not taken: a posted write's shape, node 1's own memory */
+	mk_write(&p, gaddr(2, 0x5000), true, 2, 0);
+	n = ht_encode(&p, raw, sizeof(raw));
+	assert_int_equal(ht_desc_parse(raw, (size_t)n, &d), n);
+	assert_int_equal(htoe_local_input_reads(N[1].b, &d, clash, 1, 20 * US), 0);
+	mk_read(&p, gaddr(1, 0x5000), 7, 31);
+	n = ht_encode(&p, raw, sizeof(raw));
+	assert_int_equal(ht_desc_parse(raw, (size_t)n, &d), n);
+	assert_int_equal(htoe_local_input_reads(N[1].b, &d, clash + 2, 1, 20 * US), 0);
 	free_nodes();
 }
 
@@ -2272,6 +2362,7 @@ int main(void)
 		cmocka_unit_test(test_config_check_field),
 		cmocka_unit_test(test_local_input_pkt),
 		cmocka_unit_test(test_local_input_run),
+		cmocka_unit_test(test_local_input_reads),
 		cmocka_unit_test(test_lease_acl),
 		cmocka_unit_test(test_acl_api),
 		cmocka_unit_test(test_lease_restarts),

@@ -91,6 +91,12 @@ static unsigned htoe_in_run(void *ctx, const struct ht_desc *d, const uint8_t *d
 	return htoe_local_input_run(ctx, d, data, n, now);
 }
 
+static unsigned htoe_in_reads(void *ctx, const struct ht_desc *d, const uint8_t (*tags)[2],
+			      unsigned n, uint64_t now)
+{
+	return htoe_local_input_reads(ctx, d, tags, n, now);
+}
+
 static int htoe_out(void *ctx, uint8_t *buf, size_t cap, uint64_t now)
 {
 	return htoe_local_output(ctx, buf, cap, now);
@@ -140,6 +146,7 @@ void dimm_link_htoe(struct dimm_link *l, struct htoe *b)
 	l->input = htoe_in;
 	l->input_desc = htoe_in_desc;
 	l->input_run = htoe_in_run;
+	l->input_reads = htoe_in_reads;
 	l->output = htoe_out;
 	l->output_burst = htoe_out_burst;
 	l->output_done = htoe_out_done;
@@ -908,6 +915,33 @@ static void issue_run(struct dimm_engine *e, struct dimm_desc *d, struct ht_desc
 	d->cursor += k * HT_MAX_DATA;
 }
 
+/* After a 64-byte read of d (its op and descriptor pd): the following
+ * whole 64-byte pieces of d, up to the poll's burst, as one run — their
+ * tags taken at once, then queued by the link with one map lookup; the
+ * tags of those it did not take are given back (the next issue sends them
+ * the usual way). */
+static void issue_reads(struct dimm_engine *e, struct dimm_desc *d, const struct ht_op *op,
+			struct ht_desc *pd, uint64_t now, unsigned *moved)
+{
+	uint8_t tags[ISSUE_BURST][2];
+	unsigned n = (d->len - d->cursor) / HT_MAX_DATA, t, k;
+
+	if (n > ISSUE_BURST - *moved)
+		n = ISSUE_BURST - *moved;
+	if (!n)
+		return;
+	t = ht_req_issue_reads(&e->req, op, op->cookie, n, tags);
+	pd->addr += HT_MAX_DATA;
+	k = t ? e->cfg.link.input_reads(e->cfg.link.ctx, pd, (const uint8_t(*)[2])tags, t, now)
+	      : 0;
+	for (unsigned i = k; i < t; i++)
+		ht_req_unissue_tag(&e->req, tags[i][0], tags[i][1]);
+	d->pending += k;
+	e->st.pkts_issued += k;
+	*moved += k;
+	d->cursor += k * HT_MAX_DATA;
+}
+
 /* Issue HT requests for d from its cursor. Returns true if d is fully
  * issued (or failed), false if it is blocked (no tag, backpressure, the
  * poll's burst); *p_full is set when what blocked it was the bridge refusing
@@ -976,6 +1010,8 @@ static bool issue_desc(struct dimm_engine *e, struct dimm_client *c, struct dimm
 		d->cursor += op.len;
 		if (op.type == HT_OP_WRITE_P && op.len == HT_MAX_DATA && e->cfg.link.input_run)
 			issue_run(e, d, &pd, now, moved);
+		else if (op.type == HT_OP_READ && op.len == HT_MAX_DATA && e->cfg.link.input_reads)
+			issue_reads(e, d, &op, &pd, now, moved);
 	}
 }
 

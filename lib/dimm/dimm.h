@@ -95,6 +95,11 @@ struct dimm_link {
 	 * the next one to input_desc, which decides. */
 	unsigned (*input_run)(void *ctx, const struct ht_desc *d, const uint8_t *data, unsigned n,
 			      uint64_t now);
+	/* Optional: n 64-byte reads shaped like d, read k at d->addr + 64 k with
+	 * UnitID tags[k][0] and SrcTag tags[k][1] (htoe_local_input_reads).
+	 * Returns how many were taken, from the first. */
+	unsigned (*input_reads)(void *ctx, const struct ht_desc *d, const uint8_t (*tags)[2],
+				unsigned n, uint64_t now);
 	/* The next packet for the local side: its length, 0 if none. */
 	int (*output)(void *ctx, uint8_t *buf, size_t cap, uint64_t now);
 	/* Optional, instead of output: up to n packets for the local side

@@ -523,3 +523,33 @@ void ht_req_issued_posted(struct ht_requester *r, unsigned n)
 {
 	r->st.issued[HT_OP_WRITE_P] += n;
 }
+
+unsigned ht_req_issue_reads(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,
+			    unsigned n, uint8_t (*tags)[2])
+{
+	struct ht_req_entry e;
+	unsigned k;
+
+	if (op->type != HT_OP_READ || op->len != HT_MAX_DATA || (op->addr & (HT_MAX_DATA - 1)))
+		return 0;
+	if (n > ht_req_free_tags(r))
+		n = ht_req_free_tags(r); /* (the next issue counts the wait for a tag) */
+	/* the entry ht_req_issue_desc makes for a 64-byte dword read */
+	memset(&e, 0, sizeof(e));
+	e.cookie = cookie;
+	e.type = HT_OP_READ;
+	e.len = HT_MAX_DATA;
+	e.dword = 1;
+	e.count = HT_MAX_DATA / 4 - 1;
+	for (k = 0; k < n; k++) {
+		e.addr = op->addr + HT_MAX_DATA * (k + 1ull);
+		if (take_tag(r, &e, &tags[k][0], &tags[k][1]) != 0)
+			break;
+	}
+	return k;
+}
+
+int ht_req_unissue_tag(struct ht_requester *r, uint8_t unitid, uint8_t srctag)
+{
+	return unissue_tag(r, true, unitid, srctag);
+}

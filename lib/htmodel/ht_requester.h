@@ -199,4 +199,17 @@ const struct ht_req_stats *ht_req_stats(const struct ht_requester *r);
  * changes. */
 void ht_req_issued_posted(struct ht_requester *r, unsigned n);
 
+/* Tags for n more 64-byte dword reads like op (a 64-byte-aligned read the
+ * caller issued with ht_req_issue_desc), read k at op->addr + 64 (k + 1),
+ * all with cookie: each enters the outstanding table as that issue would
+ * enter it, its (UnitID, SrcTag) in tags[k]. For a run the bridge queues
+ * itself (htoe_local_input_reads). Returns how many (fewer when the tags
+ * run out). */
+unsigned ht_req_issue_reads(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,
+			    unsigned n, uint8_t (*tags)[2]);
+
+/* Give back the tag of a non-posted request taken but never sent. 0, or
+ * -ENOENT if it is not in use. */
+int ht_req_unissue_tag(struct ht_requester *r, uint8_t unitid, uint8_t srctag);
+
 #endif

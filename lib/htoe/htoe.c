@@ -735,7 +735,7 @@ unsigned htoe_local_input_run(struct htoe *b, const struct ht_desc *d, const uin
 	/* posted dword WrSized with a 40-bit address, its data right after
 	 * the control packet: anything else goes the way of one packet */
 	if (!n || d->kind != HT_K_WRSIZED || d->vc != HT_VC_P || d->ctl || !(d->cmd & 0x04) ||
-	    !d->data_len || d->data_off + d->data_len != d->len ||
+	    !d->data_len || d->data_off != HTOE_SIZED_CTL_LEN || d->data_off + d->data_len != d->len ||
 	    n > UINT32_MAX / d->data_len)
 		return 0;
 	if (htoe_map_lookup_hint(b->map, d->addr, (uint64_t)n * d->data_len, &m, &b->map_hint) !=
@@ -743,6 +743,44 @@ unsigned htoe_local_input_run(struct htoe *b, const struct ht_desc *d, const uin
 	    !(v = htoe_vl_by_node(b, m.node)) || m.addr + (uint64_t)n * d->data_len - 1 > HT_ADDR_MAX_40)
 		return 0;
 	k = htoe_encap_enqueue_run(v, d, data, m.addr, n, now);
+	if (k) {
+		v->stall_since = 0;
+		b->st.local_in += k;
+	}
+	return k;
+}
+
+unsigned htoe_local_input_reads(struct htoe *b, const struct ht_desc *d,
+				const uint8_t (*tags)[2], unsigned n, uint64_t now)
+{
+	uint64_t len = htoe_access_len(d);
+	struct htoe_map_result m;
+	struct htoe_np_info np;
+	struct htoe_vl *v;
+	unsigned k;
+
+	/* dword RdSized with a 40-bit address: anything else goes the way
+	 * of one packet */
+	if (!n || d->kind != HT_K_RDSIZED || d->ctl || !(d->cmd & 0x04) || !len ||
+	    d->len != HTOE_SIZED_CTL_LEN ||
+	    n > UINT32_MAX / len || htoe_np_info_from_desc(d, &np) != 0)
+		return 0;
+	if (htoe_map_lookup_hint(b->map, d->addr, n * len, &m, &b->map_hint) != HTOE_MAP_REMOTE ||
+	    !(v = htoe_vl_by_node(b, m.node)) || m.addr + n * len - 1 > HT_ADDR_MAX_40)
+		return 0;
+	for (k = 0; k < n; k++) {
+		uint8_t unitid = tags[k][0], srctag = tags[k][1];
+		struct htoe_slot *s;
+
+		/* a tag already outstanding, or no room: the one-packet path
+		 * decides (it poisons a duplicate, pushes back a full queue) */
+		if (!htoe_encap_room(v, HT_VC_NP) || htoe_outstanding_busy(&b->out, unitid, srctag) ||
+		    htoe_outstanding_add(&b->out, unitid, srctag, htoe_vl_index(b, v), v->epoch, &np,
+					 now) != 0)
+			break;
+		s = htoe_encap_enqueue_like(v, d, NULL, m.addr + k * len, now);
+		ht_bytes_set_tag(s->bytes, s->len, unitid, srctag);
+	}
 	if (k) {
 		v->stall_since = 0;
 		b->st.local_in += k;

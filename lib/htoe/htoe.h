@@ -156,6 +156,17 @@ int htoe_local_input_desc(struct htoe *b, const struct ht_desc *d, uint64_t now)
 unsigned htoe_local_input_run(struct htoe *b, const struct ht_desc *d, const uint8_t *data,
 			      unsigned n, uint64_t now);
 
+/* The same for a run of reads: n dword RdSized packets shaped like d
+ * (its Count, PassPW, ResponsePassPW; its tags not used), packet k reading
+ * at d->addr + k * (its length) with UnitID tags[k][0] and SrcTag
+ * tags[k][1]. Each is recorded as outstanding and queued as
+ * htoe_local_input_desc would; returns how many, from the first. 0, or
+ * fewer than n: hand the next one to htoe_local_input_desc, which decides
+ * (a full queue, a tag already outstanding, a range this path does not
+ * take). */
+unsigned htoe_local_input_reads(struct htoe *b, const struct ht_desc *d,
+				const uint8_t (*tags)[2], unsigned n, uint64_t now);
+
 /* Next HT packet for the local HT side, copied into buf[0..cap): returns
  * its length, 0 if none, -ENOSPC if it is longer than cap (it stays). */
 int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now);

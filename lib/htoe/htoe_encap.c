@@ -88,25 +88,35 @@ struct htoe_slot *htoe_encap_enqueue(struct htoe_vl *v, const struct ht_desc *d,
 	return slot_commit(v, vc, s, d->len, ht_cmd_has_data(d->cmd), d->passpw, now);
 }
 
+struct htoe_slot *htoe_encap_enqueue_like(struct htoe_vl *v, const struct ht_desc *d,
+					  const uint8_t *data, uint64_t addr, uint64_t now)
+{
+	enum ht_vc vc = (enum ht_vc)d->vc;
+	struct htoe_vcq *q = &v->q[vc];
+	struct htoe_slot *s;
+
+	if (!vcq_room(q))
+		return NULL;
+	s = vcq_at(q, q->tail);
+	/* the control packet of the template, this packet's data and
+	 * address: the bytes the requester's encoder gives for it */
+	memcpy(s->bytes, d->pkt, HTOE_SIZED_CTL_LEN);
+	if (d->data_len)
+		ht_data_copy(s->bytes + HTOE_SIZED_CTL_LEN, data, d->data_len);
+	ht_bytes_set_addr(s->bytes, d->len, addr);
+	return slot_commit(v, vc, s, d->len, d->data_len != 0, d->passpw, now);
+}
+
 unsigned htoe_encap_enqueue_run(struct htoe_vl *v, const struct ht_desc *d,
 				const uint8_t *data, uint64_t addr, unsigned n, uint64_t now)
 {
-	struct htoe_vcq *q = &v->q[HT_VC_P];
-	unsigned room = vcq_room(q), k;
+	unsigned k;
 
-	if (n > room)
-		n = room;
-	for (k = 0; k < n; k++) {
-		struct htoe_slot *s = vcq_at(q, q->tail);
-
-		/* the control packet of the template, this packet's data and
-		 * address: the bytes the requester's encoder gives for it */
-		memcpy(s->bytes, d->pkt, d->data_off);
-		ht_data_copy(s->bytes + d->data_off, data + (size_t)k * d->data_len, d->data_len);
-		ht_bytes_set_addr(s->bytes, d->len, addr + (uint64_t)k * d->data_len);
-		slot_commit(v, HT_VC_P, s, d->len, true, d->passpw, now);
-	}
-	return n;
+	for (k = 0; k < n; k++)
+		if (!htoe_encap_enqueue_like(v, d, data + (size_t)k * d->data_len,
+					     addr + (uint64_t)k * d->data_len, now))
+			break;
+	return k;
 }
 
 int htoe_encap_enqueue_pkt(struct htoe_vl *v, const struct ht_pkt *p, uint64_t now)

@@ -17,10 +17,18 @@ struct htoe_slot *htoe_encap_enqueue(struct htoe_vl *v, const struct ht_desc *d,
 /* The same for a packet the bridge builds itself (Flush, error responses):
  * encoded first. 0, -EAGAIN (full) or -EINVAL. */
 int  htoe_encap_enqueue_pkt(struct htoe_vl *v, const struct ht_pkt *p, uint64_t now);
-/* Up to n posted dword writes shaped like d (its control packet; no 0x3E
- * prefix), packet k with address addr + k * d->data_len and the data at
- * data + k * d->data_len: as many as the posted queue has room for.
- * Returns how many were queued. */
+/* The control packet of a sized dword request without a 0x3E prefix. */
+#define HTOE_SIZED_CTL_LEN 8u
+
+/* A packet shaped like d (a sized dword request without a 0x3E prefix:
+ * its HTOE_SIZED_CTL_LEN control bytes, then its data, if any) with
+ * address addr and the data at data: its slot (the caller may still
+ * rewrite its tags), or NULL when the VC's queue is full. */
+struct htoe_slot *htoe_encap_enqueue_like(struct htoe_vl *v, const struct ht_desc *d,
+					  const uint8_t *data, uint64_t addr, uint64_t now);
+/* Up to n posted dword writes shaped like d, packet k with address
+ * addr + k * d->data_len and the data at data + k * d->data_len: as many
+ * as the posted queue has room for. Returns how many were queued. */
 unsigned htoe_encap_enqueue_run(struct htoe_vl *v, const struct ht_desc *d,
 				const uint8_t *data, uint64_t addr, unsigned n, uint64_t now);
 bool htoe_encap_room(const struct htoe_vl *v, enum ht_vc vc);
