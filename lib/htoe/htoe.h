@@ -299,6 +299,7 @@ struct htoe_stats {
 	uint64_t tag_full;            /* pending table full events */
 	uint64_t ctrl_sent, ctrl_rcvd, ctrl_overflow; /* CTRL messages; received but queue full */
 	uint64_t acl_denied;          /* remote requests refused by the access table */
+	uint64_t peer_restarts;       /* new incarnations seen, all VLs (htoe_vl_stats) */
 	uint64_t drops[HTOE_DROP__COUNT]; /* frames not attributable to a VL */
 };
 

@@ -172,9 +172,11 @@ struct htoe_lease_ep {
 	/* the next deadline, cached: every poll of a busy driver asks for it */
 	bool     dl_valid;
 	uint64_t dl;
-	/* htoe_lease_watch: the bridge's peer_restarts per VL, as last seen */
+	/* htoe_lease_watch: the bridge's peer_restarts per VL, as last seen,
+	 * and in all */
 	bool     watching;
 	uint64_t seen_restarts[HTOE_MAX_PEERS];
+	uint64_t seen_total;
 	struct htoe_lease_stats st;
 };
 
@@ -984,6 +986,12 @@ void htoe_lease_peer_restarted(struct htoe_lease_ep *ep, uint16_t node, uint64_t
 void htoe_lease_watch(struct htoe_lease_ep *ep, const struct htoe *b, uint64_t now)
 {
 	unsigned n = htoe_n_vls(b);
+	uint64_t total = htoe_get_stats(b)->peer_restarts;
+
+	/* called every poll: nothing to look at until some VL saw one */
+	if (ep->watching && total == ep->seen_total)
+		return;
+	ep->seen_total = total;
 
 	for (unsigned i = 0; i < n && i < HTOE_MAX_PEERS; i++) {
 		uint16_t node = htoe_vl_node(b, i);

@@ -245,7 +245,8 @@ void htoe_lease_peer_restarted(struct htoe_lease_ep *ep, uint16_t node, uint64_t
 /* Watch b's VLs for peers with a new incarnation (htoe_vl_stats
  * .peer_restarts) and call htoe_lease_peer_restarted for each; the first
  * call only learns the counters. htoe_lease_pump calls it; a driver that
- * does not use the pump calls it every poll. */
+ * does not use the pump calls it every poll (it reads one counter,
+ * htoe_stats.peer_restarts, until some VL saw a restart). */
 void htoe_lease_watch(struct htoe_lease_ep *ep, const struct htoe *b, uint64_t now);
 
 /* ---- lessee */

@@ -194,6 +194,7 @@ int htoe_peer_incarnation(struct htoe *b, struct htoe_vl *v, uint32_t inc, uint6
 	v->peer_nonce = 0;
 	v->ack_reset = false;
 	v->st.peer_restarts++;
+	b->st.peer_restarts++;
 	v->st.peer_restart_ns = now;
 	v->restart_pending = true;
 	/* Cold: nothing queued for the old incarnation goes to the new one.
