@@ -420,22 +420,6 @@ int htoe_frame_reseal(uint8_t *frame, size_t len)
 	return 0;
 }
 
-int htoe_frame_refresh(uint8_t *frame, size_t len, uint16_t ack,
-		       const uint16_t credit[HTOE_CR__COUNT])
-{
-	size_t plen;
-	uint8_t *x = sealed_hdr(frame, len, &plen);
-
-	if (!x)
-		return -EINVAL;
-	htoe_put_be16(x + HTOE_OFF_ACK, ack);
-	if (credit)
-		for (unsigned i = 0; i < HTOE_CR__COUNT; i++)
-			htoe_put_be16(x + HTOE_OFF_CREDIT + 2 * i, credit[i]);
-	htoe_put_be32(x + HTOE_OFF_CRC, frame_crc(x, x + HTOE_HDR_LEN, plen));
-	return 0;
-}
-
 /* ------------------------------------------------------------------ parse */
 
 /* htoe_payload_check(), counting the packets that carry data (*ndata),

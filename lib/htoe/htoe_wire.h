@@ -277,17 +277,11 @@ int htoe_frame_seal_data(uint8_t *frame, size_t cap, size_t l2_len, size_t paylo
 /* Set the npkts byte of a frame being built (before htoe_frame_seal()). */
 int htoe_frame_set_npkts(uint8_t *frame, size_t len, unsigned npkts);
 
-/*
- * Retransmission helpers on an already sealed frame of length len (as
- * returned by htoe_frame_seal()): rewrite the ack and/or the credit limits
- * (credit may be NULL to keep them) and recompute the CRC. The Ethernet
- * header length is found from the frame itself. Returns 0, or -EINVAL if the
- * frame is not an HToE frame built by this layer.
- */
-int htoe_frame_refresh(uint8_t *frame, size_t len, uint16_t ack,
-		       const uint16_t credit[HTOE_CR__COUNT]);
-/* Recompute and store the CRC of a sealed frame (after editing header fields
- * other than the payload length). Returns 0 or -EINVAL. */
+/* Recompute and store the CRC of a sealed frame of length len (as
+ * htoe_frame_seal() returned it) after editing header fields other than the
+ * payload length: for tests and tools that craft frames (the bridge builds
+ * a retransmission anew). Returns 0, or -EINVAL if it is not an HToE frame
+ * built by this layer. */
 int htoe_frame_reseal(uint8_t *frame, size_t len);
 
 /*
