@@ -1115,12 +1115,16 @@ static inline uint64_t sized_addr(uint32_t d0, const uint8_t *buf)
 	return (uint64_t)rd32(buf + 4) << 8 | (uint64_t)(d0 >> 26) << 2;
 }
 
+/* Fields of a packet's first dword (as rd32 reads it). */
+#define D0_UNITID 0x00001f00u /* UnitID[4:0], bits 12:8 */
+#define D0_SRCTAG 0x001f0000u /* SrcTag[4:0], bits 20:16 */
+#define D0_ADDR76 0xc0000000u /* a sized request's Addr[7:6], bits 31:30 */
+
 /* The bits of a common packet's first dword that may differ from those of
  * the valid packet before it with the same verdict, length and fields but
- * these: the UnitID (bits 12:8), the SrcTag of an NP request or a response
- * (bits 20:16), the Addr[7:6] of a sized request (bits 31:30; Addr[5:2]
- * and Count decide whether a dword access fits its 64-byte window).
- * 0: none (parse). */
+ * these: the UnitID, the SrcTag of an NP request or a response, the
+ * Addr[7:6] of a sized request (Addr[5:2] and Count decide whether a dword
+ * access fits its 64-byte window). 0: none (parse). */
 static uint32_t after_mask(const struct ht_desc *prev)
 {
 	if (prev->ctl)
@@ -1130,12 +1134,12 @@ static uint32_t after_mask(const struct ht_desc *prev)
 		if (!(prev->cmd & CMD_DWORD))
 			return 0; /* (a byte write's mask dword follows) */
 		/* a posted write's bits 18:16 must be 0: compared */
-		return prev->cmd & CMD_POSTED ? 0xc0001f00u : 0xc01f1f00u;
+		return D0_UNITID | D0_ADDR76 | (prev->cmd & CMD_POSTED ? 0 : D0_SRCTAG);
 	case HT_K_RDSIZED:
-		return 0xc01f1f00u;
+		return D0_UNITID | D0_SRCTAG | D0_ADDR76;
 	case HT_K_RDRESPONSE:
 	case HT_K_TGTDONE:
-		return 0x001f1f00u;
+		return D0_UNITID | D0_SRCTAG;
 	default:
 		return 0;
 	}
@@ -1155,9 +1159,9 @@ int ht_desc_parse_after(const uint8_t *buf, size_t len, const struct ht_desc *pr
 		*d = *prev;
 		d->pkt = buf;
 		d->unitid = BITS(d0, 8, 5);
-		if (m & 0xc0000000u)
+		if (m & D0_ADDR76)
 			d->addr = sized_addr(d0, buf);
-		if (m & 0x001f0000u)
+		if (m & D0_SRCTAG)
 			d->srctag = BITS(d0, 16, 5);
 		return d->len;
 	}

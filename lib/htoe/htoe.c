@@ -734,13 +734,14 @@ unsigned htoe_local_input_run(struct htoe *b, const struct ht_desc *d, const uin
 
 	/* posted dword WrSized with a 40-bit address, its data right after
 	 * the control packet: anything else goes the way of one packet */
-	if (!n || d->kind != HT_K_WRSIZED || d->vc != HT_VC_P || d->ctl || !(d->cmd & 0x04) ||
-	    !d->data_len || d->data_off != HTOE_SIZED_CTL_LEN || d->data_off + d->data_len != d->len ||
-	    n > UINT32_MAX / d->data_len)
+	if (!n || d->kind != HT_K_WRSIZED || d->vc != HT_VC_P || d->ctl ||
+	    !(d->cmd & HT_CMD_BIT_DWORD) || !d->data_len || d->data_off != HTOE_SIZED_CTL_LEN ||
+	    d->data_off + d->data_len != d->len || n > UINT32_MAX / d->data_len)
 		return 0;
 	if (htoe_map_lookup_hint(b->map, d->addr, (uint64_t)n * d->data_len, &m, &b->map_hint) !=
 		    HTOE_MAP_REMOTE ||
-	    !(v = htoe_vl_by_node(b, m.node)) || m.addr + (uint64_t)n * d->data_len - 1 > HT_ADDR_MAX_40)
+	    !(v = htoe_vl_by_node(b, m.node)) ||
+	    m.addr + (uint64_t)n * d->data_len - 1 > HT_ADDR_MAX_40)
 		return 0;
 	k = htoe_encap_enqueue_run(v, d, data, m.addr, n, now);
 	if (k) {
@@ -761,7 +762,7 @@ unsigned htoe_local_input_reads(struct htoe *b, const struct ht_desc *d,
 
 	/* dword RdSized with a 40-bit address: anything else goes the way
 	 * of one packet */
-	if (!n || d->kind != HT_K_RDSIZED || d->ctl || !(d->cmd & 0x04) || !len ||
+	if (!n || d->kind != HT_K_RDSIZED || d->ctl || !(d->cmd & HT_CMD_BIT_DWORD) || !len ||
 	    d->len != HTOE_SIZED_CTL_LEN ||
 	    n > UINT32_MAX / len || htoe_np_info_from_desc(d, &np) != 0)
 		return 0;
