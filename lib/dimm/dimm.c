@@ -893,13 +893,16 @@ static void next_op(const struct dimm_desc *d, struct ht_op *op)
 	}
 }
 
-/* After a posted 64-byte write of d (its descriptor pd): the following
- * whole 64-byte pieces of d, up to the poll's burst, as one run the link
- * queues at once (one map lookup, the data copied once, from the
- * application's buffer into the queue). */
-static void issue_run(struct dimm_engine *e, struct dimm_desc *d, struct ht_desc *pd,
-		      uint64_t now, unsigned *moved)
+/* After a 64-byte posted write or read of d (its op, and the descriptor
+ * pd its encoding gave): the following whole 64-byte pieces of d, up to
+ * the poll's burst, as one run the link queues at once (one map lookup;
+ * a write's data copied once, from the application's buffer into the
+ * queue; a read's tags taken at once, those the link did not take given
+ * back: the next issue sends them the usual way). */
+static void issue_following(struct dimm_engine *e, struct dimm_desc *d, const struct ht_op *op,
+			    struct ht_desc *pd, uint64_t now, unsigned *moved)
 {
+	const struct dimm_link *l = &e->cfg.link;
 	unsigned n = (d->len - d->cursor) / HT_MAX_DATA, k;
 
 	if (n > ISSUE_BURST - *moved)
@@ -907,36 +910,18 @@ static void issue_run(struct dimm_engine *e, struct dimm_desc *d, struct ht_desc
 	if (!n)
 		return;
 	pd->addr += HT_MAX_DATA;
-	k = e->cfg.link.input_run(e->cfg.link.ctx, pd, (const uint8_t *)d->buf + d->cursor, n,
-				  now);
-	ht_req_issued_posted(&e->req, k);
-	e->st.pkts_issued += k;
-	*moved += k;
-	d->cursor += k * HT_MAX_DATA;
-}
+	if (op->type == HT_OP_WRITE_P) {
+		k = l->input_run(l->ctx, pd, (const uint8_t *)d->buf + d->cursor, n, now);
+		ht_req_issued_posted(&e->req, k);
+	} else {
+		uint8_t tags[ISSUE_BURST][2];
+		unsigned t = ht_req_issue_reads(&e->req, op, op->cookie, n, tags);
 
-/* After a 64-byte read of d (its op and descriptor pd): the following
- * whole 64-byte pieces of d, up to the poll's burst, as one run — their
- * tags taken at once, then queued by the link with one map lookup; the
- * tags of those it did not take are given back (the next issue sends them
- * the usual way). */
-static void issue_reads(struct dimm_engine *e, struct dimm_desc *d, const struct ht_op *op,
-			struct ht_desc *pd, uint64_t now, unsigned *moved)
-{
-	uint8_t tags[ISSUE_BURST][2];
-	unsigned n = (d->len - d->cursor) / HT_MAX_DATA, t, k;
-
-	if (n > ISSUE_BURST - *moved)
-		n = ISSUE_BURST - *moved;
-	if (!n)
-		return;
-	t = ht_req_issue_reads(&e->req, op, op->cookie, n, tags);
-	pd->addr += HT_MAX_DATA;
-	k = t ? e->cfg.link.input_reads(e->cfg.link.ctx, pd, (const uint8_t(*)[2])tags, t, now)
-	      : 0;
-	for (unsigned i = k; i < t; i++)
-		ht_req_unissue_tag(&e->req, tags[i][0], tags[i][1]);
-	d->pending += k;
+		k = t ? l->input_reads(l->ctx, pd, (const uint8_t(*)[2])tags, t, now) : 0;
+		for (unsigned i = k; i < t; i++)
+			ht_req_unissue_tag(&e->req, tags[i][0], tags[i][1]);
+		d->pending += k;
+	}
 	e->st.pkts_issued += k;
 	*moved += k;
 	d->cursor += k * HT_MAX_DATA;
@@ -1008,10 +993,10 @@ static bool issue_desc(struct dimm_engine *e, struct dimm_client *c, struct dimm
 			return true;
 		}
 		d->cursor += op.len;
-		if (op.type == HT_OP_WRITE_P && op.len == HT_MAX_DATA && e->cfg.link.input_run)
-			issue_run(e, d, &pd, now, moved);
-		else if (op.type == HT_OP_READ && op.len == HT_MAX_DATA && e->cfg.link.input_reads)
-			issue_reads(e, d, &op, &pd, now, moved);
+		if (op.len == HT_MAX_DATA &&
+		    ((op.type == HT_OP_WRITE_P && e->cfg.link.input_run) ||
+		     (op.type == HT_OP_READ && e->cfg.link.input_reads)))
+			issue_following(e, d, &op, &pd, now, moved);
 	}
 }
 

@@ -433,11 +433,12 @@ static inline __attribute__((always_inline)) int payload_check(const uint8_t *p,
 {
 	size_t off = 0;
 	unsigned n = 0, nd = 0;
+	struct ht_desc tmp; /* a packet past npkts (the frame is dropped) */
 	const struct ht_desc *prev = NULL;
 
 	while (off < len) {
 		size_t rem = len - off;
-		struct ht_desc tmp, *d = pk && n < npkts ? &pk[n] : &tmp;
+		struct ht_desc *d = pk && n < npkts ? &pk[n] : &tmp;
 		/* common and valid: one pass (with pk the parse is that pass; a
 		 * run of writes, each like the one before, is read from its
 		 * address alone) */
