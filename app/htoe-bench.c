@@ -38,6 +38,7 @@
 #include "bench/bench.h"
 #include "bench_plot_py.h"
 #include "htoe/htoe_macsec.h"
+#include "host_info.h"
 #include "htoe_version.h"
 #include "out_file.h"
 #include "run_python.h"
@@ -1650,9 +1651,14 @@ int main(int argc, char **argv)
 	json_object_set_new(root, "runs", runs_log);
 	json_object_set_new(root, "figures", fig);
 	json_object_set_new(root, "errors", errs_log);
-	json_object_set_new(root, "machine", json_pack("{s:i, s:s, s:b}", "cpus",
-		(json_int_t)sysconf(_SC_NPROCESSORS_ONLN), "eal",
-		"-l 0-1 --no-huge -m 512 --no-pci [--no-shconf]", "quick", O.quick));
+	struct htoe_host_info host;
+
+	htoe_host_info(&host);
+	json_object_set_new(root, "machine", json_pack("{s:i, s:s, s:b, s:s, s:s, s:f, s:s, s:s}",
+		"cpus", (json_int_t)host.nproc, "eal",
+		"-l 0-1 --no-huge -m 512 --no-pci [--no-shconf]", "quick", O.quick, "date",
+		host.date, "cpu_model", host.cpu, "loadavg1", host.loadavg1, "git", host.git,
+		"version", host.version));
 	json_object_set_new(root, "durations", json_pack("{s:f, s:f}", "throughput_s", O.dur,
 							 "short_s", O.dur_short));
 	scen_writes(fig);

@@ -44,6 +44,7 @@
 #include "dimm_default_ini.h"
 #include "dimm_plot_py.h"
 #include "eal_hint.h"
+#include "host_info.h"
 #include "htoe_version.h"
 #include "out_file.h"
 #include "parse_num.h"
@@ -1028,8 +1029,14 @@ static int write_json(const struct app_state *s, const char *path, const char *t
 	json_t *root = json_object(), *runs = json_array(), *local = json_object();
 	char gaddr[32];
 
+	struct htoe_host_info host;
+
+	htoe_host_info(&host); /* date: when the run ended and its results were written */
 	snprintf(gaddr, sizeof(gaddr), "0x%" PRIx64, d->lease.gaddr);
 	json_object_set_new(root, "tool", json_string("htoe-dimm"));
+	json_object_set_new(root, "machine", json_pack("{s:s, s:s, s:i, s:f, s:s, s:s}", "date",
+		host.date, "cpu_model", host.cpu, "cpus", (json_int_t)host.nproc, "loadavg1",
+		host.loadavg1, "git", host.git, "version", host.version));
 	json_object_set_new(root, "setup",
 			    json_pack("{s:s,s:I,s:I,s:s,s:I,s:b,s:I,s:I}", "transport", transport,
 				      "wss_bytes", (json_int_t)s->wss,
