@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * htoe-bench: the benchmark of issue 4 (item 10), issue 5 (item 3) and
- * issue 14 (goodput under loss, incast, polling). It
+ * htoe-bench: the benchmark of the bridge (throughput, round trips, goodput
+ * under loss, MACsec, incast, polling; docs/benchmarks.md). It
  * measures, in one run and on the same virtual devices, htoe-bridge's
  * throughput and round trips against baselines measured in the same run,
  * prints a table with the targets, and writes JSON and PNG plots.
@@ -720,7 +720,7 @@ static json_t *targets_json(void)
 
 static void print_targets(void)
 {
-	printf("\n%-52s %14s %14s  %s\n", "figure (target from issues 4, 5 and 11)", "measured",
+	printf("\n%-52s %14s %14s  %s\n", "figure (targets: docs/benchmarks.md)", "measured",
 	       "target", "met");
 	for (unsigned i = 0; i < n_targets; i++) {
 		const struct target *t = &T[i];
@@ -1543,7 +1543,7 @@ static void scen_netns(json_t *fig)
 	}
 }
 
-/* 7. Every target of issues 4, 5, 11 and 14 from the figures. */
+/* 7. Every target of docs/benchmarks.md ("Targets") from the figures. */
 static void set_targets(json_t *fig, double crypto_fig)
 {
 	json_t *w64 = json_object_get(fig, "write64"), *ms = json_object_get(fig, "macsec");
@@ -1586,7 +1586,7 @@ static void set_targets(json_t *fig, double crypto_fig)
 	       "%", why ? json_string_value(why) : nm);
 	target("MACsec crypto path / raw backend (fastest)", crypto_fig, 0.8, false, 100, "%", nm);
 
-	/* issue 11: the read round trip against its floor, the two-host path */
+	/* the read round trip against its floor, the two-host path */
 	json_t *vr = json_object_get(fig, "read_vs_raw");
 
 	for (unsigned t = 0; t < 2; t++)
@@ -1610,7 +1610,7 @@ static void set_targets(json_t *fig, double crypto_fig)
 	target("netns af_packet: bridge / raw frames/s", get_or_nan(json_object_get(pkt,
 	       "write64"), "ratio_frames"), 0.5, false, 100, "%", nsr ? nsr : nm);
 
-	/* issue 14: incast, 8 senders to one receiver against one sender */
+	/* incast: 8 senders to one receiver against one sender */
 	json_t *i8 = json_object_get(json_object_get(fig, "incast"), "8");
 
 	target("incast 8 -> 1: aggregate / one sender's writes/s", get_or_nan(i8, "vs_single"),

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * htoe-dimm: DIMM virtualization over HToE, the demo (issue 7, docs/dimm.md).
+ * htoe-dimm: DIMM virtualization over HToE, the demo (docs/dimm.md).
  *
  *   htoe-dimm EAL-ARGS -- [--config FILE] [options]
  *

@@ -21,7 +21,7 @@ profiles=(
   "small-mtu-dup|20|.frames_duplicated > 0|--nodes 3 --mem 61440 --transactions 2000 --mtu 256 --loss 0.05 --dup 0.05"
   "partition|30|.resets > 0 and .poisoned > 0|--nodes 4 --transactions 2000 --partition 5000:300000000"
   "restart|30|.resets > 0|--nodes 4 --transactions 2000 --restart 2:10000 --loss 0.05"
-  # issue 13: a restart is seen at once by each VL to the restarted node (one cold reset each,
+  # a restart is seen at once by each VL to the restarted node (one cold reset each,
   # the oracle checks it), no other reset; forged frames change nothing and are counted
   "restart-incarnation|6|.peer_restarts == 3 and .resets == 3 and .poisoned >= 0 and .completed > 0|--nodes 4 --transactions 2000 --restart 2:10000"
   "forge-reset|6|.forged_sent == 2 and .forged_dropped == 2 and .resets == 0 and .peer_restarts == 0|--nodes 2 --transactions 2000 --forge-reset 20000"
@@ -40,7 +40,7 @@ profiles=(
   "sel-burst|20|.held > 0 and .frames_dropped > 0|--nodes 4 --transactions 2000 --burst-loss 0.01 --burst-len 16 --reorder 0.05 --jitter 5000 --retry selective"
   "gbn-burst|10|.retransmits > 0 and .held == 0|--nodes 4 --transactions 2000 --burst-loss 0.01 --burst-len 16 --reorder 0.05 --jitter 5000 --retry gbn"
   "sel-small-mtu-dup|10|.held > 0 and .frames_duplicated > 0|--nodes 3 --mem 61440 --transactions 2000 --mtu 128 --loss 0.05 --dup 0.05 --reorder 0.05 --retry selective"
-  # incast (issue 14): N - 1 senders write to node 1 through its switch output port; the fair
+  # incast: N - 1 senders write to node 1 through its switch output port; the fair
   # share of the receive pool keeps Jain's index >= 0.99 without loss (0.49 with first come,
   # first served); with loss and with tail drops at a small output buffer the oracle must pass
   "incast-fair|2|.incast.senders == 7 and .incast.jain >= 0.99 and .incast.ratio >= 0.9|--incast --nodes 8 --transactions 10000"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * htoe-bench: goodput against loss for both retry modes (issue 14). For
+ * htoe-bench: goodput against loss for both retry modes. For
  * each mode, a lossless reference run and one run per loss profile of
  * 64-byte posted writes over net_ring (htoe-bridge, [impair]); goodput is
  * divided by that mode's reference, retransmissions by the frames the

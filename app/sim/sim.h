@@ -50,7 +50,7 @@ struct sim_cfg {
 	/* a node that restarts (bridge and requester; its memory persists) */
 	int      restart_node;     /* -1: none; else index 0..nodes-1 */
 	uint64_t restart_at_ns;
-	/* attackers (issue 13), 0: none. At forge_reset_at_ns a host that is
+	/* attackers (forged RESETs), 0: none. At forge_reset_at_ns a host that is
 	 * no member (MAC 02:66:66:66:66:66) sends node 2 a RESET and a
 	 * RESET_ACK claiming node 1, with a new incarnation; at
 	 * forge_src_at_ns member node 3 sends node 2 a RESET, RESET_ACK, ACK
