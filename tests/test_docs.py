@@ -197,6 +197,58 @@ def check_static(src, path, text, blocks):
     return errors
 
 
+# A reference to where a request came from ("session" or "issue" with a number) means
+# nothing to a reader of the repository: a doc or a comment states the reason instead.
+# The pattern is assembled so that this file does not match it.
+ORIGIN_REF = re.compile(r'\b(?:sess' + r'ions?[ -]?#?[0-9]|iss' + r'ues? #?[0-9])', re.I)
+SKIP_DIRS = ('.git',)
+
+
+def check_origin_refs(src):
+    """Every text file of the repository (build directories aside): no ORIGIN_REF."""
+    errors = []
+    for root, dirs, files in os.walk(src):
+        rel_root = os.path.relpath(root, src)
+        dirs[:] = sorted(d for d in dirs if not (rel_root == '.' and (
+            d.startswith('build') or d in SKIP_DIRS)) and d not in SKIP_DIRS)
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            try:
+                with open(path, encoding='utf-8') as fh:
+                    text = fh.read()
+            except (UnicodeDecodeError, OSError):
+                continue                    # binary: pcaps, plots
+            for n, line in enumerate(text.split('\n'), 1):
+                m = ORIGIN_REF.search(line)
+                if m:
+                    errors.append(f'{os.path.relpath(path, src)}:{n}: "{m.group(0)}...": say '
+                                  f'why, not which session or issue asked for it')
+    return errors
+
+
+RESULTS_MARK = re.compile(r'<!-- results: begin \(made by scripts/bench_table\.py from (\S+);')
+
+
+def check_results_tables(src, path, text):
+    """A doc's results table is what scripts/bench_table.py makes from its JSON."""
+    m = RESULTS_MARK.search(text)
+    if not m:
+        return []
+    sys.path.insert(0, os.path.join(src, 'scripts'))
+    import bench_table
+    sys.path.pop(0)
+    json_path = os.path.join(src, m.group(1))
+    if not os.path.exists(json_path):
+        return [f'{path}: its results table names {m.group(1)}, which does not exist']
+    import json
+    with open(json_path, encoding='utf-8') as fh:
+        want = bench_table.splice(text, bench_table.tables(json.load(fh)), m.group(1))
+    if want != text:
+        return [f'{path}: its results table is not what {m.group(1)} makes: run '
+                f'scripts/bench_table.py {m.group(1)} --write {path}']
+    return []
+
+
 # ---------------------------------------------------------------- running blocks
 
 def line_regex(pat):
@@ -401,10 +453,11 @@ def main(argv):
         return 2
     src, build = os.path.abspath(argv[1]), os.path.abspath(argv[2])
     if argv[3] == '--check':
-        errors = self_test(src)
+        errors = self_test(src) + check_origin_refs(src)
         for path in doc_files(src):
             text = open(os.path.join(src, path), encoding='utf-8').read()
             errors += check_static(src, path, text, parse(path, text))
+            errors += check_results_tables(src, path, text)
         mb = open(os.path.join(src, 'tests', 'meson.build'), encoding='utf-8').read()
         for path in doc_files(src):
             if f"'{path}'" not in mb:

@@ -9,7 +9,7 @@
  * one sender's, Jain's fairness index over the senders' goodputs and each
  * sender's VL's credit-starved time as a share of the bridge's run. JSON:
  * fig.incast = { "1": {...}, "2": ..., "4": ..., "8": ... }. See
- * docs/benchmarks.md "Incast (htoe-bench)".
+ * docs/benchmarks.md, "How each figure is measured".
  */
 #include <stdio.h>
 #include <stdlib.h>
