@@ -92,6 +92,9 @@ budgets)
   py "r['setup']['wait'] == 'run-to-completion'" || fail "not run to completion by default"
   grep -q "^htoe-dimm: pager mode $(py_get "r['setup']['pager_mode']")" "$TMP/out" \
     || fail "the pager mode is not printed"
+  # its lines, the shared port code's included, carry its own name
+  grep -q "^htoe-dimm: port 0 up" "$TMP/out" || fail "no 'htoe-dimm: port 0 up' line"
+  if grep -q "^htoe-bridge:" "$TMP/out"; then fail "htoe-dimm prints lines as htoe-bridge:"; fi
   if python3 -c 'import matplotlib' 2>/dev/null; then
     [ -s "$TMP/r.png" ] || fail "no PNG"
     head -c 8 "$TMP/r.png" | od -An -c | grep -q 'P   N   G' || fail "not a PNG"
