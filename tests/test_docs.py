@@ -435,6 +435,14 @@ def self_test(src):
     errs = check_static(src, 'docs/x.md', good, parse('docs/x.md', good))
     if errs:
         problems.append(f'self-test: a good doc gave {errs}')
+    iss, ses = 'iss' + 'ue', 'sess' + 'ion'
+    for line, bad in [(f'a fix ({iss} 13)', True), (f'{iss.capitalize()} 5: x', True),
+                      (f'{iss}s 4, 5 and 11', True), (f'{iss} #12', True),
+                      (f'{ses.capitalize()} 9 found', True), (f'{ses}s 8-12', True),
+                      (f'{ses}-12', True), (f'the {ses} nonce 0x65', False),
+                      (f'a t{iss} 3', False), (f'{iss}s of the design', False)]:
+        if bool(ORIGIN_REF.search(line)) != bad:
+            problems.append(f'self-test: {line!r} should {"" if bad else "not "}be refused')
     for exp, act, ok in [(['a <...> c', '...', 'z'], ['a b c', 'x', 'y', 'z'], True),
                          (['a <...> c', '...', 'z'], ['a b c', 'z'], True),
                          (['...'], [], True),
