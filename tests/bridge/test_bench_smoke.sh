@@ -264,6 +264,22 @@ print("ok: %d targets, %d write sizes, %d baselines, %d crypto rows" %
 PY
 ok "JSON complete and consistent"
 
+# where and when it ran, and the tables scripts/bench_table.py makes from it
+# (docs/benchmarks.md's results are made the same way from a full run)
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+python3 - "$TMP/bench.json" <<'PY' || fail "machine: no date, CPU model, CPU count or commit"
+import json, sys
+m = json.load(open(sys.argv[1]))["machine"]
+assert m["date"].endswith("Z") and m["cpu_model"] and m["cpus"] >= 1, m
+assert m["git"] and m["version"] and "loadavg1" in m, m
+PY
+python3 "$SRC/scripts/bench_table.py" "$TMP/bench.json" >"$TMP/table.md" ||
+  fail "scripts/bench_table.py failed on the JSON"
+grep -q '^Measured .* commit ' "$TMP/table.md" || fail "bench_table.py: no 'Measured' line"
+grep -q '^| figure | measured | target | met |' "$TMP/table.md" ||
+  fail "bench_table.py: no table of targets"
+ok "machine recorded; bench_table.py makes the tables"
+
 # the plots, where /usr/bin/python3 has matplotlib
 if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
   for p in throughput latency loss; do
