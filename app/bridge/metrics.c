@@ -7,6 +7,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bridge.h"
@@ -105,28 +106,22 @@ static const struct {
 static struct htoe_metrics *server;
 static int ready;
 
-static uint64_t vl_u64(const struct br_node *n, unsigned k, const struct br_vl_field *f)
-{
-	return br_rd((const uint64_t *)((const char *)&n->pub.vl[k] + f->off));
-}
-
 void br_metrics_render(struct htoe_prom *p, void *arg)
 {
 	struct br_app *a = arg;
-	static const char *const vc[HT_VC_COUNT] = { "P", "NP", "R" };
 	struct br_totals t[BR_MAX_NODES];
+	struct br_metrics_vl *vls;
 	char lab[96];
-	unsigned nn;
+	unsigned nn, nvl = 0;
 
-	htoe_prom_family(p, "htoe_build_info", "gauge", "the program and its version");
-	snprintf(lab, sizeof(lab), "program=\"%s\",version=\"%s\"", br_prog(),
-		 HTOE_PROJECT_VERSION);
-	htoe_prom_u64(p, "htoe_build_info", lab, 1);
+	br_metrics_build_info(p, br_prog());
 	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
 		return;
 	nn = a->n_nodes < BR_MAX_NODES ? a->n_nodes : BR_MAX_NODES;
-	for (unsigned i = 0; i < nn; i++)
+	for (unsigned i = 0; i < nn; i++) {
 		br_totals(a, a->nodes[i].id, &t[i]);
+		nvl += a->nodes[i].n_vl;
+	}
 
 	htoe_prom_family(p, "htoe_node_workload_done", "gauge",
 			 "1 when the node's workload is done and its bridge quiescent");
@@ -151,58 +146,79 @@ void br_metrics_render(struct htoe_prom *p, void *arg)
 			htoe_prom_u64(p, "htoe_node_drops_total", lab, t[i].drops[r]);
 		}
 
-	htoe_prom_family(p, "htoe_vl_up", "gauge", "1 while the VL is up");
+	vls = malloc(sizeof(*vls) * (nvl ? nvl : 1));
+	if (!vls) {
+		p->oom = true;
+		return;
+	}
+	nvl = 0;
 	for (unsigned i = 0; i < nn; i++)
-		for (unsigned k = 0; k < a->nodes[i].n_vl; k++) {
-			snprintf(lab, sizeof(lab), "node=\"%u\",peer=\"%u\"", a->nodes[i].id,
-				 a->nodes[i].vl_node[k]);
-			htoe_prom_u64(p, "htoe_vl_up", lab, br_rd(&a->nodes[i].pub.vl_up[k]));
-		}
+		for (unsigned k = 0; k < a->nodes[i].n_vl; k++)
+			vls[nvl++] = (struct br_metrics_vl){ a->nodes[i].id, a->nodes[i].vl_node[k],
+							     &a->nodes[i].pub.vl[k],
+							     &a->nodes[i].pub.vl_up[k] };
+	br_metrics_vls(p, vls, nvl);
+	free(vls);
+}
+
+void br_metrics_vls(struct htoe_prom *p, const struct br_metrics_vl *v, unsigned n)
+{
+	static const char *const vc[HT_VC_COUNT] = { "P", "NP", "R" };
+	char lab[96];
+
+#define LAB(x) snprintf(lab, sizeof(lab), "node=\"%u\",peer=\"%u\"", (x).node, (x).peer)
+	htoe_prom_family(p, "htoe_vl_up", "gauge", "1 while the VL is up");
+	for (unsigned i = 0; i < n; i++) {
+		LAB(v[i]);
+		htoe_prom_u64(p, "htoe_vl_up", lab, br_rd(v[i].up));
+	}
 	for (unsigned f = 0; f < br_n_vl_fields; f++) {
 		const struct br_vl_field *vf = &br_vl_fields[f];
 
 		if (!vf->prom)
 			continue;
 		htoe_prom_family(p, vf->prom, vf->gauge ? "gauge" : "counter", vf->help);
-		for (unsigned i = 0; i < nn; i++)
-			for (unsigned k = 0; k < a->nodes[i].n_vl; k++) {
-				uint64_t v = vl_u64(&a->nodes[i], k, vf);
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t x = br_rd((const uint64_t *)((const char *)v[i].s + vf->off));
 
-				snprintf(lab, sizeof(lab), "node=\"%u\",peer=\"%u\"",
-					 a->nodes[i].id, a->nodes[i].vl_node[k]);
-				if (vf->ns)
-					htoe_prom_f64(p, vf->prom, lab, (double)v / 1e9);
-				else
-					htoe_prom_u64(p, vf->prom, lab, v);
-			}
+			LAB(v[i]);
+			if (vf->ns)
+				htoe_prom_f64(p, vf->prom, lab, (double)x / 1e9);
+			else
+				htoe_prom_u64(p, vf->prom, lab, x);
+		}
 	}
 	for (unsigned dir = 0; dir < 2; dir++) {
 		const char *name = dir ? "htoe_vl_rx_packets_total" : "htoe_vl_tx_packets_total";
 
 		htoe_prom_family(p, name, "counter", dir ? "HT packets received on the VL, by "
 				 "virtual channel" : "HT packets sent on the VL, by virtual channel");
-		for (unsigned i = 0; i < nn; i++)
-			for (unsigned k = 0; k < a->nodes[i].n_vl; k++)
-				for (unsigned c = 0; c < HT_VC_COUNT; c++) {
-					const struct htoe_vl_stats *s = &a->nodes[i].pub.vl[k];
-
-					snprintf(lab, sizeof(lab), "node=\"%u\",peer=\"%u\",vc=\"%s\"",
-						 a->nodes[i].id, a->nodes[i].vl_node[k], vc[c]);
-					htoe_prom_u64(p, name, lab,
-						      br_rd(dir ? &s->rx_pkts[c] : &s->tx_pkts[c]));
-				}
+		for (unsigned i = 0; i < n; i++)
+			for (unsigned c = 0; c < HT_VC_COUNT; c++) {
+				snprintf(lab, sizeof(lab), "node=\"%u\",peer=\"%u\",vc=\"%s\"",
+					 v[i].node, v[i].peer, vc[c]);
+				htoe_prom_u64(p, name, lab,
+					      br_rd(dir ? &v[i].s->rx_pkts[c] : &v[i].s->tx_pkts[c]));
+			}
 	}
 	htoe_prom_family(p, "htoe_vl_drops_total", "counter",
 			 "frames of the VL refused, by reason");
-	for (unsigned i = 0; i < nn; i++)
-		for (unsigned k = 0; k < a->nodes[i].n_vl; k++)
-			for (unsigned r = 1; r < HTOE_DROP__COUNT; r++) {
-				snprintf(lab, sizeof(lab), "node=\"%u\",peer=\"%u\",reason=\"%s\"",
-					 a->nodes[i].id, a->nodes[i].vl_node[k],
-					 htoe_drop_name((int)r));
-				htoe_prom_u64(p, "htoe_vl_drops_total", lab,
-					      br_rd(&a->nodes[i].pub.vl[k].drops[r]));
-			}
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned r = 1; r < HTOE_DROP__COUNT; r++) {
+			snprintf(lab, sizeof(lab), "node=\"%u\",peer=\"%u\",reason=\"%s\"",
+				 v[i].node, v[i].peer, htoe_drop_name((int)r));
+			htoe_prom_u64(p, "htoe_vl_drops_total", lab, br_rd(&v[i].s->drops[r]));
+		}
+#undef LAB
+}
+
+void br_metrics_build_info(struct htoe_prom *p, const char *prog)
+{
+	char lab[96];
+
+	htoe_prom_family(p, "htoe_build_info", "gauge", "the program and its version");
+	snprintf(lab, sizeof(lab), "program=\"%s\",version=\"%s\"", prog, HTOE_PROJECT_VERSION);
+	htoe_prom_u64(p, "htoe_build_info", lab, 1);
 }
 
 int br_metrics_start(struct br_app *a, char *err, size_t errlen)

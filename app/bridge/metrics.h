@@ -13,6 +13,7 @@
 #include "metrics_http.h"
 
 struct br_app;
+struct htoe_vl_stats;
 
 /* One u64 of struct htoe_vl_stats. */
 struct br_vl_field {
@@ -25,6 +26,17 @@ struct br_vl_field {
 };
 extern const struct br_vl_field br_vl_fields[];
 extern const unsigned br_n_vl_fields;
+
+/* One VL of a scrape: its node, its peer, its published counters and up flag. */
+struct br_metrics_vl {
+	uint16_t node, peer;
+	const struct htoe_vl_stats *s;
+	const uint64_t *up;
+};
+/* The htoe_vl_* families of n VLs (htoe-bridge's and htoe-dimm's), from br_vl_fields. */
+void br_metrics_vls(struct htoe_prom *p, const struct br_metrics_vl *v, unsigned n);
+/* htoe_build_info{program,version} 1 */
+void br_metrics_build_info(struct htoe_prom *p, const char *prog);
 
 /* The families of every node and VL of `a` (a struct br_app *), read from the published
  * snapshots; none before br_metrics_ready. An htoe_metrics_fn. */
