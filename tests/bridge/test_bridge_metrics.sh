@@ -7,8 +7,11 @@
 # served (junk, a port out of range, a port in use, an address not of this
 # host) are refused with exit status 2 and the reason, in a file (with its
 # line) and with --set. SIGINT then ends the run with PASS.
-#   test_bridge_metrics.sh BRIDGE SRCDIR
-BRIDGE=$1 SRC=$2
+# With DIMM, htoe-dimm's endpoint the same way during a paging run: its
+# lease, page faults (moving between two scrapes), fault service time and
+# VLs; a port in use refused; the run still verifies everything.
+#   test_bridge_metrics.sh BRIDGE SRCDIR [DIMM]
+BRIDGE=$1 SRC=$2 DIMM=${3:-}
 . "$(dirname "$0")/lib.sh"
 command -v promtool >/dev/null || { echo "SKIP: no promtool (Debian package prometheus)"; exit 77; }
 command -v curl >/dev/null || { echo "SKIP: no curl"; exit 77; }
@@ -26,9 +29,9 @@ BR_PIDS+=("$pid")
 wd=$!
 trap 'kill $wd 2>/dev/null; cleanup' EXIT
 
-# scrape FILE: /metrics into FILE, checked by promtool
+# scrape FILE [URL]: /metrics into FILE, checked by promtool
 scrape() {
-  curl -sf --max-time 10 "$URL" >"$1" || return 1
+  curl -sf --max-time 10 "${2:-$URL}" >"$1" || return 1
   promtool check metrics <"$1" >"$1.lint" 2>&1 || { cat "$1.lint"; fail "promtool: $1"; }
 }
 # vl_tx FILE: frames node 1 sent to node 2
@@ -130,3 +133,66 @@ BR_PIDS=()
 [ "$rc" = 0 ] && grep -q "RESULT: PASS" "$TMP/out" || { cat "$TMP/out" "$TMP/err"; fail "exit $rc"; }
 curl -s --max-time 5 "$URL" >/dev/null && fail "still served after the exit"
 ok "SIGINT: PASS, the endpoint is gone"
+
+[ -n "$DIMM" ] || exit 0
+# ---- htoe-dimm: node 1 borrows 2 MiB from node 2 and pages it through half of that
+"$DIMM" $(eal) -- --set "global.metrics=127.0.0.1:$PORT" --wss 2M --workloads stream \
+  --budgets 50 --ntimes 60 --no-baselines --no-explicit --no-plot --json "$TMP/dimm.json" \
+  >"$TMP/dimm.out" 2>&1 &
+dpid=$!
+BR_PIDS+=("$dpid")
+faults() { sed -n 's/^htoe_dimm_faults_total{node="1",kind="missing"} //p' "$1"; }
+for _ in $(seq 600); do
+  scrape "$TMP/d1" 2>/dev/null && [ "$(faults "$TMP/d1")" -gt 0 ] 2>/dev/null && break
+  kill -0 "$dpid" || { cat "$TMP/dimm.out"; fail "htoe-dimm exited before a scrape saw a fault"; }
+  sleep 0.2
+done
+[ "$(faults "$TMP/d1")" -gt 0 ] 2>/dev/null || { cat "$TMP/dimm.out"; fail "no faults in $URL"; }
+for _ in $(seq 600); do
+  scrape "$TMP/d2" 2>/dev/null && [ "$(faults "$TMP/d2")" -gt "$(faults "$TMP/d1")" ] && break
+  kill -0 "$dpid" || { cat "$TMP/dimm.out"; fail "htoe-dimm exited before the faults moved"; }
+  sleep 0.2
+done
+ok "htoe-dimm: two scrapes pass promtool, faults $(faults "$TMP/d1") -> $(faults "$TMP/d2")"
+python3 - "$TMP/d1" "$TMP/d2" <<'PY' || fail "the htoe-dimm scrapes do not check out"
+import re, sys
+def load(path):
+    v = {}
+    for line in open(path):
+        m = re.match(r"([a-z_]+)(\{[^}]*\})? (\S+)$", line.rstrip("\n"))
+        if m:
+            v[m[1] + (m[2] or "")] = float(m[3])
+    return v
+a, b = load(sys.argv[1]), load(sys.argv[2])
+ok = True
+def check(cond, msg):
+    global ok
+    print(("ok: " if cond else "FAIL: ") + msg)
+    ok &= bool(cond)
+check(any(k.startswith('htoe_build_info{program="htoe-dimm"') for k in b),
+      "htoe_build_info of htoe-dimm")
+check(b['htoe_dimm_lease_active{node="1"}'] == 1, "node 1's lease is active")
+check(b['htoe_dimm_lease_bytes{node="1"}'] == 2 * 1024 * 1024, "it holds 2 MiB")
+check(b['htoe_dimm_leases_granted_total{node="2"}'] == 1, "node 2 granted one lease")
+check(b['htoe_dimm_fetches_total{node="1"}'] > a['htoe_dimm_fetches_total{node="1"}'],
+      "fetches moved")
+check(b['htoe_dimm_fault_latency_seconds{node="1",stat="p50"}'] > 0 and
+      b['htoe_dimm_fault_latency_seconds{node="1",stat="max"}'] >=
+      b['htoe_dimm_fault_latency_seconds{node="1",stat="p99"}'] >=
+      b['htoe_dimm_fault_latency_seconds{node="1",stat="p50"}'], "fault latency p50 <= p99 <= max")
+for k in ['htoe_vl_tx_frames_total{node="1",peer="2"}', 'htoe_node_rx_frames_total{node="2"}']:
+    check(b[k] > a[k], f"{k} moved: {a[k]:.0f} -> {b[k]:.0f}")
+check(b['htoe_vl_up{node="2",peer="1"}'] == 1, "the VL is up")
+sys.exit(0 if ok else 1)
+PY
+rc=0
+"$DIMM" $(eal) -- --set "global.metrics=127.0.0.1:$PORT" >"$TMP/r.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "metrics = '127.0.0.1:$PORT': cannot listen there: Address already in use" \
+  "$TMP/r.out" || { cat "$TMP/r.out"; fail "htoe-dimm on a port in use: exit $rc"; }
+ok "htoe-dimm on a port in use: $(tail -n 1 "$TMP/r.out")"
+rc=0
+wait "$dpid" || rc=$?
+BR_PIDS=()
+[ "$rc" = 0 ] && grep -q "all results verified" "$TMP/dimm.out" ||
+  { cat "$TMP/dimm.out"; fail "htoe-dimm: exit $rc"; }
+ok "htoe-dimm: all results verified with the endpoint on"
