@@ -45,9 +45,12 @@ for _ in $(seq 300); do
 done
 [ "$(vl_tx "$TMP/s1")" -gt 0 ] 2>/dev/null || { cat "$TMP/err"; fail "no frames in $URL"; }
 ok "first scrape: promtool check metrics passes, $(vl_tx "$TMP/s1") frames from node 1 to 2"
+# vl_rtt FILE: node 1's smoothed RTT to node 2 (0 until the first sample)
+vl_rtt() { sed -n 's/^htoe_vl_rtt_seconds{node="1",peer="2"} //p' "$1"; }
+# until the counters moved and an RTT was sampled (a watchdog)
 for _ in $(seq 300); do
   scrape "$TMP/s2"
-  [ "$(vl_tx "$TMP/s2")" -gt "$(vl_tx "$TMP/s1")" ] && break
+  [ "$(vl_tx "$TMP/s2")" -gt "$(vl_tx "$TMP/s1")" ] && [ "$(vl_rtt "$TMP/s2")" != 0 ] && break
   sleep 0.2
 done
 ok "second scrape: promtool check metrics passes"
@@ -97,6 +100,16 @@ check(v2['htoe_vl_rtt_seconds{node="1",peer="2"}'] > 0, "an RTT was measured")
 check(v2['htoe_vl_up{node="1",peer="2"}'] == 1, "the VL is up")
 sys.exit(0 if ok else 1)
 PY
+# the HTTP thread runs where the process was allowed to before the EAL pinned
+# its main thread to lcore 0: not on a polling lcore's CPU alone
+mine=$(sed -n 's/^Cpus_allowed_list:\t*//p' /proc/$$/status)
+mhd=""
+for t in /proc/$pid/task/*; do
+  [ "$(cat "$t/comm" 2>/dev/null)" = MHD-single ] && mhd=$(sed -n 's/^Cpus_allowed_list:\t*//p' "$t/status")
+done
+[ -n "$mhd" ] || fail "no libmicrohttpd thread (MHD-single) in htoe-bridge"
+[ "$mhd" = "$mine" ] || fail "the HTTP thread may run on CPUs $mhd, not $mine as the process could"
+ok "the HTTP thread is not pinned to an lcore: CPUs $mhd"
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/other")
 [ "$code" = 404 ] || fail "GET /other answered $code, not 404"
 ok "other paths: 404"
