@@ -39,6 +39,7 @@
 
 #include "bridge/args.h"
 #include "dimm/baselines.h"
+#include "dimm/metrics.h"
 #include "dimm/runtime.h"
 #include "dimm/workloads.h"
 #include "dimm_default_ini.h"
@@ -1334,6 +1335,12 @@ int main(int argc, char **argv)
 		goto out_free;
 	}
 	d->lessor = (uint16_t)o.lessor;
+	/* before the EAL pins this thread: the HTTP thread must not share a poller's CPU */
+	if (dm_metrics_start(d, err, sizeof(err))) {
+		fprintf(stderr, "htoe-dimm: %s\n", err);
+		rc = 2;
+		goto out_free;
+	}
 
 	if (rte_eal_init(eal_argc, argv) < 0) {
 		htoe_eal_init_failed(stderr, "htoe-dimm", rte_errno ? rte_strerror(rte_errno) : NULL,
@@ -1364,6 +1371,8 @@ int main(int argc, char **argv)
 		goto fail;
 	rc = 2;
 	if (dr_nodes_setup(d, borrower_here ? (uint16_t)o.borrower : 0, err, sizeof(err)))
+		goto fail;
+	if (dm_metrics_nodes(d, err, sizeof(err)))
 		goto fail;
 	if (br_ports_create(a, err, sizeof(err)))
 		goto fail;
@@ -1505,6 +1514,7 @@ cleanup:
 		rte_mempool_free(a->pool);
 	rte_eal_cleanup();
 out_free:
+	dm_metrics_stop();
 	if (cfd >= 0)
 		close(cfd);
 	free(a->ports);

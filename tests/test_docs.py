@@ -98,7 +98,8 @@ PATHLIKE = re.compile(r'^(?:\./)?((?:%s)/[A-Za-z0-9_.*\[\]{},/+-]*)$' % '|'.join
 COMMAND_LINE = re.compile(r'^\s*(?:sudo\s+)?(?:meson|ninja|bash|sh|tshark|install|ip|wireshark|'
                           r'mergecap|python3|/usr/bin/python3|cd|git|cat|printf|echo|seq|'
                           r'dpdk-[a-z-]+\.py|htoe-(?:bridge|dimm|sim|ht|pcap|bench))\s')
-BARE_BIN = re.compile(r'()(?<![\w/.-])(htoe-(?:bridge|dimm|sim|ht|pcap|bench))(?![\w.:/-])')
+# (a systemd unit such as htoe-bridge@NAME is not a program)
+BARE_BIN = re.compile(r'()(?<![\w/.-])(htoe-(?:bridge|dimm|sim|ht|pcap|bench))(?![\w.:/@-])')
 
 
 def path_exists(src, rel):

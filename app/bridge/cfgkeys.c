@@ -160,6 +160,13 @@ static const struct cfg_key keys[] = {
 	  "[bridge.md](bridge.md#capture)). `--capture DIR` overrides"),
 	K(G, "capture_ring", CFG_UINT, 64, 1u << 20, "8192", 0, GL, capture_ring, NULL,
 	  "capture copies queued per lcore before copies are lost"),
+	K(G, "metrics", CFG_STR, 0, 63, NULL, 0, GL, metrics, NULL,
+	  "`ADDR:PORT`: serve the counters (of htoe-bridge or htoe-dimm) at "
+	  "`http://ADDR:PORT/metrics` in the Prometheus text "
+	  "format, from an HTTP thread of its own (libmicrohttpd), never a polling lcore. ADDR "
+	  "is an IPv4 address, `[IPv6]` or `*` (every address), e.g. `127.0.0.1:9478`; an "
+	  "address that cannot be served (a port in use) is refused at start "
+	  "([deploy-vm.md](deploy-vm.md#metrics))"),
 	K(G, "mbufs", CFG_UINT, 0, 1u << 24, "0", 0, GL, mbufs, NULL,
 	  "size of the mbuf pool, at least 1024; `0`: computed from the ports' descriptors, "
 	  "rings and impairment queues (at least 8191)"),
