@@ -1615,8 +1615,8 @@ static void test_sel_tail_probe_backoff(void **state)
 
 /* A retransmission that is lost when nothing can be sent after it (the
  * peer holds every frame behind the hole, and with them every credit) is
- * probed again before the RTO, each probe waiting twice as long as the one
- * before: the RTO stays the last resort. */
+ * probed again before the RTO, the repeats twice as far apart as the first
+ * probe from the last transmission: the RTO stays the last resort. */
 static void test_sel_probe_repeats(void **state)
 {
 	struct htoe_retry r;
@@ -1638,17 +1638,17 @@ static void test_sel_probe_repeats(void **state)
 	assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_IDLE);
 	assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
 	assert_int_equal(seq, 1);
-	rto_at = 6000 + htoe_retry_tx_rto(&r);
-	for (unsigned k = 0; t + (base << (k + 1)) < rto_at; k++) {
+	rto_at = 2000 + htoe_retry_tx_rto(&r); /* armed when 1 was sent */
+	for (unsigned k = 0; t + 2 * base < rto_at; k++) {
 		uint64_t d = htoe_retry_next_deadline(&r);
 
-		assert_int_equal(d, t + (base << k));
+		assert_int_equal(d, t + (k ? 2 * base : base));
 		assert_int_equal(htoe_retry_tx_timer(&r, d), HTOE_RETRY_IDLE);
 		assert_true(htoe_retry_tx_retransmit_at(&r, d, &seq));
 		assert_int_equal(seq, 1); /* the only frame not SACKed */
 		t = d;
 	}
-	assert_true(r.stats.tail_probes >= 3);
+	assert_true(r.stats.tail_probes >= 6);
 	assert_int_equal(r.stats.timeouts, 0);
 	/* one gets through: progress, the probes start from their base again */
 	assert_int_equal(htoe_retry_tx_ack(&r, 5, t + 1000), 4);

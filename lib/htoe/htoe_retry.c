@@ -361,14 +361,16 @@ int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq)
 }
 
 /* Selective: a tail loss probe 2 SRTT + ack_delay after the last
- * transmission, new or repeated (times 2^tlp_shift, and twice as long
- * after each probe without progress), if that is before the RTO. A probe
+ * transmission, new or repeated (times 2^tlp_shift, and twice that after a
+ * probe without progress: a burst that swallowed a probe is often still
+ * on, and a steeper backoff would leave the rest to the RTO), if that is
+ * before the RTO. A probe
  * repeats the last frame not SACKed, which also recovers a lost
  * retransmission when nothing sent after it could expose the loss (the
  * receiver holds every credit behind the hole). */
 static void tlp_arm(struct htoe_retry *r, uint64_t now)
 {
-	unsigned sh = (unsigned)r->tlp_shift + r->tlp_n;
+	unsigned sh = (unsigned)r->tlp_shift + (r->tlp_n ? 1 : 0);
 	uint64_t t;
 
 	r->tlp_deadline = HTOE_RETRY_NEVER;

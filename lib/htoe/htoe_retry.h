@@ -93,7 +93,7 @@
  *      (and that is before the RTO), the last frame not SACKed is resent:
  *      its SACK or ack exposes lost frames before it through the RACK rule,
  *      so a lost tail costs about a round trip instead of an RTO. Without
- *      progress the next probe waits twice as long (up to 2^6 times), so a
+ *      progress the next probes wait twice as long, so a
  *      lost retransmission that nothing sent after it can expose (the
  *      receiver holds every credit behind the hole) is repeated within a
  *      few round trips too; progress (an ack or a new SACK) brings the
@@ -265,8 +265,8 @@ struct htoe_retry {
 	uint16_t rx_held;       /* RX: frames held */
 	bool     rx_dup;        /* RX: a duplicate arrived since the last block */
 	uint64_t tlp_deadline;  /* TX: tail loss probe due (HTOE_RETRY_NEVER: none) */
-	uint8_t  tlp_n;         /* TX: probes since the last progress (each one
-	                         * waits twice as long as the one before) */
+	uint8_t  tlp_n;         /* TX: probes since the last progress (after
+	                         * one, the next ones wait twice as long) */
 	uint64_t blind_at;      /* TX: last retransmission by a probe or the RTO */
 	uint64_t min_rtt_ns;    /* TX: smallest RTT sample (0: none) */
 	uint8_t  reo_mult;      /* TX: reordering window multiplier, 1..64 */
