@@ -689,7 +689,7 @@ struct target {
 	const char *why; /* when not measured */
 };
 
-#define MAX_TARGETS 32
+#define MAX_TARGETS 48
 static struct target T[MAX_TARGETS];
 static unsigned n_targets;
 
@@ -1580,6 +1580,7 @@ static void set_targets(json_t *fig, double crypto_fig)
 		}
 	target("goodput at 1% loss / lossless", get_or_nan(json_object_get(fig, "loss"),
 	       "goodput_frac"), 0.8, false, 100, "%", nm);
+	bench_loss_targets(json_object_get(fig, "loss_sweep"), target, nm);
 	json_t *why = json_object_get(ms, "reason");
 
 	target("MACsec on / off (64-byte writes)", get_or_nan(ms, "on_off_frac"), 0.7, false, 100,

@@ -313,6 +313,9 @@ static const struct cfg_key keys[] = {
 	  "probability that a loss burst starts"),
 	K(I, "burst_len", CFG_REAL, 1, 1000000000, "4", 0, IM, burst_len,
 	  "a mean burst length in frames", "mean burst length in frames"),
+	K(I, "burst_us", CFG_UINT, 0, 60000000, "0", 0, IM, burst_us, NULL,
+	  "a burst lasts this many microseconds instead of `burst_len` frames, dropping every "
+	  "frame meanwhile (a switch that drops everything for a while; `0`: bursts in frames)"),
 	K(I, "reorder", CFG_PROB, 0, 0, "0", 0, IM, reorder, NULL,
 	  "probability a frame is held back so that later frames overtake it"),
 	K(I, "reorder_delay", CFG_DUR, 0, 10 * SEC, "50us", 0, IM, reorder_ns, NULL,

@@ -26,6 +26,8 @@ struct sim_cfg {
 	double   loss;             /* independent loss probability */
 	double   burst_loss;       /* probability that a burst of losses starts */
 	double   burst_len;        /* mean burst length in frames (>= 1) */
+	uint64_t burst_ns;         /* > 0: a burst lasts this long instead (every
+	                            * frame on that link is lost meanwhile) */
 	double   reorder;          /* probability a frame is held back (overtaken) */
 	double   dup;              /* probability a frame is delivered twice */
 	double   corrupt;          /* probability one random bit is flipped */
@@ -84,7 +86,9 @@ struct sim_cfg {
 	 * this long, and no VL may be reset (0: not checked) */
 	uint64_t liveness_ns;
 
-	uint64_t stall_bound_ns;   /* no progress for this long = deadlock */
+	uint64_t stall_bound_ns;   /* no progress for this long = deadlock (0:
+	                            * twice the longest of np_timeout,
+	                            * stall_timeout and (retry_limit + 1) rto_max) */
 	uint64_t max_time_ns;      /* virtual time limit (0: none) */
 	FILE    *progress;         /* progress lines (NULL: none) */
 	const char *pcap_path;     /* write every frame sent to this pcap (NULL: no) */

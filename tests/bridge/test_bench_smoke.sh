@@ -205,7 +205,7 @@ need(lo["impair_dropped"] > 0, "no frame dropped by [impair] loss = 0.01")
 # the loss sweep: both retry modes, every profile, frames dropped, fractions consistent
 for mode in ("gbn", "selective"):
     sw = f["loss_sweep"][mode]
-    for name in ("0.1%", "1%", "5%", "10%", "1% burst"):
+    for name in ("0.1%", "1%", "5%", "10%", "1% burst", "burst 100us"):
         r = sw[name]
         close(r["goodput_frac"], r["mbps"] / sw["reference_mbps"], "sweep %s %s" % (mode, name))
         need(r["dropped"] > 0, "sweep %s %s: nothing dropped" % (mode, name))
@@ -244,7 +244,7 @@ for r in f["crypto"]:
 # 7. every target: a number and a verdict (MACsec on/off only if available,
 # the namespace ones only if namespaces and af_xdp are there)
 names = [t["figure"] for t in d["targets"]]
-need(len(names) == 25 and len(set(names)) == 25, "targets: %s" % names)
+need(len(names) == 30 and len(set(names)) == 30, "targets: %s" % names)
 for t in d["targets"]:
     if t["value"] is None:
         need((t["figure"].startswith("MACsec on / off") and not m["available"]) or
