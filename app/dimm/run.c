@@ -763,6 +763,7 @@ void *run_thread(void *arg)
 	c->status = 1;
 	if (!r)
 		goto done;
+	run_signals();
 	all_cpus();
 	if (preload_path(preload, sizeof(preload))) {
 		fprintf(stderr, "htoe-dimm: --run: the preload library %s is not there "
