@@ -151,6 +151,7 @@ int run_parse(int argc, char **argv, struct run_opts *ro)
 		return -1;
 	}
 	ro->argv = argv + optind;
+	optind = 0; /* getopt starts afresh for the options before --run */
 	if (ro->json && htoe_check_out_file(ro->json, err, sizeof(err))) {
 		fprintf(stderr, "htoe-dimm: --json: %s\n", err);
 		return -1;

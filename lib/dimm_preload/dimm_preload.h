@@ -9,8 +9,9 @@
  * one struct dimm_preload_hello with that fd (SCM_RIGHTS); htoe-dimm
  * answers one struct dimm_preload_ack. From then on the program's large
  * allocations come from the region, whose pages htoe-dimm's pager serves
- * from remote memory; the socket stays open: its end tells the program
- * that htoe-dimm is gone.
+ * from remote memory. The socket stays open (an exec of the program says
+ * hello again on it, with the new image's userfaultfd); the program learns
+ * that htoe-dimm is gone from its parent-death signal.
  */
 #ifndef DIMM_PRELOAD_H
 #define DIMM_PRELOAD_H

@@ -15,7 +15,7 @@
  * requests go to glibc's (__libc_malloc etc.). The region is not inherited
  * by a forked child (MADV_DONTFORK): a child's allocations are its own,
  * local, and it must not touch the parent's large blocks (exec is fine).
- * When htoe-dimm is gone (its end of the socket closes) the program ends at
+ * When htoe-dimm is gone (the parent-death signal) the program ends at
  * once with a message and DIMM_PRELOAD_LOST_STATUS: its memory is gone.
  * No DPDK here; nothing allocates through malloc.
  */
@@ -34,7 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -499,22 +501,31 @@ int execvp(const char *file, char *const argv[])
 
 /* ------------------------------------------------------------ set-up */
 
-static void *watchdog(void *arg)
+/* htoe-dimm (the thread that started this process) is gone: the kernel
+ * sends DEATH_SIG (PR_SET_PDEATHSIG). No thread of our own: a process with
+ * an extra thread cannot change its user ids (glibc's setxid). */
+#define DEATH_SIG (SIGRTMAX - 1)
+
+static void on_death(int sig)
 {
-	char b;
-
-	(void)arg;
-	for (;;) {
-		ssize_t n = recv(sock, &b, 1, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		break;
-	}
+	(void)sig;
 	say("htoe-dimm, which holds this program's memory, is gone: the program ends (status %d)",
 	    DIMM_PRELOAD_LOST_STATUS);
 	_exit(DIMM_PRELOAD_LOST_STATUS);
-	return NULL;
+}
+
+static void watch_htoe_dimm(void)
+{
+	struct sigaction sa;
+	char b;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_death;
+	sigaction(DEATH_SIG, &sa, NULL);
+	prctl(PR_SET_PDEATHSIG, DEATH_SIG);
+	/* gone already? (before the prctl) */
+	if (recv(sock, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+		on_death(DEATH_SIG);
 }
 
 /* A forked child: the region is not there (MADV_DONTFORK); its own
@@ -591,7 +602,6 @@ __attribute__((constructor)) static void preload_init(void)
 	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { .iov_base = &h, .iov_len = sizeof(h) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	pthread_t th;
 
 	if (!env)
 		return; /* not started by htoe-dimm */
@@ -645,10 +655,6 @@ __attribute__((constructor)) static void preload_init(void)
 	freel[0].n = (uint32_t)(rsize / PG);
 	nfree = 1;
 	pthread_atfork(NULL, NULL, at_fork_child);
-	if (pthread_create(&th, NULL, watchdog, NULL) != 0) {
-		say("cannot start the watchdog thread: the program does not run");
-		_exit(DIMM_PRELOAD_LOST_STATUS);
-	}
-	pthread_detach(th);
+	watch_htoe_dimm();
 	active = true;
 }
