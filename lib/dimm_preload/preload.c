@@ -13,8 +13,10 @@
  * glibc's malloc calls its own internal mmap, which an interposed mmap does
  * not see, so the allocation functions themselves are interposed; small
  * requests go to glibc's (__libc_malloc etc.). The region is not inherited
- * by a forked child (MADV_DONTFORK): a child's allocations are its own,
- * local, and it must not touch the parent's large blocks (exec is fine).
+ * by a forked child (MADV_DONTFORK): fork() gives the child a local copy
+ * of the blocks in use instead, and the child's own allocations are local
+ * (a child made otherwise, e.g. by clone, has no large blocks; exec is
+ * fine).
  * When htoe-dimm is gone (the parent-death signal) the program ends at
  * once with a message and DIMM_PRELOAD_LOST_STATUS: its memory is gone.
  * No DPDK here; nothing allocates through malloc.
@@ -38,6 +40,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -499,6 +502,89 @@ int execvp(const char *file, char *const argv[])
 	return execvpe(file, argv, environ);
 }
 
+/* ------------------------------------------------------------ fork */
+
+typedef pid_t (*fork_fn)(void);
+
+/* Copy the blocks in use of the region into the child, which has mapped
+ * private memory in its place: the parent reads its own region (its
+ * faults served as always), process_vm_writev writes the child's. */
+static int copy_to_child(pid_t pid)
+{
+	uint32_t at = 0, npages = (uint32_t)(rsize / PG);
+
+	for (unsigned i = 0; i <= nfree; i++) {
+		uint32_t end = i < nfree ? freel[i].start : npages;
+
+		for (uint32_t pg = at; pg < end;) {
+			uint32_t n = end - pg < 256 ? end - pg : 256;
+			struct iovec v = { .iov_base = rbase + (size_t)pg * PG, .iov_len = (size_t)n * PG };
+
+			if (process_vm_writev(pid, &v, 1, &v, 1, 0) != (ssize_t)v.iov_len)
+				return -1;
+			pg += n;
+		}
+		if (i < nfree)
+			at = freel[i].start + freel[i].n;
+	}
+	return 0;
+}
+
+/*
+ * fork(): the child gets a private, local copy of the region (its large
+ * blocks are where they were, in memory of its own; fork semantics), made
+ * before fork returns in either process. Threads of the parent that write
+ * large blocks meanwhile may be seen by the child's copy.
+ */
+pid_t fork(void)
+{
+	static fork_fn real;
+	int c2p[2], p2c[2];
+	bool was = active;
+	char b = 0;
+	pid_t pid;
+
+	if (!real)
+		real = (fork_fn)dlsym(RTLD_NEXT, "fork");
+	if (!was || pipe2(c2p, O_CLOEXEC))
+		return real();
+	if (pipe2(p2c, O_CLOEXEC)) {
+		close(c2p[0]);
+		close(c2p[1]);
+		return real();
+	}
+	pthread_mutex_lock(&lock); /* the free list stays as it is during the copy */
+	pid = real();
+	if (pid == 0) {
+		/* (at_fork_child has run: not active, no socket) */
+		void *m = sys_mmap(rbase, rsize, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+
+		b = m == MAP_FAILED ? 1 : 0;
+		if (write(c2p[1], &b, 1) != 1 || read(p2c[0], &b, 1) != 1 || b) {
+			say("fork: no copy of the large memory for the child: it ends");
+			_exit(DIMM_PRELOAD_LOST_STATUS);
+		}
+		pthread_mutex_init(&lock, NULL);
+	} else if (pid > 0) {
+		if (read(c2p[0], &b, 1) != 1 || b || copy_to_child(pid))
+			b = 1;
+		if (b)
+			say("fork: the child (pid %d) cannot have a copy of the large memory: %s", (int)pid,
+			    strerror(errno));
+		if (write(p2c[1], &b, 1) != 1)
+			b = 1;
+		pthread_mutex_unlock(&lock);
+	} else {
+		pthread_mutex_unlock(&lock);
+	}
+	close(c2p[0]);
+	close(c2p[1]);
+	close(p2c[0]);
+	close(p2c[1]);
+	return pid;
+}
+
 /* ------------------------------------------------------------ set-up */
 
 /* htoe-dimm (the thread that started this process) is gone: the kernel
@@ -528,8 +614,9 @@ static void watch_htoe_dimm(void)
 		on_death(DEATH_SIG);
 }
 
-/* A forked child: the region is not there (MADV_DONTFORK); its own
- * allocations are local, and it does not talk to htoe-dimm. */
+/* A forked child: the region is not inherited (MADV_DONTFORK; fork()
+ * above puts a local copy in its place); its own allocations are local, and
+ * it does not talk to htoe-dimm. */
 static void at_fork_child(void)
 {
 	active = false;

@@ -102,7 +102,7 @@ print(hashlib.sha256(bytes(b)).hexdigest(), *out)
 EOF
   cat >"$TMP/fork.py" <<'EOF'
 import hashlib, os, subprocess, sys
-big = bytearray(b'%d ' % i for i in range(300000))  # large: in the region
+big = bytearray(b''.join(b'%d ' % i for i in range(300000)))  # large: in the region
 pid = os.fork()
 if pid == 0:
     # the child's memory is its own (local): a large block of its own
