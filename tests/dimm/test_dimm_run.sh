@@ -278,7 +278,7 @@ memif-next)
   EB="-l 1 --no-huge -m 512 --no-pci --file-prefix $PREFIX-b --log-level=warning"
   EA="-l 0 --no-huge -m 512 --no-pci --file-prefix $PREFIX-a --log-level=warning"
   timeout 600 "$DIMM" $EB --vdev="net_memif0,role=server,socket=$SOCK,socket-abstract=no" \
-    -- --config "$CFG" --node 2 >"$TMP/b.out" 2>&1 &
+    -- --config "$CFG" --node 2 --quota-bytes 16M >"$TMP/b.out" 2>&1 &
   PIDS+=($!)
   for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
   [ -S "$SOCK" ] || { cat "$TMP/b.out"; fail "the exporter did not open $SOCK"; }
