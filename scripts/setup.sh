@@ -12,6 +12,8 @@ PKGS=(
   libpcap-dev libssl-dev libcmocka-dev libipsec-mb-dev libjansson-dev libisal-dev python3-crc32c
   # tests, tools and plots
   tshark python3-scapy python3-cryptography python3-matplotlib iproute2 jq
+  # programs htoe-dimm --run runs in its tests (sort and setpriv: coreutils, util-linux)
+  sqlite3 coreutils util-linux
 )
 
 if [ "$(id -u)" -ne 0 ]; then
