@@ -734,6 +734,16 @@ static int write_json(const struct dapp *d, const struct run_opts *ro, const str
 				      "writeback_retries", (json_int_t)st->writeback_retries,
 				      "fault_p50_us", (double)r->p50 / 1e3, "fault_p99_us",
 				      (double)r->p99 / 1e3));
+	json_object_set_new(json_object_get(j, "pager"), "waits",
+			    json_pack("{s:I,s:I,s:I,s:f,s:f}", "room_waits",
+				      (json_int_t)st->room_waits, "victim_waits",
+				      (json_int_t)st->victim_waits, "batch_waits",
+				      (json_int_t)st->batch_waits, "victim_wait_p50_us",
+				      (double)dimm_hist_quantile(st->hist_victim, 0.5) / 1e3,
+				      "batch_wait_p50_us",
+				      (double)dimm_hist_quantile(st->hist_batch, 0.5) / 1e3));
+	json_object_set_new(json_object_get(j, "pager"), "spurious", json_integer((json_int_t)st->spurious));
+	json_object_set_new(json_object_get(j, "pager"), "wp_faults", json_integer((json_int_t)st->wp_faults));
 	json_object_set_new(j, "lease",
 			    json_pack("{s:I,s:i,s:I,s:I}", "id", (json_int_t)d->lease.lease_id,
 				      "lessor", (int)d->lessor, "bytes", (json_int_t)d->lease.size,
