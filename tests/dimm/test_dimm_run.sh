@@ -161,6 +161,17 @@ EOF
   ok "sqlite3 with a table larger than the budget: identical"
   ;;
 status)
+  # refused before anything runs: exit 2 and what was wrong
+  dimm --run --budget 0% -- true
+  [ "$RC" = 2 ] && grep -q -- "--budget '0%'" "$TMP/err" || fail "--budget 0%: exit status $RC"
+  dimm --run --region 1G3 -- true
+  [ "$RC" = 2 ] && grep -q -- "--region '1G3'" "$TMP/err" || fail "--region 1G3: exit status $RC"
+  dimm --run
+  [ "$RC" = 2 ] && grep -q "no program" "$TMP/err" || fail "--run without a program: exit status $RC"
+  dimm --run -- /nonexistent/program
+  [ "$RC" = 127 ] && grep -q "cannot start '/nonexistent/program': No such file" "$TMP/err" \
+    || fail "a program that does not exist: exit status $RC"
+  ok "bad --run arguments refused (exit 2), a missing program: 127 and why"
   dimm --run -- sh -c 'echo out; echo err >&2; exit 3'
   [ "$RC" = 3 ] || fail "exit status $RC, expected 3"
   [ "$(cat "$TMP/out")" = out ] || fail "the program's stdout is not its own: $(cat "$TMP/out")"
