@@ -878,6 +878,15 @@ static void page_dropped(struct dimm_pager *p, uint32_t pg)
 	p->clean_due = true;
 }
 
+/* The page's data into buf. External: read from the memfd, not through
+ * this process's mapping of it, which then never maps the program's pages
+ * (a hole punched later has no entry of ours to shoot down). */
+static void copy_page_out(struct dimm_pager *p, uint8_t *buf, uint32_t pg)
+{
+	if (!p->ext || pread(p->memfd, buf, DIMM_PAGE, (off_t)pg * DIMM_PAGE) != DIMM_PAGE)
+		memcpy(buf, page_addr(p, pg), DIMM_PAGE);
+}
+
 /* External: give back pages [pg, pg + n) of the memfd, for both mappings. */
 static void punch(struct dimm_pager *p, uint32_t pg, uint32_t n)
 {
@@ -1270,7 +1279,7 @@ static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 		uint32_t drop[DIMM_EVICT_BATCH];
 
 		for (unsigned k = 0; k < n; k++) {
-			memcpy(es[k]->buf, page_addr(p, es[k]->page), DIMM_PAGE);
+			copy_page_out(p, es[k]->buf, es[k]->page);
 			es[k]->copied = true;
 			drop[k] = es[k]->page;
 		}
