@@ -272,10 +272,9 @@ void *realloc(void *p, size_t n)
 	if (!p)
 		return malloc(n);
 	if (in_region(p)) {
-		if (!active)
-			return NULL;
+		/* (a forked child: its copy of the block moves to its own heap) */
 		have = big_usable(p);
-		if (n <= have && n >= have / 2)
+		if (active && n <= have && n >= have / 2)
 			return p;
 		if (!n) {
 			free(p);

@@ -108,7 +108,10 @@ if pid == 0:
     # the child's memory is its own (local): a large block of its own
     mine = bytearray(8 << 20)
     mine[::4096] = b'x' * len(mine[::4096])
-    os._exit(0 if hashlib.sha256(mine).hexdigest() else 1)
+    want = hashlib.sha256(big).hexdigest()
+    big.extend(b'z' * 100000)  # the parent's block grows in the child (realloc)
+    ok = hashlib.sha256(big[:-100000]).hexdigest() == want and hashlib.sha256(mine).hexdigest()
+    os._exit(0 if ok else 1)
 _, st = os.waitpid(pid, 0)
 r = subprocess.run(['sort', '-n'], input=bytes(big).replace(b' ', b'\n'), capture_output=True)
 print(os.waitstatus_to_exitcode(st), r.returncode, hashlib.sha256(r.stdout).hexdigest(),
