@@ -127,7 +127,7 @@ EOF
   ok "python, two threads, 96 MiB at 50 %: identical"
   set +e; "$PY" "$TMP/fork.py" >"$TMP/plain"; PRC=$?; set -e
   [ "$PRC" = 3 ] || fail "the plain fork.py exited $PRC"
-  dimm --run --budget 25% -- "$PY" "$TMP/fork.py"
+  dimm --run --budget 50% -- "$PY" "$TMP/fork.py"
   same 3 "$TMP/plain" "$TMP/out" "python fork + subprocess"
   ok "python fork and subprocess: identical, exit status 3"
   # a wrapper that execs the program (pyenv's shims do): the new image is served
