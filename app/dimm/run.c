@@ -691,8 +691,9 @@ static void print_summary(const struct dapp *d, const struct run_opts *ro, const
 	       "%" PRIu64 " fetches, %" PRIu64 " write-backs sent again\n",
 	       (double)r->p50 / 1e3, (double)r->p99 / 1e3, st->faults, st->readahead_hits,
 	       st->fetch_retries, st->writeback_retries);
-	printf("htoe-dimm: run: lease %#x of node %u: %" PRIu64 " KiB, renewed %" PRIu64 " times\n",
-	       d->lease.lease_id, d->lessor, d->lease.size / 1024, d->lease.renewals);
+	printf("htoe-dimm: run: lease %#x of node %u: %" PRIu64 " KiB for %" PRIu64 " ms, renewed "
+	       "every %" PRIu64 " ms\n", d->lease.lease_id, d->lessor, d->lease.size / 1024,
+	       d->lease.duration_ns / 1000000, d->lease.duration_ns / 3000000);
 	if (ro->compare) {
 		if (r->plain_done)
 			printf("htoe-dimm: compare: plain run %.3f s, on remote memory %.3f s: slowdown "
@@ -747,7 +748,7 @@ static int write_json(const struct dapp *d, const struct run_opts *ro, const str
 	json_object_set_new(j, "lease",
 			    json_pack("{s:I,s:i,s:I,s:I}", "id", (json_int_t)d->lease.lease_id,
 				      "lessor", (int)d->lessor, "bytes", (json_int_t)d->lease.size,
-				      "renewals", (json_int_t)d->lease.renewals));
+				      "duration_ms", (json_int_t)(d->lease.duration_ns / 1000000)));
 	if (ro->compare)
 		json_object_set_new(
 			j, "compare",

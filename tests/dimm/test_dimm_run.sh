@@ -42,12 +42,15 @@ fail() { echo "FAIL: $*" >&2; [ -f "$TMP/err" ] && tail -30 "$TMP/err" >&2; exit
 ok() { echo "ok: $*"; }
 
 EAL="-l 0-1 --no-huge -m 512 --no-pci --no-shconf --file-prefix $PREFIX --log-level=warning"
+# a long lease: on a machine where every CPU is contended the borrower's loop
+# can be off its CPU for seconds, and a renewal missed then loses the lease
+LEASE="--lease-ms 60000"
 
 # dimm [DEMO-OPTIONS...] --run [RUN-OPTIONS...] -- PROGRAM...: stdout in
 # $TMP/out, stderr in $TMP/err, the exit status in RC
 dimm() {
   set +e
-  timeout 600 "$DIMM" $EAL -- "$@" >"$TMP/out" 2>"$TMP/err"
+  timeout 600 "$DIMM" $EAL -- $LEASE "$@" >"$TMP/out" 2>"$TMP/err"
   RC=$?
   set -e
 }
@@ -153,7 +156,7 @@ SELECT id, k, substr(v, 90) FROM t WHERE k BETWEEN 5000 AND 5010 ORDER BY id;
 EOF
   sqlite3 :memory: <"$TMP/q.sql" >"$TMP/plain"
   set +e
-  timeout 600 "$DIMM" $EAL -- --run --budget 25% --threshold 4K --json "$TMP/r.json" \
+  timeout 600 "$DIMM" $EAL -- $LEASE --run --budget 25% --threshold 4K --json "$TMP/r.json" \
     -- sqlite3 :memory: <"$TMP/q.sql" >"$TMP/out" 2>"$TMP/err"
   RC=$?
   set -e
@@ -198,7 +201,7 @@ for _ in range(6000):
 EOF
   PY=$(python3 -c 'import sys; print(sys.executable)')
   set +e
-  timeout 600 "$DIMM" $EAL -- --run -- "$PY" "$TMP/sig.py" >"$TMP/out" 2>"$TMP/err" &
+  timeout 600 "$DIMM" $EAL -- $LEASE --run -- "$PY" "$TMP/sig.py" >"$TMP/out" 2>"$TMP/err" &
   DP=$!
   PIDS+=($DP)
   for _ in $(seq 600); do grep -q ready "$TMP/out" 2>/dev/null && break; sleep 0.1; done
@@ -211,7 +214,7 @@ EOF
   ok "SIGINT to htoe-dimm reaches the program"
   # the program killed with SIGKILL: htoe-dimm ends and gives the lease back
   set +e
-  timeout 600 "$DIMM" $EAL -- --run -- "$PY" "$TMP/sig.py" >"$TMP/out" 2>"$TMP/err" &
+  timeout 600 "$DIMM" $EAL -- $LEASE --run -- "$PY" "$TMP/sig.py" >"$TMP/out" 2>"$TMP/err" &
   DP=$!
   PIDS+=($DP)
   for _ in $(seq 600); do grep -q ready "$TMP/out" 2>/dev/null && break; sleep 0.1; done
@@ -235,7 +238,7 @@ for r in range(100000):
 EOF
   PY=$(python3 -c 'import sys; print(sys.executable)')
   set +e
-  "$DIMM" $EAL -- --run --budget 25% -- "$PY" "$TMP/loop.py" >"$TMP/out" 2>"$TMP/err" &
+  "$DIMM" $EAL -- $LEASE --run --budget 25% -- "$PY" "$TMP/loop.py" >"$TMP/out" 2>"$TMP/err" &
   DP=$!
   PIDS+=($DP)
   for _ in $(seq 600); do grep -q ready "$TMP/out" 2>/dev/null && break; sleep 0.1; done
@@ -299,7 +302,7 @@ memif-next)
   numbers 200000 >"$TMP/in"
   sort -n "$TMP/in" >"$TMP/plain"
   A=(timeout 600 "$DIMM" $EA --vdev="net_memif0,role=client,socket=$SOCK,socket-abstract=no"
-     -- --config "$CFG" --node 1 --run --region 12M --budget 25%)
+     -- --config "$CFG" --node 1 $LEASE --run --region 12M --budget 25%)
   # the first program is killed with SIGKILL after it paged
   PY=$(python3 -c 'import sys; print(sys.executable)')
   set +e
