@@ -1113,6 +1113,12 @@ static struct evict *evict_claim(struct dimm_pager *p, uint32_t pg, bool keep)
 			break;
 	if (i == N_EVICT)
 		return NULL;
+	/* stable content while it is copied out: writers fault and wait
+	 * (wp-async: make_room's scan protected it; a write meanwhile is seen
+	 * by finish_evicts' scan). External: refused while the process's
+	 * layout changes (EAGAIN until its remove event is read): not now */
+	if (p->wp && !p->wp_async && uf_wp(p, pg, true) != 0 && p->ext)
+		return NULL;
 	e = &p->ev[i];
 	e->used = true;
 	e->keep = keep;
@@ -1122,11 +1128,6 @@ static struct evict *evict_claim(struct dimm_pager *p, uint32_t pg, bool keep)
 	e->waiter = -1;
 	e->retries = 0;
 	e->quiet = false;
-	/* stable content while it is copied out: writers fault and wait
-	 * (wp-async: make_room's scan protected it; a write meanwhile is seen
-	 * by finish_evicts' scan) */
-	if (p->wp && !p->wp_async)
-		uf_wp(p, pg, true);
 	p->state[pg] = PG_EVICTING;
 	p->sync_mark[pg] = 0;
 	p->pflags[pg] = 0;
