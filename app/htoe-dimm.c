@@ -40,6 +40,7 @@
 #include "bridge/args.h"
 #include "dimm/baselines.h"
 #include "dimm/metrics.h"
+#include "dimm/run.h"
 #include "dimm/runtime.h"
 #include "dimm/workloads.h"
 #include "dimm_default_ini.h"
@@ -170,6 +171,8 @@ static void usage(FILE *f)
 	      "  --capture DIR       write DIR/port<N>-tx.pcap and -rx.pcap (all frames)\n"
 	      "  MACsec, polling: the [macsec] and [global] poll keys of htoe-bridge, e.g.\n"
 	      "                      --set macsec.enable=on --set macsec.key0=HEX (docs/config.md)\n"
+	      "  --run [OPTIONS] -- PROGRAM [ARGS...]  run PROGRAM unmodified with its large\n"
+	      "                      memory leased from the lessor (--run --help: its options)\n"
 	      "  --help              this text\n"
 	      "  --version           the version\n"
 	      "exit status: 0 all verified, 1 verification failed or stopped on an error,\n"
@@ -195,6 +198,28 @@ static int parse_list_u(const char *s, unsigned *out, unsigned max, unsigned lo,
 	}
 	free(dup);
 	return n ? (int)n : -1;
+}
+
+/* --run: its own options and the program follow it; the demo's options come
+ * before it. Returns the number of arguments for parse_opts, or -1. */
+static int split_run(int n, char **av, struct run_opts *ro)
+{
+	for (int i = 1; i < n; i++) {
+		if (!strcmp(av[i], "--"))
+			break;
+		if (!strcmp(av[i], "--run"))
+			return run_parse(n - i, av + i, ro) ? -1 : i;
+	}
+	return n;
+}
+
+/* --run: the settings of the demo that --run implies. */
+static void run_implies(struct opts *o, const struct run_opts *ro)
+{
+	o->wss = ro->region;        /* the lease: the whole region */
+	o->poll_thread = true;      /* the pager is polled by the borrower's loop */
+	o->json = NULL;             /* the run's own --json */
+	o->no_plot = true;
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -1239,6 +1264,9 @@ static int embedded_config(char *path, size_t len)
 int main(int argc, char **argv)
 {
 	struct opts o;
+	struct run_opts ro = { .on = false };
+	struct run_ctx rx;
+	bool run_done = false;
 	struct dapp *d;
 	struct br_app *a;
 	struct app_state *s;
@@ -1256,9 +1284,21 @@ int main(int argc, char **argv)
 
 		if (n < 0)
 			return 3;
-		if (parse_opts(n, av, &o)) {
+		n = split_run(n, av, &ro);
+		if (n < 0 || parse_opts(n, av, &o)) {
 			free(av);
 			return 2;
+		}
+		if (ro.on) {
+			/* the program's arguments: from av into argv (br_split_args) */
+			int start = eal_argc < argc && !strcmp(argv[eal_argc], "--") ? eal_argc + 1 : 1;
+
+			ro.argv = argv + start + (ro.argv - av) - 1;
+			run_implies(&o, &ro);
+			if (run_redirect(&ro)) {
+				free(av);
+				return 2;
+			}
 		}
 		free(av);
 	}
@@ -1434,6 +1474,21 @@ int main(int argc, char **argv)
 	       PRIx64 "), %" PRIu64 " ms, renewed every %" PRIu64 " ms\n",
 	       d->lease.lease_id, d->lease.gaddr, d->lease.size / 1024, d->lessor, d->lease.addr,
 	       d->lease.duration_ns / 1000000, d->lease.duration_ns / 3000000);
+	rx.d = d;
+	rx.ro = &ro;
+	rx.status = 1;
+	if (ro.on) {
+		if (pthread_create(&th, NULL, run_thread, &rx)) {
+			snprintf(err, sizeof(err), "cannot start the --run thread");
+			rc = 3;
+			goto stop;
+		}
+		dr_borrower_loop(d);
+		pthread_join(th, NULL);
+		rc = 0;
+		run_done = true; /* the run thread said what went wrong */
+		goto stop;
+	}
 	if (pthread_create(&th, NULL, app_thread, s)) {
 		snprintf(err, sizeof(err), "cannot start the application thread");
 		rc = 3;
@@ -1524,5 +1579,5 @@ out_free:
 	free(a);
 	free(d);
 	free(s);
-	return rc;
+	return run_done ? rx.status : rc;
 }

@@ -16,6 +16,8 @@ PKGS=(
   tshark python3-scapy python3-cryptography python3-matplotlib iproute2 jq
   # the metrics test (promtool checks the scrapes) and the unit check
   prometheus curl systemd
+  # programs htoe-dimm --run runs in its tests (sort and setpriv: coreutils, util-linux)
+  sqlite3 coreutils util-linux
 )
 
 if [ "$(id -u)" -ne 0 ]; then

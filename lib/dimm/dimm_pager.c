@@ -92,6 +92,8 @@ _Static_assert(DIMM_EVICT_BATCH <= N_EVICT, "a batch's write-backs fit the evict
 #define PF_WASHED  0x01u /* clean because the cleaner wrote it back (clean_hits) */
 #define PF_WRITTEN 0x02u /* wp-async: a scan found it written while it was sent */
 #define PF_SEEN    0x04u /* wp-async: the cleaner scanned it since it was installed */
+#define PF_FRESH   0x08u /* external: never written by the process (or given back): its
+			    fault installs zeros, a fetch of it is discarded */
 
 enum { K_FETCH = 1, K_WB, K_FL, K_SWB, K_SFL };
 
@@ -143,6 +145,11 @@ struct dimm_pager {
 	struct dimm_pager_cfg cfg;
 	int      fd;
 	uint8_t *base;
+	uintptr_t uaddr;      /* the mapping where the faults are (external: the other
+				 process's; else base) */
+	bool     ext;         /* DIMM_PAGER_F_EXTERNAL */
+	int      memfd;       /* external: the memfd behind both mappings */
+	uint32_t in_use;      /* external: pages not PF_FRESH */
 	size_t   size;
 	uint32_t npages;
 	unsigned budget;
@@ -412,6 +419,80 @@ static uint32_t evict_span(uint32_t npages, unsigned budget)
 										 : (uint32_t)s;
 }
 
+/* The per-page arrays and the bounce buffers. */
+static int pager_arrays(struct dimm_pager *p)
+{
+	p->state = calloc(p->npages, 1);
+	p->ref = calloc(p->npages, 1);
+	p->sync_mark = calloc(p->npages, 1);
+	p->pflags = calloc(p->npages, 1);
+	p->bufs = aligned_alloc(DIMM_PAGE, (size_t)N_FETCH * DIMM_PAGE);
+	p->ebufs = aligned_alloc(DIMM_PAGE, (size_t)N_EVICT * DIMM_PAGE);
+	if (!p->state || !p->ref || !p->sync_mark || !p->pflags || !p->bufs || !p->ebufs)
+		return -1;
+	for (unsigned i = 0; i < N_FETCH; i++)
+		p->fe[i].buf = p->bufs + (size_t)i * DIMM_PAGE;
+	for (unsigned i = 0; i < N_EVICT; i++)
+		p->ev[i].buf = p->ebufs + (size_t)i * DIMM_PAGE;
+	return 0;
+}
+
+static void budget_update(struct dimm_pager *p);
+
+/* DIMM_PAGER_F_EXTERNAL (dimm_pager.h): the fd and the registration are
+ * the other process's; the error path needs UFFDIO_POISON (the fallback
+ * makes the region inaccessible, which only its own process can do). */
+static struct dimm_pager *ext_new(const struct dimm_pager_cfg *cfg, char *err, size_t errlen)
+{
+	struct dimm_pager *p = calloc(1, sizeof(*p));
+	uint64_t have = cfg->ext_features;
+
+	if (!p) {
+		close(cfg->ext_uffd);
+		ERR("dimm pager: out of memory");
+		return NULL;
+	}
+	p->cfg = *cfg;
+	p->ext = true;
+	p->fd = cfg->ext_uffd;
+	p->memfd = cfg->ext_memfd;
+	p->pagemap = -1;
+	p->pidfd = -1;
+	p->registry_slot = -1;
+	p->size = cfg->size;
+	p->npages = (uint32_t)(cfg->size / DIMM_PAGE);
+	if (!p->cfg.max_retries)
+		p->cfg.max_retries = DIMM_PAGER_RETRIES;
+	if (p->cfg.max_retries > UINT8_MAX)
+		p->cfg.max_retries = UINT8_MAX;
+	p->wp = !(cfg->flags & DIMM_PAGER_F_NO_WP) && (have & UFFD_FEATURE_PAGEFAULT_FLAG_WP);
+	p->poison = have & UFFD_FEATURE_POISON;
+	if (!p->poison || !(have & UFFD_FEATURE_EVENT_REMOVE)) {
+		ERR("userfaultfd: the program's userfaultfd lacks %s (Linux 6.6 or later has it)",
+		    p->poison ? "UFFD_FEATURE_EVENT_REMOVE" : "UFFD_FEATURE_POISON");
+		goto fail;
+	}
+	if (pager_arrays(p)) {
+		ERR("dimm pager: out of memory");
+		goto fail;
+	}
+	memset(p->pflags, PF_FRESH, p->npages);
+	p->base = mmap(NULL, p->size, PROT_READ | PROT_WRITE, MAP_SHARED, p->memfd, 0);
+	if (p->base == MAP_FAILED) {
+		p->base = NULL;
+		ERR("dimm pager: mmap of the program's memfd (%zu bytes): %s", p->size,
+		    strerror(errno));
+		goto fail;
+	}
+	madvise(p->base, p->size, MADV_NOHUGEPAGE);
+	p->uaddr = cfg->ext_uaddr;
+	budget_update(p);
+	return p;
+fail:
+	dimm_pager_free(p);
+	return NULL;
+}
+
 struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, size_t errlen)
 {
 	struct dimm_pager *p;
@@ -419,7 +500,15 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	struct uffdio_register reg;
 	uint64_t have;
 	int fd;
+	bool ext = cfg->flags & DIMM_PAGER_F_EXTERNAL;
 
+	if (ext && (cfg->ext_memfd < 0 || cfg->ext_uffd < 0 || cfg->ext_uaddr % DIMM_PAGE)) {
+		ERR("dimm pager: an external mapping needs its memfd, its userfaultfd and a "
+		    "page-aligned address");
+		if (cfg->ext_uffd >= 0)
+			close(cfg->ext_uffd);
+		return NULL;
+	}
 	if (!cfg->client || cfg->size == 0 || cfg->size % DIMM_PAGE || cfg->off % DIMM_PAGE ||
 	    cfg->off > dimm_client_size(cfg->client) ||
 	    cfg->size > dimm_client_size(cfg->client) - cfg->off) {
@@ -450,6 +539,8 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 		    (cfg->flags & DIMM_PAGER_F_NO_UFFD) ? "simulated" : "HTOE_DIMM_NO_UFFD is set");
 		return NULL;
 	}
+	if (ext)
+		return ext_new(cfg, err, errlen);
 	/* which features does the kernel have? (one API handshake per fd) */
 	fd = uffd_open();
 	if (fd < 0) {
@@ -501,20 +592,10 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	/* SIGBUS for every userfault: only without write-protect faults */
 	p->sigbus = (cfg->flags & DIMM_PAGER_F_SIGBUS) && cfg->drive &&
 		    (have & UFFD_FEATURE_SIGBUS) && (p->wp_async || !p->wp);
-	p->state = calloc(p->npages, 1);
-	p->ref = calloc(p->npages, 1);
-	p->sync_mark = calloc(p->npages, 1);
-	p->pflags = calloc(p->npages, 1);
-	p->bufs = aligned_alloc(DIMM_PAGE, (size_t)N_FETCH * DIMM_PAGE);
-	p->ebufs = aligned_alloc(DIMM_PAGE, (size_t)N_EVICT * DIMM_PAGE);
-	if (!p->state || !p->ref || !p->sync_mark || !p->pflags || !p->bufs || !p->ebufs) {
+	if (pager_arrays(p)) {
 		ERR("dimm pager: out of memory");
 		goto fail;
 	}
-	for (unsigned i = 0; i < N_FETCH; i++)
-		p->fe[i].buf = p->bufs + (size_t)i * DIMM_PAGE;
-	for (unsigned i = 0; i < N_EVICT; i++)
-		p->ev[i].buf = p->ebufs + (size_t)i * DIMM_PAGE;
 	p->base = mmap(NULL, p->size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p->base == MAP_FAILED) {
@@ -523,6 +604,7 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 		goto fail;
 	}
 	madvise(p->base, p->size, MADV_NOHUGEPAGE);
+	p->uaddr = (uintptr_t)p->base;
 
 again:
 	p->fd = uffd_open();
@@ -621,6 +703,34 @@ void dimm_pager_free(struct dimm_pager *p)
 	free(p);
 }
 
+unsigned dimm_pager_budget(const struct dimm_pager *p)
+{
+	return p->budget;
+}
+
+/* budget_pct: a percentage of the pages in use, within [DIMM_PAGER_MIN_BUDGET,
+ * cfg.budget or the mapping] */
+static void budget_update(struct dimm_pager *p)
+{
+	uint64_t b, cap = p->cfg.budget && p->cfg.budget < p->npages ? p->cfg.budget : p->npages;
+
+	if (!p->cfg.budget_pct) {
+		b = cap;
+	} else {
+		b = ((uint64_t)p->in_use * p->cfg.budget_pct + 99) / 100;
+		if (b < DIMM_PAGER_MIN_BUDGET)
+			b = DIMM_PAGER_MIN_BUDGET;
+		if (b > cap)
+			b = cap;
+	}
+	if (b != p->budget) {
+		p->budget = (unsigned)b;
+		p->evict_span = evict_span(p->npages, p->budget);
+	}
+	if (b > p->st.budget_max)
+		p->st.budget_max = b;
+}
+
 void *dimm_pager_base(const struct dimm_pager *p)
 {
 	return p->base;
@@ -670,9 +780,15 @@ static uint8_t *page_addr(const struct dimm_pager *p, uint32_t pg)
 	return p->base + (size_t)pg * DIMM_PAGE;
 }
 
+/* The page's address where its faults are (external: in the other process). */
+static uintptr_t page_uaddr(const struct dimm_pager *p, uint32_t pg)
+{
+	return p->uaddr + (uintptr_t)pg * DIMM_PAGE;
+}
+
 static int uf_wake(struct dimm_pager *p, uint32_t pg)
 {
-	struct uffdio_range r = { .start = (uintptr_t)page_addr(p, pg), .len = DIMM_PAGE };
+	struct uffdio_range r = { .start = page_uaddr(p, pg), .len = DIMM_PAGE };
 
 	return ioctl(p->fd, UFFDIO_WAKE, &r);
 }
@@ -682,7 +798,7 @@ static int uf_wp(struct dimm_pager *p, uint32_t pg, bool on)
 	struct uffdio_writeprotect w;
 
 	memset(&w, 0, sizeof(w));
-	w.range.start = (uintptr_t)page_addr(p, pg);
+	w.range.start = page_uaddr(p, pg);
 	w.range.len = DIMM_PAGE;
 	w.mode = on ? UFFDIO_WRITEPROTECT_MODE_WP : 0;
 	return ioctl(p->fd, UFFDIO_WRITEPROTECT, &w);
@@ -757,14 +873,33 @@ static void page_dropped(struct dimm_pager *p, uint32_t pg)
 {
 	p->state[pg] = PG_ABSENT;
 	p->ref[pg] = 0;
-	p->pflags[pg] = 0;
+	p->pflags[pg] &= PF_FRESH;
 	p->mapped--;
 	p->clean_due = true;
 }
 
+/* The page's data into buf. External: read from the memfd, not through
+ * this process's mapping of it, which then never maps the program's pages
+ * (a hole punched later has no entry of ours to shoot down). */
+static void copy_page_out(struct dimm_pager *p, uint8_t *buf, uint32_t pg)
+{
+	if (!p->ext || pread(p->memfd, buf, DIMM_PAGE, (off_t)pg * DIMM_PAGE) != DIMM_PAGE)
+		memcpy(buf, page_addr(p, pg), DIMM_PAGE);
+}
+
+/* External: give back pages [pg, pg + n) of the memfd, for both mappings. */
+static void punch(struct dimm_pager *p, uint32_t pg, uint32_t n)
+{
+	fallocate(p->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)pg * DIMM_PAGE,
+		  (off_t)n * DIMM_PAGE);
+}
+
 static void drop_page(struct dimm_pager *p, uint32_t pg)
 {
-	madvise(page_addr(p, pg), DIMM_PAGE, MADV_DONTNEED);
+	if (p->ext)
+		punch(p, pg, 1);
+	else
+		madvise(page_addr(p, pg), DIMM_PAGE, MADV_DONTNEED);
 	page_dropped(p, pg);
 }
 
@@ -779,6 +914,17 @@ static bool drop_pages(struct dimm_pager *p, const uint32_t *pg, unsigned n)
 	size_t want = (size_t)n * DIMM_PAGE;
 	long done = -1;
 
+	if (p->ext) {
+		/* one fallocate per run of adjacent pages */
+		for (unsigned i = 0, j; i < n; i = j) {
+			for (j = i + 1; j < n && pg[j] == pg[j - 1] + 1; j++)
+				;
+			punch(p, pg[i], j - i);
+		}
+		for (unsigned i = 0; i < n; i++)
+			page_dropped(p, pg[i]);
+		return false;
+	}
 	for (unsigned i = 0; i < n; i++) {
 		iov[i].iov_base = page_addr(p, pg[i]);
 		iov[i].iov_len = DIMM_PAGE;
@@ -815,7 +961,7 @@ static void set_error(struct dimm_pager *p, int e, const char *fmt, ...)
 	vsnprintf(p->errmsg, sizeof(p->errmsg), fmt, ap);
 	va_end(ap);
 	atomic_store(&p->err, e ? e : -EIO);
-	if (!p->poison && !p->dead) {
+	if (!p->poison && !p->dead && !p->ext) {
 		/* fallback: no page of the region is served any more; threads
 		 * waiting in a fault are woken by the unregister and fault
 		 * again on PROT_NONE: SIGSEGV */
@@ -835,7 +981,7 @@ static void poison_page(struct dimm_pager *p, uint32_t pg)
 	if (p->dead)
 		return;
 	memset(&po, 0, sizeof(po));
-	po.range.start = (uintptr_t)page_addr(p, pg);
+	po.range.start = page_uaddr(p, pg);
 	po.range.len = DIMM_PAGE;
 	if (ioctl(p->fd, UFFDIO_POISON, &po) == 0 || errno == EEXIST) {
 		p->state[pg] = PG_POISONED;
@@ -967,6 +1113,12 @@ static struct evict *evict_claim(struct dimm_pager *p, uint32_t pg, bool keep)
 			break;
 	if (i == N_EVICT)
 		return NULL;
+	/* stable content while it is copied out: writers fault and wait
+	 * (wp-async: make_room's scan protected it; a write meanwhile is seen
+	 * by finish_evicts' scan). External: refused while the process's
+	 * layout changes (EAGAIN until its remove event is read): not now */
+	if (p->wp && !p->wp_async && uf_wp(p, pg, true) != 0 && p->ext)
+		return NULL;
 	e = &p->ev[i];
 	e->used = true;
 	e->keep = keep;
@@ -976,11 +1128,6 @@ static struct evict *evict_claim(struct dimm_pager *p, uint32_t pg, bool keep)
 	e->waiter = -1;
 	e->retries = 0;
 	e->quiet = false;
-	/* stable content while it is copied out: writers fault and wait
-	 * (wp-async: make_room's scan protected it; a write meanwhile is seen
-	 * by finish_evicts' scan) */
-	if (p->wp && !p->wp_async)
-		uf_wp(p, pg, true);
 	p->state[pg] = PG_EVICTING;
 	p->sync_mark[pg] = 0;
 	p->pflags[pg] = 0;
@@ -1133,7 +1280,7 @@ static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 		uint32_t drop[DIMM_EVICT_BATCH];
 
 		for (unsigned k = 0; k < n; k++) {
-			memcpy(es[k]->buf, page_addr(p, es[k]->page), DIMM_PAGE);
+			copy_page_out(p, es[k]->buf, es[k]->page);
 			es[k]->copied = true;
 			drop[k] = es[k]->page;
 		}
@@ -1372,7 +1519,7 @@ static void copy_back(struct dimm_pager *p, struct evict *e)
 	if (p->dead)
 		return; /* unregistered (no poisoning here): nothing maps it */
 	memset(&cp, 0, sizeof(cp));
-	cp.dst = (uintptr_t)page_addr(p, pg);
+	cp.dst = page_uaddr(p, pg);
 	cp.src = (uintptr_t)e->buf;
 	cp.len = DIMM_PAGE;
 	if (ioctl(p->fd, UFFDIO_COPY, &cp) == 0) {
@@ -1578,6 +1725,26 @@ static void start_fetch(struct dimm_pager *p, struct fetch *f, uint32_t pg, bool
 	fetch_room(p, f);
 }
 
+/* External: a fresh page's fault installs zeros (no fetch; dirty: the
+ * lease holds something else). */
+static void start_zero(struct dimm_pager *p, struct fetch *f, uint32_t pg, uint64_t t0)
+{
+	f->used = true;
+	f->page = pg;
+	f->write = true;
+	f->waiter = true;
+	f->t0 = t0;
+	f->room = ROOM_NEED;
+	f->room_why = WAIT_NONE;
+	f->waited = false;
+	f->retries = 0;
+	f->done = true;
+	f->status = 0;
+	f->ht_err = 0;
+	p->state[pg] = PG_FETCHING;
+	fetch_room(p, f);
+}
+
 static void fetch_release(struct dimm_pager *p, struct fetch *f)
 {
 	if (f->room == ROOM_OK)
@@ -1598,6 +1765,18 @@ static bool try_install(struct dimm_pager *p, struct fetch *f)
 
 	if (!f->done)
 		return false;
+	if (p->pflags[pg] & PF_FRESH) {
+		/* a fresh page: zeros for a thread that waits, else nothing */
+		if (!f->waiter) {
+			p->state[pg] = PG_ABSENT;
+			p->st.readahead_dropped++;
+			fetch_release(p, f);
+			return true;
+		}
+		memset(f->buf, 0, DIMM_PAGE);
+		f->status = 0;
+		f->write = true;
+	}
 	if (f->status && fetch_retry(p, f))
 		return false;
 	if (f->status || atomic_load(&p->err)) {
@@ -1625,13 +1804,19 @@ static bool try_install(struct dimm_pager *p, struct fetch *f)
 		return false;
 	}
 	memset(&cp, 0, sizeof(cp));
-	cp.dst = (uintptr_t)page_addr(p, pg);
+	cp.dst = page_uaddr(p, pg);
 	cp.src = (uintptr_t)f->buf;
 	cp.len = DIMM_PAGE;
 	cp.mode = p->wp && !f->write ? UFFDIO_COPY_MODE_WP : 0;
 	if (ioctl(p->fd, UFFDIO_COPY, &cp) != 0 && errno != EEXIST) {
 		if (errno == EAGAIN)
 			return false; /* the mm changed: try again */
+		if (p->ext && errno == ESRCH) {
+			/* the process exited or exec'd: nobody waits */
+			p->state[pg] = PG_ABSENT;
+			fetch_release(p, f);
+			return true;
+		}
 		set_error(p, -errno, "UFFDIO_COPY of page %u: %s", pg, strerror(errno));
 		p->state[pg] = PG_ABSENT;
 		fetch_release(p, f);
@@ -1641,6 +1826,17 @@ static bool try_install(struct dimm_pager *p, struct fetch *f)
 	p->ref[pg] = 1;
 	p->mapped++;
 	p->clean_due = true;
+	if (p->pflags[pg] & PF_FRESH) {
+		p->pflags[pg] &= (uint8_t)~PF_FRESH;
+		p->in_use++;
+		p->st.in_use = p->in_use;
+		if (p->in_use > p->st.in_use_max)
+			p->st.in_use_max = p->in_use;
+		p->st.zero_fills++;
+		budget_update(p);
+		fetch_release(p, f);
+		return true;
+	}
 	p->st.bytes_in += DIMM_PAGE;
 	if (f->waiter) {
 		uint64_t ns = now_ns() - f->t0;
@@ -1689,7 +1885,7 @@ static void do_readahead(struct dimm_pager *p, uint32_t pg)
 		struct fetch *f;
 
 		p->ra_hi = pg + k;
-		if (p->state[pg + k] != PG_ABSENT)
+		if (p->state[pg + k] != PG_ABSENT || (p->pflags[pg + k] & PF_FRESH))
 			continue;
 		if (p->wp_async && p->mapped + p->reserved >= p->budget)
 			break;
@@ -1723,6 +1919,10 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 		f = fetch_alloc(p, 0);
 		if (!f)
 			return false;
+		if (p->pflags[pg] & PF_FRESH) {
+			start_zero(p, f, pg, m->t0);
+			return true;
+		}
 		start_fetch(p, f, pg, write || wp, true, m->t0);
 		do_readahead(p, pg);
 		return true;
@@ -1772,6 +1972,39 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 	return true;
 }
 
+/*
+ * External: the process gives back [start, end) (madvise MADV_REMOVE, which
+ * waits until this event is read and then punches the hole itself). Its
+ * pages are fresh from now on: a resident one leaves the resident set, a
+ * fetch in flight is discarded or installs zeros (try_install), a
+ * write-back in flight finishes (its data no longer matters) and leaves
+ * the page absent and fresh.
+ */
+static void given_back(struct dimm_pager *p, uint64_t start, uint64_t end)
+{
+	uint64_t lo = start > p->uaddr ? start - p->uaddr : 0;
+	uint64_t hi = end > p->uaddr ? end - p->uaddr : 0;
+
+	if (hi > p->size)
+		hi = p->size;
+	for (uint64_t o = (lo + DIMM_PAGE - 1) / DIMM_PAGE * DIMM_PAGE; o + DIMM_PAGE <= hi;
+	     o += DIMM_PAGE) {
+		uint32_t pg = (uint32_t)(o / DIMM_PAGE);
+
+		if (p->pflags[pg] & PF_FRESH)
+			continue;
+		if (p->state[pg] == PG_CLEAN || p->state[pg] == PG_DIRTY) {
+			page_dropped(p, pg);
+			p->sync_mark[pg] = 0;
+		}
+		p->pflags[pg] |= PF_FRESH;
+		p->in_use--;
+		p->st.removed++;
+	}
+	p->st.in_use = p->in_use;
+	budget_update(p);
+}
+
 static unsigned read_faults(struct dimm_pager *p)
 {
 	struct uffd_msg msg[16];
@@ -1788,14 +2021,19 @@ static unsigned read_faults(struct dimm_pager *p)
 		for (unsigned i = 0; i < (unsigned)n / sizeof(msg[0]); i++) {
 			uintptr_t a;
 
+			if (msg[i].event == UFFD_EVENT_REMOVE && p->ext) {
+				given_back(p, msg[i].arg.remove.start, msg[i].arg.remove.end);
+				got++;
+				continue;
+			}
 			if (msg[i].event != UFFD_EVENT_PAGEFAULT)
 				continue;
 			a = (uintptr_t)msg[i].arg.pagefault.address;
-			if (a < (uintptr_t)p->base || a - (uintptr_t)p->base >= p->size)
+			if (a < p->uaddr || a - p->uaddr >= p->size)
 				continue;
 			struct pend *e = &p->pend[p->n_pend++];
 
-			e->page = (uint32_t)((a - (uintptr_t)p->base) / DIMM_PAGE);
+			e->page = (uint32_t)((a - p->uaddr) / DIMM_PAGE);
 			e->flags = (uint32_t)msg[i].arg.pagefault.flags;
 			e->t0 = t;
 			room--;

@@ -102,6 +102,7 @@
 					PAGEMAP_SCAN where the kernel has them:
 					ONE application thread only (above) */
 #define DIMM_PAGER_F_SIGBUS    0x10u /* run to completion: see cfg.drive */
+#define DIMM_PAGER_F_EXTERNAL  0x20u /* another process's memory: cfg.ext_* (below) */
 #define DIMM_PAGER_F_NO_UFFD   0x04u /* act as if userfaultfd were unavailable (tests);
 					also set by the environment HTOE_DIMM_NO_UFFD=1 */
 
@@ -142,7 +143,31 @@ struct dimm_pager_cfg {
 	 * atomics, ioctl, madvise, clock_gettime. */
 	void (*drive)(void *arg);
 	void *drive_arg;
+	/* DIMM_PAGER_F_EXTERNAL: the memory of another process (htoe-dimm
+	 * --run). That process maps ext_memfd (a memfd of `size` bytes)
+	 * MAP_SHARED at ext_uaddr, registers the mapping with a userfaultfd of
+	 * its own (missing + write-protect faults; features ext_features, which
+	 * must include UFFD_FEATURE_POISON and UFFD_FEATURE_EVENT_REMOVE) and
+	 * hands that fd over: ext_uffd (the pager owns it from now on, also
+	 * when dimm_pager_new fails). The pager maps the memfd too (its base),
+	 * reads and writes the pages through that, resolves the faults with
+	 * UFFDIO_COPY at the other process's addresses and evicts by punching
+	 * holes in the memfd. Every page starts *fresh* (the other process has
+	 * never written it): its first fault installs zeros without a fetch,
+	 * dirty; a range the process gives back (madvise MADV_REMOVE: a
+	 * UFFD_EVENT_REMOVE) is fresh again. No wp-async, no SIGBUS mode, no
+	 * cleaner. */
+	int ext_uffd;
+	int ext_memfd;
+	uintptr_t ext_uaddr;
+	uint64_t ext_features;
+	/* 1..100: the budget is this percentage of the pages in use (touched
+	 * and not given back), at least DIMM_PAGER_MIN_BUDGET and at most
+	 * `budget` when that is set; 0: `budget` alone */
+	unsigned budget_pct;
 };
+
+#define DIMM_PAGER_MIN_BUDGET 64u
 
 #define DIMM_PAGER_RETRIES 32u
 /* A watermark for the cleaner: a sixteenth of the budget, 2 to 16 pages. */
@@ -189,6 +214,12 @@ struct dimm_pager_stats {
 				     the fault: the oldest copied one when every copy
 				     buffer is in use, the rest of a batch written from
 				     the mapping, or the cleaner's */
+	uint64_t zero_fills;      /* external: fresh pages installed as zeros (no fetch, not
+				     in faults or hist) */
+	uint64_t removed;         /* external: pages the process gave back (fresh again) */
+	uint64_t in_use;          /* external: pages touched and not given back (now) */
+	uint64_t in_use_max;      /* ... at most */
+	uint64_t budget_max;      /* the budget at its largest (budget_pct: it follows in_use) */
 	uint32_t hist[DIMM_HIST_BUCKETS]; /* fault service time: message read -> page installed */
 	uint32_t hist_wp[DIMM_HIST_BUCKETS]; /* WP fault service time */
 	uint32_t hist_victim[DIMM_HIST_BUCKETS]; /* of hist: the victim_waits faults */
@@ -214,6 +245,9 @@ size_t dimm_pager_size(const struct dimm_pager *p);
 int dimm_pager_fd(const struct dimm_pager *p);  /* readable when a fault waits */
 /* "wp", "no-wp"; "poison", "sigsegv" */
 const char *dimm_pager_mode(const struct dimm_pager *p);
+
+/* The budget now (resident pages at most). */
+unsigned dimm_pager_budget(const struct dimm_pager *p);
 
 /* Pager thread: serve faults, finish fetches/evictions/syncs. Never blocks.
  * Returns the number of steps done (0: idle). */

@@ -20,7 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/uio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -1254,6 +1259,150 @@ static void *eng_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * External mode (htoe-dimm --run): another process's memory. A forked
+ * child maps a memfd, registers it with a userfaultfd of its own and hands
+ * the fd over, as the preload library does; the pager here serves it with
+ * a budget of a quarter of the pages in use. The child checks what it
+ * reads: zeros on first touch (the lease holds other data: it must not
+ * show), its own writes after they were evicted and fetched back, and zeros
+ * again after it gave half of the pages back (MADV_REMOVE).
+ */
+#ifndef UFFD_FEATURE_POISON
+#define UFFD_FEATURE_POISON (1 << 14)
+#endif
+
+static int ext_child(int sock, int memfd)
+{
+	struct uffdio_api api = { .api = UFFD_API,
+				  .features = UFFD_FEATURE_PAGEFAULT_FLAG_WP | UFFD_FEATURE_POISON |
+					      UFFD_FEATURE_EVENT_REMOVE |
+					      UFFD_FEATURE_WP_HUGETLBFS_SHMEM };
+	struct uffdio_register reg;
+	uint64_t hello[2];
+	char cbuf[CMSG_SPACE(sizeof(int))], go;
+	struct iovec iov = { .iov_base = hello, .iov_len = sizeof(hello) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	uint64_t *m;
+	int uffd, bad = 0;
+
+	m = mmap(NULL, LEASE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (m == MAP_FAILED || uffd < 0 || ioctl(uffd, UFFDIO_API, &api))
+		return 10;
+	memset(&reg, 0, sizeof(reg));
+	reg.range.start = (uintptr_t)m;
+	reg.range.len = LEASE;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg))
+		return 11;
+	hello[0] = (uintptr_t)m;
+	hello[1] = api.features;
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &uffd, sizeof(int));
+	if (sendmsg(sock, &mh, 0) != (ssize_t)sizeof(hello) || read(sock, &go, 1) != 1)
+		return 12;
+	/* fresh: zeros, not the lease's data */
+	for (size_t i = 0; i < LEASE / 8; i += 64)
+		bad |= m[i] != 0;
+	for (unsigned pass = 0; pass < 3; pass++)
+		for (size_t i = 0; i < LEASE / 8; i++) {
+			if (pass && m[i] != i * 31 + pass - 1)
+				bad |= 2;
+			m[i] = i * 31 + pass;
+		}
+	/* half given back: zeros there, the rest kept */
+	if (madvise(m, LEASE / 2, MADV_REMOVE))
+		return 13;
+	for (size_t i = 0; i < LEASE / 8; i++)
+		if (m[i] != (i < LEASE / 16 ? 0 : i * 31 + 2))
+			bad |= 4;
+	return bad;
+}
+
+static void test_external(void **state)
+{
+	struct dimm_loop_cfg lc = { .gbase = GBASE, .size = LEASE };
+	struct dimm_engine_cfg ec;
+	struct dimm_pager_cfg pc;
+	struct env e;
+	char err[256], cbuf[CMSG_SPACE(sizeof(int))];
+	uint64_t hello[2];
+	struct iovec iov = { .iov_base = hello, .iov_len = sizeof(hello) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	int sv[2], memfd, uffd = -1, ws;
+	pid_t pid;
+
+	(void)state;
+	memset(&e, 0, sizeof(e));
+	e.mem = malloc(LEASE);
+	assert_non_null(e.mem);
+	ht_wl_fill(3, e.mem, LEASE);
+	lc.mem = e.mem;
+	e.loop = dimm_loop_new(&lc, err, sizeof(err));
+	memset(&ec, 0, sizeof(ec));
+	dimm_loop_link(e.loop, &ec.link);
+	e.eng = dimm_engine_new(&ec, err, sizeof(err));
+	assert_non_null(e.eng);
+	e.pc = mk_client(&e, 256);
+	memfd = (int)syscall(SYS_memfd_create, "ext", MFD_CLOEXEC);
+	assert_true(memfd >= 0);
+	assert_int_equal(ftruncate(memfd, LEASE), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(ext_child(sv[1], memfd));
+	assert_int_equal(recvmsg(sv[0], &mh, 0), sizeof(hello));
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		memcpy(&uffd, CMSG_DATA(c), sizeof(int));
+	assert_true(uffd >= 0);
+	memset(&pc, 0, sizeof(pc));
+	pc.client = e.pc;
+	pc.size = LEASE;
+	pc.budget_pct = 25;
+	pc.readahead = 4;
+	pc.flags = DIMM_PAGER_F_EXTERNAL;
+	pc.ext_uffd = uffd;
+	pc.ext_memfd = memfd;
+	pc.ext_uaddr = (uintptr_t)hello[0];
+	pc.ext_features = hello[1];
+	e.p = dimm_pager_new(&pc, err, sizeof(err));
+	if (!e.p)
+		fail_msg("dimm_pager_new: %s", err);
+	pthread_create(&e.th, NULL, pager_thread, &e);
+	assert_int_equal(write(sv[0], "g", 1), 1);
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	atomic_store(&e.stop, 1);
+	pthread_join(e.th, NULL);
+	assert_true(WIFEXITED(ws));
+	assert_int_equal(WEXITSTATUS(ws), 0);
+	const struct dimm_pager_stats *st = dimm_pager_stats(e.p);
+
+	/* every page fresh once, and the half given back read again */
+	assert_int_equal(st->zero_fills, NPAGES + NPAGES / 2);
+	assert_int_equal(st->in_use_max, NPAGES);
+	assert_int_equal(st->budget_max, NPAGES / 4);    /* 25 % of the pages in use */
+	assert_true(st->evictions > 0 && st->writebacks > 0 && st->faults > 0);
+	assert_true(st->removed >= NPAGES / 2 - NPAGES / 4); /* resident or not, given back */
+	assert_int_equal(dimm_pager_error(e.p, err, sizeof(err)), 0);
+	close(sv[0]);
+	close(sv[1]);
+	dimm_pager_free(e.p);
+	close(memfd);
+	e.p = NULL;
+	dimm_client_free(e.pc);
+	dimm_engine_free(e.eng);
+	dimm_loop_free(e.loop);
+	free(e.mem);
+}
+
 static void test_no_uffd(void **state)
 {
 	(void)state;
@@ -1364,6 +1513,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_reset_writeback),
 		cmocka_unit_test(test_reset_sync),
 		cmocka_unit_test(test_reset_forever),
+		cmocka_unit_test(test_external),
 		cmocka_unit_test(test_no_uffd),
 	};
 
