@@ -58,7 +58,8 @@ local lease_types = { [1] = "REQUEST", [2] = "GRANT", [3] = "REFUSE", [4] = "REN
                       [5] = "RENEW_ACK", [6] = "RELEASE", [7] = "RELEASE_ACK" }
 local lease_status = { [0] = "ok", [1] = "no space", [2] = "too many leases",
                        [3] = "bad request", [4] = "unknown lease",
-                       [5] = "node exports no memory" }
+                       [5] = "node exports no memory", [6] = "over the lessee's quota",
+                       [7] = "stale request (retired session or replay)" }
 
 -- ---------------------------------------------------------------- protocols
 
