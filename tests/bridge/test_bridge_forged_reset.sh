@@ -22,13 +22,7 @@
 #   test_bridge_forged_reset.sh BRIDGE SRCDIR [TRANSACTIONS]
 BRIDGE=$1 SRC=$2 N=${3:-20000}
 . "$(dirname "$0")/lib.sh"
-PY=/usr/bin/python3
-"$PY" -c "import scapy.all" 2>/dev/null || { echo "SKIP: $PY has no scapy (python3-scapy)"; exit 77; }
-
-NA="htoe-fr-a-$$" NB="htoe-fr-b-$$"
-add_netns "$NA"
-add_netns "$NB"
-veth "$NA" "$NB"
+forger_netns fr
 # the attacker's ears on node 2's end of the veth (af_packet sends bypass
 # the sender's own packet sockets): node 1's incarnation from its RESETs,
 # the epoch in use from its DATA frames, kept in $TMP/seen
