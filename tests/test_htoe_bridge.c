@@ -115,6 +115,21 @@ static unsigned node_of(const uint8_t *f)
 	return (unsigned)f[4] << 8 | f[5];
 }
 
+static uint64_t lap_unchecked(void *arg, const struct htoe_hdr *h, uint64_t prev[2])
+{
+	(void)arg;
+	(void)h;
+	(void)prev;
+	return HTOE_LAP_UNCHECKED;
+}
+
+/* Parse a frame a bridge sent: every check but the CRC, which covers the
+ * sequence laps that only its receiver knows (that one checks it). */
+static int parse_sent(const uint8_t *f, size_t len, struct htoe_hdr *h)
+{
+	return htoe_frame_parse_lap(f, len, 9000, h, NULL, NULL, lap_unchecked, NULL);
+}
+
 /* Move every frame every node wants to send (at time now) to its
  * destination, repeatedly until the network is quiet. Returns frames moved. */
 static unsigned pump(uint64_t now, unsigned flags, filter_fn filt, void *arg)
@@ -132,7 +147,7 @@ static unsigned pump(uint64_t now, unsigned flags, filter_fn filt, void *arg)
 				struct htoe_hdr h;
 
 				/* every frame the bridge sends is valid on the wire */
-				assert_int_equal(htoe_frame_parse(fbuf, (size_t)len, 9000, &h, NULL), 0);
+				assert_int_equal(parse_sent(fbuf, (size_t)len, &h), 0);
 				moved++;
 				if (filt && !filt(id, fbuf, (size_t)len, arg))
 					continue;
@@ -1975,6 +1990,144 @@ static void test_forged_claim_then_restart(void **state)
 	free_nodes();
 }
 
+/* ------------------------------------------------ sequence laps (no replay) */
+
+/* Keep a copy of node 2's DATA frames with one of two sequence numbers. */
+struct lapcap {
+	uint16_t seq[2];
+	size_t len[2];
+	uint8_t f[2][HTOE_FRAME_MAX];
+};
+
+static bool cap_data(uint16_t from, const uint8_t *f, size_t len, void *arg)
+{
+	struct lapcap *c = arg;
+	struct htoe_hdr h;
+
+	assert_int_equal(parse_sent(f, len, &h), 0);
+	for (unsigned i = 0; i < 2; i++)
+		if (from == 2 && h.ftype == HTOE_FT_DATA && h.seq == c->seq[i] && !c->len[i]) {
+			memcpy(c->f[i], f, len);
+			c->len[i] = len;
+		}
+	return true;
+}
+
+/* Loses about one frame in `loss` both ways (deterministic). */
+struct lossy {
+	uint64_t x;
+	unsigned loss;
+};
+
+static bool lose_some(uint16_t from, const uint8_t *f, size_t len, void *arg)
+{
+	struct lossy *l = arg;
+
+	(void)from;
+	(void)f;
+	(void)len;
+	l->x = l->x * 6364136223846793005ull + 1442695040888963407ull;
+	return l->loss == 0 || (l->x >> 33) % l->loss != 0;
+}
+
+/* n posted writes from node 2 to node 1 (at 1 µs steps from *now, or to the
+ * next deadline when nothing moves), every one delivered once and in order,
+ * through filt. one: the next write only once the last is delivered, so
+ * that each goes in a frame of its own (frame k has seq k mod 2^16). */
+static void writes_21(uint32_t n, bool one, uint64_t *now, filter_fn filt, void *arg)
+{
+	struct ht_pkt p, q;
+	uint32_t sent = 0, got = 0;
+
+	while (got < n) {
+		unsigned moved;
+
+		if (sent < n && (!one || sent == got) && htoe_vl_is_up(N[2].b, 1)) {
+			mk_write(&p, gaddr(1, 64u * (sent % 1024)), true, 1, 0);
+			if (local_in(2, &p, *now) == 0)
+				sent++;
+		}
+		moved = pump(*now, HTOE_TX_FLUSH, filt, arg);
+		while (local_out(1, &q, *now)) {
+			assert_true(q.addr == MEM_BASE + 64u * (got % 1024));
+			got++;
+		}
+		if (!moved && (one ? sent != got : sent == n)) {
+			uint64_t d = htoe_next_deadline(N[1].b), d2 = htoe_next_deadline(N[2].b);
+
+			d = d < d2 ? d : d2;
+			*now = d > *now && d != UINT64_MAX ? d : *now + 1 * US;
+		} else {
+			*now += 1 * US;
+		}
+		assert_true(*now < 100000000 * US); /* a watchdog */
+	}
+	assert_false(local_out(1, &q, *now));
+}
+
+/* An attacker replays node 2's frame of seq 0 when node 1 expects seq 0
+ * again, one lap (65 536 frames) later, and frames of the previous lap just
+ * behind and ahead of the expected one: each is dropped as stale_lap,
+ * nothing reaches node 1's memory, and the link goes on. (Counted with the
+ * bridge's drops: the CRC check comes before the frame is the VL's.) */
+static void test_replay_previous_lap(void **state)
+{
+	struct lapcap c = { .seq = { 0, 65000 } };
+	struct ht_pkt q;
+	uint64_t now = 1 * US;
+	uint64_t d0;
+
+	(void)state;
+	mk_nodes(2, NULL);
+	bring_up();
+	writes_21(65000 + 1, true, &now, cap_data, &c);
+	assert_true(c.len[0] > 0 && c.len[1] > 0);
+	/* delayed duplicates of the previous lap on a real network: node 1
+	 * expects seq 50 of lap 1; seq 0 of lap 0 is 50 behind */
+	writes_21(65536 + 50 - 65001, true, &now, NULL, NULL);
+	d0 = htoe_get_stats(N[1].b)->drops[HTOE_DROP_STALE_LAP];
+	assert_int_equal(htoe_frame_input(N[1].b, c.f[0], c.len[0], now), -HTOE_DROP_STALE_LAP);
+	assert_false(local_out(1, &q, now));
+	/* node 1 expects seq 64990 of lap 1: seq 65000 of lap 0 is 10 ahead */
+	writes_21(64990 - 50, true, &now, NULL, NULL);
+	assert_int_equal(htoe_frame_input(N[1].b, c.f[1], c.len[1], now), -HTOE_DROP_STALE_LAP);
+	assert_false(local_out(1, &q, now));
+	/* exactly the expected sequence number, one lap later */
+	writes_21(10, true, &now, NULL, NULL);
+	assert_int_equal(htoe_frame_input(N[1].b, c.f[1], c.len[1], now), -HTOE_DROP_STALE_LAP);
+	assert_false(local_out(1, &q, now));
+	assert_int_equal(htoe_get_stats(N[1].b)->drops[HTOE_DROP_STALE_LAP], d0 + 3);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->resets, 0);
+	/* a corrupted frame is a CRC error, not a stale lap */
+	c.f[1][14 + 32 + 3] ^= 1;
+	assert_int_equal(htoe_frame_input(N[1].b, c.f[1], c.len[1], now), -HTOE_DROP_CRC);
+	/* the link goes on: the next write is delivered */
+	writes_21(10, true, &now, NULL, NULL);
+	free_nodes();
+}
+
+/* Several laps with loss (ack and data frames lost, Go-Back-N or selective
+ * retransmissions across the wraps): every write is delivered once and in
+ * order, no frame is taken for a stale lap, no reset. */
+static void test_laps_with_loss(void **state)
+{
+	struct lossy l = { .x = 42, .loss = 50 };
+	uint64_t now = 1 * US;
+
+	(void)state;
+	mk_nodes(2, NULL);
+	bring_up();
+	writes_21(3 * 65536 + 1000, false, &now, lose_some, &l);
+	for (uint16_t id = 1; id <= 2; id++) {
+		assert_int_equal(htoe_get_stats(N[id].b)->drops[HTOE_DROP_STALE_LAP], 0);
+		assert_int_equal(htoe_get_stats(N[id].b)->drops[HTOE_DROP_CRC], 0);
+	}
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->resets, 0);
+	assert_int_equal(htoe_get_vl_stats(N[2].b, 1)->resets, 0);
+	assert_true(htoe_get_vl_stats(N[2].b, 1)->retransmits > 0);
+	free_nodes();
+}
+
 /* ---------------------------------------------------- selective retry */
 
 static void inv_ok(void)
@@ -2524,6 +2677,8 @@ int main(void)
 		cmocka_unit_test(test_ctrl_new_incarnation),
 		cmocka_unit_test(test_forged_reset),
 		cmocka_unit_test(test_forged_claim_then_restart),
+		cmocka_unit_test(test_replay_previous_lap),
+		cmocka_unit_test(test_laps_with_loss),
 		cmocka_unit_test(test_sel_negotiation),
 		cmocka_unit_test(test_full_at_time_zero_pushes_back),
 		cmocka_unit_test(test_sel_gap),
