@@ -115,6 +115,21 @@ static unsigned node_of(const uint8_t *f)
 	return (unsigned)f[4] << 8 | f[5];
 }
 
+static uint64_t lap_unchecked(void *arg, const struct htoe_hdr *h, uint64_t prev[2])
+{
+	(void)arg;
+	(void)h;
+	(void)prev;
+	return HTOE_LAP_UNCHECKED;
+}
+
+/* Parse a frame a bridge sent: every check but the CRC, which covers the
+ * sequence laps that only its receiver knows (that one checks it). */
+static int parse_sent(const uint8_t *f, size_t len, struct htoe_hdr *h)
+{
+	return htoe_frame_parse_lap(f, len, 9000, h, NULL, NULL, lap_unchecked, NULL);
+}
+
 /* Move every frame every node wants to send (at time now) to its
  * destination, repeatedly until the network is quiet. Returns frames moved. */
 static unsigned pump(uint64_t now, unsigned flags, filter_fn filt, void *arg)
@@ -132,7 +147,7 @@ static unsigned pump(uint64_t now, unsigned flags, filter_fn filt, void *arg)
 				struct htoe_hdr h;
 
 				/* every frame the bridge sends is valid on the wire */
-				assert_int_equal(htoe_frame_parse(fbuf, (size_t)len, 9000, &h, NULL), 0);
+				assert_int_equal(parse_sent(fbuf, (size_t)len, &h), 0);
 				moved++;
 				if (filt && !filt(id, fbuf, (size_t)len, arg))
 					continue;
@@ -1796,7 +1811,9 @@ static void test_peer_restart(void **state)
 }
 
 /* A CTRL frame carrying a new incarnation (a restart whose RESET was lost
- * and whose epoch happens to match) also cold-resets the VL. */
+ * and whose epoch happens to match, or a forger) also cold-resets the VL,
+ * but only the handshake says who the peer is: here the real peer answers
+ * under its known incarnation, which stays. */
 static void test_ctrl_new_incarnation(void **state)
 {
 	uint8_t mac2[6], f[HTOE_FRAME_MAX], cp[8] = { 0x4c, 1, 2, 3, 0, 0, 0, 0 };
@@ -1811,16 +1828,303 @@ static void test_ctrl_new_incarnation(void **state)
 	len = forge(f, HTOE_FT_CTRL, 2, 1, mac2, htoe_vl_epoch(N[1].b, 2), 0, false, false, cp,
 		    sizeof(cp), 0, 0);
 	assert_int_equal(htoe_frame_input(N[1].b, f, len, 1 * US), -HTOE_DROP_INCARNATION);
-	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->peer_restarts, 1);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->peer_restarts, 0);
 	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->resets, 1);
 	assert_false(htoe_vl_is_up(N[1].b, 2));
 	/* no message delivered */
 	assert_int_equal(htoe_ctrl_recv(N[1].b, &(uint16_t){ 0 }, f, sizeof(f)), 0);
+	pump(2 * US, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(htoe_vl_is_up(N[1].b, 2));
+	assert_true(htoe_vl_is_up(N[2].b, 1));
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->peer_restarts, 0);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->resets, 1);
 	/* bad lengths: RESET without its payload, CTRL without the trailer */
 	len = forge(f, HTOE_FT_RESET, 2, 1, mac2, 9, 0, false, false, NULL, 0, 0, 0);
 	assert_int_equal(htoe_frame_input(N[1].b, f, len, 1 * US), -HTOE_DROP_LENGTH);
 	len = forge(f, HTOE_FT_CTRL, 2, 1, mac2, 9, 0, false, false, cp, 3, 0, 0);
 	assert_int_equal(htoe_frame_input(N[1].b, f, len, 1 * US), -HTOE_DROP_LENGTH);
+	free_nodes();
+}
+
+/* ------------------------------------------- forged resets (no MACsec) */
+
+/* One read from node 1 to node 2 and one posted write back, answered:
+ * the VL carries traffic both ways. */
+static void traffic_ok(uint64_t now, uint8_t tag)
+{
+	struct ht_pkt p, q, r;
+
+	mk_read(&p, gaddr(2, 0), 1, tag);
+	assert_int_equal(local_in(1, &p, now), 0);
+	pump(now, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(local_out(2, &q, now));
+	mk_answer(&q, &r);
+	assert_int_equal(local_in(2, &r, now), 0);
+	pump(now, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(local_out(1, &r, now));
+	assert_int_equal(r.srctag, tag);
+	assert_int_equal(ht_pkt_rsp_err(&r), HT_RSP_OK);
+	mk_write(&p, gaddr(1, 64), true, 1, 0);
+	assert_int_equal(local_in(2, &p, now), 0);
+	pump(now, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(local_out(1, &q, now));
+}
+
+/* Both ends up in the same epoch, under the incarnations they started
+ * with, no restart counted, and the invariants hold. */
+static void same_link(uint32_t inc1, uint32_t inc2)
+{
+	uint32_t inc;
+
+	assert_true(htoe_vl_is_up(N[1].b, 2));
+	assert_true(htoe_vl_is_up(N[2].b, 1));
+	assert_int_equal(htoe_vl_epoch(N[1].b, 2), htoe_vl_epoch(N[2].b, 1));
+	assert_true(htoe_vl_peer_incarnation(N[1].b, 2, &inc));
+	assert_int_equal(inc, inc2);
+	assert_true(htoe_vl_peer_incarnation(N[2].b, 1, &inc));
+	assert_int_equal(inc, inc1);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->peer_restarts, 0);
+	assert_int_equal(htoe_get_vl_stats(N[2].b, 1)->peer_restarts, 0);
+	for (uint16_t id = 1; id <= 2; id++) {
+		char err[256];
+
+		assert_int_equal(htoe_check_invariants(N[id].b, err, sizeof(err)), 0);
+	}
+}
+
+/* An attacker sends node 1 one RESET with node 2's MAC: a new random
+ * incarnation with any epoch, or node 2's own incarnation with the next
+ * epoch, or an older one. Each costs at most one reset on each side,
+ * answered at once by the real peer (no timer has to run out: the time
+ * does not move), locks nobody out, and traffic resumes; the real peer's
+ * own resets work afterwards. */
+static void test_forged_reset(void **state)
+{
+	uint8_t mac2[6], f[HTOE_FRAME_MAX], rp[HTOE_RESET_PAYLOAD_LEN];
+	uint32_t inc1, inc2;
+	size_t len;
+	uint64_t now = 10 * US;
+	uint8_t tag = 0;
+
+	(void)state;
+	next_inc = 300;
+	mk_nodes(2, NULL);
+	bring_up();
+	htoe_map_node_mac(2, mac2);
+	assert_true(htoe_vl_peer_incarnation(N[2].b, 1, &inc1));
+	assert_true(htoe_vl_peer_incarnation(N[1].b, 2, &inc2));
+	traffic_ok(now, tag++);
+	for (unsigned k = 0; k < 8; k++) {
+		uint8_t ep = htoe_vl_epoch(N[1].b, 2);
+		uint64_t r1 = htoe_get_vl_stats(N[1].b, 2)->resets;
+		uint64_t r2 = htoe_get_vl_stats(N[2].b, 1)->resets;
+		/* new incarnations with the next, a far, the same and an older
+		 * epoch; then node 2's incarnation with the same four */
+		static const int8_t dep[4] = { 1, 100, 0, -3 };
+		uint32_t inc = k < 4 ? 0xbad00000u + k : inc2;
+		uint64_t nonce = 0x0123456789abcdefull * (k + 1);
+
+		reset_payload(rp, inc, nonce);
+		len = forge(f, HTOE_FT_RESET, 2, 1, mac2, (uint8_t)(ep + dep[k % 4]),
+			    (uint16_t)nonce, k & 1, false, rp, sizeof(rp), 0, 0);
+		assert_int_equal(htoe_frame_input(N[1].b, f, len, now), 0);
+		pump(now, HTOE_TX_FLUSH, NULL, NULL);
+		same_link(inc1, inc2);
+		assert_true(htoe_get_vl_stats(N[1].b, 2)->resets <= r1 + 1);
+		assert_true(htoe_get_vl_stats(N[2].b, 1)->resets <= r2 + 1);
+		traffic_ok(now, tag++);
+		now += 10 * US;
+	}
+	/* the real peer is not locked out: its own reset works */
+	assert_int_equal(htoe_vl_reset(N[2].b, 1, false, now), 0);
+	pump(now, HTOE_TX_FLUSH, NULL, NULL);
+	same_link(inc1, inc2);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->drops[HTOE_DROP_INCARNATION], 0);
+	assert_int_equal(htoe_get_vl_stats(N[2].b, 1)->drops[HTOE_DROP_INCARNATION], 0);
+	traffic_ok(now, tag++);
+	free_nodes();
+}
+
+/* A forged claim of a new incarnation, then the real peer restarts: the
+ * claim did not make the restart look like a retired incarnation (the
+ * restarted peer's own RESET_ACK proves it) and the old incarnation is
+ * retired only then. */
+static void test_forged_claim_then_restart(void **state)
+{
+	uint8_t mac2[6], f[HTOE_FRAME_MAX], rp[HTOE_RESET_PAYLOAD_LEN];
+	uint32_t inc_old, inc;
+	size_t len;
+
+	(void)state;
+	next_inc = 400;
+	mk_nodes(2, NULL);
+	bring_up();
+	htoe_map_node_mac(2, mac2);
+	assert_true(htoe_vl_peer_incarnation(N[1].b, 2, &inc_old));
+	reset_payload(rp, 0x5eed, 0x77);
+	len = forge(f, HTOE_FT_RESET, 2, 1, mac2, (uint8_t)(htoe_vl_epoch(N[1].b, 2) + 1), 0x77,
+		    true, false, rp, sizeof(rp), 0, 0);
+	/* the claim, unanswered (the network loses node 1's RESET) */
+	assert_int_equal(htoe_frame_input(N[1].b, f, len, 1 * US), 0);
+	pump(1 * US, HTOE_TX_FLUSH, drop_all, NULL);
+	assert_false(htoe_vl_is_up(N[1].b, 2));
+	assert_true(htoe_vl_peer_incarnation(N[1].b, 2, &inc));
+	assert_int_equal(inc, inc_old);
+	/* node 2 restarts */
+	htoe_free(N[2].b);
+	mk_node(2, 2, NULL);
+	pump(5000 * US, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(htoe_vl_is_up(N[1].b, 2));
+	assert_true(htoe_vl_is_up(N[2].b, 1));
+	assert_true(htoe_vl_peer_incarnation(N[1].b, 2, &inc));
+	assert_true(inc != inc_old && inc != 0x5eed);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->peer_restarts, 1);
+	/* the forger's incarnation is nobody's: its RESET is a new claim
+	 * again (one reset), the real peer answers again */
+	assert_int_equal(htoe_frame_input(N[1].b, f, len, 6000 * US), 0);
+	pump(6000 * US, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(htoe_vl_is_up(N[1].b, 2));
+	assert_true(htoe_vl_peer_incarnation(N[1].b, 2, &inc));
+	assert_true(inc != inc_old && inc != 0x5eed);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->peer_restarts, 1);
+	free_nodes();
+}
+
+/* ------------------------------------------------ sequence laps (no replay) */
+
+/* Keep a copy of node 2's DATA frames with one of two sequence numbers. */
+struct lapcap {
+	uint16_t seq[2];
+	size_t len[2];
+	uint8_t f[2][HTOE_FRAME_MAX];
+};
+
+static bool cap_data(uint16_t from, const uint8_t *f, size_t len, void *arg)
+{
+	struct lapcap *c = arg;
+	struct htoe_hdr h;
+
+	assert_int_equal(parse_sent(f, len, &h), 0);
+	for (unsigned i = 0; i < 2; i++)
+		if (from == 2 && h.ftype == HTOE_FT_DATA && h.seq == c->seq[i] && !c->len[i]) {
+			memcpy(c->f[i], f, len);
+			c->len[i] = len;
+		}
+	return true;
+}
+
+/* Loses about one frame in `loss` both ways (deterministic). */
+struct lossy {
+	uint64_t x;
+	unsigned loss;
+};
+
+static bool lose_some(uint16_t from, const uint8_t *f, size_t len, void *arg)
+{
+	struct lossy *l = arg;
+
+	(void)from;
+	(void)f;
+	(void)len;
+	l->x = l->x * 6364136223846793005ull + 1442695040888963407ull;
+	return l->loss == 0 || (l->x >> 33) % l->loss != 0;
+}
+
+/* n posted writes from node 2 to node 1 (at 1 µs steps from *now, or to the
+ * next deadline when nothing moves), every one delivered once and in order,
+ * through filt. one: the next write only once the last is delivered, so
+ * that each goes in a frame of its own (frame k has seq k mod 2^16). */
+static void writes_21(uint32_t n, bool one, uint64_t *now, filter_fn filt, void *arg)
+{
+	struct ht_pkt p, q;
+	uint32_t sent = 0, got = 0;
+
+	while (got < n) {
+		unsigned moved;
+
+		if (sent < n && (!one || sent == got) && htoe_vl_is_up(N[2].b, 1)) {
+			mk_write(&p, gaddr(1, 64u * (sent % 1024)), true, 1, 0);
+			if (local_in(2, &p, *now) == 0)
+				sent++;
+		}
+		moved = pump(*now, HTOE_TX_FLUSH, filt, arg);
+		while (local_out(1, &q, *now)) {
+			assert_true(q.addr == MEM_BASE + 64u * (got % 1024));
+			got++;
+		}
+		if (!moved && (one ? sent != got : sent == n)) {
+			uint64_t d = htoe_next_deadline(N[1].b), d2 = htoe_next_deadline(N[2].b);
+
+			d = d < d2 ? d : d2;
+			*now = d > *now && d != UINT64_MAX ? d : *now + 1 * US;
+		} else {
+			*now += 1 * US;
+		}
+		assert_true(*now < 100000000 * US); /* a watchdog */
+	}
+	assert_false(local_out(1, &q, *now));
+}
+
+/* An attacker replays node 2's frame of seq 0 when node 1 expects seq 0
+ * again, one lap (65 536 frames) later, and frames of the previous lap just
+ * behind and ahead of the expected one: each is dropped as stale_lap,
+ * nothing reaches node 1's memory, and the link goes on. (Counted with the
+ * bridge's drops: the CRC check comes before the frame is the VL's.) */
+static void test_replay_previous_lap(void **state)
+{
+	struct lapcap c = { .seq = { 0, 65000 } };
+	struct ht_pkt q;
+	uint64_t now = 1 * US;
+	uint64_t d0;
+
+	(void)state;
+	mk_nodes(2, NULL);
+	bring_up();
+	writes_21(65000 + 1, true, &now, cap_data, &c);
+	assert_true(c.len[0] > 0 && c.len[1] > 0);
+	/* delayed duplicates of the previous lap on a real network: node 1
+	 * expects seq 50 of lap 1; seq 0 of lap 0 is 50 behind */
+	writes_21(65536 + 50 - 65001, true, &now, NULL, NULL);
+	d0 = htoe_get_stats(N[1].b)->drops[HTOE_DROP_STALE_LAP];
+	assert_int_equal(htoe_frame_input(N[1].b, c.f[0], c.len[0], now), -HTOE_DROP_STALE_LAP);
+	assert_false(local_out(1, &q, now));
+	/* node 1 expects seq 64990 of lap 1: seq 65000 of lap 0 is 10 ahead */
+	writes_21(64990 - 50, true, &now, NULL, NULL);
+	assert_int_equal(htoe_frame_input(N[1].b, c.f[1], c.len[1], now), -HTOE_DROP_STALE_LAP);
+	assert_false(local_out(1, &q, now));
+	/* exactly the expected sequence number, one lap later */
+	writes_21(10, true, &now, NULL, NULL);
+	assert_int_equal(htoe_frame_input(N[1].b, c.f[1], c.len[1], now), -HTOE_DROP_STALE_LAP);
+	assert_false(local_out(1, &q, now));
+	assert_int_equal(htoe_get_stats(N[1].b)->drops[HTOE_DROP_STALE_LAP], d0 + 3);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->resets, 0);
+	/* a corrupted frame is a CRC error, not a stale lap */
+	c.f[1][14 + 32 + 3] ^= 1;
+	assert_int_equal(htoe_frame_input(N[1].b, c.f[1], c.len[1], now), -HTOE_DROP_CRC);
+	/* the link goes on: the next write is delivered */
+	writes_21(10, true, &now, NULL, NULL);
+	free_nodes();
+}
+
+/* Several laps with loss (ack and data frames lost, Go-Back-N or selective
+ * retransmissions across the wraps): every write is delivered once and in
+ * order, no frame is taken for a stale lap, no reset. */
+static void test_laps_with_loss(void **state)
+{
+	struct lossy l = { .x = 42, .loss = 50 };
+	uint64_t now = 1 * US;
+
+	(void)state;
+	mk_nodes(2, NULL);
+	bring_up();
+	writes_21(3 * 65536 + 1000, false, &now, lose_some, &l);
+	for (uint16_t id = 1; id <= 2; id++) {
+		assert_int_equal(htoe_get_stats(N[id].b)->drops[HTOE_DROP_STALE_LAP], 0);
+		assert_int_equal(htoe_get_stats(N[id].b)->drops[HTOE_DROP_CRC], 0);
+	}
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->resets, 0);
+	assert_int_equal(htoe_get_vl_stats(N[2].b, 1)->resets, 0);
+	assert_true(htoe_get_vl_stats(N[2].b, 1)->retransmits > 0);
 	free_nodes();
 }
 
@@ -2371,6 +2675,10 @@ int main(void)
 		cmocka_unit_test(test_reset_ack_nonce),
 		cmocka_unit_test(test_peer_restart),
 		cmocka_unit_test(test_ctrl_new_incarnation),
+		cmocka_unit_test(test_forged_reset),
+		cmocka_unit_test(test_forged_claim_then_restart),
+		cmocka_unit_test(test_replay_previous_lap),
+		cmocka_unit_test(test_laps_with_loss),
 		cmocka_unit_test(test_sel_negotiation),
 		cmocka_unit_test(test_full_at_time_zero_pushes_back),
 		cmocka_unit_test(test_sel_gap),

@@ -835,6 +835,115 @@ static void test_over_bridges(void **state)
 	}
 }
 
+/* The lessor's reply to one message from node `from`: its decoded form. */
+static void reply_to(struct htoe_lease_ep *lessor, uint16_t from, const uint8_t *msg, int len,
+		     uint64_t now, struct htoe_lease_msg *r)
+{
+	uint8_t buf[HTOE_LEASE_MSG_LEN];
+	uint16_t to;
+	int n;
+
+	assert_int_equal(htoe_lease_input(lessor, from, msg, (size_t)len, now), 0);
+	n = htoe_lease_output(lessor, &to, buf, sizeof(buf), now);
+	assert_int_equal(n, HTOE_LEASE_MSG_LEN);
+	assert_int_equal(to, from);
+	assert_int_equal(htoe_lease_msg_decode(buf, (size_t)n, r), 0);
+}
+
+/* An attacker recorded a borrower's REQUEST and replays it: after the
+ * borrower died and its lease's tombstone expired, after the borrower
+ * restarted (new session), after the bridge saw it restart, and in its
+ * live session after the lease was released. Each replay is refused with
+ * E_STALE and counted: nothing reserved, nothing counted against the
+ * node's quota. A retransmission the lessor has not answered yet, and the
+ * new session's own requests, are still granted. */
+static void test_replayed_request(void **state)
+{
+	(void)state;
+	struct chan *c = mk_chan(3);
+	struct htoe_lease_msg r;
+	struct htoe_lease_info info;
+	uint8_t req[HTOE_LEASE_MSG_LEN], req2[HTOE_LEASE_MSG_LEN], late[HTOE_LEASE_MSG_LEN];
+	uint64_t now = 0;
+	uint16_t to;
+	int n, n2, nl, h;
+
+	c->ep[1] = mk_ep(1, 0, 11, NULL);
+	c->ep[2] = mk_ep(2, EXPORT_SIZE, 22, NULL);
+	/* the REQUEST goes out; the attacker keeps a copy */
+	h = htoe_lease_request(c->ep[1], 2, 4096, 0, now);
+	n = htoe_lease_output(c->ep[1], &to, req, sizeof(req), now);
+	assert_int_equal(n, HTOE_LEASE_MSG_LEN);
+	reply_to(c->ep[2], 1, req, n, now, &r);
+	assert_int_equal(r.type, HTOE_LEASE_T_GRANT);
+	ch_run(c, &now, 5 * MS, 1 * MS); /* its retransmission gets the grant */
+	assert_int_equal(htoe_lease_get(c->ep[1], h, &info), 0);
+	assert_int_equal(info.state, HTOE_LS_ACTIVE);
+
+	/* the borrower dies; its lease expires, then the tombstone */
+	htoe_lease_free(c->ep[1]);
+	c->ep[1] = NULL;
+	ch_run(c, &now, now + 25 * S, 100 * MS);
+	assert_int_equal(htoe_lease_export_count(c->ep[2]), 0);
+	assert_int_equal(htoe_lease_stats(c->ep[2])->expired, 1);
+	reply_to(c->ep[2], 1, req, n, now, &r);
+	assert_int_equal(r.type, HTOE_LEASE_T_REFUSE);
+	assert_int_equal(r.status, HTOE_LEASE_E_STALE);
+	assert_int_equal(htoe_lease_export_count(c->ep[2]), 0);
+	assert_int_equal(htoe_lease_stats(c->ep[2])->granted, 1);
+	assert_int_equal(htoe_lease_stats(c->ep[2])->stale_requests, 1);
+
+	/* the borrower restarts with a new session: its requests are
+	 * granted, the old session's are stale */
+	c->ep[1] = mk_ep(1, 0, 12, NULL);
+	h = htoe_lease_request(c->ep[1], 2, 4096, 0, now);
+	n2 = htoe_lease_output(c->ep[1], &to, req2, sizeof(req2), now);
+	/* a second request, whose first transmission is late: answered once */
+	int h2 = htoe_lease_request(c->ep[1], 2, 4096, 0, now);
+
+	nl = htoe_lease_output(c->ep[1], &to, late, sizeof(late), now);
+	assert_int_equal(nl, HTOE_LEASE_MSG_LEN);
+	reply_to(c->ep[2], 1, req2, n2, now, &r);
+	assert_int_equal(r.type, HTOE_LEASE_T_GRANT);
+	ch_run(c, &now, now + 5 * MS, 1 * MS);
+	assert_int_equal(htoe_lease_get(c->ep[1], h, &info), 0);
+	assert_int_equal(info.state, HTOE_LS_ACTIVE);
+	assert_int_equal(htoe_lease_get(c->ep[1], h2, &info), 0);
+	assert_int_equal(info.state, HTOE_LS_ACTIVE);
+	reply_to(c->ep[2], 1, req, n, now, &r);
+	assert_int_equal(r.status, HTOE_LEASE_E_STALE);
+	/* the late copy of the second request: the same grant (a duplicate) */
+	reply_to(c->ep[2], 1, late, nl, now, &r);
+	assert_int_equal(r.type, HTOE_LEASE_T_GRANT);
+	assert_int_equal(htoe_lease_export_count(c->ep[2]), 2);
+
+	/* released, tombstone gone: the live session's own old REQUEST is a
+	 * replay too */
+	assert_int_equal(htoe_lease_release(c->ep[1], h, now), 0);
+	ch_run(c, &now, now + 5 * MS, 1 * MS);
+	assert_int_equal(htoe_lease_get(c->ep[1], h, &info), 0);
+	assert_int_equal(info.state, HTOE_LS_RELEASED);
+	assert_int_equal(htoe_lease_forget(c->ep[1], h), 0);
+	assert_int_equal(htoe_lease_release(c->ep[1], h2, now), 0);
+	ch_run(c, &now, now + 25 * S, 100 * MS);
+	assert_int_equal(htoe_lease_export_count(c->ep[2]), 0);
+	reply_to(c->ep[2], 1, req2, n2, now, &r);
+	assert_int_equal(r.status, HTOE_LEASE_E_STALE);
+	assert_int_equal(htoe_lease_export_count(c->ep[2]), 0);
+
+	/* the bridge saw node 1 restart: its session is retired even before
+	 * the new incarnation asks for anything */
+	h = htoe_lease_request(c->ep[1], 2, 4096, 0, now);
+	n2 = htoe_lease_output(c->ep[1], &to, req2, sizeof(req2), now);
+	htoe_lease_peer_restarted(c->ep[2], 1, now);
+	reply_to(c->ep[2], 1, req2, n2, now, &r);
+	assert_int_equal(r.status, HTOE_LEASE_E_STALE);
+	assert_int_equal(htoe_lease_export_count(c->ep[2]), 0);
+	assert_int_equal(htoe_lease_stats(c->ep[2])->stale_requests, 4);
+	assert_int_equal(htoe_lease_stats(c->ep[2])->granted, 3);
+	free_chan(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -844,6 +953,7 @@ int main(void)
 		cmocka_unit_test(test_grant_renew_release),
 		cmocka_unit_test(test_dead_borrower_expires),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_replayed_request),
 		cmocka_unit_test(test_lessor_gone),
 		cmocka_unit_test(test_stray_grant),
 		cmocka_unit_test(test_lossy_clean),

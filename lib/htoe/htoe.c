@@ -873,12 +873,49 @@ int htoe_ctrl_recv(struct htoe *b, uint16_t *node, void *buf, size_t cap)
 
 /* ------------------------------------------------------------ frame input */
 
+/* The laps a frame from its VL's peer must have been sealed with (the
+ * frame's header as parsed so far; docs/wire-format.md, "Sequence laps"):
+ * its seq taken near the next one we expect, its ack near our next seq.
+ * prev: one lap earlier for seq (with the ack's lap or one earlier), or for
+ * the ack of a frame without seq. RESET/RESET_ACK, frames for no VL and
+ * frames of another epoch have none (a late frame of an old epoch sent
+ * after its first lap fails the CRC); frames for another node, dropped for
+ * that, cannot be checked (their laps are the sender's business). */
+static uint64_t frame_lap(void *arg, const struct htoe_hdr *h, uint64_t prev[2])
+{
+	struct htoe *b = arg;
+	struct htoe_vl *v;
+	uint32_t s = 0, a;
+	uint64_t lap;
+
+	if (h->ftype == HTOE_FT_RESET || h->ftype == HTOE_FT_RESET_ACK ||
+	    !(v = htoe_vl_by_node(b, h->src_node)))
+		lap = 0;
+	else if (h->dst_node != b->cfg.node_id)
+		return HTOE_LAP_UNCHECKED;
+	else if (h->epoch != v->epoch)
+		lap = 0;
+	else {
+		a = htoe_retry_tx_ack_lap(&v->rt, h->ack);
+		if (h->ftype == HTOE_FT_DATA)
+			s = htoe_retry_rx_lap(&v->rt, h->seq);
+		lap = (uint64_t)s << 32 | a;
+	}
+	if (prev) {
+		a = (uint32_t)lap;
+		s = (uint32_t)(lap >> 32);
+		prev[0] = s ? (uint64_t)(s - 1) << 32 | a : a ? lap - 1 : lap;
+		prev[1] = s && a ? prev[0] - 1 : prev[0];
+	}
+	return lap;
+}
+
 int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t now)
 {
 	struct htoe_hdr h;
 	const uint8_t *payload = NULL;
 	struct htoe_vl *v;
-	int r = htoe_frame_parse_desc(frame, len, b->cfg.mtu, &h, &payload, b->rx_pk);
+	int r = htoe_frame_parse_lap(frame, len, b->cfg.mtu, &h, &payload, b->rx_pk, frame_lap, b);
 
 	if (r < 0)
 		goto drop_global;

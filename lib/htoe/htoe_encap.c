@@ -169,7 +169,9 @@ build_data(struct htoe_vl *v, uint16_t seq, const struct htoe_fdesc *fd, uint8_t
 	if ((size_t)off + fd->payload_len > cap)
 		return -ENOSPC;
 	plen = copy_slots(&v->q[fd->vc], fd->first, fd->npkts, buf + off);
-	return htoe_frame_seal_data(buf, cap, v->tmpl.l2, plen);
+	return htoe_frame_seal_data_lap(buf, cap, v->tmpl.l2, plen,
+					(uint64_t)htoe_retry_tx_lap(&v->rt, seq) << 32 |
+					htoe_retry_rx_ack_lap(&v->rt));
 }
 
 /* After any frame on v: the ack and the grant it carried are known to the
@@ -315,7 +317,11 @@ int htoe_write_ctl_frame(struct htoe *b, struct htoe_vl *v, enum htoe_ftype type
 			return -ENOSPC;
 		plen = (size_t)n;
 	}
-	return htoe_frame_seal(buf, cap, (size_t)off - HTOE_HDR_LEN, plen);
+	/* the ack's lap (docs/wire-format.md, "Sequence laps"); none in a
+	 * RESET or RESET_ACK, whose seq is a nonce */
+	return htoe_frame_seal_lap(buf, cap, (size_t)off - HTOE_HDR_LEN, plen,
+				   type == HTOE_FT_RESET || type == HTOE_FT_RESET_ACK ? 0 :
+				   htoe_retry_rx_ack_lap(&v->rt));
 }
 
 /* The oldest queued control message of v as a CTRL frame: the message, then
@@ -335,8 +341,8 @@ int htoe_write_ctrl_msg(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t 
 	htoe_put_be32(buf + off + m->len, b->cfg.incarnation);
 	q->head++;
 	b->st.ctrl_sent++;
-	return htoe_frame_seal(buf, cap, (size_t)off - HTOE_HDR_LEN,
-			       m->len + HTOE_CTRL_TRAILER_LEN);
+	return htoe_frame_seal_lap(buf, cap, (size_t)off - HTOE_HDR_LEN,
+				   m->len + HTOE_CTRL_TRAILER_LEN, htoe_retry_rx_ack_lap(&v->rt));
 }
 
 /* Frames of one VL in priority order: reset handshake, retransmission, new

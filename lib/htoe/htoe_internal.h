@@ -91,6 +91,7 @@ struct htoe_vl {
 	uint32_t peer_inc;
 	uint32_t peer_inc_old[4];
 	uint8_t  peer_inc_old_n;
+	uint64_t claim_ns;       /* a new incarnation claimed it: our cold reset began */
 	bool     ack_sack;       /* the RESET_ACK owed offers selective retry */
 
 	struct htoe_vcq q[HT_VC_COUNT];

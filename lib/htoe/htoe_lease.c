@@ -100,6 +100,7 @@ const char *htoe_lease_status_name(int status)
 	case HTOE_LEASE_E_UNKNOWN: return "unknown lease";
 	case HTOE_LEASE_E_NOEXPORT: return "node exports no memory";
 	case HTOE_LEASE_E_QUOTA: return "over the lessee's quota";
+	case HTOE_LEASE_E_STALE: return "stale request (retired session or replay)";
 	case HTOE_LEASE_E_TIMEOUT: return "no answer (timeout)";
 	case HTOE_LEASE_E_PEER_RESTARTED: return "lessor restarted (memory lost)";
 	default: return "?";
@@ -154,6 +155,21 @@ struct lessee_slot {
 	uint64_t renew_at;            /* ACTIVE, not in a round: start renewing */
 };
 
+/* Lessor: what it knows of one lessee node's sessions (see htoe_lease.h,
+ * "Replays"). win bit i: request id max_req - i was answered. */
+#define RETIRED_N 4
+struct lessee_rec {
+	uint16_t node;
+	bool     used, live;          /* live: session is the node's live one */
+	uint32_t session;
+	uint32_t retired[RETIRED_N];
+	uint8_t  retired_n;
+	uint32_t max_req;
+	uint64_t win[HTOE_LEASE_REQ_WINDOW / 64];
+	uint32_t ref_req;             /* the last REQUEST refused, and why */
+	uint8_t  ref_status;
+};
+
 struct reply {
 	uint16_t node;
 	struct htoe_lease_msg m;
@@ -165,6 +181,7 @@ struct htoe_lease_ep {
 	uint32_t next_lease;
 	struct lessor_slot ex[HTOE_LEASE_MAX];
 	struct lessee_slot ls[HTOE_LEASE_MAX];
+	struct lessee_rec rec[HTOE_MAX_PEERS];
 	struct reply rq[HTOE_LEASE_REPLYQ];
 	unsigned rq_head, rq_n;
 	struct htoe_lease_event ev[HTOE_LEASE_EVENTQ];
@@ -369,11 +386,92 @@ static void grant_msg(const struct htoe_lease_ep *ep, const struct lessor_slot *
 	r->duration_ns = s->duration_ns;
 }
 
+static struct lessee_rec *rec_of(struct htoe_lease_ep *ep, uint16_t node, bool add)
+{
+	struct lessee_rec *f = NULL;
+
+	for (unsigned i = 0; i < HTOE_MAX_PEERS; i++) {
+		struct lessee_rec *r = &ep->rec[i];
+
+		if (r->used && r->node == node)
+			return r;
+		if (!r->used && !f)
+			f = r;
+	}
+	if (!add || !f)
+		return NULL;
+	memset(f, 0, sizeof(*f));
+	f->used = true;
+	f->node = node;
+	return f;
+}
+
+static void rec_retire(struct lessee_rec *r)
+{
+	if (!r->live)
+		return;
+	if (r->retired_n < RETIRED_N)
+		r->retired_n++;
+	memmove(r->retired + 1, r->retired, sizeof(r->retired) - sizeof(r->retired[0]));
+	r->retired[0] = r->session;
+	r->live = false;
+}
+
+static bool win_test(const struct lessee_rec *r, uint32_t d)
+{
+	return r->win[d / 64] >> (d % 64) & 1;
+}
+
+/* A REQUEST (not a duplicate of a lease held) from r's node: true if it may
+ * be answered afresh, false if it is stale (a retired session, or an id
+ * answered before); a fresh one is recorded as answered. */
+static bool rec_admit(struct lessee_rec *r, uint32_t session, uint32_t req_id)
+{
+	int32_t d;
+
+	for (unsigned i = 0; i < r->retired_n; i++)
+		if (r->retired[i] == session)
+			return false;
+	if (!r->live || r->session != session) {
+		rec_retire(r);
+		r->live = true;
+		r->session = session;
+		r->max_req = req_id;
+		memset(r->win, 0, sizeof(r->win));
+		r->win[0] = 1;
+		return true;
+	}
+	d = (int32_t)(r->max_req - req_id);
+	if (d < 0) {
+		/* a newer id: slide the window up by -d */
+		uint32_t s = (uint32_t)-d;
+
+		if (s >= HTOE_LEASE_REQ_WINDOW) {
+			memset(r->win, 0, sizeof(r->win));
+		} else {
+			for (unsigned i = HTOE_LEASE_REQ_WINDOW; i-- > s;)
+				if (win_test(r, i - s))
+					r->win[i / 64] |= 1ull << (i % 64);
+				else
+					r->win[i / 64] &= ~(1ull << (i % 64));
+			for (unsigned i = 0; i < s; i++)
+				r->win[i / 64] &= ~(1ull << (i % 64));
+		}
+		r->max_req = req_id;
+		d = 0;
+	} else if ((uint32_t)d >= HTOE_LEASE_REQ_WINDOW || win_test(r, (uint32_t)d)) {
+		return false; /* below the window, or answered before */
+	}
+	r->win[d / 64] |= 1ull << (d % 64);
+	return true;
+}
+
 static void lessor_request(struct htoe_lease_ep *ep, uint16_t node, const struct htoe_lease_msg *m,
 			   uint64_t now)
 {
 	struct htoe_lease_msg r = { .session = m->session, .req_id = m->req_id };
 	struct lessor_slot *s = NULL;
+	struct lessee_rec *rec = NULL;
 	uint64_t size, off;
 
 	/* a duplicate of a request we granted: the same grant again */
@@ -394,6 +492,23 @@ static void lessor_request(struct htoe_lease_ep *ep, uint16_t node, const struct
 		}
 	}
 	r.type = HTOE_LEASE_T_REFUSE;
+	rec = rec_of(ep, node, true);
+	if (!rec) {
+		r.status = HTOE_LEASE_E_TOOMANY;
+		goto refuse;
+	}
+	if (!rec_admit(rec, m->session, m->req_id)) {
+		/* the latest refusal is given again (its reply may have
+		 * been lost); anything else is a replay */
+		if (rec->live && rec->session == m->session && rec->ref_req == m->req_id &&
+		    rec->ref_status) {
+			r.status = rec->ref_status;
+		} else {
+			r.status = HTOE_LEASE_E_STALE;
+			ep->st.stale_requests++;
+		}
+		goto refuse;
+	}
 	if (ep->cfg.export_size == 0) {
 		r.status = HTOE_LEASE_E_NOEXPORT;
 		goto refuse;
@@ -458,6 +573,10 @@ static void lessor_request(struct htoe_lease_ep *ep, uint16_t node, const struct
 	return;
 refuse:
 	ep->st.refused++;
+	if (rec && rec->live && rec->session == m->session && r.status != HTOE_LEASE_E_STALE) {
+		rec->ref_req = m->req_id;
+		rec->ref_status = r.status;
+	}
 	reply(ep, node, &r);
 }
 
@@ -954,6 +1073,10 @@ unsigned htoe_lease_pump(struct htoe_lease_ep *ep, struct htoe *b, uint64_t now)
 
 void htoe_lease_peer_restarted(struct htoe_lease_ep *ep, uint16_t node, uint64_t now)
 {
+	struct lessee_rec *rec = rec_of(ep, node, false);
+
+	if (rec)
+		rec_retire(rec); /* its requests are replays from now on */
 	ep->st.peer_restarts++;
 	ep->dl_valid = false;
 	for (unsigned i = 0; i < HTOE_LEASE_MAX; i++) {

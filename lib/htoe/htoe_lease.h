@@ -27,6 +27,16 @@
  * round, so stale or reordered replies are ignored. A GRANT for a request
  * the lessee has given up on is released at once.
  *
+ * Replays: a REQUEST is bound to the live session of its sender. The
+ * lessor remembers, per lessee node, its live session, the sessions it had
+ * before (retired when a REQUEST of a new session arrives, or when the
+ * bridge saw the node restart: htoe_lease_peer_restarted) and the request
+ * ids of that session it answered (a window of HTOE_LEASE_REQ_WINDOW ids
+ * below the highest). A REQUEST of a retired session, or one whose id was
+ * answered before and holds no lease (its lease released or expired, its
+ * tombstone gone), is refused with HTOE_LEASE_E_STALE and counted
+ * (stale_requests): it is a replay, never a new lease.
+ *
  * Time: the lessee counts a lease valid until (first transmission of the
  * request or renewal that the lessor answered) + duration, the lessor keeps
  * it until (arrival of that message) + duration + grace, so the lessee
@@ -48,6 +58,7 @@
 #define HTOE_LEASE_MAX     64u    /* leases held as lessee, and granted as lessor */
 #define HTOE_LEASE_REPLYQ  32u    /* lessor replies waiting for output */
 #define HTOE_LEASE_EVENTQ  64u
+#define HTOE_LEASE_REQ_WINDOW 1024u /* request ids per lessee session remembered */
 
 /* Message types (byte 2). */
 enum htoe_lease_type {
@@ -70,6 +81,8 @@ enum htoe_lease_status {
 	HTOE_LEASE_E_UNKNOWN = 4,    /* no such lease (expired, released, lessor restarted) */
 	HTOE_LEASE_E_NOEXPORT = 5,   /* the node exports no memory */
 	HTOE_LEASE_E_QUOTA = 6,      /* the lessee's quota (slots or bytes) would be exceeded */
+	HTOE_LEASE_E_STALE = 7,      /* a REQUEST of a retired session of its sender, or
+	                              * one answered before (a replay) */
 	HTOE_LEASE_E_TIMEOUT = 16,   /* local: no answer in time (request, or renewals) */
 	HTOE_LEASE_E_PEER_RESTARTED = 17, /* local: the lessor restarted (new incarnation):
 	                              * the memory's contents are gone */
@@ -198,6 +211,7 @@ struct htoe_lease_stats {
 	uint64_t quota_refused;         /* lessor: REQUESTs refused with E_QUOTA */
 	uint64_t peer_restarts;         /* peers seen restarting (htoe_lease_peer_restarted) */
 	uint64_t revoked;               /* lessor: leases dropped because their lessee restarted */
+	uint64_t stale_requests;        /* lessor: REQUESTs refused with E_STALE */
 };
 
 struct htoe_lease_ep;

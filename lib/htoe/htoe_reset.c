@@ -10,10 +10,15 @@
  * the peer, up with that epoch, answers it again.
  *
  * Incarnations: RESET, RESET_ACK and CTRL carry the sender's incarnation
- * (htoe_config.incarnation, random at every start). A new one from a peer
- * we knew is a restart: the VL is cold-reset at once (htoe_peer_incarnation)
- * to an epoch after every epoch of the old incarnation, so the old one's
- * late frames are dropped (epoch, or a retired incarnation).
+ * (htoe_config.incarnation, random at every start). A frame with a new one
+ * from a peer we knew claims a restart, but without MACsec anyone can send
+ * it with the peer's MAC: it costs one cold reset of the VL (our RESET,
+ * with an epoch after the claimant's) and retires nothing. The new
+ * incarnation replaces the known one only when a RESET_ACK from it echoes
+ * the nonce of that RESET; a forged claim is answered by the real peer's
+ * RESET_ACK under its known incarnation instead, and the VL is up again
+ * after one round trip. A retired incarnation's late frames are dropped
+ * (epoch, or a retired incarnation).
  *
  * The receiver of a RESET(e', n') from the incarnation it knows:
  *  - resetting itself with proposal e: adopts e' unless e is after e'
@@ -21,10 +26,12 @@
  *  - up with epoch e' already: a copy of the RESET that set it up, answers
  *    RESET_ACK again without cleaning up;
  *  - n' equal to the last nonce seen from the peer: a late copy, dropped;
- *  - e' after e: a new reset: cleans up, adopts e', answers RESET_ACK;
+ *  - e' after e: a new reset: resets itself, proposing e' (a RESET does not
+ *    bring a VL up in a new epoch: it may be forged); the peer, resetting
+ *    with e', adopts it and answers;
  *  - e' before e with a new nonce: the peer restarted and does not know our
  *    epoch: we reset to e+1 ourselves, which the peer adopts.
- *
+
  * Clean-up of a VL, on either side: every local NP request outstanding on
  * that VL is answered to the local requester with target abort; queued NP
  * requests and responses for the peer are dropped; posted writes framed but
@@ -169,12 +176,10 @@ static bool epoch_after(uint8_t a, uint8_t b)
 	return (int8_t)(a - b) > 0;
 }
 
-/* The peer's incarnation `inc` seen in a RESET, RESET_ACK or CTRL frame that
- * passed the source check. 0: known (or learnt: the first one we see);
- * 1: a new incarnation: the VL was cold-reset (outstanding requests
- * poisoned, queues dropped, our RESET due at once); -HTOE_DROP_INCARNATION:
- * an incarnation the peer had before (a late frame), nothing changed. */
-int htoe_peer_incarnation(struct htoe *b, struct htoe_vl *v, uint32_t inc, uint64_t now)
+/* Where the incarnation `inc` of a frame that passed the source check
+ * stands: 0 the peer's (or the first one seen: learnt), 1 a new one not yet
+ * proven, -HTOE_DROP_INCARNATION one the peer had before (a late frame). */
+static int inc_class(struct htoe_vl *v, uint32_t inc)
 {
 	if (!v->peer_inc_known) {
 		v->peer_inc_known = true;
@@ -186,22 +191,53 @@ int htoe_peer_incarnation(struct htoe *b, struct htoe_vl *v, uint32_t inc, uint6
 	for (unsigned i = 0; i < v->peer_inc_old_n; i++)
 		if (v->peer_inc_old[i] == inc)
 			return -HTOE_DROP_INCARNATION;
+	return 1;
+}
+
+/* The peer proved the new incarnation `inc` (a RESET_ACK from it echoed
+ * the nonce of our RESET): it replaces the known one, which is retired. */
+static void inc_commit(struct htoe *b, struct htoe_vl *v, uint32_t inc)
+{
 	if (v->peer_inc_old_n < 4)
 		v->peer_inc_old_n++;
 	memmove(v->peer_inc_old + 1, v->peer_inc_old, sizeof(v->peer_inc_old) - sizeof(uint32_t));
 	v->peer_inc_old[0] = v->peer_inc;
 	v->peer_inc = inc;
-	v->peer_nonce = 0;
-	v->ack_reset = false;
 	v->st.peer_restarts++;
 	b->st.peer_restarts++;
-	v->st.peer_restart_ns = now;
+	v->st.peer_restart_ns = v->claim_ns;
 	v->restart_pending = true;
-	/* Cold: nothing queued for the old incarnation goes to the new one.
-	 * The new epoch is after every epoch used with the old incarnation,
-	 * so its late DATA/ACK frames fail the epoch check. */
+}
+
+/* A frame claims a new incarnation: the peer may have restarted, or anyone
+ * may have sent it with the peer's MAC. Either way it costs one cold reset
+ * and retires nothing: only the handshake (a RESET_ACK echoing our nonce)
+ * says which incarnation is the peer. Cold: nothing queued for the old
+ * incarnation goes to a new one. Claims while that cold reset is pending
+ * cost nothing more: our RESET goes out at once. */
+static void inc_claim(struct htoe *b, struct htoe_vl *v, uint64_t now)
+{
+	if (v->state == HTOE_VL_RESETTING && v->reset_cold) {
+		v->reset_next_ns = now;
+		return;
+	}
+	v->claim_ns = now;
+	v->ack_reset = false;
 	htoe_reset_begin(b, v, true, now);
-	return 1;
+}
+
+/* The peer's incarnation `inc` in a CTRL frame of the current epoch: 0 if
+ * it is the known one; else -HTOE_DROP_INCARNATION (a retired one, or a new
+ * one, which cost a cold reset). */
+int htoe_peer_incarnation(struct htoe *b, struct htoe_vl *v, uint32_t inc, uint64_t now)
+{
+	int r = inc_class(v, inc);
+
+	if (r == 0)
+		return 0;
+	if (r > 0)
+		inc_claim(b, v, now);
+	return -HTOE_DROP_INCARNATION;
 }
 
 int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
@@ -220,9 +256,21 @@ int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 			return -HTOE_DROP_EPOCH; /* stale or duplicate RESET_ACK */
 		if (nonce != v->nonce)
 			return -HTOE_DROP_NONCE; /* forged, or for an older RESET */
-		r = htoe_peer_incarnation(b, v, inc, now);
-		if (r != 0)
-			return r < 0 ? r : -HTOE_DROP_INCARNATION; /* answers an old RESET */
+		r = inc_class(v, inc);
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			/* the peer restarted: proven by the nonce */
+			if (!v->reset_cold)
+				v->claim_ns = now;
+			inc_commit(b, v, inc);
+			if (!v->reset_cold) {
+				/* a warm reset kept posted writes for the
+				 * old incarnation: start again, cold */
+				htoe_reset_begin(b, v, true, now);
+				return -HTOE_DROP_INCARNATION;
+			}
+		}
 		htoe_reset_up(b, v, now);
 		set_retry_mode(v, h->sack);
 		htoe_credit_tx_update(&v->ctx, h->credit, now);
@@ -230,9 +278,19 @@ int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	}
 
 	/* RESET(e', n') */
-	r = htoe_peer_incarnation(b, v, inc, now);
+	r = inc_class(v, inc);
 	if (r < 0)
 		return r;
+	if (r > 0) {
+		/* A new incarnation never brings the VL up by its RESET: our
+		 * cold RESET, with an epoch after its proposal (which a
+		 * restarted peer adopts), must be answered first. */
+		inc_claim(b, v, now);
+		if (!epoch_after(v->epoch, h->epoch))
+			v->epoch = (uint8_t)(h->epoch + 1);
+		v->peer_nonce = nonce;
+		return 0;
+	}
 
 	bool copy = nonce == v->peer_nonce;
 
@@ -252,16 +310,17 @@ int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 		/* a copy of the RESET that set up this epoch: answer again */
 	} else if (copy) {
 		return -HTOE_DROP_EPOCH; /* a late copy of an older RESET */
-	} else if (epoch_after(h->epoch, v->epoch)) {
-		vl_cleanup(b, v, h->cold);
-		v->epoch = h->epoch;
-		v->st.up_ns = now;
-		set_retry_mode(v, h->sack);
 	} else {
-		/* An older epoch with a new nonce from the same incarnation
-		 * (an incarnation 0 peer that restarted, or one whose epoch
-		 * wrapped): reset to an epoch after ours; the peer, still
-		 * resetting, adopts it. */
+		/* A new reset (a later epoch), or an older epoch with a new
+		 * nonce (an incarnation 0 peer that restarted, or one whose
+		 * epoch wrapped). Anyone can send a RESET with the peer's
+		 * MAC, so it does not bring the VL up in a new epoch: we
+		 * reset ourselves, to its epoch if later (the peer, resetting
+		 * to it, goes up on our RESET and answers it), else to one
+		 * after ours. A forged RESET thus costs one reset, answered
+		 * by the real peer at once. */
+		if (epoch_after(h->epoch, v->epoch))
+			v->epoch = (uint8_t)(h->epoch - 1);
 		htoe_reset_begin(b, v, h->cold, now);
 		return 0;
 	}

@@ -51,6 +51,8 @@ static void state_reset(struct htoe_retry *r)
 {
 	r->una = 0;
 	r->next_seq = 0;
+	r->tx_lap = 0;
+	r->rx_lap = 0;
 	r->gb_next = 0;
 	r->gb_from = 0;
 	r->gb_active = false;
@@ -346,6 +348,8 @@ int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq)
 	if (r->una == r->next_seq)
 		heard(r, now); /* the silence that counts starts now */
 	*seq = r->next_seq++;
+	if (r->next_seq == 0)
+		r->tx_lap++;
 	if (r->sel)
 		sb_sent(r, *seq, now, false);
 	if (!r->rtt_timing) {
@@ -738,7 +742,8 @@ enum htoe_retry_verdict htoe_retry_rx_frame(struct htoe_retry *r, uint16_t seq,
 		return HTOE_RX_DUP;
 	}
 	if (seq == r->expected) {
-		r->expected++;
+		if (++r->expected == 0)
+			r->rx_lap++;
 		r->stats.frames_accepted++;
 		if (r->sel && (sb_at(r, seq)->flags & SB_HELD)) {
 			/* a held frame is delivered: the hole before it is

@@ -223,6 +223,8 @@ struct htoe_retry {
 	/* TX */
 	uint16_t una;           /* oldest unacknowledged seq */
 	uint16_t next_seq;      /* seq of the next new frame */
+	uint32_t tx_lap;        /* next_seq's lap: the full sequence number is
+	                         * tx_lap << 16 | next_seq (htoe_retry_tx_lap) */
 	uint16_t gb_next;       /* go-back: next seq to retransmit */
 	uint16_t gb_from;       /* go-back: where the current one started */
 	bool     gb_active;     /* a go-back is in progress (gb_next < next_seq) */
@@ -244,6 +246,7 @@ struct htoe_retry {
 
 	/* RX */
 	uint16_t expected;      /* next expected seq (the ack value) */
+	uint32_t rx_lap;        /* expected's lap (rx_lap << 16 | expected) */
 	uint16_t unacked;       /* accepted frames since the last ack sent */
 	bool     ack_pending;
 	bool     nak_sent;      /* a NAK for `expected` was sent */
@@ -317,6 +320,41 @@ enum htoe_retry_mode htoe_retry_mode(const struct htoe_retry *r);
 int htoe_retry_check(const struct htoe_retry *r, char *err, size_t errlen);
 
 /* ---- TX side ------------------------------------------------------------ */
+
+/* ---- laps: the 16-bit sequence numbers extended to 48 bits ------------
+ * Each side counts how often its 16-bit numbers wrapped (a lap) since the
+ * VL's reset; a frame's CRC32C covers the laps of its seq and ack, which are
+ * not sent (docs/wire-format.md, "Sequence laps"). A number on the wire is
+ * taken in the lap that puts it nearest to the full number its receiver
+ * expects (as QUIC decodes packet numbers): the sender's window (< 2^15) is
+ * always within half a lap of it. */
+
+/* The lap of seq s that we send (s in [una, next_seq]). */
+static inline uint32_t htoe_retry_tx_lap(const struct htoe_retry *r, uint16_t s)
+{
+	return (uint32_t)((((uint64_t)r->tx_lap << 16 | r->next_seq) -
+			   (uint16_t)(r->next_seq - s)) >> 16);
+}
+
+/* The lap of the ack value we send (htoe_retry_rx_ack_value). */
+static inline uint32_t htoe_retry_rx_ack_lap(const struct htoe_retry *r)
+{
+	return r->rx_lap;
+}
+
+/* The lap a received DATA frame's seq s is taken in. */
+static inline uint32_t htoe_retry_rx_lap(const struct htoe_retry *r, uint16_t s)
+{
+	return (uint32_t)((((uint64_t)r->rx_lap << 16 | r->expected) +
+			   (uint64_t)(int64_t)(int16_t)(uint16_t)(s - r->expected)) >> 16);
+}
+
+/* The lap a received ack value a is taken in (acks name our frames). */
+static inline uint32_t htoe_retry_tx_ack_lap(const struct htoe_retry *r, uint16_t a)
+{
+	return (uint32_t)((((uint64_t)r->tx_lap << 16 | r->next_seq) +
+			   (uint64_t)(int64_t)(int16_t)(uint16_t)(a - r->next_seq)) >> 16);
+}
 
 /* Oldest unacknowledged seq, and seq the next new frame will get. The
  * frames the caller must keep are [una, next_seq). */

@@ -59,6 +59,7 @@ static const char *const drop_names[HTOE_DROP__COUNT] = {
 	[HTOE_DROP_SRC_MAC] = "src_mac",
 	[HTOE_DROP_NONCE] = "nonce",
 	[HTOE_DROP_INCARNATION] = "incarnation",
+	[HTOE_DROP_STALE_LAP] = "stale_lap",
 };
 
 const char *htoe_drop_name(int reason)
@@ -170,6 +171,11 @@ static bool crc_hw_ok(void)
 {
 	return __builtin_cpu_supports("sse4.2");
 }
+
+__attribute__((target("sse4.2"))) static uint32_t crc_hw8(uint32_t reg, const uint8_t *b)
+{
+	return crc_hw(reg, b, 8);
+}
 #else
 static uint32_t crc_hw_frame(const uint8_t *hdr, const uint8_t *payload, size_t plen)
 {
@@ -200,6 +206,23 @@ static inline __attribute__((always_inline)) uint32_t frame_crc(const uint8_t *h
 	reg = crc_raw(reg, payload, plen);
 	crc_zeroupper();
 	return ~reg;
+}
+
+/* crc (a final CRC32C) continued over the 8 bytes of lap, big-endian, when
+ * lap is not 0 (docs/wire-format.md, "Sequence laps"). */
+static inline __attribute__((always_inline)) uint32_t crc_lap(uint32_t crc, uint64_t lap)
+{
+	uint8_t b[8];
+
+	if (!lap)
+		return crc;
+	htoe_put_be32(b, (uint32_t)(lap >> 32));
+	htoe_put_be32(b + 4, (uint32_t)lap);
+#if defined(__x86_64__)
+	if (crc_hw_ok())
+		return ~crc_hw8(~crc, b);
+#endif
+	return htoe_crc32c_update(crc, b, 8);
 }
 
 /* ------------------------------------------------------------------ build */
@@ -349,6 +372,12 @@ static int frame_l2_len(const uint8_t *frame, size_t len)
 
 int htoe_frame_seal(uint8_t *frame, size_t cap, size_t l2_len, size_t payload_len)
 {
+	return htoe_frame_seal_lap(frame, cap, l2_len, payload_len, 0);
+}
+
+int htoe_frame_seal_lap(uint8_t *frame, size_t cap, size_t l2_len, size_t payload_len,
+			uint64_t lap)
+{
 	if (l2_len != HTOE_ETH_HLEN && l2_len != HTOE_L2_MAX)
 		return -EINVAL;
 	if (frame_l2_len(frame, cap) != (int)l2_len)
@@ -361,10 +390,16 @@ int htoe_frame_seal(uint8_t *frame, size_t cap, size_t l2_len, size_t payload_le
 	if (payload_len && !htoe_ftype_has_payload(x[HTOE_OFF_VER_TYPE] & 0x0F) &&
 	    !sack_payload(x[HTOE_OFF_VER_TYPE] & 0x0F, x[HTOE_OFF_FLAGS] & HTOE_FLAG_SACK))
 		return -EINVAL;
-	return htoe_frame_seal_data(frame, cap, l2_len, payload_len);
+	return htoe_frame_seal_data_lap(frame, cap, l2_len, payload_len, lap);
 }
 
 int htoe_frame_seal_data(uint8_t *frame, size_t cap, size_t l2_len, size_t payload_len)
+{
+	return htoe_frame_seal_data_lap(frame, cap, l2_len, payload_len, 0);
+}
+
+int htoe_frame_seal_data_lap(uint8_t *frame, size_t cap, size_t l2_len, size_t payload_len,
+			     uint64_t lap)
 {
 	uint8_t *x = frame + l2_len;
 
@@ -378,7 +413,7 @@ int htoe_frame_seal_data(uint8_t *frame, size_t cap, size_t l2_len, size_t paylo
 		return -ENOSPC;
 
 	htoe_put_be16(x + HTOE_OFF_PLEN, (uint16_t)payload_len);
-	htoe_put_be32(x + HTOE_OFF_CRC, frame_crc(x, x + HTOE_HDR_LEN, payload_len));
+	htoe_put_be32(x + HTOE_OFF_CRC, crc_lap(frame_crc(x, x + HTOE_HDR_LEN, payload_len), lap));
 	if (flen > end)
 		memset(frame + end, 0, flen - end);
 	return (int)flen;
@@ -520,6 +555,13 @@ int htoe_frame_parse(const uint8_t *frame, size_t len, unsigned mtu,
 int htoe_frame_parse_desc(const uint8_t *frame, size_t len, unsigned mtu,
 			  struct htoe_hdr *h, const uint8_t **payload, struct ht_desc *pk)
 {
+	return htoe_frame_parse_lap(frame, len, mtu, h, payload, pk, NULL, NULL);
+}
+
+int htoe_frame_parse_lap(const uint8_t *frame, size_t len, unsigned mtu, struct htoe_hdr *h,
+			 const uint8_t **payload, struct ht_desc *pk, htoe_lap_fn lap_fn,
+			 void *arg)
+{
 	if (mtu < HTOE_MTU_MIN)
 		mtu = HTOE_MTU_MIN;
 	if (mtu > HTOE_MTU_MAX)
@@ -591,9 +633,22 @@ int htoe_frame_parse_desc(const uint8_t *frame, size_t len, unsigned mtu,
 
 	const uint8_t *pl = x + HTOE_HDR_LEN;
 
-	/* 7. CRC32C over header bytes 0..27 and the payload */
-	if (frame_crc(x, pl, h->payload_len) != h->crc)
+	/* 7. CRC32C over header bytes 0..27, the payload and the laps */
+	uint32_t crc = frame_crc(x, pl, h->payload_len);
+
+	if (lap_fn) {
+		uint64_t prev[2], lap = lap_fn(arg, h, NULL);
+
+		if (lap != HTOE_LAP_UNCHECKED && crc_lap(crc, lap) != h->crc) {
+			lap_fn(arg, h, prev);
+			for (unsigned i = 0; i < 2; i++)
+				if (prev[i] != lap && crc_lap(crc, prev[i]) == h->crc)
+					return -HTOE_DROP_STALE_LAP;
+			return -HTOE_DROP_CRC;
+		}
+	} else if (crc != h->crc) {
 		return -HTOE_DROP_CRC;
+	}
 
 	/* 8. reserved bits and fields the type does not use */
 	if ((flags & HTOE_FLAG_RSVD_MASK) || htoe_get_be16(x + HTOE_OFF_RSVD))

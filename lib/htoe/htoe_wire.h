@@ -176,6 +176,8 @@ enum htoe_drop {
 	HTOE_DROP_NONCE,         /* RESET_ACK that does not echo our pending RESET */
 	HTOE_DROP_INCARNATION,   /* RESET/RESET_ACK/CTRL of a retired incarnation
 	                          * of the peer, or a CTRL that announced a new one */
+	HTOE_DROP_STALE_LAP,     /* the CRC32C matches only with an earlier lap of
+	                          * seq/ack: a frame of an earlier sequence lap */
 	HTOE_DROP__COUNT
 };
 
@@ -271,6 +273,16 @@ int htoe_hdr_data(const struct htoe_hdr_tmpl *t, uint8_t *buf, size_t cap, unsig
  * padding. Returns the frame length, -EMSGSIZE or -ENOSPC. */
 int htoe_frame_seal_data(uint8_t *frame, size_t cap, size_t l2_len, size_t payload_len);
 
+/* Sequence laps (docs/wire-format.md, "Sequence laps"): the 16-bit seq and
+ * ack of a frame are the low bits of 48-bit numbers; their high 32 bits (the
+ * laps) are not sent but covered by the CRC32C: when lap = seq_lap << 32 |
+ * ack_lap is not 0, the CRC goes on over its 8 bytes, big-endian, after the
+ * payload. The _lap forms of the sealers take it; lap 0 is the plain CRC. */
+int htoe_frame_seal_lap(uint8_t *frame, size_t cap, size_t l2_len, size_t payload_len,
+			uint64_t lap);
+int htoe_frame_seal_data_lap(uint8_t *frame, size_t cap, size_t l2_len, size_t payload_len,
+			     uint64_t lap);
+
 /* HT packets in one DATA frame at most (the header's npkts byte). */
 #define HTOE_FRAME_MAX_PKTS 255u
 
@@ -306,6 +318,20 @@ int htoe_frame_parse(const uint8_t *frame, size_t len, unsigned mtu,
 struct ht_desc;
 int htoe_frame_parse_desc(const uint8_t *frame, size_t len, unsigned mtu,
 			  struct htoe_hdr *h, const uint8_t **payload, struct ht_desc *pk);
+
+/* htoe_frame_parse_desc with the laps the receiver expects: lap_fn(arg, h,
+ * NULL) is called once the header fields are decoded and returns the lap
+ * (seq_lap << 32 | ack_lap) the CRC must cover. Only when the CRC does not
+ * match, lap_fn(arg, h, prev) also puts in prev[0..1] laps of an earlier
+ * lap of seq or ack (equal to the result when there is none): a frame whose
+ * CRC matches one of them is -HTOE_DROP_STALE_LAP, else -HTOE_DROP_CRC. HTOE_LAP_UNCHECKED: the caller drops the
+ * frame for another reason (not for it, another epoch): the CRC is not
+ * checked. */
+#define HTOE_LAP_UNCHECKED UINT64_MAX
+typedef uint64_t (*htoe_lap_fn)(void *arg, const struct htoe_hdr *h, uint64_t prev[2]);
+int htoe_frame_parse_lap(const uint8_t *frame, size_t len, unsigned mtu, struct htoe_hdr *h,
+			 const uint8_t **payload, struct ht_desc *pk, htoe_lap_fn lap_fn,
+			 void *arg);
 
 /*
  * Check the payload of a DATA frame: a sequence of HT packets, back to back,

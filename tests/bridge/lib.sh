@@ -80,6 +80,18 @@ veth() {
   ip -n "$2" link set "$b" up promisc on
 }
 
+# forger_netns TAG: the attacker tests' set-up: skipped (77) unless $PY
+# (/usr/bin/python3) has scapy; namespaces NA, NB (htoe-TAG-a/b-PID) joined
+# by a veth pair
+PY=/usr/bin/python3
+forger_netns() {
+  "$PY" -c "import scapy.all" 2>/dev/null || { echo "SKIP: $PY has no scapy (python3-scapy)"; exit 77; }
+  NA="htoe-$1-a-$$" NB="htoe-$1-b-$$"
+  add_netns "$NA"
+  add_netns "$NB"
+  veth "$NA" "$NB"
+}
+
 # eal_proc NAME LCORE [SHCONF]: EAL arguments of one process (prefix
 # $PREFIX-NAME); SHCONF "shconf" keeps the shared configuration (memif).
 eal_proc() {

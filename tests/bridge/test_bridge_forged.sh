@@ -12,13 +12,7 @@
 #   test_bridge_forged.sh BRIDGE SRCDIR [TRANSACTIONS]
 BRIDGE=$1 SRC=$2 N=${3:-20000}
 . "$(dirname "$0")/lib.sh"
-PY=/usr/bin/python3
-"$PY" -c "import scapy.all" 2>/dev/null || { echo "SKIP: $PY has no scapy (python3-scapy)"; exit 77; }
-
-NA="htoe-f-a-$$" NB="htoe-f-b-$$"
-add_netns "$NA"
-add_netns "$NB"
-veth "$NA" "$NB"
+forger_netns f
 start_bridge a ip netns exec "$NA" "$BRIDGE" $(eal_proc a 0) -- \
   --config "$SRC/config/netns-a.ini" --transactions "$N" --json
 start_bridge b ip netns exec "$NB" "$BRIDGE" $(eal_proc b 1) -- \
