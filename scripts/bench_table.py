@@ -25,6 +25,17 @@ BEGIN = "<!-- results: begin"
 END = "<!-- results: end -->"
 
 
+def loss_order(label):
+    """Loss-sweep rows in order: random loss by rate, then bursts in frames, then bursts in time
+    ('0.1%', '1%', '1% burst', 'burst 100us')."""
+    head = label.split("%")[0]
+    try:
+        rate = float(head)
+    except ValueError:
+        return (2, label)
+    return (1 if " burst" in label else 0, rate)
+
+
 def num(v, digits=3):
     """A number with `digits` significant digits, thousands unseparated."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -207,8 +218,7 @@ def bench_tables(j):
             rows.append([mode, "none (the reference)", num(runs.get("reference_mbps")),
                          "100 %", "—", "—"])
             for loss_s, r in sorted(((k, v) for k, v in runs.items() if isinstance(v, dict)),
-                                    key=lambda kv: (" burst" in kv[0], float(
-                                        kv[0].split("%")[0]))):
+                                    key=lambda kv: loss_order(kv[0])):
                 rows.append([mode, loss_s, num(r.get("mbps")), pct(r.get("goodput_frac")),
                              num(r.get("dropped")), num(r.get("resent_per_lost"))])
         out += ["**Goodput against loss** (64-byte posted writes; goodput ÷ the lossless run "
