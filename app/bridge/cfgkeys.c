@@ -359,7 +359,7 @@ static const struct cfg_key keys[] = {
 	  "with `mix = wrp=100` for its throughput runs and `sizes = 8` with `mix = rd=100`, "
 	  "`window = 1` for its round trips"),
 
-	/* [macsec] and [macsec N]: parsed by macsec.c (br_macsec_parse) */
+	/* [macsec] and [macsec N]: parsed by macsec_cfg.c (br_macsec_parse) */
 	X(MS, "enable", CFG_BOOL, 0, 0, "off", 0, NULL,
 	  "`on`: protect every frame sent, validate every frame received (Strict: nothing else "
 	  "reaches the bridge). Off when there is no `[macsec]` section"),

@@ -508,40 +508,9 @@ fail:
 
 /* ------------------------------------------------------------ the nodes */
 
-/* [macsec N] over [macsec] (macsec.c parses it through these adapters) */
-static const char *src_get(void *c, const char *sect, const char *fb, const char *key,
-			   const char **in)
-{
-	const struct cfg_ent *e = cfg_get(&((struct ctx *)c)->d, sect, key, in);
-
-	(void)fb; /* the table's fallback of [macsec N] is [macsec] */
-	return e ? e->val : NULL;
-}
-
-static int src_error(void *c, const char *sect, const char *key, const char *val,
-		     const char *msg)
-{
-	struct ctx *x = c;
-	char org[CFG_ORIGIN_MAX];
-
-	cfg_origin(&x->d, sect, key, org, sizeof(org));
-	if (key && val)
-		snprintf(x->d.err, x->d.errlen, "%s: [%s] %s = '%s': %s", org, sect, key, val, msg);
-	else if (key)
-		snprintf(x->d.err, x->d.errlen, "%s: [%s] %s: %s", org, sect, key, msg);
-	else
-		snprintf(x->d.err, x->d.errlen, "%s: [%s]: %s", org, sect, msg);
-	return -1;
-}
-
-static void src_where(void *c, const char *sect, char *buf, size_t len)
-{
-	cfg_where(&((struct ctx *)c)->d, sect, NULL, buf, len);
-}
-
+/* [macsec N] over [macsec] (macsec_cfg.c) */
 static int parse_macsec(struct ctx *x, struct br_node_cfg *nc, const struct br_member_cfg *mb)
 {
-	const struct br_cfg_src src = { x, src_get, src_error, src_where };
 	uint16_t ids[BR_MAX_MEMBERS];
 	uint8_t macs[BR_MAX_MEMBERS][6];
 	unsigned n = 0;
@@ -551,7 +520,7 @@ static int parse_macsec(struct ctx *x, struct br_node_cfg *nc, const struct br_m
 			ids[n] = x->members[i].id;
 			memcpy(macs[n++], x->members[i].mac, 6);
 		}
-	if (br_macsec_parse(&src, mb->id, mb->mac, n, ids, (const uint8_t (*)[6])macs,
+	if (br_macsec_parse(&x->d, mb->id, mb->mac, n, ids, (const uint8_t (*)[6])macs,
 			    &nc->macsec))
 		return -1;
 	if (!nc->macsec.enabled)
