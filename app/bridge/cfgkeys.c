@@ -85,7 +85,7 @@ static const struct cfg_sect sects[BR_S__COUNT] = {
 		"Every port must be used by a `[node]` (of this process, or of another with "
 		"`--node`); the MTU and frame size of its node must fit the device." },
 	[BR_S_MAP] = { "map", true, false, NULL, "[map]",
-		"The address map of every node (lib/htoe/htoe_map.h): a global address is local, "
+		"The address map of every node (lib/htoe/include/htoe/htoe_map.h): a global address is local, "
 		"remote (node + address there) or unmapped. Required. Either ranges or a mask, not "
 		"both.",
 		"Map errors are reported by htoe_map with labels `FILE:[map] KEY` and the ranges in "
