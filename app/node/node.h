@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bench/lat_hist.h"
+#include "common/lat_hist.h"
 #include "htmodel/ht_requester.h"
 #include "htmodel/ht_target.h"
 #include "htmodel/ht_workload.h"
