@@ -4,7 +4,7 @@
  * defaults, fallbacks, unknown and removed names, duplicates, --set, line
  * numbers in the messages, the input file checks and the reference; the
  * MACsec configuration and key files (macsec_cfg.c, app/common/keyfile.c)
- * and the programs' hex rule.
+ * and the programs' hex rule; the operation mix of a workload (op_mix.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +21,7 @@
 #include "args.h"
 #include "config.h"
 #include "keyfile.h"
+#include "op_mix.h"
 
 static char err[2048];
 
@@ -632,6 +633,35 @@ static void test_hex(void **state)
 		   "expected at least 12 hex digits, got 4");
 }
 
+/* a workload's operation mix: the bridge's [workload] mix and htoe-sim --mix */
+static void test_op_mix(void **state)
+{
+	unsigned w[HT_OP__COUNT];
+
+	(void)state;
+	assert_int_equal(htoe_parse_mix("rd=35,wrp=25,wrn=10,fadd=10,cas=10,flush=5,fence=5", w, err,
+					sizeof(err)), 0);
+	assert_int_equal(w[HT_OP_READ], 35);
+	assert_int_equal(w[HT_OP_WRITE_P], 25);
+	assert_int_equal(w[HT_OP_WRITE_NP], 10);
+	assert_int_equal(w[HT_OP_FETCH_ADD], 10);
+	assert_int_equal(w[HT_OP_CAS], 10);
+	assert_int_equal(w[HT_OP_FLUSH], 5);
+	assert_int_equal(w[HT_OP_FENCE], 5);
+	/* blanks around names and weights; the others 0 */
+	assert_int_equal(htoe_parse_mix(" rd = 1 ,\twrp=0x10 ", w, err, sizeof(err)), 0);
+	assert_int_equal(w[HT_OP_READ], 1);
+	assert_int_equal(w[HT_OP_WRITE_P], 16);
+	assert_int_equal(w[HT_OP_CAS], 0);
+	ASSERT_ERR(htoe_parse_mix("rd", w, err, sizeof(err)) < 0, "'rd' is not OP=WEIGHT");
+	ASSERT_ERR(htoe_parse_mix("read=1", w, err, sizeof(err)) < 0, "unknown operation 'read'");
+	ASSERT_ERR(htoe_parse_mix("rd=-1", w, err, sizeof(err)) < 0, "weight of rd is not a number");
+	ASSERT_ERR(htoe_parse_mix("rd=1000001", w, err, sizeof(err)) < 0,
+		   "weight of rd is not a number 0..1000000");
+	ASSERT_ERR(htoe_parse_mix("rd=0,wrp=0", w, err, sizeof(err)) < 0, "all weights are 0");
+	ASSERT_ERR(htoe_parse_mix("", w, err, sizeof(err)) < 0, "all weights are 0");
+}
+
 static char *reference(enum cfg_ref_format fmt)
 {
 	char *buf = NULL;
@@ -715,6 +745,7 @@ int main(void)
 		cmocka_unit_test(test_macsec_inline),
 		cmocka_unit_test(test_macsec_key_file),
 		cmocka_unit_test(test_hex),
+		cmocka_unit_test(test_op_mix),
 		cmocka_unit_test(test_reference),
 		cmocka_unit_test(test_split_args),
 	};

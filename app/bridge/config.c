@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "op_mix.h"
 #include "default_config.h"
 
 #define DEF_MEM_BASE 0x100000ull
@@ -36,56 +37,6 @@ void br_overrides_init(struct br_overrides *o)
 void br_format_mac(const uint8_t m[6], char *buf, size_t len)
 {
 	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-}
-
-static const char *skip_ws(const char *s)
-{
-	while (*s == ' ' || *s == '\t')
-		s++;
-	return s;
-}
-
-/* "rd=35,wrp=25,...": weights of the named ops, the others 0. */
-static int parse_mix(const char *s, unsigned w[HT_OP__COUNT], char *why, size_t whylen)
-{
-	char buf[CFG_VALUE_MAX], *save = NULL;
-	unsigned sum = 0;
-
-	snprintf(buf, sizeof(buf), "%s", s);
-	memset(w, 0, sizeof(unsigned) * HT_OP__COUNT);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-		uint64_t v;
-		unsigned i;
-
-		tok = (char *)skip_ws(tok);
-		if (!eq) {
-			snprintf(why, whylen, "'%s' is not OP=WEIGHT", tok);
-			return -1;
-		}
-		*eq = 0;
-		for (char *e = eq - 1; e >= tok && isspace((unsigned char)*e); e--)
-			*e = 0;
-		for (i = 0; i < HT_OP__COUNT; i++)
-			if (!strcmp(tok, ht_op_name(i)))
-				break;
-		if (i == HT_OP__COUNT) {
-			snprintf(why, whylen,
-				 "unknown operation '%s' (rd, wrp, wrn, flush, fence, fadd, cas)", tok);
-			return -1;
-		}
-		if (cfg_parse_u64(skip_ws(eq + 1), &v) || v > 1000000) {
-			snprintf(why, whylen, "weight of %s is not a number 0..1000000", tok);
-			return -1;
-		}
-		w[i] = (unsigned)v;
-		sum += (unsigned)v;
-	}
-	if (!sum) {
-		snprintf(why, whylen, "all weights are 0");
-		return -1;
-	}
-	return 0;
 }
 
 /* ------------------------------------------------------- parse context */
@@ -754,7 +705,7 @@ static int parse_workload(struct ctx *x, struct br_node_cfg *nc)
 	if ((v = cfg_val(&x->d, s, "mix")) != NULL) {
 		char why[160];
 
-		if (parse_mix(v, wl->weight, why, sizeof(why)))
+		if (htoe_parse_mix(v, wl->weight, why, sizeof(why)))
 			return ERR(x, s, "mix", "%s", why);
 	}
 	v = cfg_val(&x->d, s, "sizes");
