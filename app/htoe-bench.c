@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * htoe-bench: the benchmark of issue 4 (item 10), issue 5 (item 3) and
- * issue 14 (goodput under loss, incast, polling). It
+ * htoe-bench: the benchmark of the bridge (throughput, round trips, goodput
+ * under loss, MACsec, incast, polling; docs/benchmarks.md). It
  * measures, in one run and on the same virtual devices, htoe-bridge's
  * throughput and round trips against baselines measured in the same run,
  * prints a table with the targets, and writes JSON and PNG plots.
@@ -38,6 +38,7 @@
 #include "bench/bench.h"
 #include "bench_plot_py.h"
 #include "htoe/htoe_macsec.h"
+#include "host_info.h"
 #include "htoe_version.h"
 #include "out_file.h"
 #include "run_python.h"
@@ -688,7 +689,7 @@ struct target {
 	const char *why; /* when not measured */
 };
 
-#define MAX_TARGETS 32
+#define MAX_TARGETS 48
 static struct target T[MAX_TARGETS];
 static unsigned n_targets;
 
@@ -719,7 +720,7 @@ static json_t *targets_json(void)
 
 static void print_targets(void)
 {
-	printf("\n%-52s %14s %14s  %s\n", "figure (target from issues 4, 5 and 11)", "measured",
+	printf("\n%-52s %14s %14s  %s\n", "figure (targets: docs/benchmarks.md)", "measured",
 	       "target", "met");
 	for (unsigned i = 0; i < n_targets; i++) {
 		const struct target *t = &T[i];
@@ -1542,7 +1543,7 @@ static void scen_netns(json_t *fig)
 	}
 }
 
-/* 7. Every target of issues 4, 5, 11 and 14 from the figures. */
+/* 7. Every target of docs/benchmarks.md ("Targets") from the figures. */
 static void set_targets(json_t *fig, double crypto_fig)
 {
 	json_t *w64 = json_object_get(fig, "write64"), *ms = json_object_get(fig, "macsec");
@@ -1579,13 +1580,14 @@ static void set_targets(json_t *fig, double crypto_fig)
 		}
 	target("goodput at 1% loss / lossless", get_or_nan(json_object_get(fig, "loss"),
 	       "goodput_frac"), 0.8, false, 100, "%", nm);
+	bench_loss_targets(json_object_get(fig, "loss_sweep"), target, nm);
 	json_t *why = json_object_get(ms, "reason");
 
 	target("MACsec on / off (64-byte writes)", get_or_nan(ms, "on_off_frac"), 0.7, false, 100,
 	       "%", why ? json_string_value(why) : nm);
 	target("MACsec crypto path / raw backend (fastest)", crypto_fig, 0.8, false, 100, "%", nm);
 
-	/* issue 11: the read round trip against its floor, the two-host path */
+	/* the read round trip against its floor, the two-host path */
 	json_t *vr = json_object_get(fig, "read_vs_raw");
 
 	for (unsigned t = 0; t < 2; t++)
@@ -1609,7 +1611,7 @@ static void set_targets(json_t *fig, double crypto_fig)
 	target("netns af_packet: bridge / raw frames/s", get_or_nan(json_object_get(pkt,
 	       "write64"), "ratio_frames"), 0.5, false, 100, "%", nsr ? nsr : nm);
 
-	/* issue 14: incast, 8 senders to one receiver against one sender */
+	/* incast: 8 senders to one receiver against one sender */
 	json_t *i8 = json_object_get(json_object_get(fig, "incast"), "8");
 
 	target("incast 8 -> 1: aggregate / one sender's writes/s", get_or_nan(i8, "vs_single"),
@@ -1650,9 +1652,14 @@ int main(int argc, char **argv)
 	json_object_set_new(root, "runs", runs_log);
 	json_object_set_new(root, "figures", fig);
 	json_object_set_new(root, "errors", errs_log);
-	json_object_set_new(root, "machine", json_pack("{s:i, s:s, s:b}", "cpus",
-		(json_int_t)sysconf(_SC_NPROCESSORS_ONLN), "eal",
-		"-l 0-1 --no-huge -m 512 --no-pci [--no-shconf]", "quick", O.quick));
+	struct htoe_host_info host;
+
+	htoe_host_info(&host);
+	json_object_set_new(root, "machine", json_pack("{s:i, s:s, s:b, s:s, s:s, s:f, s:s, s:s}",
+		"cpus", (json_int_t)host.nproc, "eal",
+		"-l 0-1 --no-huge -m 512 --no-pci [--no-shconf]", "quick", O.quick, "date",
+		host.date, "cpu_model", host.cpu, "loadavg1", host.loadavg1, "git", host.git,
+		"version", host.version));
 	json_object_set_new(root, "durations", json_pack("{s:f, s:f}", "throughput_s", O.dur,
 							 "short_s", O.dur_short));
 	scen_writes(fig);

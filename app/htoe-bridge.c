@@ -28,6 +28,7 @@
 
 #include "bridge/args.h"
 #include "bridge/bridge.h"
+#include "bridge/metrics.h"
 #include "eal_hint.h"
 #include "htoe_version.h"
 #include "out_file.h"
@@ -283,6 +284,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "htoe-bridge: %s\n", err);
 		return 2;
 	}
+	/* before the EAL pins this thread: the HTTP thread must not share a poller's CPU */
+	if (br_metrics_start(a, err, sizeof(err))) {
+		fprintf(stderr, "htoe-bridge: %s\n", err);
+		return 2;
+	}
 
 	if (rte_eal_init(eal_argc, argv) < 0) {
 		htoe_eal_init_failed(stderr, "htoe-bridge", rte_errno ? rte_strerror(rte_errno) : NULL,
@@ -336,6 +342,7 @@ int main(int argc, char **argv)
 	}
 	if (br_telemetry_register(a))
 		fprintf(stderr, "htoe-bridge: telemetry commands not registered\n");
+	br_metrics_ready(a);
 	rc = 3;
 	if (br_ports_start(a, err, sizeof(err)))
 		goto fail;
@@ -375,6 +382,7 @@ int main(int argc, char **argv)
 fail:
 	fprintf(stderr, "htoe-bridge: %s\n", err);
 cleanup:
+	br_metrics_stop();
 	br_capture_close(a);
 	br_ports_stop(a);
 	for (unsigned i = 0; a->nodes && i < a->n_nodes; i++)

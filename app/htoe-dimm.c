@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * htoe-dimm: DIMM virtualization over HToE, the demo (issue 7, docs/dimm.md).
+ * htoe-dimm: DIMM virtualization over HToE, the demo (docs/dimm.md).
  *
  *   htoe-dimm EAL-ARGS -- [--config FILE] [options]
  *
@@ -39,11 +39,13 @@
 
 #include "bridge/args.h"
 #include "dimm/baselines.h"
+#include "dimm/metrics.h"
 #include "dimm/runtime.h"
 #include "dimm/workloads.h"
 #include "dimm_default_ini.h"
 #include "dimm_plot_py.h"
 #include "eal_hint.h"
+#include "host_info.h"
 #include "htoe_version.h"
 #include "out_file.h"
 #include "parse_num.h"
@@ -1028,8 +1030,14 @@ static int write_json(const struct app_state *s, const char *path, const char *t
 	json_t *root = json_object(), *runs = json_array(), *local = json_object();
 	char gaddr[32];
 
+	struct htoe_host_info host;
+
+	htoe_host_info(&host); /* date: when the run ended and its results were written */
 	snprintf(gaddr, sizeof(gaddr), "0x%" PRIx64, d->lease.gaddr);
 	json_object_set_new(root, "tool", json_string("htoe-dimm"));
+	json_object_set_new(root, "machine", json_pack("{s:s, s:s, s:i, s:f, s:s, s:s}", "date",
+		host.date, "cpu_model", host.cpu, "cpus", (json_int_t)host.nproc, "loadavg1",
+		host.loadavg1, "git", host.git, "version", host.version));
 	json_object_set_new(root, "setup",
 			    json_pack("{s:s,s:I,s:I,s:s,s:I,s:b,s:I,s:I}", "transport", transport,
 				      "wss_bytes", (json_int_t)s->wss,
@@ -1327,6 +1335,12 @@ int main(int argc, char **argv)
 		goto out_free;
 	}
 	d->lessor = (uint16_t)o.lessor;
+	/* before the EAL pins this thread: the HTTP thread must not share a poller's CPU */
+	if (dm_metrics_start(d, err, sizeof(err))) {
+		fprintf(stderr, "htoe-dimm: %s\n", err);
+		rc = 2;
+		goto out_free;
+	}
 
 	if (rte_eal_init(eal_argc, argv) < 0) {
 		htoe_eal_init_failed(stderr, "htoe-dimm", rte_errno ? rte_strerror(rte_errno) : NULL,
@@ -1357,6 +1371,8 @@ int main(int argc, char **argv)
 		goto fail;
 	rc = 2;
 	if (dr_nodes_setup(d, borrower_here ? (uint16_t)o.borrower : 0, err, sizeof(err)))
+		goto fail;
+	if (dm_metrics_nodes(d, err, sizeof(err)))
 		goto fail;
 	if (br_ports_create(a, err, sizeof(err)))
 		goto fail;
@@ -1498,6 +1514,7 @@ cleanup:
 		rte_mempool_free(a->pool);
 	rte_eal_cleanup();
 out_free:
+	dm_metrics_stop();
 	if (cfd >= 0)
 		close(cfd);
 	free(a->ports);

@@ -26,6 +26,8 @@ static void usage(FILE *f)
 	      "  --loss P             frame loss probability, 0..1\n"
 	      "  --burst-loss P       probability a loss burst starts\n"
 	      "  --burst-len N        mean burst length in frames (default 4)\n"
+	      "  --burst-us N         a burst lasts N us of virtual time instead: every\n"
+	      "                       frame on that link is lost meanwhile\n"
 	      "  --reorder P          probability a frame is overtaken\n"
 	      "  --dup P              probability a frame is duplicated\n"
 	      "  --corrupt P          probability a frame gets one bit flipped\n"
@@ -133,6 +135,7 @@ int main(int argc, char **argv)
 		{ "loss", required_argument, 0, 'l' },
 		{ "burst-loss", required_argument, 0, 'B' },
 		{ "burst-len", required_argument, 0, 'L' },
+		{ "burst-us", required_argument, 0, 'U' },
 		{ "reorder", required_argument, 0, 'r' },
 		{ "dup", required_argument, 0, 'd' },
 		{ "corrupt", required_argument, 0, 'c' },
@@ -186,6 +189,10 @@ int main(int argc, char **argv)
 		case 'l': bad = parse_prob(arg, &c.loss); break;
 		case 'B': bad = parse_prob(arg, &c.burst_loss); break;
 		case 'L': c.burst_len = strtod(arg, NULL); bad = c.burst_len < 1; break;
+		case 'U':
+			bad = htoe_parse_unsigned(arg, 0, 1, 60000000, &v);
+			c.burst_ns = v * 1000;
+			break;
 		case 'r': bad = parse_prob(arg, &c.reorder); break;
 		case 'd': bad = parse_prob(arg, &c.dup); break;
 		case 'c': bad = parse_prob(arg, &c.corrupt); break;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The per-stage cost of the bridge's 64-byte posted writes (issue 11: "ns per
-# HT packet per stage"), from a perf profile of htoe-bench's write64 run:
+# The per-stage cost of the bridge's 64-byte posted writes ("ns per HT
+# packet per stage", docs/benchmarks.md), from a perf profile of htoe-bench's write64 run:
 # two nodes in one htoe-bridge on a net_ring pair, node 1 (lcore 0) posting
 # 64-byte writes to node 2 (lcore 1). perf records both lcores for SECONDS in
 # the middle of the run (cpu-clock samples: only while a thread is on a CPU);

@@ -10,8 +10,12 @@ PKGS=(
   dpdk dpdk-dev libdpdk-dev
   # libraries
   libpcap-dev libssl-dev libcmocka-dev libipsec-mb-dev libjansson-dev libisal-dev python3-crc32c
+  # the Prometheus endpoint ([global] metrics)
+  libmicrohttpd-dev
   # tests, tools and plots
   tshark python3-scapy python3-cryptography python3-matplotlib iproute2 jq
+  # the metrics test (promtool checks the scrapes) and the unit check
+  prometheus curl systemd
 )
 
 if [ "$(id -u)" -ne 0 ]; then

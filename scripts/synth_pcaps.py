@@ -164,7 +164,7 @@ def data_frame(src, dst, vc, pkts, seq=0, ack=0, epoch=1, npkts=None, vlan=None,
                           seq=seq, ack=ack, payload=payload, **kw), src, dst, vlan=vlan)
 
 
-INC1 = bytes.fromhex("c0ffee01")  # incarnations of nodes 1 and 2 (issue 13)
+INC1 = bytes.fromhex("c0ffee01")  # incarnations of nodes 1 and 2
 INC2 = bytes.fromhex("5eed0002")
 
 
@@ -272,7 +272,7 @@ def synthetic():
     add("RESET cold on a tagged VL", ctl_frame(RESET, 1, 2, flags=F_COLD, seq=0xBEEF, epoch=3,
                                                vlan=(5, 1, 4094)),
         notes={"htoe.expert.reset"})
-    # issue 13: RESET/RESET_ACK carry the incarnation and the 64-bit nonce, CTRL ends with
+    # RESET/RESET_ACK carry the incarnation and the 64-bit nonce, CTRL ends with
     # the sender's incarnation (docs/wire-format.md "Incarnations and nonces")
     add("RESET cold with incarnation and 64-bit nonce",
         ctl_frame(RESET, 1, 2, flags=F_COLD, seq=0x5678, epoch=4,

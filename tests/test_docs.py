@@ -98,7 +98,8 @@ PATHLIKE = re.compile(r'^(?:\./)?((?:%s)/[A-Za-z0-9_.*\[\]{},/+-]*)$' % '|'.join
 COMMAND_LINE = re.compile(r'^\s*(?:sudo\s+)?(?:meson|ninja|bash|sh|tshark|install|ip|wireshark|'
                           r'mergecap|python3|/usr/bin/python3|cd|git|cat|printf|echo|seq|'
                           r'dpdk-[a-z-]+\.py|htoe-(?:bridge|dimm|sim|ht|pcap|bench))\s')
-BARE_BIN = re.compile(r'()(?<![\w/.-])(htoe-(?:bridge|dimm|sim|ht|pcap|bench))(?![\w.:/-])')
+# (a systemd unit such as htoe-bridge@NAME is not a program)
+BARE_BIN = re.compile(r'()(?<![\w/.-])(htoe-(?:bridge|dimm|sim|ht|pcap|bench))(?![\w.:/@-])')
 
 
 def path_exists(src, rel):
@@ -195,6 +196,58 @@ def check_static(src, path, text, blocks):
                 errors.append(f'{b.where()}+{i + 1}: bare `{bm.group(2)}` is not on the PATH: '
                               f'run ./build/app/{bm.group(2)}')
     return errors
+
+
+# A reference to where a request came from ("session" or "issue" with a number) means
+# nothing to a reader of the repository: a doc or a comment states the reason instead.
+# The pattern is assembled so that this file does not match it.
+ORIGIN_REF = re.compile(r'\b(?:sess' + r'ions?[ -]?#?[0-9]|iss' + r'ues? #?[0-9])', re.I)
+SKIP_DIRS = ('.git',)
+
+
+def check_origin_refs(src):
+    """Every text file of the repository (build directories aside): no ORIGIN_REF."""
+    errors = []
+    for root, dirs, files in os.walk(src):
+        rel_root = os.path.relpath(root, src)
+        dirs[:] = sorted(d for d in dirs if not (rel_root == '.' and (
+            d.startswith('build') or d in SKIP_DIRS)) and d not in SKIP_DIRS)
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            try:
+                with open(path, encoding='utf-8') as fh:
+                    text = fh.read()
+            except (UnicodeDecodeError, OSError):
+                continue                    # binary: pcaps, plots
+            for n, line in enumerate(text.split('\n'), 1):
+                m = ORIGIN_REF.search(line)
+                if m:
+                    errors.append(f'{os.path.relpath(path, src)}:{n}: "{m.group(0)}...": say '
+                                  f'why, not which session or issue asked for it')
+    return errors
+
+
+RESULTS_MARK = re.compile(r'<!-- results: begin \(made by scripts/bench_table\.py from (\S+);')
+
+
+def check_results_tables(src, path, text):
+    """A doc's results table is what scripts/bench_table.py makes from its JSON."""
+    m = RESULTS_MARK.search(text)
+    if not m:
+        return []
+    sys.path.insert(0, os.path.join(src, 'scripts'))
+    import bench_table
+    sys.path.pop(0)
+    json_path = os.path.join(src, m.group(1))
+    if not os.path.exists(json_path):
+        return [f'{path}: its results table names {m.group(1)}, which does not exist']
+    import json
+    with open(json_path, encoding='utf-8') as fh:
+        want = bench_table.splice(text, bench_table.tables(json.load(fh)), m.group(1))
+    if want != text:
+        return [f'{path}: its results table is not what {m.group(1)} makes: run '
+                f'scripts/bench_table.py {m.group(1)} --write {path}']
+    return []
 
 
 # ---------------------------------------------------------------- running blocks
@@ -383,6 +436,14 @@ def self_test(src):
     errs = check_static(src, 'docs/x.md', good, parse('docs/x.md', good))
     if errs:
         problems.append(f'self-test: a good doc gave {errs}')
+    iss, ses = 'iss' + 'ue', 'sess' + 'ion'
+    for line, bad in [(f'a fix ({iss} 13)', True), (f'{iss.capitalize()} 5: x', True),
+                      (f'{iss}s 4, 5 and 11', True), (f'{iss} #12', True),
+                      (f'{ses.capitalize()} 9 found', True), (f'{ses}s 8-12', True),
+                      (f'{ses}-12', True), (f'the {ses} nonce 0x65', False),
+                      (f'a t{iss} 3', False), (f'{iss}s of the design', False)]:
+        if bool(ORIGIN_REF.search(line)) != bad:
+            problems.append(f'self-test: {line!r} should {"" if bad else "not "}be refused')
     for exp, act, ok in [(['a <...> c', '...', 'z'], ['a b c', 'x', 'y', 'z'], True),
                          (['a <...> c', '...', 'z'], ['a b c', 'z'], True),
                          (['...'], [], True),
@@ -401,10 +462,11 @@ def main(argv):
         return 2
     src, build = os.path.abspath(argv[1]), os.path.abspath(argv[2])
     if argv[3] == '--check':
-        errors = self_test(src)
+        errors = self_test(src) + check_origin_refs(src)
         for path in doc_files(src):
             text = open(os.path.join(src, path), encoding='utf-8').read()
             errors += check_static(src, path, text, parse(path, text))
+            errors += check_results_tables(src, path, text)
         mb = open(os.path.join(src, 'tests', 'meson.build'), encoding='utf-8').read()
         for path in doc_files(src):
             if f"'{path}'" not in mb:

@@ -1312,7 +1312,7 @@ static void test_lease_acl(void **state)
 }
 
 
-/* Issue 13: the export is closed from the first frame (acl_sync at set-up,
+/* Leases under attack: the export is closed from the first frame (acl_sync at set-up,
  * before any lease message); a restart of the lessor loses the borrower's
  * lease at once, loudly; a restart of the borrower frees its lease at the
  * lessor at once (and closes the range again). */
@@ -1484,7 +1484,7 @@ static void test_config_check_field(void **state)
 	assert_int_equal(field, SIZE_MAX);                /* the map */
 }
 
-/* ------------------------------------------------------ attackers (issue 13) */
+/* ------------------------------------------------------ attackers (forged RESETs) */
 
 /* Build a frame as an attacker would: any header fields, any source MAC,
  * a valid CRC. Returns its length. */

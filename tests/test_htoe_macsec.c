@@ -1588,7 +1588,7 @@ static void test_many_peers(void **state)
 	htoe_macsec_free(rx);
 }
 
-/* ---- issue 13: node binding and pairwise keys (the attacker's view) ---------- */
+/* ---- node binding and pairwise keys (the attacker's view) ---------- */
 
 /* Three members 1, 2, 3 (MAC 02:48:54:00:00:0N, SCI MAC || 1); node 2 is the
  * receiver, node 3 the attacker who wants node 2 to accept a frame as node
@@ -1684,7 +1684,7 @@ static uint64_t sc_ctr(struct htoe_macsec *m, uint16_t node, size_t field)
  * HToE source node 1 is dropped by the binding (InPktsSCIMismatch), with no
  * replay-window change and no plaintext left; honest frames pass; a
  * non-HToE plaintext on a bound SC is dropped; without the binding the
- * forgery passes (what issue 13 found). What the binding cannot stop: with
+ * forgery passes (a member forging another's node id). What the binding cannot stop: with
  * the shared SAK, member 3 also forges node 1's SCI, and that validates. */
 static void test_sci_binding(void **state)
 {
@@ -1747,7 +1747,7 @@ static void test_sci_binding(void **state)
 		assert_int_equal(SC_OK(rx, 1), 1);
 		htoe_macsec_free(rx);
 
-		/* without the binding, the forgery of issue 13 is accepted */
+		/* without the binding, a member's forgery of node 1 is accepted */
 		rx = receiver2(k, k, false);
 		htoe_plain(plain, 3, 1, 2, false, 0x88B5);
 		assert_int_equal(send_to(as3, rx, plain, 128, f, &n), HTOE_MACSEC_RX_OK);

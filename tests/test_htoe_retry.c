@@ -643,6 +643,87 @@ static void test_rto_progress_resets_backoff(void **state)
 	assert_int_equal(htoe_retry_tx_timer(&a, 10500), HTOE_RETRY_LIMIT);
 }
 
+/* The backoff is capped at 2^HTOE_RETRY_RTO_SHIFT_MAX times the RTO, far
+ * below a large rto_max: a lost retransmission is retried within
+ * milliseconds on a datacentre link, not seconds. */
+static void test_rto_backoff_capped(void **state)
+{
+	struct htoe_retry a;
+	struct htoe_retry_cfg c = cfg_default();
+	uint64_t now = 0;
+
+	(void)state;
+	c.retry_limit = 50;
+	c.rto_max_ns = 1000000000; /* 1 s */
+	init_r(&a, &c);
+	send1(&a, 0);
+	for (int k = 0; k < 10; k++) {
+		now = htoe_retry_next_deadline(&a);
+		assert_int_equal(htoe_retry_tx_timer(&a, now), HTOE_RETRY_GOBACK);
+	}
+	assert_int_equal(htoe_retry_tx_rto(&a), 1000u << HTOE_RETRY_RTO_SHIFT_MAX);
+	assert_int_equal(htoe_retry_next_deadline(&a), now + (1000u << HTOE_RETRY_RTO_SHIFT_MAX));
+}
+
+/* Liveness comes from the peer, not from a count of timeouts: a peer whose
+ * frames keep arriving (acks that release nothing: every retransmission to
+ * it is lost) is never given up, however many timeouts it takes. */
+static void test_rto_peer_answers_no_limit(void **state)
+{
+	struct htoe_retry a;
+	struct htoe_retry_cfg c = cfg_default(); /* retry_limit 3 */
+	uint16_t s;
+
+	(void)state;
+	init_r(&a, &c);
+	send1(&a, 0);
+	for (int k = 0; k < 40; k++) {
+		uint64_t t = htoe_retry_next_deadline(&a);
+
+		assert_int_equal(htoe_retry_tx_timer(&a, t), HTOE_RETRY_GOBACK);
+		while (htoe_retry_tx_retransmit_next(&a, &s))
+			;
+		/* the peer's own traffic: ack 0, nothing new */
+		assert_int_equal(htoe_retry_tx_ack(&a, 0, t + 10), 0);
+	}
+	assert_false(htoe_retry_tx_failed(&a));
+	assert_int_equal(a.stats.timeouts, 40);
+	assert_int_equal(a.stats.silent_timeouts, 0);
+	/* and it recovers when a copy gets through */
+	assert_int_equal(htoe_retry_tx_ack(&a, 1, htoe_retry_next_deadline(&a) - 1), 1);
+	assert_int_equal(htoe_retry_tx_rto(&a), 1000);
+}
+
+/* A dead peer (nothing arrives) is still given up: after retry_limit + 1
+ * silent timeouts and no sooner than the silence the uncapped backoff
+ * would have taken, sum over k = 0..limit of min(rto 2^k, rto_max). */
+static void test_rto_dead_peer(void **state)
+{
+	struct htoe_retry a;
+	struct htoe_retry_cfg c = cfg_default();
+	enum htoe_retry_timer v = HTOE_RETRY_IDLE;
+	uint64_t t = 0, dead = 0;
+	unsigned n = 0;
+
+	(void)state;
+	c.retry_limit = 8;
+	c.rto_max_ns = 1000000000;
+	for (unsigned k = 0; k <= c.retry_limit; k++)
+		dead += 1000ull << k;
+	init_r(&a, &c);
+	send1(&a, 500);
+	while (v != HTOE_RETRY_LIMIT) {
+		t = htoe_retry_next_deadline(&a);
+		assert_true(t != HTOE_RETRY_NEVER && ++n < 1000);
+		v = htoe_retry_tx_timer(&a, t);
+	}
+	assert_true(htoe_retry_tx_failed(&a));
+	assert_true(t - 500 >= dead);
+	assert_true(t - 500 < dead + (1000u << HTOE_RETRY_RTO_SHIFT_MAX));
+	assert_true(n > c.retry_limit + 1);
+	assert_int_equal(a.stats.silent_timeouts, n - 1);
+}
+
 /* An ack that releases nothing and starts no go-back. */
 static void ack_no_goback(struct htoe_retry *r, uint16_t ack, uint64_t now)
 {
@@ -1455,8 +1536,8 @@ static void test_sel_tail_probe(void **state)
 	assert_int_equal(seq, 3); /* the probe: the last frame */
 	assert_false(htoe_retry_tx_retransmit_at(&r, t, &seq));
 	assert_int_equal(r.stats.tail_probes, 1);
-	/* only once until progress */
-	assert_true(htoe_retry_next_deadline(&r) >= 2000 + 100000);
+	/* the next probe, should this one be lost too, waits twice as long */
+	assert_int_equal(htoe_retry_next_deadline(&r), t + 2 * (2 * htoe_retry_srtt(&r) + 300));
 	/* the probe arrives: ack 1, seq 3 held -> 1 and 2 lost, resent */
 	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, mk_sack(blk, held, 1, 1), t + 1000), 1);
 	uint64_t t2 = t + 1000; /* overdue already: lost at once */
@@ -1532,6 +1613,160 @@ static void test_sel_tail_probe_backoff(void **state)
 	check_ok(&r);
 }
 
+/* A retransmission that is lost when nothing can be sent after it (the
+ * peer holds every frame behind the hole, and with them every credit) is
+ * probed again before the RTO, the repeats twice as far apart as the first
+ * probe from the last transmission: the RTO stays the last resort. */
+static void test_sel_probe_repeats(void **state)
+{
+	struct htoe_retry r;
+	uint8_t blk[HTOE_SACK_MAX_LEN];
+	const unsigned held[] = { 1, 2, 3 };
+	uint64_t t, base, rto_at;
+	uint16_t seq;
+
+	(void)state;
+	init_sel(&r, 0);
+	send1(&r, 0);
+	assert_int_equal(htoe_retry_tx_ack(&r, 1, 3000), 1); /* RTT 3 us */
+	base = 2 * htoe_retry_srtt(&r) + 300;
+	for (int i = 0; i < 4; i++)
+		send1(&r, 2000); /* 1..4 */
+	/* 2..4 arrive, 1 does not: resent at once (RACK), and lost again */
+	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, mk_sack(blk, held, 3, 1), 6000), 3);
+	t = htoe_retry_next_deadline(&r); /* the reordering timer */
+	assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_IDLE);
+	assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
+	assert_int_equal(seq, 1);
+	rto_at = 2000 + htoe_retry_tx_rto(&r); /* armed when 1 was sent */
+	for (unsigned k = 0; t + 2 * base < rto_at; k++) {
+		uint64_t d = htoe_retry_next_deadline(&r);
+
+		assert_int_equal(d, t + (k ? 2 * base : base));
+		assert_int_equal(htoe_retry_tx_timer(&r, d), HTOE_RETRY_IDLE);
+		assert_true(htoe_retry_tx_retransmit_at(&r, d, &seq));
+		assert_int_equal(seq, 1); /* the only frame not SACKed */
+		t = d;
+	}
+	assert_true(r.stats.tail_probes >= 6);
+	assert_int_equal(r.stats.timeouts, 0);
+	/* one gets through: progress, the probes start from their base again */
+	assert_int_equal(htoe_retry_tx_ack(&r, 5, t + 1000), 4);
+	send1(&r, t + 2000);
+	assert_int_equal(htoe_retry_next_deadline(&r), t + 2000 + 2 * htoe_retry_srtt(&r) + 300);
+	check_ok(&r);
+}
+
+/* Progress that is not of the oldest frame (a SACK of frames sent after a
+ * lost one) collapses the RTO's backoff too. */
+static void test_sel_sack_collapses_backoff(void **state)
+{
+	struct htoe_retry r;
+	uint8_t blk[HTOE_SACK_MAX_LEN];
+	const unsigned held[] = { 1 };
+	uint64_t t;
+
+	(void)state;
+	init_sel(&r, 0);
+	send1(&r, 0);
+	send1(&r, 0);
+	t = htoe_retry_next_deadline(&r);
+	assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_GOBACK);
+	t = htoe_retry_next_deadline(&r);
+	assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_GOBACK);
+	assert_int_equal(htoe_retry_tx_rto(&r), 400000);
+	assert_int_equal(htoe_retry_tx_sack(&r, 0, blk, mk_sack(blk, held, 1, 1), t + 10), 1);
+	assert_int_equal(htoe_retry_tx_rto(&r), 100000);
+	assert_int_equal(htoe_retry_next_deadline(&r), t + 10 + 100000);
+	check_ok(&r);
+}
+
+/* The RTT is timed to the first sign that the frame arrived (its SACK),
+ * not to the cumulative ack that waits for the repair of a hole before it:
+ * that would add the repair to every estimate derived from the RTT. */
+static void test_sel_rtt_from_sack(void **state)
+{
+	struct htoe_retry r;
+	uint8_t blk[HTOE_SACK_MAX_LEN];
+	const unsigned held[] = { 1 };
+
+	(void)state;
+	init_sel(&r, 0);
+	send1(&r, 0);   /* 0: timed */
+	send1(&r, 500); /* 1: lost */
+	assert_int_equal(htoe_retry_tx_ack(&r, 1, 1000), 1); /* RTT 1 us */
+	send1(&r, 2000); /* 2: timed, arrives */
+	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, mk_sack(blk, held, 1, 1), 3000), 1);
+	assert_int_equal(htoe_retry_srtt(&r), 1000);
+	assert_int_equal(htoe_retry_tx_ack(&r, 3, 50000), 2); /* after a long repair */
+	assert_int_equal(htoe_retry_srtt(&r), 1000);
+	assert_int_equal(r.stats.rtt_samples, 2);
+	check_ok(&r);
+}
+
+/* A duplicate reported right after a probe answers the probe (its ack was
+ * lost): the probes back off, the reordering window does not widen. */
+static void test_sel_dup_after_probe(void **state)
+{
+	struct htoe_retry r;
+	uint8_t blk[HTOE_SACK_MAX_LEN];
+	uint16_t seq, s;
+	uint64_t t;
+
+	(void)state;
+	init_sel(&r, 0);
+	send1(&r, 0);
+	assert_int_equal(htoe_retry_tx_ack(&r, 1, 1000), 1);
+	s = send1(&r, 2000);
+	t = htoe_retry_next_deadline(&r);
+	assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_IDLE);
+	assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
+	assert_int_equal(seq, s);
+	assert_int_equal(htoe_retry_tx_ack(&r, (uint16_t)(s + 1), t + 600), 1);
+	size_t len = mk_sack(blk, NULL, 0, 1);
+
+	blk[2] = HTOE_SACK_F_DUP;
+	assert_int_equal(htoe_retry_tx_sack(&r, (uint16_t)(s + 1), blk, len, t + 600), 0);
+	assert_int_equal(r.stats.spurious, 1);
+	assert_int_equal(r.reo_mult, 1);
+	assert_int_equal(r.tlp_shift, 1);
+	check_ok(&r);
+}
+
+/* A retransmission reported sooner than any round trip allows speaks of
+ * its original: it must not make every frame sent before the copy look
+ * lost (RFC 8985, step 2). */
+static void test_sel_fast_rtx_no_rack(void **state)
+{
+	struct htoe_retry r;
+	uint8_t blk[HTOE_SACK_MAX_LEN];
+	const unsigned held[] = { 1 };
+	uint16_t seq;
+	uint64_t t;
+
+	(void)state;
+	init_sel(&r, 0);
+	send1(&r, 0);
+	assert_int_equal(htoe_retry_tx_ack(&r, 1, 10000), 1); /* RTT 10 us */
+	send1(&r, 20000); /* 1: late */
+	send1(&r, 20000); /* 2: arrives */
+	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, mk_sack(blk, held, 1, 1), 30000), 1);
+	send1(&r, 31000); /* 3, 4: on their way */
+	send1(&r, 31000);
+	t = htoe_retry_next_deadline(&r); /* 1 is overdue: resent */
+	assert_true(t < 40000);
+	assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_IDLE);
+	assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
+	assert_int_equal(seq, 1);
+	/* the original of 1 arrived after all: acked 500 ns after the copy */
+	assert_int_equal(htoe_retry_tx_ack(&r, 3, t + 500), 2);
+	/* 3 and 4 were sent before the copy; nothing says they are lost */
+	assert_int_equal(htoe_retry_tx_timer(&r, t + 12000), HTOE_RETRY_IDLE);
+	assert_false(htoe_retry_tx_in_goback(&r));
+	assert_int_equal(r.stats.rack_lost, 1);
+	check_ok(&r);
+}
+
 /* The reorder buffer: bounded slots, packets kept in order. */
 static void test_rob(void **state)
 {
@@ -1603,6 +1838,14 @@ int main(void)
 		cmocka_unit_test(test_sel_nak_without_sack),
 		cmocka_unit_test(test_sel_tail_probe),
 		cmocka_unit_test(test_sel_tail_probe_backoff),
+		cmocka_unit_test(test_rto_backoff_capped),
+		cmocka_unit_test(test_rto_peer_answers_no_limit),
+		cmocka_unit_test(test_rto_dead_peer),
+		cmocka_unit_test(test_sel_probe_repeats),
+		cmocka_unit_test(test_sel_sack_collapses_backoff),
+		cmocka_unit_test(test_sel_rtt_from_sack),
+		cmocka_unit_test(test_sel_dup_after_probe),
+		cmocka_unit_test(test_sel_fast_rtx_no_rack),
 		cmocka_unit_test(test_rob),
 		cmocka_unit_test(test_sel_lossy_channel),
 		cmocka_unit_test(test_sel_lossy_channel_heavy),

@@ -106,6 +106,27 @@ for f in "$SRC"/config/*.ini; do
 	check "share/htoe/config/$(basename "$f")" cmp -s "$f" "$PREFIX/share/htoe/config/$(basename "$f")"
 done
 
+# the systemd unit template and the Grafana dashboard (docs/deploy-vm.md)
+if [ "$BRIDGE" = yes ]; then
+	unit=$PREFIX/lib/systemd/system/htoe-bridge@.service
+	check "lib/systemd/system/htoe-bridge@.service installed" test -f "$unit"
+	check "the unit runs the installed htoe-bridge" grep -q "^ExecStart=${PREFIX#"$D"}/bin/htoe-bridge " "$unit"
+	if command -v systemd-analyze >/dev/null; then
+		# an instance of the template, its ExecStart pointed into the staging directory;
+		# verify warns (unknown keys, bad values) on stderr without failing: none allowed
+		sed "s|^ExecStart=${PREFIX#"$D"}/bin/|ExecStart=$BIN/|" "$unit" >"$T/htoe-bridge@test.service"
+		check "systemd-analyze verify htoe-bridge@test.service: no complaint" sh -c \
+			"systemd-analyze verify --man=no '$T/htoe-bridge@test.service' >'$T/verify.log' 2>&1 &&
+			 ! grep -v '^\$' '$T/verify.log' | grep -q . || { cat '$T/verify.log'; false; }"
+	else
+		echo "# systemd-analyze not found: the unit is not verified"
+	fi
+	dash=$PREFIX/share/htoe/grafana/htoe-bridge.json
+	check "share/htoe/grafana/htoe-bridge.json is a dashboard (jq)" sh -c \
+		"jq -e '.title == \"htoe-bridge\" and (.panels | length > 0) and
+		       all(.panels[].targets[]; .expr | test(\"htoe_\"))' '$dash' >/dev/null"
+fi
+
 # the Wireshark dissector
 lua=$(one -name htoe.lua)
 check "Wireshark dissector installed (${lua#"$D"})" cmp -s "$SRC/tools/wireshark/htoe.lua" "${lua:-/nonexistent}"

@@ -70,6 +70,12 @@ struct bench_write {
 typedef int (*bench_write_fn)(const char *mode, const char *impair, struct bench_write *out);
 #include <jansson.h>
 void bench_loss_sweep(json_t *fig, bench_write_fn run);
+/* A target line of the summary: name, value, goal, value <= goal wanted
+ * (else >=), display scale and unit, why it may be missing. */
+typedef void (*bench_target_fn)(const char *name, double v, double goal, bool le, double scale,
+				const char *unit, const char *why);
+/* The loss sweep's targets (fig.loss_sweep). */
+void bench_loss_targets(json_t *sweep, bench_target_fn target, const char *why);
 
 /* Incast (app/bench/incast.c): N = 1, 2, 4, 8 senders on lcore 0 writing
  * 64-byte posted writes for secs into one receiver on lcore 1 through a hub

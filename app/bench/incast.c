@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * htoe-bench: incast (issue 14 item 3). N sender nodes (N = 1, 2, 4, 8)
+ * htoe-bench: incast (fairness of the receive pool). N sender nodes (N = 1, 2, 4, 8)
  * on lcore 0 write 64-byte posted writes, as fast as credits allow, into one
  * receiver node on lcore 1, in one htoe-bridge process. The senders' ports
  * are joined to the receiver's port, a hub (`[port H] hub = on`: an
@@ -9,7 +9,7 @@
  * one sender's, Jain's fairness index over the senders' goodputs and each
  * sender's VL's credit-starved time as a share of the bridge's run. JSON:
  * fig.incast = { "1": {...}, "2": ..., "4": ..., "8": ... }. See
- * docs/benchmarks.md "Incast (htoe-bench)".
+ * docs/benchmarks.md, "How each figure is measured".
  */
 #include <stdio.h>
 #include <stdlib.h>

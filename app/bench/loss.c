@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * htoe-bench: goodput against loss for both retry modes (issue 14). For
+ * htoe-bench: goodput against loss for both retry modes. For
  * each mode, a lossless reference run and one run per loss profile of
  * 64-byte posted writes over net_ring (htoe-bridge, [impair]); goodput is
  * divided by that mode's reference, retransmissions by the frames the
@@ -7,6 +7,7 @@
  * each profile { loss, goodput_frac, mbps, dropped, retransmits,
  * resent_per_lost }. See docs/benchmarks.md.
  */
+#include <math.h>
 #include <stdio.h>
 
 #include "bench/bench.h"
@@ -19,7 +20,44 @@ static const struct {
 	{ "5%", "[impair]\nloss = 0.05\n" },
 	{ "10%", "[impair]\nloss = 0.1\n" },
 	{ "1% burst", "[impair]\nburst_loss = 0.00125\nburst_len = 8\n" },
+	{ "burst 100us", "[impair]\nburst_loss = 0.001\nburst_us = 100\n" },
 };
+
+static double num_or_nan(json_t *o, const char *k)
+{
+	json_t *v = o ? json_object_get(o, k) : NULL;
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* Selective retry's goodput under loss, as a fraction of its lossless run,
+ * and what it resends per frame lost, in every row. */
+void bench_loss_targets(json_t *sweep, bench_target_fn target, const char *why)
+{
+	static const struct {
+		const char *row, *name;
+		double goal;
+	} goals[] = {
+		{ "1%", "selective: goodput at 1% loss / lossless", 0.9 },
+		{ "5%", "selective: goodput at 5% loss / lossless", 0.7 },
+		{ "10%", "selective: goodput at 10% loss / lossless", 0.5 },
+		{ "1% burst", "selective: goodput at 1% burst loss / lossless", 0.7 },
+	};
+	json_t *sel = json_object_get(sweep, "selective"), *row;
+	const char *key;
+	double worst = NAN;
+
+	for (unsigned i = 0; i < sizeof(goals) / sizeof(goals[0]); i++)
+		target(goals[i].name, num_or_nan(json_object_get(sel, goals[i].row),
+		       "goodput_frac"), goals[i].goal, false, 100, "%", why);
+	json_object_foreach(sel, key, row) {
+		double v = num_or_nan(row, "resent_per_lost");
+
+		if (json_is_object(row) && (isnan(worst) || v > worst))
+			worst = v;
+	}
+	target("selective: resent per lost frame, worst row", worst, 1.5, true, 1, "", why);
+}
 
 void bench_loss_sweep(json_t *fig, bench_write_fn run)
 {

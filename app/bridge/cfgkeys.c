@@ -160,6 +160,13 @@ static const struct cfg_key keys[] = {
 	  "[bridge.md](bridge.md#capture)). `--capture DIR` overrides"),
 	K(G, "capture_ring", CFG_UINT, 64, 1u << 20, "8192", 0, GL, capture_ring, NULL,
 	  "capture copies queued per lcore before copies are lost"),
+	K(G, "metrics", CFG_STR, 0, 63, NULL, 0, GL, metrics, NULL,
+	  "`ADDR:PORT`: serve the counters (of htoe-bridge or htoe-dimm) at "
+	  "`http://ADDR:PORT/metrics` in the Prometheus text "
+	  "format, from an HTTP thread of its own (libmicrohttpd), never a polling lcore. ADDR "
+	  "is an IPv4 address, `[IPv6]` or `*` (every address), e.g. `127.0.0.1:9478`; an "
+	  "address that cannot be served (a port in use) is refused at start "
+	  "([deploy-vm.md](deploy-vm.md#metrics))"),
 	K(G, "mbufs", CFG_UINT, 0, 1u << 24, "0", 0, GL, mbufs, NULL,
 	  "size of the mbuf pool, at least 1024; `0`: computed from the ports' descriptors, "
 	  "rings and impairment queues (at least 8191)"),
@@ -306,6 +313,9 @@ static const struct cfg_key keys[] = {
 	  "probability that a loss burst starts"),
 	K(I, "burst_len", CFG_REAL, 1, 1000000000, "4", 0, IM, burst_len,
 	  "a mean burst length in frames", "mean burst length in frames"),
+	K(I, "burst_us", CFG_UINT, 0, 60000000, "0", 0, IM, burst_us, NULL,
+	  "a burst lasts this many microseconds instead of `burst_len` frames, dropping every "
+	  "frame meanwhile (a switch that drops everything for a while; `0`: bursts in frames)"),
 	K(I, "reorder", CFG_PROB, 0, 0, "0", 0, IM, reorder, NULL,
 	  "probability a frame is held back so that later frames overtake it"),
 	K(I, "reorder_delay", CFG_DUR, 0, 10 * SEC, "50us", 0, IM, reorder_ns, NULL,

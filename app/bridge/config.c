@@ -160,6 +160,8 @@ static int parse_global(struct ctx *x, struct br_config *c, const struct br_over
 		return ERR(x, g, "mbufs", "at least 1024 (or 0: computed)");
 	if (c->capture_dir[0])
 		cfg_where(&x->d, g, "capture", c->capture_where, sizeof(c->capture_where));
+	if (c->metrics[0])
+		cfg_where(&x->d, g, "metrics", c->metrics_where, sizeof(c->metrics_where));
 	if (o->capture_dir) {
 		snprintf(c->capture_dir, sizeof(c->capture_dir), "%s", o->capture_dir);
 		snprintf(c->capture_where, sizeof(c->capture_where), "--capture '%s'",

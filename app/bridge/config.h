@@ -128,6 +128,8 @@ struct br_config {
 	char     capture_dir[BR_PATH_MAX];
 	char     capture_where[BR_WHERE_MAX];
 	unsigned capture_ring;
+	char     metrics[64];        /* ADDR:PORT of the Prometheus endpoint ("": none) */
+	char     metrics_where[BR_WHERE_MAX];
 	unsigned mbufs;              /* 0: computed */
 	unsigned burst;
 	uint64_t tx_drain_ns;

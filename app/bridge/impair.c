@@ -44,6 +44,11 @@ int impair_cfg_check(const struct impair_cfg *c, char *err, size_t errlen)
 		snprintf(err, errlen, "burst_len %g must be >= 1", c->burst_len);
 		return -EINVAL;
 	}
+	if (c->burst_us > 60000000) {
+		snprintf(err, errlen, "burst_us %llu is longer than a minute",
+			 (unsigned long long)c->burst_us);
+		return -EINVAL;
+	}
 	if (c->queue > (1u << 24)) {
 		snprintf(err, errlen, "queue %u is larger than %u", c->queue, 1u << 24);
 		return -EINVAL;
@@ -128,15 +133,17 @@ void impair_decide(struct impair *im, size_t len, uint64_t now, struct impair_ve
 	}
 	/* loss: a burst in progress ends with probability 1/burst_len per
 	 * frame (that frame passes), so a burst drops burst_len frames on
-	 * average, the one that started it included */
+	 * average, the one that started it included; a burst in time drops
+	 * every frame until burst_us after its start */
 	if (im->in_burst) {
-		if (!draw(im, im->thr_burst_end)) {
+		if (c->burst_us ? now < im->burst_until : !draw(im, im->thr_burst_end)) {
 			im->st.burst_dropped++;
 			return;
 		}
 		im->in_burst = false;
 	} else if (im->p_burst && draw(im, im->thr_burst)) {
 		im->in_burst = true;
+		im->burst_until = now + c->burst_us * 1000;
 		im->st.bursts++;
 		im->st.burst_dropped++;
 		return;

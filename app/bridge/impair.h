@@ -2,7 +2,9 @@
  * impair: a seeded network impairment stage, sans-I/O.
  *
  * For every frame that passes a point (a port's TX or RX), impair_decide()
- * says what happens to it: dropped (independent loss, or a loss burst),
+ * says what happens to it: dropped (independent loss, or a loss burst of a
+ * mean number of frames or, with burst_us, of a time: a switch that drops
+ * everything for a while),
  * corrupted (one random bit flipped), delayed (fixed delay + uniform
  * jitter), held back so that later frames overtake it (reordering) and/or
  * delivered twice (duplication), or dropped because it falls in the outage
@@ -32,6 +34,8 @@ struct impair_cfg {
 	double   loss;        /* independent loss probability, 0..1 */
 	double   burst_loss;  /* probability that a loss burst starts, 0..1 */
 	double   burst_len;   /* mean burst length in frames (>= 1, geometric) */
+	uint64_t burst_us;    /* > 0: a burst lasts this many microseconds
+	                       * instead, dropping every frame meanwhile */
 	double   reorder;     /* probability a frame is held back, 0..1 */
 	uint64_t reorder_ns;  /* a held-back frame waits reorder_ns + 0..reorder_ns */
 	double   dup;         /* probability a frame is delivered twice, 0..1 */
@@ -85,6 +89,7 @@ struct impair {
 	uint64_t thr_loss, thr_burst, thr_burst_end, thr_reorder, thr_dup, thr_corrupt;
 	bool     p_loss, p_burst, p_reorder, p_dup, p_corrupt; /* probability > 0 */
 	bool     in_burst;
+	uint64_t burst_until;  /* a burst in time ends then (cfg.burst_us) */
 	bool     started;      /* t0 is set (first impair_decide) */
 	uint64_t t0;           /* time of the first frame decided */
 	unsigned n, cap;

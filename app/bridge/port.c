@@ -549,8 +549,8 @@ int br_ports_start(struct br_app *a, char *err, size_t errlen)
 			/* the nodes' MACs are not the port's: receive everything */
 			r = rte_eth_promiscuous_enable(p->port_id);
 			if (r < 0 && r != -ENOTSUP)
-				fprintf(stderr, "htoe-bridge: %s (%s): promiscuous mode: %s\n",
-					p->cfg->where, p->name, rte_strerror(-r));
+				fprintf(stderr, "%s: %s (%s): promiscuous mode: %s\n",
+					br_prog(), p->cfg->where, p->name, rte_strerror(-r));
 		}
 		r = rte_eth_dev_start(p->port_id);
 		if (r < 0) {
@@ -559,7 +559,7 @@ int br_ports_start(struct br_app *a, char *err, size_t errlen)
 			return -1;
 		}
 		p->started = true;
-		printf("htoe-bridge: port %u up: %s (ethdev %u)\n", p->cfg->index, p->name,
+		printf("%s: port %u up: %s (ethdev %u)\n", br_prog(), p->cfg->index, p->name,
 		       p->port_id);
 	}
 	return 0;

@@ -11,7 +11,8 @@
  * Bad parameters (junk, a node not in this process, no VL to that peer) are
  * answered with {"error": "..."} saying which (br_tel_error).
  * The callbacks run in the telemetry thread and read only the published
- * snapshots (relaxed atomic loads) and the configuration, which live until
+ * snapshots (relaxed atomic loads; the per-VL counters through br_vl_fields,
+ * which the Prometheus metrics read too) and the configuration, which live until
  * the process exits. Replies stay under the 16 KiB limit.
  */
 #include <errno.h>
@@ -24,6 +25,7 @@
 #include <rte_telemetry.h>
 
 #include "bridge.h"
+#include "metrics.h"
 
 #define RD(x) br_rd(&(x))
 #define VL_BRIEF_MAX   32u
@@ -190,36 +192,16 @@ static void vl_full(struct rte_tel_data *d, const struct br_node *n, unsigned k)
 	rte_tel_data_add_dict_u64(d, "peer", n->vl_node[k]);
 	ADD("up", n->pub.vl_up[k]);
 	ADD("epoch", n->pub.vl_epoch[k]);
-	ADD("tx_frames", v->tx_frames);
-	ADD("rx_frames", v->rx_frames);
-	ADD("tx_bytes", v->tx_bytes);
-	ADD("rx_bytes", v->rx_bytes);
+	for (unsigned f = 0; f < br_n_vl_fields; f++)
+		rte_tel_data_add_dict_u64(d, br_vl_fields[f].key,
+					  br_rd((const uint64_t *)((const char *)v +
+								   br_vl_fields[f].off)));
 	for (unsigned c = 0; c < HT_VC_COUNT; c++) {
 		snprintf(key, sizeof(key), "tx_pkts_%s", vc[c]);
 		ADD(key, v->tx_pkts[c]);
 		snprintf(key, sizeof(key), "rx_pkts_%s", vc[c]);
 		ADD(key, v->rx_pkts[c]);
 	}
-	ADD("retransmits", v->retransmits);
-	ADD("naks_sent", v->naks_sent);
-	ADD("naks_rcvd", v->naks_rcvd);
-	ADD("timeouts", v->timeouts);
-	ADD("acks_sent", v->acks_sent);
-	ADD("credit_starved_ns", v->credit_starved_ns);
-	ADD("credit_probes", v->credit_probes);
-	ADD("resets", v->resets);
-	ADD("poisoned", v->poisoned);
-	ADD("posted_refused", v->posted_refused);
-	ADD("posted_lost_reset", v->posted_lost_reset);
-	ADD("late_responses", v->late_responses);
-	ADD("np_timeouts", v->np_timeouts);
-	ADD("peer_restarts", v->peer_restarts);
-	ADD("peer_restart_ns", v->peer_restart_ns);
-	ADD("up_ns", v->up_ns);
-	ADD("restart_up_ns", v->restart_up_ns);
-	ADD("srtt_ns", v->srtt_ns);
-	ADD("rttvar_ns", v->rttvar_ns);
-	ADD("rto_ns", v->rto_ns);
 	for (unsigned r = 1; r < HTOE_DROP__COUNT; r++) {
 		char name[48];
 

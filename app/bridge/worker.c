@@ -44,7 +44,8 @@ int br_node_setup(struct br_app *a, struct br_node *n, const struct br_node_cfg 
 
 	n->cfg = nc;
 	n->id = nc->id;
-	/* every start is a new incarnation, with a fresh nonce key (issue 13) */
+	/* every start is a new incarnation, with a fresh nonce key, so
+	 * that peers tell a restart from a replayed RESET */
 	if (htnode_random_incarnation(&bc, msg, sizeof(msg)) != 0) {
 		snprintf(err, errlen, "%s: %s", nc->where, msg);
 		return -1;

@@ -17,6 +17,7 @@
 #include <rte_lcore.h>
 #include <rte_ring.h>
 
+#include "metrics.h"
 #include "runtime.h"
 
 uint64_t dr_now(const struct dapp *d)
@@ -246,6 +247,8 @@ int dr_exporter_loop(void *arg)
 		work += br_drv_tx(&x->drv, now);
 		x->drv.deadline = dimm_node_next_deadline(&x->dn);
 		br_drv_watch(&x->drv, now);
+		if (x->pub)
+			dm_publish(x, NULL, now);
 		tsc = br_idle_after(&x->idle, work || htoe_busy(x->b), now, br_drv_next_wake(&x->drv),
 				    0);
 	}
@@ -597,6 +600,8 @@ void dr_borrower_loop(struct dapp *d)
 			continue;
 		p = atomic_load(&d->pager); /* as of taking the node (dr_pager_withdraw) */
 		work = borrower_iter(d, x, now, p);
+		if (x->pub)
+			dm_publish(x, p, now);
 		busy = work || dimm_engine_busy(x->eng) || (p && dimm_pager_busy(p)) ||
 		       htoe_busy(x->b);
 		if (d->rtc)

@@ -32,6 +32,7 @@ struct dn_ctr {
 };
 
 struct dapp;
+struct dm_pub;
 
 struct dnode {
 	struct dapp *app;
@@ -49,6 +50,7 @@ struct dnode {
 	struct br_idle idle;         /* exporter: busy or adaptive polling ([global] poll) */
 	struct br_drv drv;           /* its port: RX, TX, timers, MACsec, capture; drv.deaf: an
 				      * exporter acts as a crashed node */
+	struct dm_pub *pub;          /* its metrics snapshot (metrics.h); NULL: none */
 };
 
 struct dapp {

@@ -104,8 +104,8 @@ int htnode_init(struct htnode *nd, struct htoe *b, uint8_t bridge_ubase, uint8_t
 		unsigned n_unitids, uint8_t first_unitid, struct ht_workload **wl, unsigned n_wl);
 
 /* Fill c->incarnation (non-zero) and c->nonce_key from getrandom(2): a
- * real node calls this at every start (issue 13; htoe-sim uses seeded
- * values instead). 0, or -1 with the reason in err. */
+ * real node calls this at every start, so that its peers see a restart
+ * (htoe-sim uses seeded values instead). 0, or -1 with the reason in err. */
 int htnode_random_incarnation(struct htoe_config *c, char *err, size_t errlen);
 
 /* Re-initialise the requester (UnitIDs first..first+n-1) and drop the

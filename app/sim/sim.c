@@ -19,7 +19,8 @@
  *    judged, since a poisoned write may or may not have been applied);
  *  - credits conserved (htoe_check_invariants) after every step;
  *  - progress: some transaction completes within stall_bound_ns of
- *    virtual time while work remains;
+ *    virtual time while work remains (0: a bound that follows the timers
+ *    in use, progress_bound());
  *  - liveness (cfg.liveness_ns): every NP request answered without error
  *    within liveness_ns, no VL reset.
  * Impairment "node not polled" (cfg.stall_prob): see node_turn().
@@ -67,7 +68,6 @@ void sim_cfg_default(struct sim_cfg *c)
 	c->restart_node = -1;
 	c->reset_node = -1;
 	c->rx_ring = SIM_RX_RING;
-	c->stall_bound_ns = 2000000000ull; /* 2 s of virtual time */
 	c->progress_every = 100000;
 }
 
@@ -170,6 +170,7 @@ struct node {
 	uint64_t egq_bytes, egress_busy;
 	unsigned incarnation;
 	bool in_burst[64];
+	uint64_t burst_until[64];   /* burst in time (cfg.burst_ns): lost until then */
 	uint64_t seen_resets[64];   /* VL reset counter snapshot, by peer index */
 	uint64_t issued_at[HT_REQ_MAX_UNITIDS + 1][HT_REQ_TAGS]; /* NP request issue time */
 	uint64_t stall_until;       /* not polled before this (stall impairment) */
@@ -184,6 +185,7 @@ struct sim {
 	struct node *n;
 	struct fheap heap;
 	uint64_t now, last_progress;
+	uint64_t progress_bound;  /* no progress for longer: a deadlock */
 	uint64_t slice_size;
 	uint64_t completed_at_progress;
 	pcap_t *pcap;
@@ -265,6 +267,22 @@ static int slice_init_wl(struct sim *s, unsigned src, unsigned dst, uint64_t ops
 	return ht_wl_init(&sl->wl, &wc);
 }
 
+/* The longest a run may legitimately complete nothing while work remains,
+ * with these timers: a request is answered (with an error) after
+ * np_timeout, a VL refusing input is reset after stall_timeout, a silent
+ * peer is given up after at most retry_limit + 1 RTOs of rto_max. Twice
+ * the largest, so that reaching it means a deadlock, not slow timers. */
+static uint64_t progress_bound(const struct htoe_config *c)
+{
+	uint64_t b = c->np_timeout_ns, dead = c->rto_max_ns * ((uint64_t)c->retry_limit + 1);
+
+	if (c->stall_timeout_ns > b)
+		b = c->stall_timeout_ns;
+	if (dead / ((uint64_t)c->retry_limit + 1) == c->rto_max_ns && dead > b)
+		b = dead;
+	return b > UINT64_MAX / 2 ? UINT64_MAX : 2 * b;
+}
+
 static int bridge_new(struct sim *s, struct node *nd, char *err, size_t errlen)
 {
 	struct htoe_config c;
@@ -313,6 +331,8 @@ static int bridge_new(struct sim *s, struct node *nd, char *err, size_t errlen)
 				c.rx_bufs[vc][d] = (uint16_t)(c.reserve * s->cfg->nodes + 64);
 	nd->core.b = htoe_new(&c, err, errlen);
 	memset(nd->seen_resets, 0, sizeof(nd->seen_resets));
+	if (progress_bound(&c) > s->progress_bound)
+		s->progress_bound = progress_bound(&c);
 	return nd->core.b ? 0 : -1;
 }
 
@@ -488,14 +508,23 @@ static void switch_send(struct sim *s, struct node *src, uint8_t *f, size_t len)
 		s->res->frames_dropped++;
 		return;
 	}
-	if (src->in_burst[dst]) {
+	if (c->burst_ns) {
+		/* a burst in time: every frame on the link is lost until it ends */
+		if (s->now < src->burst_until[dst]) {
+			s->res->frames_dropped++;
+			return;
+		}
+	} else if (src->in_burst[dst]) {
 		if (urand(s) < 1.0 / (c->burst_len < 1 ? 1 : c->burst_len))
 			src->in_burst[dst] = false;
 		s->res->frames_dropped++;
 		return;
 	}
 	if (c->burst_loss > 0 && urand(s) < c->burst_loss) {
-		src->in_burst[dst] = true;
+		if (c->burst_ns)
+			src->burst_until[dst] = s->now + c->burst_ns;
+		else
+			src->in_burst[dst] = true;
 		s->res->frames_dropped++;
 		return;
 	}
@@ -1154,7 +1183,9 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 				res->frames_dropped, res->violations);
 		}
 		uint64_t t = next_event(&s);
-		if (t == UINT64_MAX || s.now - s.last_progress > cfg->stall_bound_ns ||
+		if (t == UINT64_MAX ||
+		    s.now - s.last_progress > (cfg->stall_bound_ns ? cfg->stall_bound_ns
+								  : s.progress_bound) ||
 		    (cfg->max_time_ns && s.now > cfg->max_time_ns)) {
 			res->deadlock = true;
 			violation(&s, "no progress (deadlock or livelock)", 0, 0);

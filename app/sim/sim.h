@@ -26,6 +26,8 @@ struct sim_cfg {
 	double   loss;             /* independent loss probability */
 	double   burst_loss;       /* probability that a burst of losses starts */
 	double   burst_len;        /* mean burst length in frames (>= 1) */
+	uint64_t burst_ns;         /* > 0: a burst lasts this long instead (every
+	                            * frame on that link is lost meanwhile) */
 	double   reorder;          /* probability a frame is held back (overtaken) */
 	double   dup;              /* probability a frame is delivered twice */
 	double   corrupt;          /* probability one random bit is flipped */
@@ -50,7 +52,7 @@ struct sim_cfg {
 	/* a node that restarts (bridge and requester; its memory persists) */
 	int      restart_node;     /* -1: none; else index 0..nodes-1 */
 	uint64_t restart_at_ns;
-	/* attackers (issue 13), 0: none. At forge_reset_at_ns a host that is
+	/* attackers (forged RESETs), 0: none. At forge_reset_at_ns a host that is
 	 * no member (MAC 02:66:66:66:66:66) sends node 2 a RESET and a
 	 * RESET_ACK claiming node 1, with a new incarnation; at
 	 * forge_src_at_ns member node 3 sends node 2 a RESET, RESET_ACK, ACK
@@ -84,7 +86,9 @@ struct sim_cfg {
 	 * this long, and no VL may be reset (0: not checked) */
 	uint64_t liveness_ns;
 
-	uint64_t stall_bound_ns;   /* no progress for this long = deadlock */
+	uint64_t stall_bound_ns;   /* no progress for this long = deadlock (0:
+	                            * twice the longest of np_timeout,
+	                            * stall_timeout and (retry_limit + 1) rto_max) */
 	uint64_t max_time_ns;      /* virtual time limit (0: none) */
 	FILE    *progress;         /* progress lines (NULL: none) */
 	const char *pcap_path;     /* write every frame sent to this pcap (NULL: no) */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * dimm: remote memory over HToE, the explicit API (issue 7, docs/dimm.md).
+ * dimm: remote memory over HToE, the explicit API (docs/dimm.md).
  *
  * A *client* gives an application thread read, write, fetch-add,
  * compare-swap and flush on a region of the global address space (a

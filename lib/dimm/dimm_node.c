@@ -12,7 +12,7 @@ void dimm_node_init(struct dimm_node *n, const struct dimm_node_cfg *cfg)
 	n->cfg = *cfg;
 	if (cfg->lease) {
 		/* a lessor's export is closed from the first frame on: no
-		 * lease covers any of it yet (issue 13) */
+		 * lease covers any of it yet, so no peer can touch it */
 		htoe_lease_acl_sync(cfg->lease, cfg->b);
 		htoe_lease_watch(cfg->lease, cfg->b, 0);
 	}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * dimm_pager: transparent remote memory through userfaultfd (issue 7).
+ * dimm_pager: transparent remote memory through userfaultfd (docs/dimm.md).
  *
  * dimm_pager_new() maps a region of anonymous memory and registers it with
  * userfaultfd. Code that only sees plain pointers into it runs on remote

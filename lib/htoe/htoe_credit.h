@@ -48,9 +48,9 @@
  *     no new shared buffers until its releases bring it below; the buffers
  *     it releases go to the VLs below their share. So with B senders
  *     competing, each holds R + F after a round trip of releases, whatever
- *     the order in which they started (issue 14: with the former first
- *     come, first served rule the first busy VLs took the shared part and
- *     8 senders to one node got Jain's index 0.43).
+ *     the order in which they started (with a first come, first served
+ *     rule the first busy VLs would take the shared part: 8 senders to one
+ *     node measured Jain's index 0.43).
  *  3. Demand gate. Only a VL that has received at least one packet of the
  *     class since init/reset ("active") gets shared buffers, and only
  *     active VLs count in B (from their first regrant after becoming

@@ -32,7 +32,9 @@ _Static_assert(HTOE_ROB_PKT_MAX == HT_MAX_PKT_LEN, "reorder slot = largest HT pa
 #define SB_SACKED 0x01u   /* TX: the peer holds it */
 #define SB_LOST   0x02u   /* TX: to be resent */
 #define SB_RTX    0x08u   /* TX: sent more than once */
-#define SB_TX     (SB_SACKED | SB_LOST | SB_RTX)
+#define SB_BLIND  0x10u   /* TX: lost (or resent) on a timer's word, without
+                           * evidence: by a probe or the RTO */
+#define SB_TX     (SB_SACKED | SB_LOST | SB_RTX | SB_BLIND)
 #define SB_HELD   HTOE_RETRY_SB_HELD /* RX: we hold it */
 
 static inline uint64_t min_u64(uint64_t a, uint64_t b)
@@ -74,7 +76,8 @@ static void state_reset(struct htoe_retry *r)
 	r->rx_held = 0;
 	r->rx_dup = false;
 	r->tlp_deadline = HTOE_RETRY_NEVER;
-	r->tlp_done = false;
+	r->tlp_n = 0;
+	r->silent_rtos = 0;
 	if (!r->reo_mult)
 		r->reo_mult = 1; /* the reordering seen on the path survives resets */
 	/* (and so does tlp_shift: how late the path's acks come) */
@@ -210,18 +213,25 @@ static void sb_sent(struct htoe_retry *r, uint16_t seq, uint64_t now, bool rtx)
 {
 	struct htoe_retry_sb *e = sb_at(r, seq);
 
-	e->flags = (uint8_t)((e->flags & ~SB_TX) | (rtx ? SB_RTX : 0));
+	e->flags = (uint8_t)((e->flags & ~SB_TX) | (rtx ? SB_RTX | (e->flags & SB_BLIND) : 0));
+	if (e->flags & SB_BLIND)
+		r->blind_at = now;
 	e->xmit_ns = now;
 	e->txn = ++r->txn;
 }
 
-/* A retransmission was needless: the path reorders more than reo_wnd. */
-static void spurious(struct htoe_retry *r)
+/* A retransmission was needless: the path reorders more than reo_wnd, or
+ * (not `reordering`) a probe or go-back repeated a frame the peer had
+ * because an ack was lost or late: only the probes back off then, since a
+ * wider reordering window would delay every later repair. */
+static void spurious(struct htoe_retry *r, bool reordering)
 {
 	r->stats.spurious++;
-	if (r->reo_mult < 64)
-		r->reo_mult++;
-	r->reo_calm = 0;
+	if (reordering) {
+		if (r->reo_mult < 64)
+			r->reo_mult++;
+		r->reo_calm = 0;
+	}
 	/* acks come later than 2 SRTT predicts (a peer that polls only now
 	 * and then, a stalled CPU): probe later, or not before the RTO */
 	if (r->tlp_shift < HTOE_RETRY_TLP_SHIFT_MAX)
@@ -234,8 +244,15 @@ static void rack_update(struct htoe_retry *r, const struct htoe_retry_sb *e, uin
 {
 	/* a retransmission acknowledged sooner than any RTT allows: the
 	 * original arrived, late; the path reorders more than reo_wnd */
-	if ((e->flags & SB_RTX) && r->min_rtt_ns && now - e->xmit_ns < r->min_rtt_ns / 2)
-		spurious(r);
+	if ((e->flags & (SB_RTX | SB_BLIND)) == SB_RTX && r->min_rtt_ns &&
+	    now - e->xmit_ns < r->min_rtt_ns / 2)
+		spurious(r, true);
+	/* a retransmission delivered sooner than any round trip allows: the
+	 * news is of the original, sent long before; taken as the copy's, it
+	 * would declare every frame sent before the copy lost (RFC 8985
+	 * step 2) */
+	if ((e->flags & SB_RTX) && r->min_rtt_ns && now - e->xmit_ns < r->min_rtt_ns)
+		return;
 	if (r->rack_valid && (int32_t)(e->txn - r->rack_txn) <= 0)
 		return;
 	r->rack_valid = true;
@@ -243,13 +260,14 @@ static void rack_update(struct htoe_retry *r, const struct htoe_retry_sb *e, uin
 	r->rack_rtt_ns = now >= e->xmit_ns ? now - e->xmit_ns : 0;
 }
 
-static void mark_lost(struct htoe_retry *r, uint16_t seq)
+static void mark_lost(struct htoe_retry *r, uint16_t seq, bool blind)
 {
 	struct htoe_retry_sb *e = sb_at(r, seq);
 
 	if (e->flags & SB_LOST)
 		return;
-	e->flags = (uint8_t)((e->flags & ~SB_SACKED) | SB_LOST);
+	e->flags = (uint8_t)((e->flags & ~(SB_SACKED | SB_BLIND)) | SB_LOST |
+			     (blind ? SB_BLIND : 0));
 	r->lost_n++;
 	if (htoe_seq_lt(seq, r->rtx_from))
 		r->rtx_from = seq;
@@ -266,7 +284,7 @@ static uint64_t reo_wnd(const struct htoe_retry *r)
 
 	/* never more than a smoothed round trip (RFC 8985): a wider window
 	 * only delays the repair past what the RTO would do */
-	return r->have_rtt && w > r->srtt_ns ? r->srtt_ns : w;
+	return r->have_rtt && w > 2 * r->srtt_ns ? 2 * r->srtt_ns : w;
 }
 
 /* RACK: a frame neither SACKed nor lost, sent before the latest-sent
@@ -297,10 +315,10 @@ static void rack_detect(struct htoe_retry *r, uint64_t now)
 			continue;
 		due = add_sat(e->xmit_ns, extra);
 		if (now >= due) {
-			mark_lost(r, seq);
+			mark_lost(r, seq, false);
 			r->stats.rack_lost++;
 			r->tlp_shift = 0; /* the path loses frames: probe soon */
-			if (++r->reo_calm >= 16) {
+			if (++r->reo_calm >= 64) {
 				r->reo_calm = 0;
 				if (r->reo_mult > 1)
 					r->reo_mult--;
@@ -314,10 +332,19 @@ static void rack_detect(struct htoe_retry *r, uint64_t now)
 
 static void tlp_arm(struct htoe_retry *r, uint64_t now);
 
+/* Something arrived from the peer (or we just began to wait for it). */
+static void heard(struct htoe_retry *r, uint64_t now)
+{
+	r->heard_ns = now;
+	r->silent_rtos = 0;
+}
+
 int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq)
 {
 	if (!htoe_retry_tx_can_send(r))
 		return -EAGAIN;
+	if (r->una == r->next_seq)
+		heard(r, now); /* the silence that counts starts now */
 	*seq = r->next_seq++;
 	if (r->sel)
 		sb_sent(r, *seq, now, false);
@@ -334,18 +361,25 @@ int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq)
 }
 
 /* Selective: a tail loss probe 2 SRTT + ack_delay after the last
- * transmission (times 2^tlp_shift), if that is before the RTO and none was
- * sent since the last progress. */
+ * transmission, new or repeated (times 2^tlp_shift, and twice that after a
+ * probe without progress: a burst that swallowed a probe is often still
+ * on, and a steeper backoff would leave the rest to the RTO), if that is
+ * before the RTO. A probe
+ * repeats the last frame not SACKed, which also recovers a lost
+ * retransmission when nothing sent after it could expose the loss (the
+ * receiver holds every credit behind the hole). */
 static void tlp_arm(struct htoe_retry *r, uint64_t now)
 {
+	unsigned sh = (unsigned)r->tlp_shift + (r->tlp_n ? 1 : 0);
 	uint64_t t;
 
 	r->tlp_deadline = HTOE_RETRY_NEVER;
-	if (!r->sel || r->tlp_done || !r->have_rtt || r->una == r->next_seq || r->failed)
+	if (!r->sel || !r->have_rtt || r->una == r->next_seq || r->failed)
 		return;
+	if (sh > HTOE_RETRY_TLP_SHIFT_MAX)
+		sh = HTOE_RETRY_TLP_SHIFT_MAX;
 	t = add_sat(2 * r->srtt_ns, r->cfg.ack_delay_ns);
-	t = t > (HTOE_RETRY_NEVER >> r->tlp_shift) ? HTOE_RETRY_NEVER
-						   : add_sat(now, t << r->tlp_shift);
+	t = t > (HTOE_RETRY_NEVER >> sh) ? HTOE_RETRY_NEVER : add_sat(now, t << sh);
 	if (t < r->rto_deadline)
 		r->tlp_deadline = t;
 }
@@ -354,10 +388,11 @@ static void tlp_arm(struct htoe_retry *r, uint64_t now)
 static void tlp_fire(struct htoe_retry *r)
 {
 	r->tlp_deadline = HTOE_RETRY_NEVER;
-	r->tlp_done = true;
+	if (r->tlp_n < UINT8_MAX)
+		r->tlp_n++;
 	for (uint16_t s = (uint16_t)(r->next_seq - 1); s != (uint16_t)(r->una - 1); s--) {
 		if (!(sb_at(r, s)->flags & SB_SACKED)) {
-			mark_lost(r, s);
+			mark_lost(r, s, true);
 			r->stats.tail_probes++;
 			return;
 		}
@@ -403,7 +438,7 @@ static int release(struct htoe_retry *r, uint16_t ack, uint64_t now)
 			r->gb_next = ack;
 	}
 	if (r->sel) {
-		r->tlp_done = false;
+		r->tlp_n = 0;
 		tlp_arm(r, now);
 		rack_detect(r, now);
 	}
@@ -417,6 +452,7 @@ static int ack_common(struct htoe_retry *r, uint16_t ack, uint64_t now)
 		r->stats.invalid_acks++;
 		return -EINVAL;
 	}
+	heard(r, now); /* the peer is alive, whatever the ack says */
 	if (!htoe_seq_lt(r->una, ack))
 		return 0; /* ack == una, or stale */
 	if (r->failed) {
@@ -441,7 +477,7 @@ static void sel_goback(struct htoe_retry *r, uint16_t from, bool all, uint64_t n
 
 	for (uint16_t s = from; s != end; s++)
 		if (!(sb_at(r, s)->flags & SB_SACKED) || s == from)
-			mark_lost(r, s);
+			mark_lost(r, s, true);
 	r->gb_from = from;
 	r->gb_at = now;
 	r->rto_deadline = add_sat(now, r->rto_ns);
@@ -500,6 +536,35 @@ int htoe_retry_tx_nak(struct htoe_retry *r, uint16_t ack, uint64_t now)
 	return n;
 }
 
+/* How long the peer must have been silent to be dead: as long as the
+ * uncapped backoff from the adaptive RTO would take to give up, the sum
+ * over k = 0..retry_limit of min(rto 2^k, rto_max) (the adaptive RTO
+ * grows with the peer's stalls, and so does this). */
+static uint64_t dead_ns(const struct htoe_retry *r)
+{
+	uint64_t d = 0, t = r->rto_base_ns, max = r->cfg.rto_max_ns;
+	uint32_t k = 0;
+
+	for (; k <= r->cfg.retry_limit && t < max; k++, t *= 2)
+		d = add_sat(d, t);
+	if (k <= r->cfg.retry_limit) {
+		uint64_t n = (uint64_t)r->cfg.retry_limit + 1 - k;
+
+		d = max && n > UINT64_MAX / max ? UINT64_MAX : add_sat(d, n * max);
+	}
+	return d;
+}
+
+/* The backed-off RTO's ceiling: rto_max, and 2^HTOE_RETRY_RTO_SHIFT_MAX
+ * times the adaptive RTO. */
+static uint64_t rto_cap(const struct htoe_retry *r)
+{
+	uint64_t c = r->rto_base_ns << HTOE_RETRY_RTO_SHIFT_MAX;
+
+	return r->rto_base_ns > (UINT64_MAX >> HTOE_RETRY_RTO_SHIFT_MAX) || c > r->cfg.rto_max_ns
+		       ? r->cfg.rto_max_ns : c;
+}
+
 enum htoe_retry_timer htoe_retry_tx_timer(struct htoe_retry *r, uint64_t now)
 {
 	if (r->sel && now >= r->rack_deadline)
@@ -514,7 +579,15 @@ enum htoe_retry_timer htoe_retry_tx_timer(struct htoe_retry *r, uint64_t now)
 		return HTOE_RETRY_IDLE;
 	r->stats.timeouts++;
 	r->retries++;
-	if (r->retries > r->cfg.retry_limit) {
+	/* the time we were not run past the deadline (a stalled poller: the
+	 * peer's frames wait in our RX ring) is not the peer's silence */
+	r->heard_ns = min_u64(add_sat(r->heard_ns, now - r->rto_deadline), now);
+	if (r->silent_rtos++)
+		r->stats.silent_timeouts++;
+	/* dead: retry_limit + 1 timeouts in a row with nothing at all from the
+	 * peer, over at least dead_ns. Timeouts while the peer answers (lost
+	 * retransmissions, a lossy path) are not evidence. */
+	if (r->silent_rtos > r->cfg.retry_limit && now - r->heard_ns >= dead_ns(r)) {
 		r->failed = true;
 		r->gb_active = false;
 		r->rack_deadline = HTOE_RETRY_NEVER;
@@ -522,8 +595,7 @@ enum htoe_retry_timer htoe_retry_tx_timer(struct htoe_retry *r, uint64_t now)
 		r->rto_deadline = HTOE_RETRY_NEVER;
 		return HTOE_RETRY_LIMIT;
 	}
-	r->rto_ns = r->rto_ns > r->cfg.rto_max_ns / 2 ? r->cfg.rto_max_ns
-						      : r->rto_ns * 2;
+	r->rto_ns = r->rto_ns > rto_cap(r) / 2 ? rto_cap(r) : r->rto_ns * 2;
 	goback(r, r->una, now);
 	return HTOE_RETRY_GOBACK;
 }
@@ -569,6 +641,7 @@ bool htoe_retry_tx_retransmit_at(struct htoe_retry *r, uint64_t now, uint16_t *s
 		sb_sent(r, *seq, now, true);
 		if (r->rto_deadline == HTOE_RETRY_NEVER)
 			r->rto_deadline = add_sat(now, r->rto_ns);
+		tlp_arm(r, now);
 		r->stats.retransmitted++;
 		return true;
 	}
@@ -600,8 +673,11 @@ int htoe_retry_tx_sack(struct htoe_retry *r, uint16_t ack, const uint8_t *blk, s
 	r->stats.sacks_received++;
 	if (r->failed)
 		return 0;
+	/* a duplicate reported soon after a probe or a go-back answers it (an
+	 * ack was lost or late): the probes back off, but it is no sign of
+	 * reordering */
 	if (blk[2] & HTOE_SACK_F_DUP)
-		spurious(r);
+		spurious(r, now - r->blind_at > add_sat(2 * r->srtt_ns, r->cfg.ack_delay_ns));
 	bits = 32u * blk[1];
 	for (unsigned i = 0; i < bits; i++) {
 		if (!(blk[HTOE_SACK_HDR_LEN + i / 8] & (0x80u >> (i % 8))))
@@ -625,10 +701,25 @@ int htoe_retry_tx_sack(struct htoe_retry *r, uint16_t ack, const uint8_t *blk, s
 		}
 		e->flags |= SB_SACKED;
 		rack_update(r, e, now);
+		if (r->rtt_timing && r->rtt_seq == seq) {
+			/* timed from its only transmission to the first sign
+			 * of its arrival: its cumulative ack would add the
+			 * repair of the hole before it to the sample */
+			r->rtt_timing = false;
+			rtt_sample(r, now >= r->rtt_sent ? now - r->rtt_sent : 0);
+		}
 		n++;
 	}
 	if (beyond)
 		r->stats.sack_invalid++;
+	if (n > 0) {
+		/* progress, though not of una: the backoff collapses and the
+		 * probes start again from their base delay */
+		r->retries = 0;
+		r->rto_ns = r->rto_base_ns;
+		r->rto_deadline = min_u64(r->rto_deadline, add_sat(now, r->rto_ns));
+		r->tlp_n = 0;
+	}
 	rack_detect(r, now);
 	return n;
 }

@@ -77,23 +77,41 @@
  *      is acknowledged sooner than half the smallest RTT after the copy
  *      left (so the original was only late: a spurious retransmission), and
  *      shrinks by one after 16 losses without such a sign (never above
- *      SRTT, as in RFC 8985); a SACK block
- *      with the DUP flag (the receiver got a frame twice) counts as such a
- *      sign too. A lost
- *      retransmission is found
- *      the same way, so burst loss is repaired within about one RTT without
- *      the RTO.
+ *      2 SRTT: the SRTT is timed to a frame's first SACK, so the window
+ *      must also cover an ack that was lost and the late one after it); a
+ *      SACK block with the DUP flag (the receiver got a frame twice) counts
+ *      as such a sign too, unless it comes within 2 SRTT + ack_delay of a
+ *      probe or go-back (then it answers that: an ack was lost). A
+ *      retransmission acknowledged sooner than the smallest RTT says
+ *      nothing of the frames sent before it (RFC 8985 step 2). A lost
+ *      retransmission is found the same way, so burst loss is repaired
+ *      within about one RTT without the RTO.
  *      A NAK without a SACK block (the peer could not hold the frame):
  *      every frame not SACKed from the NAK's ack on is lost (Go-Back-N that
  *      skips SACKed frames).
  *      Tail loss probe: when nothing has been acknowledged for
- *      2 SRTT + ack_delay after the last transmission (and that is before
- *      the RTO), the last frame not SACKed is resent once (until progress):
+ *      2 SRTT + ack_delay after the last transmission, new or repeated
+ *      (and that is before the RTO), the last frame not SACKed is resent:
  *      its SACK or ack exposes lost frames before it through the RACK rule,
- *      so a lost tail costs about a round trip instead of an RTO.
+ *      so a lost tail costs about a round trip instead of an RTO. Without
+ *      progress the next probes wait twice as long, so a
+ *      lost retransmission that nothing sent after it can expose (the
+ *      receiver holds every credit behind the hole) is repeated within a
+ *      few round trips too; progress (an ack or a new SACK) brings the
+ *      delay back.
  *      RTO (or an ack for una from a peer that lost our go-back, as in
  *      GBN): every frame not SACKed is lost (the oldest one even if
- *      SACKed), with the RTO backoff of GBN.
+ *      SACKed), with the RTO backoff of GBN; a new SACK, like an ack,
+ *      collapses that backoff.
+ *
+ * In both modes the RTO's backoff is capped (HTOE_RETRY_RTO_SHIFT_MAX),
+ * and the peer is given up (HTOE_RETRY_LIMIT) for its silence, not for a
+ * count of retransmissions: only when retry_limit + 1 timeouts in a row
+ * passed without any frame from it (any ack value, valid or repeated, is
+ * one: every frame of the peer carries one) and at least as long since its
+ * last frame as the uncapped backoff from the adaptive RTO would take:
+ * sum over k = 0..retry_limit of min(rto 2^k, rto_max).
+ * A lossy path whose peer answers costs retransmissions, never a reset.
  *  Selective mode needs per-sequence-number memory that the caller
  *  allocates once (htoe_retry_attach); the module still allocates nothing.
  *  The mode's enum (enum htoe_retry_mode) is in htoe.h, the public API.
@@ -141,8 +159,9 @@ struct htoe_retry_cfg {
 	uint16_t window;        /* max unacknowledged DATA frames, 1..4096 */
 	uint16_t ack_every;     /* standalone ACK after this many accepted frames
 	                         * not yet acked (>= 1) */
-	uint32_t retry_limit;   /* consecutive timeouts without progress that are
-	                         * still retried; one more gives HTOE_RETRY_LIMIT */
+	uint32_t retry_limit;   /* consecutive timeouts with nothing from the
+	                         * peer that are still retried; one more (and
+	                         * dead_ns of silence) gives HTOE_RETRY_LIMIT */
 	uint64_t rto_init_ns;   /* first retransmission timeout (> 0); also the
 	                         * NAK re-arm interval of the RX side */
 	uint64_t rto_max_ns;    /* backoff cap (>= rto_init_ns) */
@@ -182,6 +201,9 @@ struct htoe_retry_stats {
 	uint64_t spurious;        /* retransmissions found needless (the
 	                           * original was acked sooner than the RTT
 	                           * allows after the copy): widen reo_wnd */
+	uint64_t silent_timeouts; /* RTO expiries with nothing heard from the
+	                           * peer since the previous one (the evidence
+	                           * of a dead peer; the others are loss) */
 };
 
 /* ---- state (fields are private: use the functions) ---------------------- */
@@ -190,6 +212,11 @@ struct htoe_retry_stats {
  * is beyond the RTO wherever the RTO is the 1 ms floor and SRTT above 8 us
  * (then no probe is sent, as before the probe existed). */
 #define HTOE_RETRY_TLP_SHIFT_MAX 6
+/* The RTO's backoff: at most 2^4 times the adaptive RTO (and rto_max). A
+ * datacentre path that lost a retransmission needs another try within
+ * milliseconds, not seconds; whether the peer is dead is decided from
+ * silence (dead_ns), not from how long the backoff has grown. */
+#define HTOE_RETRY_RTO_SHIFT_MAX 4
 
 struct htoe_retry {
 	struct htoe_retry_cfg cfg;
@@ -212,6 +239,9 @@ struct htoe_retry {
 	uint16_t rtt_seq;
 	uint64_t rtt_sent;
 	uint64_t rto_deadline;  /* HTOE_RETRY_NEVER when not armed */
+	uint64_t heard_ns;      /* last frame from the peer, or when we began
+	                         * to wait for one (frames outstanding) */
+	uint32_t silent_rtos;   /* timeouts since heard_ns */
 
 	/* RX */
 	uint16_t expected;      /* next expected seq (the ack value) */
@@ -236,7 +266,9 @@ struct htoe_retry {
 	uint16_t rx_held;       /* RX: frames held */
 	bool     rx_dup;        /* RX: a duplicate arrived since the last block */
 	uint64_t tlp_deadline;  /* TX: tail loss probe due (HTOE_RETRY_NEVER: none) */
-	bool     tlp_done;      /* TX: probe sent, none again before progress */
+	uint8_t  tlp_n;         /* TX: probes since the last progress (after
+	                         * one, the next ones wait twice as long) */
+	uint64_t blind_at;      /* TX: last retransmission by a probe or the RTO */
 	uint64_t min_rtt_ns;    /* TX: smallest RTT sample (0: none) */
 	uint8_t  reo_mult;      /* TX: reordering window multiplier, 1..64 */
 	uint8_t  reo_calm;      /* TX: losses since the last spurious one */
@@ -401,13 +433,15 @@ enum htoe_retry_timer {
 
 /*
  * Run the TX timer. If the RTO is armed and now >= its deadline: counts a
- * timeout, increments the retry counter; if it now exceeds retry_limit the
- * side fails (timer disarmed, no go-back, htoe_retry_tx_can_send() false
- * until htoe_retry_reset()) and HTOE_RETRY_LIMIT is returned. Otherwise the
- * RTO doubles (capped at rto_max), a go-back from una starts and the timer
- * is re-armed at now + the new RTO: HTOE_RETRY_GOBACK.
- * So with no progress, successive timeouts come rto_init, 2*rto_init,
- * 4*rto_init, ... (capped at rto_max) after each other.
+ * timeout; if retry_limit + 1 timeouts in a row came without any frame
+ * from the peer and it has been silent long enough (see above), the side
+ * fails (timer disarmed, no go-back, htoe_retry_tx_can_send() false until
+ * htoe_retry_reset()) and HTOE_RETRY_LIMIT is returned. Otherwise the RTO
+ * doubles (capped at rto_max and at 2^HTOE_RETRY_RTO_SHIFT_MAX times the
+ * adaptive RTO), a go-back from una starts and the timer is re-armed at
+ * now + the new RTO: HTOE_RETRY_GOBACK.
+ * So with no progress, successive timeouts come rto, 2*rto, 4*rto, ...
+ * (capped) after each other.
  * Returns HTOE_RETRY_IDLE when nothing expired. The RX side needs no timer
  * call: its due times are checked by htoe_retry_rx_ack_due()/_nak_due().
  */

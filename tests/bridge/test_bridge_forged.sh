@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Forged RESETs on the segment change nothing (issue 13; suite 'bridge'):
+# Forged RESETs on the segment change nothing (suite 'bridge'):
 # the two-namespace run of test_bridge_netns.sh (config/netns-a.ini node 1,
 # config/netns-b.ini node 2, veth, af_packet, 1 % loss and reordering), and
 # while both workloads run, a host that is no member injects from node 1's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A restarted node is seen at once (issue 13; suite 'bridge'): two htoe-bridge
+# A restarted node is seen at once (suite 'bridge'): two htoe-bridge
 # processes over memif (config/memif-a.ini node 1, the survivor, serving its
 # memory; config/memif-b.ini node 2). Node 2's first process runs a verified
 # workload on the first half of node 1's memory and is killed with SIGKILL;

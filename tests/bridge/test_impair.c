@@ -177,6 +177,36 @@ static void test_burst_loss(void **state)
 	impair_free(im);
 }
 
+/* A burst in time drops every frame from its start until burst_us later,
+ * however many frames that is, and the next frame passes. */
+static void test_burst_time(void **state)
+{
+	struct impair_cfg c;
+	struct impair_verdict v;
+	struct impair *im;
+	uint64_t start = UINT64_MAX;
+
+	(void)state;
+	impair_cfg_default(&c);
+	c.burst_loss = 0.01;
+	c.burst_us = 50;
+	im = mk(&c);
+	for (uint64_t t = 0; t < 10000000; t += 100) { /* a frame every 100 ns */
+		impair_decide(im, 64, t, &v);
+		if (start == UINT64_MAX && v.copies == 0)
+			start = t;
+		if (start != UINT64_MAX) {
+			assert_int_equal(v.copies, t < start + 50000 ? 0 : 1);
+			if (t >= start + 50000)
+				break;
+		}
+	}
+	assert_true(start != UINT64_MAX);
+	assert_int_equal(impair_stats(im)->bursts, 1);
+	assert_int_equal(impair_stats(im)->burst_dropped, 500);
+	impair_free(im);
+}
+
 static void test_delay_jitter_reorder(void **state)
 {
 	struct impair_cfg c;
@@ -405,6 +435,7 @@ int main(void)
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_loss_rate),
 		cmocka_unit_test(test_burst_loss),
+		cmocka_unit_test(test_burst_time),
 		cmocka_unit_test(test_delay_jitter_reorder),
 		cmocka_unit_test(test_dup_and_corrupt),
 		cmocka_unit_test(test_hold_queue),

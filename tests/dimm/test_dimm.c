@@ -886,7 +886,7 @@ static void test_read_waits_for_posted(void **state)
  * (64 posted writes straight from a buffer, then a Flush it waits for) and
  * a 4 KiB fetch (64 pipelined reads), 300 of each, every fetched page
  * checked against the shadow and node 2's memory against it at the end.
- * Also the deterministic input of docs/benchmarks.md's per-page figures:
+ * Also a deterministic input for per-page instruction counts:
  * valgrind --tool=callgrind --toggle-collect=test_bridges_pages test_dimm
  * test_bridges_pages.
  */

@@ -92,6 +92,14 @@ budgets)
   py "r['setup']['wait'] == 'run-to-completion'" || fail "not run to completion by default"
   grep -q "^htoe-dimm: pager mode $(py_get "r['setup']['pager_mode']")" "$TMP/out" \
     || fail "the pager mode is not printed"
+  # its lines, the shared port code's included, carry its own name
+  grep -q "^htoe-dimm: port 0 up" "$TMP/out" || fail "no 'htoe-dimm: port 0 up' line"
+  if grep -q "^htoe-bridge:" "$TMP/out"; then fail "htoe-dimm prints lines as htoe-bridge:"; fi
+  # where and when it ran, and the tables docs/dimm.md's results are made with
+  py "r['machine']['date'].endswith('Z') and r['machine']['cpu_model'] and r['machine']['git']" \
+    || fail "machine: no date, CPU model or commit"
+  python3 "$SRC/scripts/bench_table.py" "$TMP/r.json" | grep -q '^| workload | budget ' \
+    || fail "scripts/bench_table.py made no table from the JSON"
   if python3 -c 'import matplotlib' 2>/dev/null; then
     [ -s "$TMP/r.png" ] || fail "no PNG"
     head -c 8 "$TMP/r.png" | od -An -c | grep -q 'P   N   G' || fail "not a PNG"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * libFuzzer target: two bridges (lib/htoe) and their lease endpoints driven
- * by a sequence of steps decoded from the input (issue 13). Each step is one
+ * by a sequence of steps decoded from the input. Each step is one
  * of
  *   - deliver the oldest frame one bridge sent to the other (as is),
  *   - deliver a mutated copy of it (bytes changed by the input; CRC resealed

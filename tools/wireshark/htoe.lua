@@ -87,7 +87,7 @@ local hf = {
     node        = ProtoField.uint16("htoe.node", "Source or destination node", base.DEC),
     seq         = ProtoField.uint16("htoe.seq", "Sequence number", base.DEC),
     nonce       = ProtoField.uint16("htoe.nonce", "Reset nonce", base.HEX),
-    -- issue 13 (docs/wire-format.md "Incarnations and nonces"): RESET/RESET_ACK payload, CTRL trailer
+    -- (docs/wire-format.md "Incarnations and nonces"): RESET/RESET_ACK payload, CTRL trailer
     incarnation = ProtoField.uint32("htoe.incarnation", "Incarnation of the sender", base.HEX),
     nonce64     = ProtoField.uint64("htoe.reset_nonce", "Reset nonce (64-bit)", base.HEX),
     ack         = ProtoField.uint16("htoe.ack", "Ack (next expected seq)", base.DEC),

@@ -200,7 +200,7 @@ struct htoe_lease_stats {
 
 struct htoe_lease_ep;
 
-/* NULL with a message on a bad config (session 0, align not a power of
+/* NULL with a message on a bad config (session field 0, align not a power of
  * two, export not aligned, ...). */
 struct htoe_lease_ep *htoe_lease_new(const struct htoe_lease_cfg *cfg, char *err, size_t errlen);
 void htoe_lease_free(struct htoe_lease_ep *ep);

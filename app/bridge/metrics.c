@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * htoe-bridge's Prometheus families. The HTTP thread reads what the
+ * telemetry commands read: the per-node snapshots the lcores publish every
+ * millisecond (relaxed atomic loads), summed per node by br_totals(), and
+ * the per-VL snapshot through br_vl_fields. Labels: node="ID" (a node of
+ * this process), peer="ID" (the other end of a VL), reason, vc.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bridge.h"
+#include "htoe_version.h"
+#include "metrics.h"
+
+#define VF(k, p, h, f, ns, g) { k, p, h, offsetof(struct htoe_vl_stats, f), ns, g }
+const struct br_vl_field br_vl_fields[] = {
+	VF("tx_frames", "htoe_vl_tx_frames_total", "HToE frames sent on the VL", tx_frames, 0, 0),
+	VF("rx_frames", "htoe_vl_rx_frames_total", "HToE frames received on the VL and accepted",
+	   rx_frames, 0, 0),
+	VF("tx_bytes", "htoe_vl_tx_bytes_total", "bytes of the frames sent on the VL", tx_bytes,
+	   0, 0),
+	VF("rx_bytes", "htoe_vl_rx_bytes_total", "bytes of the frames received on the VL",
+	   rx_bytes, 0, 0),
+	VF("retransmits", "htoe_vl_retransmissions_total", "DATA frames sent again (retry)",
+	   retransmits, 0, 0),
+	VF("naks_sent", "htoe_vl_naks_sent_total", "NAKs sent (a gap in the sequence)", naks_sent,
+	   0, 0),
+	VF("naks_rcvd", "htoe_vl_naks_received_total", "NAKs received", naks_rcvd, 0, 0),
+	VF("timeouts", "htoe_vl_retransmission_timeouts_total",
+	   "retransmission timer expiries", timeouts, 0, 0),
+	VF("acks_sent", "htoe_vl_acks_sent_total", "standalone ACK frames sent", acks_sent, 0, 0),
+	VF("credit_starved_ns", "htoe_vl_credit_starved_seconds_total",
+	   "time the VL had packets to send and no credit for them", credit_starved_ns, 1, 0),
+	VF("credit_probes", "htoe_vl_credit_probes_total",
+	   "CREDIT_REQ probes sent while starved of credit", credit_probes, 0, 0),
+	VF("resets", "htoe_vl_resets_total", "VL resets (selective reset)", resets, 0, 0),
+	VF("poisoned", "htoe_vl_poisoned_total",
+	   "requests answered with an error response (poisoned) after a reset", poisoned, 0, 0),
+	VF("posted_refused", "htoe_vl_posted_refused_total",
+	   "posted writes refused while the VL was down", posted_refused, 0, 0),
+	VF("posted_lost_reset", "htoe_vl_posted_lost_reset_total",
+	   "posted writes in flight lost to a reset", posted_lost_reset, 0, 0),
+	VF("late_responses", "htoe_vl_late_responses_total",
+	   "responses after their request timed out or was reset", late_responses, 0, 0),
+	VF("np_timeouts", "htoe_vl_np_timeouts_total",
+	   "local requests poisoned after np_timeout", np_timeouts, 0, 0),
+	VF("peer_restarts", "htoe_vl_peer_restarts_total",
+	   "new incarnations of the peer seen (each a cold reset)", peer_restarts, 0, 0),
+	VF("peer_restart_ns", NULL, NULL, peer_restart_ns, 1, 1),
+	VF("up_ns", NULL, NULL, up_ns, 1, 1),
+	VF("restart_up_ns", NULL, NULL, restart_up_ns, 1, 1),
+	VF("srtt_ns", "htoe_vl_rtt_seconds", "smoothed round-trip time (0: no sample yet)",
+	   srtt_ns, 1, 1),
+	VF("rttvar_ns", "htoe_vl_rtt_variation_seconds", "variation of the round-trip time",
+	   rttvar_ns, 1, 1),
+	VF("rto_ns", "htoe_vl_rto_seconds", "current retransmission timeout", rto_ns, 1, 1),
+};
+#undef VF
+const unsigned br_n_vl_fields = sizeof(br_vl_fields) / sizeof(br_vl_fields[0]);
+
+/* Per node: sums of br_totals() */
+#define NF(p, h, f) { p, h, offsetof(struct br_totals, f) }
+static const struct {
+	const char *prom, *help;
+	size_t off;
+} node_fields[] = {
+	NF("htoe_node_tx_frames_total", "frames handed to the port", tx_frames),
+	NF("htoe_node_rx_frames_total", "frames received from the port", rx_frames),
+	NF("htoe_node_tx_bytes_total", "bytes handed to the port", tx_bytes),
+	NF("htoe_node_rx_bytes_total", "bytes received from the port", rx_bytes),
+	NF("htoe_node_rx_refused_frames_total", "received frames refused by the bridge (any "
+	   "reason: htoe_node_drops_total)", rx_bad),
+	NF("htoe_node_eth_tx_refused_frames_total", "frames the port did not take (lost, "
+	   "retransmitted)", tx_refused),
+	NF("htoe_node_mbuf_alloc_failures_total", "mbuf allocation failures", alloc_fail),
+	NF("htoe_node_retransmissions_total", "DATA frames sent again, all VLs", retransmits),
+	NF("htoe_node_retransmission_timeouts_total", "retransmission timer expiries, all VLs",
+	   timeouts),
+	NF("htoe_node_resets_total", "VL resets, all VLs", resets),
+	NF("htoe_node_poisoned_total", "requests answered with an error response, all VLs",
+	   poisoned),
+	NF("htoe_node_np_timeouts_total", "local requests poisoned after np_timeout", np_timeouts),
+	NF("htoe_node_peer_restarts_total", "new incarnations of peers seen", peer_restarts),
+	NF("htoe_node_local_in_total", "HT packets from the local side", local_in),
+	NF("htoe_node_local_out_total", "HT packets to the local side", local_out),
+	NF("htoe_node_master_aborts_total", "local requests to unmapped addresses", master_aborts),
+	NF("htoe_node_workload_ops_total", "workload operations issued", ops),
+	NF("htoe_node_workload_completions_total", "workload completions", completed),
+	NF("htoe_node_workload_verified_total", "workload completions verified", verified),
+	NF("htoe_node_workload_mismatches_total", "workload results that differ from the shadow",
+	   mismatches),
+	NF("htoe_node_workload_errors_total", "workload error responses", errors),
+	NF("htoe_node_impair_dropped_total", "frames dropped by the impairment stage",
+	   imp_dropped),
+	NF("htoe_node_impair_duplicated_total", "frames duplicated by the impairment stage",
+	   imp_dup),
+	NF("htoe_node_impair_corrupted_total", "frames corrupted by the impairment stage",
+	   imp_corrupt),
+	NF("htoe_node_impair_reordered_total", "frames reordered by the impairment stage",
+	   imp_reorder),
+};
+#undef NF
+
+static struct htoe_metrics *server;
+static int ready;
+
+void br_metrics_render(struct htoe_prom *p, void *arg)
+{
+	struct br_app *a = arg;
+	struct br_totals t[BR_MAX_NODES];
+	struct br_metrics_vl *vls;
+	char lab[96];
+	unsigned nn, nvl = 0;
+
+	br_metrics_build_info(p, br_prog());
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
+		return;
+	nn = a->n_nodes < BR_MAX_NODES ? a->n_nodes : BR_MAX_NODES;
+	for (unsigned i = 0; i < nn; i++) {
+		br_totals(a, a->nodes[i].id, &t[i]);
+		nvl += a->nodes[i].n_vl;
+	}
+
+	htoe_prom_family(p, "htoe_node_workload_done", "gauge",
+			 "1 when the node's workload is done and its bridge quiescent");
+	for (unsigned i = 0; i < nn; i++) {
+		snprintf(lab, sizeof(lab), "node=\"%u\"", a->nodes[i].id);
+		htoe_prom_u64(p, "htoe_node_workload_done", lab, t[i].done_nodes);
+	}
+	for (unsigned f = 0; f < RTE_DIM(node_fields); f++) {
+		htoe_prom_family(p, node_fields[f].prom, "counter", node_fields[f].help);
+		for (unsigned i = 0; i < nn; i++) {
+			snprintf(lab, sizeof(lab), "node=\"%u\"", a->nodes[i].id);
+			htoe_prom_u64(p, node_fields[f].prom, lab,
+				      *(const uint64_t *)((const char *)&t[i] + node_fields[f].off));
+		}
+	}
+	htoe_prom_family(p, "htoe_node_drops_total", "counter",
+			 "received frames refused, by reason (the node's and its VLs')");
+	for (unsigned i = 0; i < nn; i++)
+		for (unsigned r = 1; r < HTOE_DROP__COUNT; r++) {
+			snprintf(lab, sizeof(lab), "node=\"%u\",reason=\"%s\"", a->nodes[i].id,
+				 htoe_drop_name((int)r));
+			htoe_prom_u64(p, "htoe_node_drops_total", lab, t[i].drops[r]);
+		}
+
+	vls = malloc(sizeof(*vls) * (nvl ? nvl : 1));
+	if (!vls) {
+		p->oom = true;
+		return;
+	}
+	nvl = 0;
+	for (unsigned i = 0; i < nn; i++)
+		for (unsigned k = 0; k < a->nodes[i].n_vl; k++)
+			vls[nvl++] = (struct br_metrics_vl){ a->nodes[i].id, a->nodes[i].vl_node[k],
+							     &a->nodes[i].pub.vl[k],
+							     &a->nodes[i].pub.vl_up[k] };
+	br_metrics_vls(p, vls, nvl);
+	free(vls);
+}
+
+void br_metrics_vls(struct htoe_prom *p, const struct br_metrics_vl *v, unsigned n)
+{
+	static const char *const vc[HT_VC_COUNT] = { "P", "NP", "R" };
+	char lab[96];
+
+#define LAB(x) snprintf(lab, sizeof(lab), "node=\"%u\",peer=\"%u\"", (x).node, (x).peer)
+	htoe_prom_family(p, "htoe_vl_up", "gauge", "1 while the VL is up");
+	for (unsigned i = 0; i < n; i++) {
+		LAB(v[i]);
+		htoe_prom_u64(p, "htoe_vl_up", lab, br_rd(v[i].up));
+	}
+	for (unsigned f = 0; f < br_n_vl_fields; f++) {
+		const struct br_vl_field *vf = &br_vl_fields[f];
+
+		if (!vf->prom)
+			continue;
+		htoe_prom_family(p, vf->prom, vf->gauge ? "gauge" : "counter", vf->help);
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t x = br_rd((const uint64_t *)((const char *)v[i].s + vf->off));
+
+			LAB(v[i]);
+			if (vf->ns)
+				htoe_prom_f64(p, vf->prom, lab, (double)x / 1e9);
+			else
+				htoe_prom_u64(p, vf->prom, lab, x);
+		}
+	}
+	for (unsigned dir = 0; dir < 2; dir++) {
+		const char *name = dir ? "htoe_vl_rx_packets_total" : "htoe_vl_tx_packets_total";
+
+		htoe_prom_family(p, name, "counter", dir ? "HT packets received on the VL, by "
+				 "virtual channel" : "HT packets sent on the VL, by virtual channel");
+		for (unsigned i = 0; i < n; i++)
+			for (unsigned c = 0; c < HT_VC_COUNT; c++) {
+				snprintf(lab, sizeof(lab), "node=\"%u\",peer=\"%u\",vc=\"%s\"",
+					 v[i].node, v[i].peer, vc[c]);
+				htoe_prom_u64(p, name, lab,
+					      br_rd(dir ? &v[i].s->rx_pkts[c] : &v[i].s->tx_pkts[c]));
+			}
+	}
+	htoe_prom_family(p, "htoe_vl_drops_total", "counter",
+			 "frames of the VL refused, by reason");
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned r = 1; r < HTOE_DROP__COUNT; r++) {
+			snprintf(lab, sizeof(lab), "node=\"%u\",peer=\"%u\",reason=\"%s\"",
+				 v[i].node, v[i].peer, htoe_drop_name((int)r));
+			htoe_prom_u64(p, "htoe_vl_drops_total", lab, br_rd(&v[i].s->drops[r]));
+		}
+#undef LAB
+}
+
+void br_metrics_build_info(struct htoe_prom *p, const char *prog)
+{
+	char lab[96];
+
+	htoe_prom_family(p, "htoe_build_info", "gauge", "the program and its version");
+	snprintf(lab, sizeof(lab), "program=\"%s\",version=\"%s\"", prog, HTOE_PROJECT_VERSION);
+	htoe_prom_u64(p, "htoe_build_info", lab, 1);
+}
+
+int br_metrics_start(struct br_app *a, char *err, size_t errlen)
+{
+	if (!a->cfg.metrics[0])
+		return 0;
+	server = htoe_metrics_start(a->cfg.metrics, a->cfg.metrics_where, br_metrics_render, a,
+				    err, errlen);
+	return server ? 0 : -1;
+}
+
+void br_metrics_ready(struct br_app *a)
+{
+	(void)a;
+	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+}
+
+void br_metrics_stop(void)
+{
+	__atomic_store_n(&ready, 0, __ATOMIC_RELEASE);
+	htoe_metrics_stop(server);
+	server = NULL;
+}
