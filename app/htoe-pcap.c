@@ -49,6 +49,7 @@
 #include <pcap/pcap.h>
 
 #include "htoe/htoe_macsec.h"
+#include "keyfile.h"
 #include "htoe_version.h"
 #include "parse_num.h"
 
@@ -123,50 +124,8 @@ static void usage(FILE *f)
 
 /* ---- argument parsing ------------------------------------------------------ */
 
-/* Hex digits into out (exactly want octets); ':' '-' '.' and a leading 0x
- * are ignored. 0, or -1 with a message in err. */
-static int parse_hex(const char *s, uint8_t *out, size_t want_min, size_t want_max,
-                     size_t *got, char *err, size_t errlen)
-{
-	size_t nd = 0;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		s += 2;
-	for (const char *p = s; *p; p++) {
-		if (*p == ':' || *p == '-' || *p == '.')
-			continue;
-		if (!isxdigit((unsigned char)*p)) {
-			snprintf(err, errlen, "'%c' is not a hex digit", *p);
-			return -1;
-		}
-		if (nd / 2 >= want_max) {
-			snprintf(err, errlen, "more than %zu hex digits", 2 * want_max);
-			return -1;
-		}
-		unsigned v = (unsigned)(isdigit((unsigned char)*p) ? *p - '0'
-		                                                   : (tolower((unsigned char)*p) - 'a' + 10));
-
-		if (nd % 2 == 0)
-			out[nd / 2] = (uint8_t)(v << 4);
-		else
-			out[nd / 2] |= (uint8_t)v;
-		nd++;
-	}
-	if (nd % 2) {
-		snprintf(err, errlen, "odd number of hex digits (%zu)", nd);
-		return -1;
-	}
-	if (nd / 2 < want_min) {
-		if (want_min == want_max)
-			snprintf(err, errlen, "expected %zu hex digits, got %zu", 2 * want_min, nd);
-		else
-			snprintf(err, errlen, "expected at least %zu hex digits, got %zu",
-			         2 * want_min, nd);
-		return -1;
-	}
-	*got = nd / 2;
-	return 0;
-}
+/* the programs' one hex rule (app/common/keyfile.c) */
+#define parse_hex htoe_hex_octets
 
 /* A key of len octets (v == NULL: from hex) */
 static int add_key_bytes(const char *hex, const uint8_t *v, size_t len, const char *origin)
@@ -206,107 +165,53 @@ static int add_key(const char *hex, const char *origin)
 	return add_key_bytes(hex, NULL, 0, origin);
 }
 
+/* --key-file: the key file reader of htoe-bridge's key_file (keyfile.c) */
 static int load_key_file(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	struct stat st;
-	char line[512], origin[300];
-	unsigned lineno = 0, before = n_keys, an_used = 0;
-	int rc = 0;
+	struct htoe_keyfile kf;
+	struct htoe_macsec_keyline kl;
+	char err[HTOE_KEYFILE_ORIGIN_MAX + 256];
+	unsigned before = n_keys;
+	int r, rc = 0;
 
-	if (!f) {
-		fprintf(stderr, "%s: --key-file %s: %s\n", prog, path, strerror(errno));
+	if (htoe_keyfile_open(&kf, path, err, sizeof(err))) {
+		fprintf(stderr, "%s: --key-file: %s\n", prog, err);
 		return -1;
 	}
-	if (fstat(fileno(f), &st) != 0) {
-		fprintf(stderr, "%s: --key-file %s: %s\n", prog, path, strerror(errno));
-		fclose(f);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		fprintf(stderr, "%s: --key-file %s: not a regular file\n", prog, path);
-		fclose(f);
-		return -1;
-	}
-	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-		fprintf(stderr,
-		        "%s: --key-file %s: mode %04o gives group/others access; a key file must be "
-		        "private (chmod 600 %s)\n",
-		        prog, path, (unsigned)(st.st_mode & 07777), path);
-		fclose(f);
-		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		struct htoe_macsec_keyline kl;
-
-		lineno++;
-		size_t n = strlen(line);
-
-		if (n == sizeof(line) - 1 && line[n - 1] != '\n') {
-			fprintf(stderr, "%s: %s:%u: line too long\n", prog, path, lineno);
-			rc = -1;
-			break;
-		}
-		snprintf(origin, sizeof(origin), "%s:%u", path, lineno);
-		enum htoe_macsec_keyline_kind kind = htoe_macsec_keyline_parse(line, &kl);
-
-		if (kind == HTOE_MACSEC_KL_ERROR) {
-			fprintf(stderr, "%s: %s: %.40s: %s\n", prog, origin, kl.name, kl.err);
-			rc = -1;
-		} else if (kind == HTOE_MACSEC_KL_SALT) {
-			if (kl.len != HTOE_MACSEC_SALT_LEN) {
-				fprintf(stderr, "%s: %s: salt: expected 24 hex digits\n", prog, origin);
-				rc = -1;
-			}
+	while (!rc && (r = htoe_keyfile_next(&kf, &kl, err, sizeof(err))) > 0) {
+		if (kl.kind == HTOE_MACSEC_KL_SALT) {
 			memcpy(file_salt, kl.val, sizeof(file_salt));
 			have_file_salt = true;
-		} else if (kind == HTOE_MACSEC_KL_MASTER) {
-			if (master_len || (kl.len != 16 && kl.len != 32)) {
-				fprintf(stderr, "%s: %s: master_key: %s\n", prog, origin, master_len ?
-				        "given twice" : "expected 32 or 64 hex digits");
+		} else if (kl.kind == HTOE_MACSEC_KL_MASTER) {
+			if (master_len) {
+				fprintf(stderr, "%s: %s: master_key: given twice\n", prog, kf.origin);
 				rc = -1;
+			} else {
+				memcpy(master, kl.val, kl.len);
+				master_len = kl.len;
 			}
-			memcpy(master, kl.val, kl.len);
-			master_len = kl.len;
-		} else if (kind == HTOE_MACSEC_KL_KEY || kind == HTOE_MACSEC_KL_PAIR) {
-			if (add_key_bytes(NULL, kl.val, kl.len, origin))
-				rc = -1;
-			/* a shared key's AN: named, or (a bare key) the next one not
-			 * named yet, as htoe-bridge's key_file assigns them */
-			if (!rc && kind == HTOE_MACSEC_KL_KEY) {
-				int an = kl.an;
-
-				for (unsigned k = 0; an < 0 && k < HTOE_MACSEC_AN_COUNT; k++)
-					if (!(an_used & 1u << k))
-						an = (int)k;
-				keys[n_keys - 1].an = an;
-				if (an >= 0)
-					an_used |= 1u << an;
-			}
-			if (!rc && kind == HTOE_MACSEC_KL_PAIR) {
+		} else if (add_key_bytes(NULL, kl.val, kl.len, kf.origin)) {
+			rc = -1;
+		} else {
+			/* a shared key's AN: named, or (a bare key) the next one not named
+			 * yet (keyfile.c); a pairwise key's pair */
+			keys[n_keys - 1].an = kl.an;
+			if (kl.kind == HTOE_MACSEC_KL_PAIR) {
 				keys[n_keys - 1].pair = true;
 				keys[n_keys - 1].from = kl.from;
 				keys[n_keys - 1].to = kl.to;
-				keys[n_keys - 1].an = kl.an;
 			}
 		}
-		explicit_bzero(&kl, sizeof(kl));
-		if (rc)
-			break;
 	}
+	if (!rc && r < 0) {
+		fprintf(stderr, "%s: --key-file: %s\n", prog, err);
+		rc = -1;
+	}
+	explicit_bzero(&kl, sizeof(kl));
+	htoe_keyfile_close(&kf);
 	if (!rc && n_pair_keys() && (master_len || n_pair_keys() != n_keys - before)) {
 		fprintf(stderr, "%s: --key-file %s: give shared keys, pairwise keys or a master_key, "
 		        "not a mix\n", prog, path);
-		rc = -1;
-	}
-	explicit_bzero(line, sizeof(line));
-	if (!rc && ferror(f)) {
-		fprintf(stderr, "%s: --key-file %s: read error\n", prog, path);
-		rc = -1;
-	}
-	fclose(f);
-	if (!rc && n_keys == before && !master_len) {
-		fprintf(stderr, "%s: --key-file %s: no key in the file\n", prog, path);
 		rc = -1;
 	}
 	return rc;

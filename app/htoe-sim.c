@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "htoe_version.h"
+#include "op_mix.h"
 #include "parse_num.h"
 #include "sim/sim.h"
 
@@ -79,37 +80,6 @@ static int parse_prob(const char *s, double *v)
 
 	*v = strtod(s, &end);
 	return (end == s || *end || *v < 0 || *v > 1) ? -1 : 0;
-}
-
-static int parse_mix(const char *s, unsigned w[HT_OP__COUNT])
-{
-	static const char *names[HT_OP__COUNT] = {
-		[HT_OP_READ] = "rd", [HT_OP_WRITE_P] = "wrp", [HT_OP_WRITE_NP] = "wrn",
-		[HT_OP_FLUSH] = "flush", [HT_OP_FENCE] = "fence", [HT_OP_FETCH_ADD] = "fadd",
-		[HT_OP_CAS] = "cas",
-	};
-	char buf[256], *save = NULL;
-	uint64_t v;
-
-	snprintf(buf, sizeof(buf), "%s", s);
-	memset(w, 0, sizeof(unsigned) * HT_OP__COUNT);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-		unsigned i;
-
-		if (!eq)
-			return -1;
-		*eq = 0;
-		for (i = 0; i < HT_OP__COUNT; i++)
-			if (!strcmp(tok, names[i]))
-				break;
-		if (i == HT_OP__COUNT)
-			return -1;
-		if (htoe_parse_unsigned(eq + 1, 10, 0, UINT32_MAX, &v))
-			return -1;
-		w[i] = (unsigned)v;
-	}
-	return 0;
 }
 
 /* --incast: the reference run (node 2 alone, its share of the
@@ -208,6 +178,7 @@ int main(int argc, char **argv)
 	c.progress = stderr;
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		const char *arg = optarg;
+		char why[160] = "";
 		int bad = 0;
 
 		switch (opt) {
@@ -251,7 +222,7 @@ int main(int argc, char **argv)
 			break;
 		case 'F': bad = htoe_parse_u64(arg, &c.forge_reset_at_ns) || !c.forge_reset_at_ns; break;
 		case 'G': bad = htoe_parse_u64(arg, &c.forge_src_at_ns) || !c.forge_src_at_ns; break;
-		case 'x': bad = parse_mix(arg, c.weight); mix_set = 1; break;
+		case 'x': bad = htoe_parse_mix(arg, c.weight, why, sizeof(why)); mix_set = 1; break;
 		case 'o': bad = htoe_parse_u64(arg, &c.rto_init_ns); break;
 		case 'T': bad = htoe_parse_u64(arg, &c.np_timeout_ns); break;
 		case 'y': bad = htoe_parse_unsigned(arg, 0, 0, UINT32_MAX, &v); c.retry_limit = (uint32_t)v; break;
@@ -294,7 +265,8 @@ int main(int argc, char **argv)
 			for (const struct option *o = opts; o->name; o++)
 				if (o->val == opt)
 					name = o->name;
-			fprintf(stderr, "htoe-sim: bad value '%s' for --%s\n", arg, name);
+			fprintf(stderr, "htoe-sim: bad value '%s' for --%s%s%s\n", arg, name,
+				why[0] ? ": " : "", why);
 			return 2;
 		}
 	}

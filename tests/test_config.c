@@ -2,7 +2,9 @@
  * The configuration table and its reader (app/bridge/cfgtab.c, cfgkeys.c)
  * and the argument split (args.c), without DPDK: every value type, ranges,
  * defaults, fallbacks, unknown and removed names, duplicates, --set, line
- * numbers in the messages, the input file checks and the reference.
+ * numbers in the messages, the input file checks and the reference; the
+ * MACsec configuration and key files (macsec_cfg.c, app/common/keyfile.c)
+ * and the programs' hex rule; the operation mix of a workload (op_mix.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +20,8 @@
 
 #include "args.h"
 #include "config.h"
+#include "keyfile.h"
+#include "op_mix.h"
 
 static char err[2048];
 
@@ -407,6 +411,257 @@ static void test_files(void **state)
 	rmdir(dir);
 }
 
+/* ---- MACsec configuration and key files (macsec_cfg.c, keyfile.c) ---- */
+
+#define K16 "000102030405060708090a0b0c0d0e0f"
+#define K16B "101112131415161718191a1b1c1d1e1f"
+
+static const uint8_t mac1[6] = { 2, 0x48, 0x54, 0, 0, 1 };
+static const uint16_t peer2[1] = { 2 };
+static const uint8_t mac2[1][6] = { { 2, 0x48, 0x54, 0, 0, 2 } };
+
+/* node 1 with peer 2 from text: 0, or -1 with the message in err */
+static int macsec_of(const char *text, struct br_macsec_cfg *mc)
+{
+	struct cfg_doc d;
+	int r;
+
+	if (load(&d, text)) {
+		cfg_doc_free(&d);
+		return -2;
+	}
+	r = br_macsec_parse(&d, 1, mac1, 1, peer2, mac2, mc);
+	cfg_doc_free(&d);
+	return r;
+}
+
+/* a key file dir/name of mode `mode` holding text */
+static void put(const char *dir, const char *name, unsigned mode, const char *text, char *path,
+		size_t len)
+{
+	FILE *f;
+
+	snprintf(path, len, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+static void test_macsec_inline(void **state)
+{
+	static struct br_macsec_cfg mc;
+	uint8_t sak[16];
+
+	(void)state;
+	/* shared keys; hex with an 0x, with ':' between octets */
+	assert_int_equal(macsec_of("[macsec]\nenable = on\nkey0 = 0x" K16 "\n"
+				   "key1 = 10:11:12:13:14:15:16:17:18:19:1a:1b:1c:1d:1e:1f\n"
+				   "an = 1\n", &mc), 0);
+	assert_true(mc.enabled && mc.has_key[0] && mc.has_key[1] && !mc.has_key[2]);
+	assert_int_equal(mc.key_len, 16);
+	assert_int_equal(mc.an, 1);
+	assert_int_equal(mc.key[1][0], 0x10);
+	assert_int_equal(mc.key[1][15], 0x1f);
+	assert_int_equal(mc.n_peers, 1);
+	assert_non_null(strstr(mc.where, "[macsec]"));
+	/* [macsec 1] overrides [macsec] key by key */
+	assert_int_equal(macsec_of("[macsec]\nenable = on\nkey = " K16 "\n"
+				   "[macsec 1]\nmode = integrity\n", &mc), 0);
+	assert_true(mc.integrity_only);
+	/* off: nothing else is read */
+	assert_int_equal(macsec_of("[macsec]\nkey = 00\n", &mc), 0);
+	assert_false(mc.enabled);
+	/* pairwise from a master key: the 802.1X KDF's SAKs of 1>2 and 2>1 */
+	assert_int_equal(macsec_of("[macsec]\nenable = on\nkeys = pairwise\nmaster_key = " K16
+				   "\n", &mc), 0);
+	assert_true(mc.pairwise && mc.has_pw_tx[0][3] && mc.has_pw_rx[0][3]);
+	assert_int_equal(htoe_macsec_pairwise_sak((const uint8_t *)"\x00\x01\x02\x03\x04\x05"
+						  "\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f", 16,
+						  1, 2, 0, sak, 16), 0);
+	assert_memory_equal(mc.pw_tx[0][0], sak, 16);
+	br_macsec_cfg_wipe(&mc);
+	assert_false(mc.has_key[0]);
+
+	/* refused: file:line, section, key, what was wrong; a key never quoted */
+	ASSERT_ERR(macsec_of("[macsec]\nenable = on\nkey = " K16 "00\n", &mc) < 0,
+		   "t.ini:3: [macsec] key: gcm-aes-128 needs a 16-octet key (32 hex digits), got 17");
+	assert_null(strstr(err, "0001"));
+	ASSERT_ERR(macsec_of("[macsec]\nenable = on\nkey = 0:0" K16 "\n", &mc) < 0,
+		   "t.ini:3: [macsec] key: not a hex key");
+	ASSERT_ERR(macsec_of("[macsec]\nenable = on\nkey = " K16 "::\n", &mc) < 0,
+		   "t.ini:3: [macsec] key: not a hex key");
+	ASSERT_ERR(macsec_of("[macsec]\nenable = on\n", &mc) < 0,
+		   "t.ini:1: [macsec] key: MACsec is on but no key is given");
+	ASSERT_ERR(macsec_of("[macsec]\nenable = on\nkey0 = " K16 "\n[macsec 1]\nan = 2\n", &mc) < 0,
+		   "t.ini:5: [macsec 1] an = '2': no key for AN 2");
+	ASSERT_ERR(macsec_of("[macsec]\nenable = on\nkey = " K16 "\nsalt = 00\n", &mc) < 0,
+		   "t.ini:4: [macsec] salt = '00': only XPN cipher suites use a salt");
+	ASSERT_ERR(macsec_of("[macsec]\nenable = on\nkeys = pairwise\nkey = " K16 "\n", &mc) < 0,
+		   "t.ini:4: [macsec] key: keys = pairwise: the SAKs come from master_key");
+	ASSERT_ERR(macsec_of("[macsec]\nenable = on\nkeys = pairwise\nmaster_key = 0011\n", &mc) < 0,
+		   "t.ini:4: [macsec] master_key: a master_key is 32 or 64 hex digits");
+	ASSERT_ERR(macsec_of("[macsec]\nenable = maybe\n", &mc) < 0,
+		   "t.ini:2: [macsec] enable = 'maybe': not a boolean");
+}
+
+static void test_macsec_key_file(void **state)
+{
+	static struct br_macsec_cfg mc;
+	char dir[] = "/tmp/test_config.XXXXXX", path[128], text[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	/* shared keys: named, then a bare one takes the next free AN */
+	put(dir, "ok.keys", 0600, "# cluster keys\nkey2 = " K16 "\n\n" K16B " ; AN 0\n", path,
+	    sizeof(path));
+	snprintf(text, sizeof(text), "[macsec]\nenable = on\nkey_file = %s\n", path);
+	assert_int_equal(macsec_of(text, &mc), 0);
+	assert_true(mc.has_key[0] && mc.has_key[2] && !mc.has_key[1]);
+	assert_int_equal(mc.key[0][0], 0x10);
+	assert_int_equal(mc.key[2][0], 0x00);
+	/* pairwise lines; pairs without this node are skipped */
+	put(dir, "pw.keys", 0600, "key0 1>2 = " K16 "\nkey0 2>1 = " K16B "\nkey0 2>3 = " K16 "\n",
+	    path, sizeof(path));
+	snprintf(text, sizeof(text), "[macsec]\nenable = on\nkeys = pairwise\nkey_file = %s\n",
+		 path);
+	assert_int_equal(macsec_of(text, &mc), 0);
+	assert_true(mc.has_pw_tx[0][0] && mc.has_pw_rx[0][0] && mc.has_key[0] && !mc.has_key[1]);
+	assert_int_equal(mc.pw_rx[0][0][0], 0x10);
+
+	/* refused, with the file and its line */
+	static const struct {
+		const char *name, *text, *extra, *want;
+		unsigned mode;
+	} bad[] = {
+		{ "open.keys", K16 "\n", "", "has mode 0644: readable or writable by group or "
+		  "others; a key file must be private (chmod 600", 0644 },
+		{ "name.keys", "key0 = " K16 "\ncolour = 00\n", "", "name.keys:2: colour: unknown name",
+		  0600 },
+		{ "hex.keys", "key0 = " K16 "x\n", "", "hex.keys:1: key0: not a hex key", 0600 },
+		{ "len.keys", "\n\nkey1 = 0011\n", "", "len.keys:3': gcm-aes-128 needs a 16-octet key",
+		  0600 },
+		{ "twice.keys", "key1 = " K16 "\nkey1 = " K16 "\n", "", "twice.keys:2': the key of AN 1 "
+		  "is given twice", 0600 },
+		{ "five.keys", K16 "\n" K16 "\n" K16 "\n" K16 "\n" K16 "\n", "",
+		  "five.keys:5: more than four keys", 0600 },
+		{ "salt.keys", "key0 = " K16 "\nsalt = 0011\n", "", "salt.keys:2: salt: expected 24 hex "
+		  "digits", 0600 },
+		{ "empty.keys", "# nothing\n", "", "no key in ", 0600 },
+		{ "pw.keys2", "key0 1>2 = " K16 "\n", "keys = pairwise\n", "AN 0: no key0 2>1", 0600 },
+		{ "bare.keys", K16 "\n", "keys = pairwise\n", "bare.keys:1: keys = pairwise: a key line "
+		  "names its pair", 0600 },
+		{ "who.keys", "key0 1>9 = " K16 "\n", "keys = pairwise\n", "who.keys:1: node 9 is not a "
+		  "member of this configuration", 0600 },
+		{ "mix.keys", "key0 1>2 = " K16 "\n", "", "mix.keys:1: pairwise keys need keys = "
+		  "pairwise", 0600 },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		put(dir, bad[i].name, bad[i].mode, bad[i].text, path, sizeof(path));
+		snprintf(text, sizeof(text), "[macsec]\nenable = on\n%skey_file = %s\n", bad[i].extra,
+			 path);
+		ASSERT_ERR(macsec_of(text, &mc) < 0, bad[i].want);
+		/* where it was configured, and never a key */
+		ASSERT_ERR(true, "[macsec] key_file = '");
+		assert_null(strstr(err, "0405"));
+		unlink(path);
+	}
+	ASSERT_ERR(macsec_of("[macsec]\nenable = on\nkey_file = /nonexistent/k\n", &mc) < 0,
+		   "t.ini:3: [macsec] key_file = '/nonexistent/k': cannot open /nonexistent/k");
+	snprintf(text, sizeof(text), "[macsec]\nenable = on\nkey_file = %s\n", dir);
+	ASSERT_ERR(macsec_of(text, &mc) < 0, "is not a regular file");
+	put(dir, "ok.keys", 0600, K16 "\n", path, sizeof(path));
+	snprintf(text, sizeof(text), "[macsec]\nenable = on\nkey = " K16 "\nkey_file = %s\n", path);
+	ASSERT_ERR(macsec_of(text, &mc) < 0, "give the keys inline or in key_file");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/ok.keys", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/pw.keys", dir);
+	unlink(path);
+	/* a line longer than the reader's buffer */
+	put(dir, "long.keys", 0600, "key0 = " K16 "\n", path, sizeof(path));
+	FILE *f = fopen(path, "a");
+
+	assert_non_null(f);
+	for (unsigned i = 0; i < HTOE_KEYFILE_LINE_MAX; i++)
+		fputc('a', f);
+	fputc('\n', f);
+	fclose(f);
+	snprintf(text, sizeof(text), "[macsec]\nenable = on\nkey_file = %s\n", path);
+	ASSERT_ERR(macsec_of(text, &mc) < 0, "long.keys:2: line too long");
+	unlink(path);
+	rmdir(dir);
+}
+
+/* the programs' one hex rule (keyfile.c over htoe_macsec_unhex) */
+static void test_hex(void **state)
+{
+	uint8_t b[8];
+	size_t n;
+
+	(void)state;
+	assert_int_equal(htoe_hex_octets("024854000001:0001", b, 8, 8, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 8);
+	assert_int_equal(b[5], 1);
+	assert_int_equal(b[7], 1);
+	assert_int_equal(htoe_hex_octets("02-48-54-00-00-01", b, 6, 6, &n, err, sizeof(err)), 0);
+	assert_int_equal(htoe_hex_octets("0X0a0B", b, 1, 8, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(b[1], 0x0b);
+	ASSERT_ERR(htoe_hex_octets("0g", b, 1, 8, &n, err, sizeof(err)) < 0, "'g' is not a hex digit");
+	ASSERT_ERR(htoe_hex_octets("024.854", b, 1, 8, &n, err, sizeof(err)) < 0,
+		   "'.' is not a hex digit");
+	ASSERT_ERR(htoe_hex_octets("012", b, 1, 8, &n, err, sizeof(err)) < 0,
+		   "odd number of hex digits (3)");
+	ASSERT_ERR(htoe_hex_octets("0:012", b, 1, 8, &n, err, sizeof(err)) < 0,
+		   "':' or '-' only between octets");
+	ASSERT_ERR(htoe_hex_octets("0:0", b, 1, 8, &n, err, sizeof(err)) < 0,
+		   "':' or '-' only between octets");
+	ASSERT_ERR(htoe_hex_octets(":00", b, 1, 8, &n, err, sizeof(err)) < 0,
+		   "':' or '-' only between octets");
+	ASSERT_ERR(htoe_hex_octets("00::11", b, 1, 8, &n, err, sizeof(err)) < 0,
+		   "':' or '-' only between octets");
+	ASSERT_ERR(htoe_hex_octets("0011:", b, 1, 8, &n, err, sizeof(err)) < 0,
+		   "':' or '-' only between octets");
+	ASSERT_ERR(htoe_hex_octets("", b, 1, 8, &n, err, sizeof(err)) < 0, "no hex digits");
+	ASSERT_ERR(htoe_hex_octets("000102030405060708", b, 1, 8, &n, err, sizeof(err)) < 0,
+		   "more than 16 hex digits");
+	ASSERT_ERR(htoe_hex_octets("0001", b, 6, 6, &n, err, sizeof(err)) < 0,
+		   "expected 12 hex digits, got 4");
+	ASSERT_ERR(htoe_hex_octets("0001", b, 6, 8, &n, err, sizeof(err)) < 0,
+		   "expected at least 12 hex digits, got 4");
+}
+
+/* a workload's operation mix: the bridge's [workload] mix and htoe-sim --mix */
+static void test_op_mix(void **state)
+{
+	unsigned w[HT_OP__COUNT];
+
+	(void)state;
+	assert_int_equal(htoe_parse_mix("rd=35,wrp=25,wrn=10,fadd=10,cas=10,flush=5,fence=5", w, err,
+					sizeof(err)), 0);
+	assert_int_equal(w[HT_OP_READ], 35);
+	assert_int_equal(w[HT_OP_WRITE_P], 25);
+	assert_int_equal(w[HT_OP_WRITE_NP], 10);
+	assert_int_equal(w[HT_OP_FETCH_ADD], 10);
+	assert_int_equal(w[HT_OP_CAS], 10);
+	assert_int_equal(w[HT_OP_FLUSH], 5);
+	assert_int_equal(w[HT_OP_FENCE], 5);
+	/* blanks around names and weights; the others 0 */
+	assert_int_equal(htoe_parse_mix(" rd = 1 ,\twrp=0x10 ", w, err, sizeof(err)), 0);
+	assert_int_equal(w[HT_OP_READ], 1);
+	assert_int_equal(w[HT_OP_WRITE_P], 16);
+	assert_int_equal(w[HT_OP_CAS], 0);
+	ASSERT_ERR(htoe_parse_mix("rd", w, err, sizeof(err)) < 0, "'rd' is not OP=WEIGHT");
+	ASSERT_ERR(htoe_parse_mix("read=1", w, err, sizeof(err)) < 0, "unknown operation 'read'");
+	ASSERT_ERR(htoe_parse_mix("rd=-1", w, err, sizeof(err)) < 0, "weight of rd is not a number");
+	ASSERT_ERR(htoe_parse_mix("rd=1000001", w, err, sizeof(err)) < 0,
+		   "weight of rd is not a number 0..1000000");
+	ASSERT_ERR(htoe_parse_mix("rd=0,wrp=0", w, err, sizeof(err)) < 0, "all weights are 0");
+	ASSERT_ERR(htoe_parse_mix("", w, err, sizeof(err)) < 0, "all weights are 0");
+}
+
 static char *reference(enum cfg_ref_format fmt)
 {
 	char *buf = NULL;
@@ -487,6 +742,10 @@ int main(void)
 		cmocka_unit_test(test_set),
 		cmocka_unit_test(test_secret_never_printed),
 		cmocka_unit_test(test_files),
+		cmocka_unit_test(test_macsec_inline),
+		cmocka_unit_test(test_macsec_key_file),
+		cmocka_unit_test(test_hex),
+		cmocka_unit_test(test_op_mix),
 		cmocka_unit_test(test_reference),
 		cmocka_unit_test(test_split_args),
 	};

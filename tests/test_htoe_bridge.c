@@ -17,6 +17,7 @@
 #include "htmodel/ht_rand.h"
 #include "htoe/htoe.h"
 #include "htoe/htoe_lease.h"
+#include "htoe/htoe_retry.h"   /* HTOE_SACK_MAX_LEN: a forged SACK block */
 
 #define MEM_BASE 0x100000ull
 #define MEM_SIZE 0x100000ull

@@ -1912,6 +1912,14 @@ static void test_keyline(void **state)
 	assert_int_equal(b[1], 0x0B);
 	assert_int_equal(htoe_macsec_unhex("0a0b0c0d0e", b, sizeof(b)), -1);
 	assert_int_equal(htoe_macsec_unhex("", b, sizeof(b)), -1);
+	/* one ':' or '-' between octets (an SCI, a MAC), nowhere else */
+	assert_int_equal(htoe_macsec_unhex("0a:0b-0c", b, sizeof(b)), 3);
+	assert_int_equal(b[2], 0x0c);
+	assert_int_equal(htoe_macsec_unhex("0:a0b", b, sizeof(b)), -1);
+	assert_int_equal(htoe_macsec_unhex("0a::0b", b, sizeof(b)), -1);
+	assert_int_equal(htoe_macsec_unhex(":0a", b, sizeof(b)), -1);
+	assert_int_equal(htoe_macsec_unhex("0a:", b, sizeof(b)), -1);
+	assert_int_equal(htoe_macsec_unhex("0a.0b", b, sizeof(b)), -1);
 }
 
 static void test_names(void **state)

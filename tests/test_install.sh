@@ -66,6 +66,10 @@ for h in htoe/htoe.h htoe/htoe_map.h htoe/htoe_wire.h htoe/htoe_lease.h htmodel/
 	check "include/$h installed" test -f "$INC/$h"
 done
 check "internal headers not installed" sh -c "! ls '$INC'/htoe/*internal* '$INC'/htoe/*macsec* 2>/dev/null | grep -q ."
+# the public headers (lib/htoe/include/htoe) and nothing else: no internal layer
+# (htoe_retry.h, htoe_credit.h, ...) comes in through them
+pub=$(cd "$SRC/lib/htoe/include/htoe" && ls *.h | tr '\n' ' ')
+check "include/htoe holds the public headers only ($pub)" test "$(cd "$INC/htoe" && ls *.h | tr '\n' ' ')" = "$pub"
 for h in "$INC"/htoe/*.h "$INC"/htmodel/*.h; do
 	rel=${h#"$INC"/}
 	check "<$rel> compiles on its own" sh -c "printf '#include <%s>\nint x;\n' '$rel' |

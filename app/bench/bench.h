@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "bench/lat_hist.h"
+#include "common/lat_hist.h"
 
 /* Hidden worker mode `htoe-bench __fwd EAL-ARGS -- FRAME_LEN SECONDS`: two
  * net_ring ports joined crosswise in this process (rte_eth_from_rings), lcore

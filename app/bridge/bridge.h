@@ -151,7 +151,7 @@ static inline uint64_t br_rd(const uint64_t *p)
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
-/* node.c of the app (runtime of one node) */
+/* worker.c (runtime of one node: set-up, snapshot, the lcore loop) */
 int br_node_setup(struct br_app *a, struct br_node *n, const struct br_node_cfg *nc,
 		  char *err, size_t errlen);
 void br_node_teardown(struct br_node *n);
@@ -205,6 +205,8 @@ void br_print_line(struct br_app *a, FILE *f, double t_s, const struct br_totals
 		   const struct br_totals *prev, double dt_s);
 int br_print_summary(struct br_app *a, FILE *f);
 void br_print_json(struct br_app *a, FILE *f);
+
+/* telemetry.c */
 int br_telemetry_register(struct br_app *a);
 /* A telemetry command's error reply: d becomes {"error": "MESSAGE"} (and
  * the command answers that, not null); returns 0 for the callback to return. */

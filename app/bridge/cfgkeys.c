@@ -85,7 +85,7 @@ static const struct cfg_sect sects[BR_S__COUNT] = {
 		"Every port must be used by a `[node]` (of this process, or of another with "
 		"`--node`); the MTU and frame size of its node must fit the device." },
 	[BR_S_MAP] = { "map", true, false, NULL, "[map]",
-		"The address map of every node (lib/htoe/htoe_map.h): a global address is local, "
+		"The address map of every node (lib/htoe/include/htoe/htoe_map.h): a global address is local, "
 		"remote (node + address there) or unmapped. Required. Either ranges or a mask, not "
 		"both.",
 		"Map errors are reported by htoe_map with labels `FILE:[map] KEY` and the ranges in "
@@ -369,7 +369,7 @@ static const struct cfg_key keys[] = {
 	  "with `mix = wrp=100` for its throughput runs and `sizes = 8` with `mix = rd=100`, "
 	  "`window = 1` for its round trips"),
 
-	/* [macsec] and [macsec N]: parsed by macsec.c (br_macsec_parse) */
+	/* [macsec] and [macsec N]: parsed by macsec_cfg.c (br_macsec_parse) */
 	X(MS, "enable", CFG_BOOL, 0, 0, "off", 0, NULL,
 	  "`on`: protect every frame sent, validate every frame received (Strict: nothing else "
 	  "reaches the bridge). Off when there is no `[macsec]` section"),

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "op_mix.h"
 #include "default_config.h"
 
 #define DEF_MEM_BASE 0x100000ull
@@ -36,56 +37,6 @@ void br_overrides_init(struct br_overrides *o)
 void br_format_mac(const uint8_t m[6], char *buf, size_t len)
 {
 	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-}
-
-static const char *skip_ws(const char *s)
-{
-	while (*s == ' ' || *s == '\t')
-		s++;
-	return s;
-}
-
-/* "rd=35,wrp=25,...": weights of the named ops, the others 0. */
-static int parse_mix(const char *s, unsigned w[HT_OP__COUNT], char *why, size_t whylen)
-{
-	char buf[CFG_VALUE_MAX], *save = NULL;
-	unsigned sum = 0;
-
-	snprintf(buf, sizeof(buf), "%s", s);
-	memset(w, 0, sizeof(unsigned) * HT_OP__COUNT);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-		uint64_t v;
-		unsigned i;
-
-		tok = (char *)skip_ws(tok);
-		if (!eq) {
-			snprintf(why, whylen, "'%s' is not OP=WEIGHT", tok);
-			return -1;
-		}
-		*eq = 0;
-		for (char *e = eq - 1; e >= tok && isspace((unsigned char)*e); e--)
-			*e = 0;
-		for (i = 0; i < HT_OP__COUNT; i++)
-			if (!strcmp(tok, ht_op_name(i)))
-				break;
-		if (i == HT_OP__COUNT) {
-			snprintf(why, whylen,
-				 "unknown operation '%s' (rd, wrp, wrn, flush, fence, fadd, cas)", tok);
-			return -1;
-		}
-		if (cfg_parse_u64(skip_ws(eq + 1), &v) || v > 1000000) {
-			snprintf(why, whylen, "weight of %s is not a number 0..1000000", tok);
-			return -1;
-		}
-		w[i] = (unsigned)v;
-		sum += (unsigned)v;
-	}
-	if (!sum) {
-		snprintf(why, whylen, "all weights are 0");
-		return -1;
-	}
-	return 0;
 }
 
 /* ------------------------------------------------------- parse context */
@@ -510,40 +461,9 @@ fail:
 
 /* ------------------------------------------------------------ the nodes */
 
-/* [macsec N] over [macsec] (macsec.c parses it through these adapters) */
-static const char *src_get(void *c, const char *sect, const char *fb, const char *key,
-			   const char **in)
-{
-	const struct cfg_ent *e = cfg_get(&((struct ctx *)c)->d, sect, key, in);
-
-	(void)fb; /* the table's fallback of [macsec N] is [macsec] */
-	return e ? e->val : NULL;
-}
-
-static int src_error(void *c, const char *sect, const char *key, const char *val,
-		     const char *msg)
-{
-	struct ctx *x = c;
-	char org[CFG_ORIGIN_MAX];
-
-	cfg_origin(&x->d, sect, key, org, sizeof(org));
-	if (key && val)
-		snprintf(x->d.err, x->d.errlen, "%s: [%s] %s = '%s': %s", org, sect, key, val, msg);
-	else if (key)
-		snprintf(x->d.err, x->d.errlen, "%s: [%s] %s: %s", org, sect, key, msg);
-	else
-		snprintf(x->d.err, x->d.errlen, "%s: [%s]: %s", org, sect, msg);
-	return -1;
-}
-
-static void src_where(void *c, const char *sect, char *buf, size_t len)
-{
-	cfg_where(&((struct ctx *)c)->d, sect, NULL, buf, len);
-}
-
+/* [macsec N] over [macsec] (macsec_cfg.c) */
 static int parse_macsec(struct ctx *x, struct br_node_cfg *nc, const struct br_member_cfg *mb)
 {
-	const struct br_cfg_src src = { x, src_get, src_error, src_where };
 	uint16_t ids[BR_MAX_MEMBERS];
 	uint8_t macs[BR_MAX_MEMBERS][6];
 	unsigned n = 0;
@@ -553,7 +473,7 @@ static int parse_macsec(struct ctx *x, struct br_node_cfg *nc, const struct br_m
 			ids[n] = x->members[i].id;
 			memcpy(macs[n++], x->members[i].mac, 6);
 		}
-	if (br_macsec_parse(&src, mb->id, mb->mac, n, ids, (const uint8_t (*)[6])macs,
+	if (br_macsec_parse(&x->d, mb->id, mb->mac, n, ids, (const uint8_t (*)[6])macs,
 			    &nc->macsec))
 		return -1;
 	if (!nc->macsec.enabled)
@@ -787,7 +707,7 @@ static int parse_workload(struct ctx *x, struct br_node_cfg *nc)
 	if ((v = cfg_val(&x->d, s, "mix")) != NULL) {
 		char why[160];
 
-		if (parse_mix(v, wl->weight, why, sizeof(why)))
+		if (htoe_parse_mix(v, wl->weight, why, sizeof(why)))
 			return ERR(x, s, "mix", "%s", why);
 	}
 	v = cfg_val(&x->d, s, "sizes");

@@ -27,7 +27,7 @@
 #include "htoe/htoe.h"
 #include "cfgtab.h"
 #include "impair.h"
-#include "macsec.h"
+#include "macsec_cfg.h"
 
 #define BR_MAX_NODES   64u   /* nodes hosted by one process */
 #define BR_MAX_PORTS   64u
@@ -113,7 +113,7 @@ struct br_node_cfg {
 	uint64_t mem_base, mem_size, mem_seed;
 	unsigned req_unitids;        /* requester UnitIDs 1..req_unitids */
 	struct br_wl_cfg wl;
-	struct br_macsec_cfg macsec; /* [macsec N] over [macsec] (macsec.h) */
+	struct br_macsec_cfg macsec; /* [macsec N] over [macsec] (macsec_cfg.h) */
 	char     where[BR_WHERE_MAX];      /* "FILE:LINE: [node N]" */
 	char     lcore_where[BR_WHERE_MAX];/* "FILE:LINE: [node N] lcore = 'L'" */
 };

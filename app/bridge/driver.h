@@ -33,6 +33,7 @@
 
 #include "htoe/htoe.h"
 #include "idle.h"
+#include "macsec.h"
 
 /* The largest RX burst ([global] burst), and the size of the driver's
  * bulk arrays of mbufs. */

@@ -1,18 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * htoe-bridge: MACsec glue (see macsec.h): the [macsec] configuration, the
- * per-node SecY with its TX SC and one RX SC per peer, in-place protection
- * and validation of mbufs, the counters (summary, JSON, telemetry
- * /htoe/macsec) and the PN exhaustion event line.
+ * htoe-bridge: MACsec glue (see macsec.h): from a node's configuration
+ * (macsec_cfg.c), the per-node SecY with its TX SC and one RX SC per peer,
+ * in-place protection and validation of mbufs, the counters (published for the readers: the
+ * summary and JSON here, telemetry.c's /htoe/macsec) and the PN exhaustion
+ * event line.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-#include <rte_telemetry.h>
 
 #include "bridge.h"
 #include "macsec.h"
@@ -21,470 +18,7 @@
 
 _Static_assert(RTE_PKTMBUF_HEADROOM >= HTOE_MACSEC_SECTAG_SCI, "SecTAG goes into the headroom");
 
-/* ------------------------------------------------------------ parsing */
-
-struct mparse {
-	const struct br_cfg_src *src;
-	char sect[32];
-	struct br_macsec_cfg *mc;
-};
-
-static const char *mget(struct mparse *p, const char *key, const char **in)
-{
-	return p->src->get(p->src->ctx, p->sect, "macsec", key, in);
-}
-
-static int __attribute__((format(printf, 5, 6)))
-merr(struct mparse *p, const char *in, const char *key, const char *val, const char *fmt, ...)
-{
-	char msg[768];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return p->src->error(p->src->ctx, in, key, val, msg);
-}
-
-/* HEX (optional 0x) into out[cap]; the number of octets or -1 */
-static int parse_hex(const char *s, uint8_t *out, size_t cap)
-{
-	return htoe_macsec_unhex(s, out, cap);
-}
-
-/* the configuration's parsers (cfgtab.c) */
-#define parse_u64_dec cfg_parse_u64
-#define parse_onoff cfg_parse_bool
-
-/* A SAK of n octets (from HEX: n < 0 if it was not hex) into k, checked
- * against the cipher's key length; origin: for messages. A key value is
- * never echoed into a message. */
-static int take_sak(struct mparse *p, const uint8_t *v, int n, const char *in, const char *name,
-		    const char *origin, uint8_t k[HTOE_MACSEC_KEY_MAX])
-{
-	struct br_macsec_cfg *mc = p->mc;
-	size_t want = htoe_macsec_cipher_key_len(mc->cipher);
-
-	if (n < 0)
-		return merr(p, in, name, origin, "not a hex key (%zu hex digits for %s)", 2 * want,
-			    htoe_macsec_cipher_name(mc->cipher));
-	if ((size_t)n != want)
-		return merr(p, in, name, origin, "%s needs a %zu-octet key (%zu hex digits), got %d "
-			    "octets", htoe_macsec_cipher_name(mc->cipher), want, 2 * want, n);
-	memcpy(k, v, want);
-	mc->key_len = want;
-	return 0;
-}
-
-/* One key of AN an (inline "key"/"keyN", or a key_file line) */
-static int set_key(struct mparse *p, unsigned an, const uint8_t *v, int n, const char *in,
-		   const char *name, const char *origin)
-{
-	struct br_macsec_cfg *mc = p->mc;
-
-	if (mc->pairwise)
-		return merr(p, in, name, origin, "keys = pairwise: the SAKs come from master_key or "
-			    "from pairwise lines in key_file ('key%u A>B = HEX')", an);
-	if (mc->has_key[an])
-		return merr(p, in, name, origin, "the key of AN %u is given twice", an);
-	if (take_sak(p, v, n, in, name, origin, mc->key[an]))
-		return -1;
-	mc->has_key[an] = true;
-	return 0;
-}
-
-/* master_key: 16 or 32 octets (AES-128-CMAC / AES-256-CMAC) */
-static int set_master(struct mparse *p, const uint8_t *v, int n, const char *in,
-		      const char *name, const char *origin)
-{
-	struct br_macsec_cfg *mc = p->mc;
-
-	if (!mc->pairwise)
-		return merr(p, in, name, origin, "a master_key needs keys = pairwise");
-	if (mc->master_len)
-		return merr(p, in, name, origin, "master_key is given twice");
-	if (n != 16 && n != 32)
-		return merr(p, in, name, origin, "a master_key is 32 or 64 hex digits (16 or 32 "
-			    "octets)");
-	memcpy(mc->master, v, (size_t)n);
-	mc->master_len = (size_t)n;
-	return 0;
-}
-
-static int peer_index(const struct br_macsec_cfg *mc, unsigned node)
-{
-	for (unsigned i = 0; i < mc->n_peers; i++)
-		if (mc->peer_id[i] == node)
-			return (int)i;
-	return -1;
-}
-
-/* A key_file line "keyN A>B = HEX": the SAK node A sends to node B with on
- * AN N. Lines of pairs without this node are skipped (one file may serve
- * the nodes of one process). */
-static int set_pair(struct mparse *p, const struct htoe_macsec_keyline *kl, const char *in,
-		    const char *path, const char *origin)
-{
-	struct br_macsec_cfg *mc = p->mc;
-	unsigned an = (unsigned)kl->an;
-
-	if (!mc->pairwise)
-		return merr(p, in, "key_file", path, "%s: pairwise keys need keys = pairwise",
-			    origin);
-	if (kl->from != mc->node_id && kl->to != mc->node_id)
-		return 0;
-	bool out = kl->from == mc->node_id;
-	unsigned peer = out ? kl->to : kl->from;
-	int i = peer_index(mc, peer);
-
-	if (i < 0)
-		return merr(p, in, "key_file", path, "%s: node %u is not a member of this "
-			    "configuration", origin, peer);
-	bool *has = out ? &mc->has_pw_tx[i][an] : &mc->has_pw_rx[i][an];
-
-	if (*has)
-		return merr(p, in, "key_file", path, "%s: the key of %u>%u on AN %u is given "
-			    "twice", origin, kl->from, kl->to, an);
-	if (take_sak(p, kl->val, (int)kl->len, in, "key_file", origin,
-		     out ? mc->pw_tx[i][an] : mc->pw_rx[i][an]))
-		return -1;
-	*has = true;
-	return 0;
-}
-
-/* keys = pairwise: every SAK of this node's pairs from master_key, or a
- * check that the key file gave, for each AN it names, both directions with
- * every peer. Sets has_key[] to the complete ANs. */
-static int pairwise_finish(struct mparse *p, const char *mk_in, const char *kf_in,
-			   const char *kf)
-{
-	struct br_macsec_cfg *mc = p->mc;
-	size_t len = htoe_macsec_cipher_key_len(mc->cipher);
-	bool lines = false;
-
-	for (unsigned i = 0; i < mc->n_peers; i++)
-		for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++)
-			lines |= mc->has_pw_tx[i][an] || mc->has_pw_rx[i][an];
-	if (mc->master_len) {
-		if (lines)
-			return merr(p, kf_in, "key_file", kf, "give a master_key or pairwise keys, not "
-				    "both");
-		mc->key_len = len;
-		for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++)
-			mc->has_key[an] = true;   /* every AN, also for a node without peers */
-		for (unsigned i = 0; i < mc->n_peers; i++)
-			for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++) {
-				if (htoe_macsec_pairwise_sak(mc->master, mc->master_len, mc->node_id,
-							     mc->peer_id[i], an, mc->pw_tx[i][an],
-							     len) ||
-				    htoe_macsec_pairwise_sak(mc->master, mc->master_len,
-							     mc->peer_id[i], mc->node_id, an,
-							     mc->pw_rx[i][an], len))
-					return merr(p, mk_in, "master_key", NULL, "the key derivation "
-						    "failed (OpenSSL AES-CMAC)");
-				mc->has_pw_tx[i][an] = mc->has_pw_rx[i][an] = true;
-			}
-		explicit_bzero(mc->master, sizeof(mc->master));
-	}
-	for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++) {
-		unsigned got = 0;
-
-		for (unsigned i = 0; i < mc->n_peers; i++)
-			got += mc->has_pw_tx[i][an] + mc->has_pw_rx[i][an];
-		if (!got)
-			continue;
-		for (unsigned i = 0; i < mc->n_peers; i++)
-			if (!mc->has_pw_tx[i][an] || !mc->has_pw_rx[i][an])
-				return merr(p, kf_in, "key_file", kf, "AN %u: no key%u %u>%u", an, an,
-					    mc->has_pw_tx[i][an] ? mc->peer_id[i] : mc->node_id,
-					    mc->has_pw_tx[i][an] ? mc->node_id : mc->peer_id[i]);
-		mc->has_key[an] = true;
-	}
-	return 0;
-}
-
-/* key_file: the lines of htoe_macsec_keyline_parse ("keyN = HEX", a bare
- * HEX for the next AN without a key, "salt = HEX"; with keys = pairwise
- * "master_key = HEX" or "keyN A>B = HEX"), the format htoe-pcap --key-file
- * reads too. */
-static int load_key_file(struct mparse *p, const char *path, const char *in, bool *salt_given)
-{
-	FILE *f = fopen(path, "r");
-	struct stat st;
-	struct htoe_macsec_keyline kl;
-	char line[512];
-	unsigned lineno = 0, n = 0;
-	int rc = -1;
-
-	if (!f)
-		return merr(p, in, "key_file", path, "cannot open %s: %s", path, strerror(errno));
-	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
-		merr(p, in, "key_file", path, "%s is not a regular file", path);
-		goto out;
-	}
-	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-		merr(p, in, "key_file", path,
-		     "%s has mode %04o: readable or writable by group or others; a key file "
-		     "must be private (chmod 600 %s)", path, (unsigned)(st.st_mode & 07777), path);
-		goto out;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		char origin[BR_PATH_MAX + 16];
-		int e = 0, an;
-
-		lineno++;
-		snprintf(origin, sizeof(origin), "%s:%u", path, lineno);
-		if (strlen(line) == sizeof(line) - 1 && line[sizeof(line) - 2] != '\n') {
-			merr(p, in, "key_file", path, "%s: line too long", origin);
-			goto out;
-		}
-		switch (htoe_macsec_keyline_parse(line, &kl)) {
-		case HTOE_MACSEC_KL_EMPTY:
-			continue;
-		case HTOE_MACSEC_KL_ERROR:
-			merr(p, in, "key_file", path, "%s: %.40s: %s", origin, kl.name, kl.err);
-			goto out;
-		case HTOE_MACSEC_KL_SALT:
-			if (kl.len != HTOE_MACSEC_SALT_LEN) {
-				merr(p, in, "key_file", path, "%s: salt: expected 24 hex digits",
-				     origin);
-				goto out;
-			}
-			memcpy(p->mc->salt, kl.val, HTOE_MACSEC_SALT_LEN);
-			*salt_given = true;
-			continue;
-		case HTOE_MACSEC_KL_MASTER:
-			e = set_master(p, kl.val, (int)kl.len, in, "key_file", origin);
-			break;
-		case HTOE_MACSEC_KL_PAIR:
-			e = set_pair(p, &kl, in, path, origin);
-			break;
-		case HTOE_MACSEC_KL_KEY:
-			an = kl.an;
-			if (an < 0 && p->mc->pairwise) {
-				merr(p, in, "key_file", path, "%s: keys = pairwise: a key line names "
-				     "its pair ('key0 1>2 = HEX') or is 'master_key = HEX'", origin);
-				goto out;
-			}
-			/* a bare key (htoe-pcap --key-file format): the next free AN */
-			for (unsigned k = 0; an < 0 && k < HTOE_MACSEC_AN_COUNT; k++)
-				if (!p->mc->has_key[k])
-					an = (int)k;
-			if (an < 0) {
-				merr(p, in, "key_file", path, "%s: more than four keys", origin);
-				goto out;
-			}
-			e = set_key(p, (unsigned)an, kl.val, (int)kl.len, in, "key_file", origin);
-			break;
-		}
-		if (e)
-			goto out;
-		n++;
-	}
-	if (ferror(f)) {
-		merr(p, in, "key_file", path, "read error on %s", path);
-		goto out;
-	}
-	if (!n) {
-		merr(p, in, "key_file", path, "no key in %s", path);
-		goto out;
-	}
-	rc = 0;
-out:
-	explicit_bzero(line, sizeof(line));
-	explicit_bzero(&kl, sizeof(kl));
-	fclose(f);
-	return rc;
-}
-
-int br_macsec_parse(const struct br_cfg_src *src, uint16_t id, const uint8_t mac[6],
-		    unsigned n_peers, const uint16_t *peer_id, const uint8_t (*peer_mac)[6],
-		    struct br_macsec_cfg *mc)
-{
-	struct mparse p = { .src = src, .mc = mc };
-	const char *v, *in;
-	uint64_t u;
-	bool any_key = false, salt_given = false;
-
-	memset(mc, 0, sizeof(*mc));
-	snprintf(p.sect, sizeof(p.sect), "macsec %u", id);
-	v = mget(&p, "enable", &in);
-	if (v && parse_onoff(v, &mc->enabled))
-		return merr(&p, in, "enable", v, "not a boolean (on/off, yes/no, true/false, 1/0)");
-	if (!mc->enabled)
-		return 0;
-	src->where(src->ctx, in, mc->where, sizeof(mc->where));
-	mc->node_id = id;
-	memcpy(mc->mac, mac, 6);
-	if (n_peers > BR_MACSEC_MAX_PEERS)
-		return merr(&p, in, "enable", v, "too many peers");
-	mc->n_peers = n_peers;
-	memcpy(mc->peer_id, peer_id, n_peers * sizeof(*peer_id));
-	memcpy(mc->peer_mac, peer_mac, n_peers * sizeof(*peer_mac));
-
-	if ((v = mget(&p, "cipher", &in)) && htoe_macsec_cipher_parse(v, &mc->cipher))
-		return merr(&p, in, "cipher", v, "unknown cipher suite (gcm-aes-128, gcm-aes-256, "
-			    "gcm-aes-xpn-128, gcm-aes-xpn-256)");
-	if ((v = mget(&p, "mode", &in))) {
-		if (!strcasecmp(v, "integrity"))
-			mc->integrity_only = true;
-		else if (strcasecmp(v, "encrypt"))
-			return merr(&p, in, "mode", v, "expected encrypt or integrity");
-	}
-	mc->backend = HTOE_MACSEC_BACKEND_AUTO;
-	if ((v = mget(&p, "backend", &in))) {
-		if (!strcasecmp(v, "openssl"))
-			mc->backend = HTOE_MACSEC_BACKEND_OPENSSL;
-		else if (!strcasecmp(v, "ipsec-mb"))
-			mc->backend = HTOE_MACSEC_BACKEND_IPSECMB;
-		else if (strcasecmp(v, "auto"))
-			return merr(&p, in, "backend", v, "expected auto, openssl or ipsec-mb");
-		if (!htoe_macsec_backend_available(mc->backend))
-			return merr(&p, in, "backend", v, "this build has no %s backend (auto picks "
-				    "%s)", htoe_macsec_backend_name(mc->backend),
-				    htoe_macsec_backend_name(htoe_macsec_backend_auto()));
-	}
-	mc->include_sci = true;
-	if ((v = mget(&p, "include_sci", &in)) && parse_onoff(v, &mc->include_sci))
-		return merr(&p, in, "include_sci", v, "not a boolean (on/off)");
-	mc->sci_port = HTOE_MACSEC_PORT_ES;
-	if ((v = mget(&p, "sci_port", &in))) {
-		if (parse_u64_dec(v, &u) || u < 1 || u > 65535)
-			return merr(&p, in, "sci_port", v, "out of range 1..65535");
-		mc->sci_port = (uint16_t)u;
-		if (!mc->include_sci && u != HTOE_MACSEC_PORT_ES)
-			return merr(&p, in, "sci_port", v, "without include_sci the SCI is MAC || 1 "
-				    "(802.1AE ES bit): sci_port must be 1");
-	}
-	if ((v = mget(&p, "replay_window", &in))) {
-		uint64_t max = htoe_macsec_cipher_xpn(mc->cipher) ? (1u << 30) : UINT32_MAX;
-
-		if (parse_u64_dec(v, &u) || u > max)
-			return merr(&p, in, "replay_window", v, "out of range 0..%" PRIu64, max);
-		mc->replay_window = (uint32_t)u;
-	}
-	mc->pn = 1;
-	if ((v = mget(&p, "pn", &in))) {
-		uint64_t max = htoe_macsec_cipher_xpn(mc->cipher) ? UINT64_MAX : UINT32_MAX;
-
-		if (parse_u64_dec(v, &u) || u < 1 || u > max)
-			return merr(&p, in, "pn", v, "out of range 1..%#" PRIx64, max);
-		mc->pn = u;
-	}
-	if ((v = mget(&p, "salt", &in))) {
-		if (!htoe_macsec_cipher_xpn(mc->cipher))
-			return merr(&p, in, "salt", v, "only XPN cipher suites use a salt");
-		if (parse_hex(v, mc->salt, sizeof(mc->salt)) != HTOE_MACSEC_SALT_LEN)
-			return merr(&p, in, "salt", v, "expected 24 hex digits (12 octets)");
-		salt_given = true;
-	}
-
-	if ((v = mget(&p, "keys", &in))) {
-		if (!strcasecmp(v, "pairwise"))
-			mc->pairwise = true;
-		else if (strcasecmp(v, "shared"))
-			return merr(&p, in, "keys", v, "expected shared (one SAK per AN for every "
-				    "node) or pairwise (one per ordered pair of nodes)");
-	}
-
-	/* keys: inline key/key0..key3 or master_key, or key_file */
-	const char *kf_in, *kf = mget(&p, "key_file", &kf_in);
-	const char *mk_in, *mk = mget(&p, "master_key", &mk_in);
-
-	if (mk) {
-		if (kf)
-			return merr(&p, mk_in, "master_key", NULL, "give the keys inline or in "
-				    "key_file = '%s', not both", kf);
-		uint8_t k[HTOE_MACSEC_KEY_MAX];
-		int kn = parse_hex(mk, k, sizeof(k)), r = set_master(&p, k, kn, mk_in, "master_key",
-								       NULL);
-
-		explicit_bzero(k, sizeof(k));
-		if (r)
-			return -1;
-		any_key = true;
-	}
-
-	for (unsigned i = 0; i < 5; i++) {
-		static const char *const names[] = { "key", "key0", "key1", "key2", "key3" };
-
-		if (!(v = mget(&p, names[i], &in)))
-			continue;
-		if (kf)
-			return merr(&p, in, names[i], NULL, "give the keys inline or in key_file = "
-				    "'%s', not both", kf);
-		uint8_t k[HTOE_MACSEC_KEY_MAX];
-		int kn = parse_hex(v, k, sizeof(k)), r = set_key(&p, i ? i - 1 : 0, k, kn, in,
-								names[i], NULL);
-
-		explicit_bzero(k, sizeof(k));
-		if (r)
-			return -1;
-		any_key = true;
-	}
-	if (kf) {
-		if (load_key_file(&p, kf, kf_in, &salt_given))
-			return -1;
-		any_key = true;
-	}
-	if (!any_key) {
-		(void)mget(&p, "enable", &in);
-		return merr(&p, in, mc->pairwise ? "master_key" : "key", NULL,
-			    "MACsec is on but no key is given (%s, or key_file = PATH)",
-			    mc->pairwise ? "master_key = HEX" : "key = HEX, key0..key3");
-	}
-	if (mc->pairwise && pairwise_finish(&p, mk_in, kf_in, kf))
-		return -1;
-	if (salt_given && !htoe_macsec_cipher_xpn(mc->cipher))
-		return merr(&p, kf_in, "key_file", kf, "only XPN cipher suites use a salt");
-	if ((v = mget(&p, "an", &in))) {
-		if (parse_u64_dec(v, &u) || u > 3)
-			return merr(&p, in, "an", v, "out of range 0..3");
-		mc->an = (unsigned)u;
-	}
-	if (!mc->has_key[mc->an])
-		return merr(&p, v ? in : p.sect, "an", v ? v : "0 (default)",
-			    "no key for AN %u (key%u)", mc->an, mc->an);
-	if ((v = mget(&p, "rekey_after", &in))) {
-		unsigned nk = 0;
-
-		if (parse_u64_dec(v, &u))
-			return merr(&p, in, "rekey_after", v, "not a number of frames");
-		for (unsigned a = 0; a < HTOE_MACSEC_AN_COUNT; a++)
-			nk += mc->has_key[a];
-		if (u && nk < 2)
-			return merr(&p, in, "rekey_after", v, "rolling over needs keys for at least "
-				    "two ANs (key0..key3)");
-		mc->rekey_after = u;
-	}
-	return 0;
-}
-
-void br_macsec_cfg_wipe(struct br_macsec_cfg *mc)
-{
-	explicit_bzero(mc->key, sizeof(mc->key));
-	explicit_bzero(mc->has_key, sizeof(mc->has_key));
-	explicit_bzero(mc->pw_tx, sizeof(mc->pw_tx));
-	explicit_bzero(mc->pw_rx, sizeof(mc->pw_rx));
-	explicit_bzero(mc->master, sizeof(mc->master));
-}
-
 /* ------------------------------------------------------------ runtime */
-
-struct br_macsec_peer_pub {
-	struct htoe_macsec_rx_sc_stats s;
-	uint64_t an_ok[HTOE_MACSEC_AN_COUNT];
-};
-
-/* The snapshot: u64 words, relaxed atomics. */
-struct br_macsec_pub {
-	struct htoe_macsec_stats s;
-	uint64_t tx_an[HTOE_MACSEC_AN_COUNT];   /* OutPkts{Protected,Encrypted} per TX SA */
-	uint64_t rx_an_ok[HTOE_MACSEC_AN_COUNT];/* InPktsOK per AN, all peers */
-	uint64_t encoding_an, rekeys, changeovers, pn_threshold, pn_exhausted;
-	uint64_t rx_pn_exhausted, tx_failed, events_lost;
-	uint64_t tx_no_pair;             /* pairwise: frame to a node without a pairwise key */
-};
 
 struct br_macsec {
 	struct htoe_macsec *m;           /* the SecY: the RX SCs (and the TX SC, shared keys) */
@@ -847,19 +381,31 @@ void br_macsec_publish(struct br_drv *n)
 
 /* ------------------------------------------------------------ readers */
 
-static uint64_t ctr(const struct br_macsec_pub *p, size_t i)
+uint64_t br_macsec_counter(const struct br_macsec_pub *p, size_t i)
 {
 	return RD(*(const uint64_t *)((const uint8_t *)&p->s + htoe_macsec_counters[i].offset));
 }
 
-static const char *mode_name(const struct br_macsec_cfg *c)
+const char *br_macsec_mode_name(const struct br_macsec_cfg *c)
 {
 	return c->integrity_only ? "integrity" : "encrypt";
 }
 
-static const char *keys_name(const struct br_macsec_cfg *c)
+const char *br_macsec_keys_name(const struct br_macsec_cfg *c)
 {
 	return c->pairwise ? "pairwise" : "shared";
+}
+
+bool br_macsec_view(const struct br_drv *n, struct br_macsec_view *v)
+{
+	const struct br_macsec *ms = n->ms;
+
+	if (!ms)
+		return false;
+	v->cfg = ms->cfg;
+	v->backend = ms->backend;
+	v->pub = &ms->pub;
+	return true;
 }
 
 void br_macsec_print(FILE *f, const struct br_drv *n)
@@ -872,11 +418,11 @@ void br_macsec_print(FILE *f, const struct br_drv *n)
 		return;
 	p = &ms->pub;
 	fprintf(f, "          macsec %s %s, %s keys (%s), TX AN %" PRIu64 ", rekeys %" PRIu64 ":",
-		htoe_macsec_cipher_name(ms->cfg->cipher), mode_name(ms->cfg), keys_name(ms->cfg),
+		htoe_macsec_cipher_name(ms->cfg->cipher), br_macsec_mode_name(ms->cfg), br_macsec_keys_name(ms->cfg),
 		htoe_macsec_backend_name(ms->backend), RD(p->encoding_an), RD(p->rekeys));
 	/* the non-zero counters, in 802.1AE order */
 	for (size_t i = 0; i < htoe_macsec_counters_count; i++) {
-		uint64_t v = ctr(p, i);
+		uint64_t v = br_macsec_counter(p, i);
 
 		if (v && strstr(htoe_macsec_counters[i].name, "Octets") == NULL) {
 			fprintf(f, "%s %s %" PRIu64, any ? "," : "", htoe_macsec_counters[i].name, v);
@@ -900,7 +446,7 @@ static void json_counters(FILE *f, const struct br_macsec_pub *p)
 {
 	for (size_t i = 0; i < htoe_macsec_counters_count; i++)
 		fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", htoe_macsec_counters[i].name,
-			ctr(p, i));
+			br_macsec_counter(p, i));
 }
 
 static void json_an(FILE *f, const char *name, const uint64_t *v)
@@ -925,8 +471,8 @@ void br_macsec_json(struct br_app *a, FILE *f)
 		p = &ms->pub;
 		fprintf(f, "%s\"%u\":{\"cipher\":\"%s\",\"mode\":\"%s\",\"keys\":\"%s\","
 			"\"backend\":\"%s\",", first ? ",\"macsec\":{" : ",", n->id,
-			htoe_macsec_cipher_name(ms->cfg->cipher), mode_name(ms->cfg),
-			keys_name(ms->cfg), htoe_macsec_backend_name(ms->backend));
+			htoe_macsec_cipher_name(ms->cfg->cipher), br_macsec_mode_name(ms->cfg),
+			br_macsec_keys_name(ms->cfg), htoe_macsec_backend_name(ms->backend));
 		first = false;
 		json_counters(f, p);
 		json_an(f, "tx_an_protected", p->tx_an);
@@ -954,60 +500,4 @@ void br_macsec_json(struct br_app *a, FILE *f)
 	}
 	if (!first)
 		fputc('}', f);
-}
-
-/* /htoe/macsec[,NODE]: the counters of a node (default: the first with
- * MACsec on). */
-static int cb_macsec(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	const struct br_node *n = NULL;
-	char *end;
-	long id = -1;
-
-	(void)cmd;
-	if (params && *params) {
-		errno = 0;
-		id = strtol(params, &end, 0);
-		if (errno || *end || id < 0)
-			return br_tel_error(d, "bad parameter '%s': expected [NODE] (a number)",
-					    params);
-	}
-	for (unsigned i = 0; i < br_app->n_nodes && !n; i++)
-		if (br_app->nodes[i].drv.ms && (id < 0 || br_app->nodes[i].id == id))
-			n = &br_app->nodes[i];
-	if (!n)
-		return id < 0 ? br_tel_error(d, "no node with MACsec in this process")
-			      : br_tel_error(d, "no node %ld with MACsec in this process", id);
-	const struct br_macsec *ms = n->drv.ms;
-	const struct br_macsec_pub *p = &ms->pub;
-
-	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "node", n->id);
-	rte_tel_data_add_dict_string(d, "cipher", htoe_macsec_cipher_name(ms->cfg->cipher));
-	rte_tel_data_add_dict_string(d, "mode", mode_name(ms->cfg));
-	rte_tel_data_add_dict_string(d, "keys", keys_name(ms->cfg));
-	rte_tel_data_add_dict_string(d, "backend", htoe_macsec_backend_name(ms->backend));
-	for (size_t i = 0; i < htoe_macsec_counters_count; i++)
-		rte_tel_data_add_dict_u64(d, htoe_macsec_counters[i].name, ctr(p, i));
-	rte_tel_data_add_dict_u64(d, "encoding_an", RD(p->encoding_an));
-	rte_tel_data_add_dict_u64(d, "rekeys", RD(p->rekeys));
-	rte_tel_data_add_dict_u64(d, "pn_exhausted", RD(p->pn_exhausted));
-	rte_tel_data_add_dict_u64(d, "tx_failed", RD(p->tx_failed));
-	rte_tel_data_add_dict_u64(d, "tx_no_pair", RD(p->tx_no_pair));
-	for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++) {
-		char k[32];
-
-		snprintf(k, sizeof(k), "rx_an%u_ok", an);
-		rte_tel_data_add_dict_u64(d, k, RD(p->rx_an_ok[an]));
-		snprintf(k, sizeof(k), "tx_an%u_protected", an);
-		rte_tel_data_add_dict_u64(d, k, RD(p->tx_an[an]));
-	}
-	return 0;
-}
-
-int br_macsec_telemetry_register(void)
-{
-	return rte_telemetry_register_cmd("/htoe/macsec", cb_macsec,
-					  "MACsec counters of a node (802.1AE names). "
-					  "Parameters: [NODE]");
 }

@@ -3,11 +3,7 @@
  * docs/macsec.md ("Using MACsec in htoe-bridge") is the user guide and
  * docs/config.md the reference of the [macsec] / [macsec N] keys.
  *
- * Configuration: [macsec] applies to every [node N] of the file, [macsec N]
- * overrides it key by key for node N. The section is node N's own view of
- * the connectivity association: the SAKs (key0..key3, one per AN) it sends
- * with and expects from every peer, the SCI port it sends and expects, the
- * cipher suite. Two nodes whose views differ drop each other's frames.
+ * Configuration: macsec_cfg.h.
  *
  * Data path (worker.c): every frame htoe_frame_output writes is protected
  * in place in its mbuf (SecTAG into the headroom, ICV into the tailroom);
@@ -32,66 +28,7 @@
 #include <stdio.h>
 
 #include "htoe/htoe_macsec.h"
-
-#define BR_MACSEC_MAX_PEERS 65u   /* BR_MAX_MEMBERS */
-#define BR_MACSEC_WHERE_MAX 1300u
-
-struct br_macsec_cfg {
-	bool     enabled;
-	enum htoe_macsec_cipher cipher;
-	bool     integrity_only;
-	enum htoe_macsec_backend backend;
-	bool     include_sci;          /* SC=1: SCI in every SecTAG (else ES=1) */
-	uint16_t sci_port;
-	uint32_t replay_window;
-	bool     has_key[HTOE_MACSEC_AN_COUNT]; /* the ANs with keys (pairwise: for
-	                                         * every peer, both directions) */
-	uint8_t  key[HTOE_MACSEC_AN_COUNT][HTOE_MACSEC_KEY_MAX];
-	size_t   key_len;
-	/* keys = pairwise: one SAK per ordered pair of nodes and AN, from
-	 * master_key (IEEE 802.1X-2010 KDF) or from "keyN A>B" key_file lines */
-	bool     pairwise;
-	uint8_t  pw_tx[BR_MACSEC_MAX_PEERS][HTOE_MACSEC_AN_COUNT][HTOE_MACSEC_KEY_MAX]; /* -> peer */
-	uint8_t  pw_rx[BR_MACSEC_MAX_PEERS][HTOE_MACSEC_AN_COUNT][HTOE_MACSEC_KEY_MAX]; /* peer -> */
-	bool     has_pw_tx[BR_MACSEC_MAX_PEERS][HTOE_MACSEC_AN_COUNT];
-	bool     has_pw_rx[BR_MACSEC_MAX_PEERS][HTOE_MACSEC_AN_COUNT];
-	uint8_t  master[HTOE_MACSEC_KEY_MAX];
-	size_t   master_len;               /* 0: no master_key */
-	unsigned an;                   /* the first encoding AN */
-	uint64_t rekey_after;          /* frames per TX SA before the next AN (0: never) */
-	uint64_t pn;                   /* first TX PN */
-	uint8_t  salt[HTOE_MACSEC_SALT_LEN];
-	uint16_t node_id;              /* SSCI of the TX SC (XPN) */
-	uint8_t  mac[6];
-	unsigned n_peers;              /* one RX SC each */
-	uint16_t peer_id[BR_MACSEC_MAX_PEERS];
-	uint8_t  peer_mac[BR_MACSEC_MAX_PEERS][6];
-	char     where[BR_MACSEC_WHERE_MAX]; /* "FILE:LINE: [macsec N]" or "... [macsec]" */
-};
-
-/* The configuration reader config.c hands to br_macsec_parse (its `where`
- * conventions: "FILE:LINE: [sect] key = 'value': message"). */
-struct br_cfg_src {
-	void *ctx;
-	/* the value of key in sect, else in fb; *in: the section it came from */
-	const char *(*get)(void *ctx, const char *sect, const char *fb, const char *key,
-			   const char **in);
-	/* writes "ORIGIN: [sect] key = 'val': msg" as the error; returns -1 */
-	int (*error)(void *ctx, const char *sect, const char *key, const char *val,
-		     const char *msg);
-	/* "ORIGIN: [sect]" */
-	void (*where)(void *ctx, const char *sect, char *buf, size_t len);
-};
-
-/* Parses [macsec N] over [macsec] for node `id` (its MAC, and the members
- * it exchanges frames with) into *mc. Reads a key_file (refused if group or
- * others may read or write it). 0, or -1 with the error written by src. */
-int br_macsec_parse(const struct br_cfg_src *src, uint16_t id, const uint8_t mac[6],
-		    unsigned n_peers, const uint16_t *peer_id, const uint8_t (*peer_mac)[6],
-		    struct br_macsec_cfg *mc);
-
-/* Wipes the keys of a configuration. */
-void br_macsec_cfg_wipe(struct br_macsec_cfg *mc);
+#include "macsec_cfg.h"
 
 struct br_app;
 struct br_drv;
@@ -113,9 +50,37 @@ const uint8_t *br_macsec_rx(struct br_drv *d, struct rte_mbuf *m, const uint8_t 
 /* Owner lcore: events (PN exhaustion lines on stderr) and the snapshot. */
 void br_macsec_publish(struct br_drv *d);
 
-/* Readers (main lcore, telemetry): from the published snapshot. */
+/* The snapshot br_macsec_publish writes: u64 words, read with relaxed
+ * atomic loads (br_rd) by the main lcore and the telemetry thread. */
+struct br_macsec_peer_pub {
+	struct htoe_macsec_rx_sc_stats s;
+	uint64_t an_ok[HTOE_MACSEC_AN_COUNT];
+};
+
+/* The snapshot: u64 words, relaxed atomics. */
+struct br_macsec_pub {
+	struct htoe_macsec_stats s;
+	uint64_t tx_an[HTOE_MACSEC_AN_COUNT];   /* OutPkts{Protected,Encrypted} per TX SA */
+	uint64_t rx_an_ok[HTOE_MACSEC_AN_COUNT];/* InPktsOK per AN, all peers */
+	uint64_t encoding_an, rekeys, changeovers, pn_threshold, pn_exhausted;
+	uint64_t rx_pn_exhausted, tx_failed, events_lost;
+	uint64_t tx_no_pair;             /* pairwise: frame to a node without a pairwise key */
+};
+
+/* What readers see of a node's MACsec: false when it is off. */
+struct br_macsec_view {
+	const struct br_macsec_cfg *cfg;
+	enum htoe_macsec_backend backend;
+	const struct br_macsec_pub *pub;
+};
+bool br_macsec_view(const struct br_drv *d, struct br_macsec_view *v);
+/* The i-th counter of htoe_macsec_counters[] in the snapshot */
+uint64_t br_macsec_counter(const struct br_macsec_pub *p, size_t i);
+const char *br_macsec_mode_name(const struct br_macsec_cfg *c);  /* encrypt, integrity */
+const char *br_macsec_keys_name(const struct br_macsec_cfg *c);  /* shared, pairwise */
+
+/* Readers (main lcore): from the published snapshot. */
 void br_macsec_print(FILE *f, const struct br_drv *d);
 void br_macsec_json(struct br_app *a, FILE *f);  /* ,"macsec":{...} or nothing */
-int br_macsec_telemetry_register(void);
 
 #endif

@@ -6,6 +6,8 @@
  *                             all VLs in brief, or one in full
  *   /htoe/map[,NODE[,FIRST]]  the address map and peer table of a node,
  *                             100 ranges per reply from FIRST
+ *   /htoe/macsec[,NODE]       the MACsec counters of a node (macsec.c's
+ *                             snapshot, br_macsec_view)
  * Bad parameters (junk, a node not in this process, no VL to that peer) are
  * answered with {"error": "..."} saying which (br_tel_error).
  * The callbacks run in the telemetry thread and read only the published
@@ -320,6 +322,62 @@ static int cb_map(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* /htoe/macsec[,NODE]: the counters of a node (default: the first with
+ * MACsec on). */
+static int cb_macsec(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const struct br_node *n = NULL;
+	struct br_macsec_view v;
+	char *end;
+	long id = -1;
+
+	(void)cmd;
+	if (params && *params) {
+		errno = 0;
+		id = strtol(params, &end, 0);
+		if (errno || *end || id < 0)
+			return br_tel_error(d, "bad parameter '%s': expected [NODE] (a number)",
+					    params);
+	}
+	for (unsigned i = 0; i < br_app->n_nodes && !n; i++)
+		if (br_macsec_view(&br_app->nodes[i].drv, &v) && (id < 0 || br_app->nodes[i].id == id))
+			n = &br_app->nodes[i];
+	if (!n)
+		return id < 0 ? br_tel_error(d, "no node with MACsec in this process")
+			      : br_tel_error(d, "no node %ld with MACsec in this process", id);
+	const struct br_macsec_pub *p = v.pub;
+
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "node", n->id);
+	rte_tel_data_add_dict_string(d, "cipher", htoe_macsec_cipher_name(v.cfg->cipher));
+	rte_tel_data_add_dict_string(d, "mode", br_macsec_mode_name(v.cfg));
+	rte_tel_data_add_dict_string(d, "keys", br_macsec_keys_name(v.cfg));
+	rte_tel_data_add_dict_string(d, "backend", htoe_macsec_backend_name(v.backend));
+	for (size_t i = 0; i < htoe_macsec_counters_count; i++)
+		rte_tel_data_add_dict_u64(d, htoe_macsec_counters[i].name, br_macsec_counter(p, i));
+	rte_tel_data_add_dict_u64(d, "encoding_an", RD(p->encoding_an));
+	rte_tel_data_add_dict_u64(d, "rekeys", RD(p->rekeys));
+	rte_tel_data_add_dict_u64(d, "pn_exhausted", RD(p->pn_exhausted));
+	rte_tel_data_add_dict_u64(d, "tx_failed", RD(p->tx_failed));
+	rte_tel_data_add_dict_u64(d, "tx_no_pair", RD(p->tx_no_pair));
+	for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++) {
+		char k[32];
+
+		snprintf(k, sizeof(k), "rx_an%u_ok", an);
+		rte_tel_data_add_dict_u64(d, k, RD(p->rx_an_ok[an]));
+		snprintf(k, sizeof(k), "tx_an%u_protected", an);
+		rte_tel_data_add_dict_u64(d, k, RD(p->tx_an[an]));
+	}
+	return 0;
+}
+
+static int macsec_register(void)
+{
+	return rte_telemetry_register_cmd("/htoe/macsec", cb_macsec,
+					  "MACsec counters of a node (802.1AE names). "
+					  "Parameters: [NODE]");
+}
+
 int br_telemetry_register(struct br_app *a)
 {
 	int r;
@@ -334,6 +392,6 @@ int br_telemetry_register(struct br_app *a)
 		r = rte_telemetry_register_cmd("/htoe/map", cb_map,
 					       "Address map and peers. Parameters: [node id[,first range]]");
 	if (!r)
-		r = br_macsec_telemetry_register();
+		r = macsec_register();
 	return r;
 }

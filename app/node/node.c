@@ -431,11 +431,3 @@ bool htnode_busy(const struct htnode *nd)
 {
 	return htoe_busy(nd->b) || nd->rsp_n || ht_req_outstanding(&nd->req);
 }
-
-bool htnode_workloads_done(const struct htnode *nd)
-{
-	for (unsigned i = 0; i < nd->n_wl; i++)
-		if (nd->wl[i] && !ht_wl_done(nd->wl[i]))
-			return false;
-	return true;
-}

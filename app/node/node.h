@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bench/lat_hist.h"
+#include "common/lat_hist.h"
 #include "htmodel/ht_requester.h"
 #include "htmodel/ht_target.h"
 #include "htmodel/ht_workload.h"
@@ -103,13 +103,13 @@ struct htnode {
 int htnode_init(struct htnode *nd, struct htoe *b, uint8_t bridge_ubase, uint8_t bridge_units,
 		unsigned n_unitids, uint8_t first_unitid, struct ht_workload **wl, unsigned n_wl);
 
-/* Re-initialise the requester (UnitIDs first..first+n-1) and drop the
- * response queue: a node restart. Returns 0 or -EINVAL. */
 /* Fill c->incarnation (non-zero) and c->nonce_key from getrandom(2): a
  * real node calls this at every start, so that its peers see a restart
  * (htoe-sim uses seeded values instead). 0, or -1 with the reason in err. */
 int htnode_random_incarnation(struct htoe_config *c, char *err, size_t errlen);
 
+/* Re-initialise the requester (UnitIDs first..first+n-1) and drop the
+ * response queue: a node restart. Returns 0 or -EINVAL. */
 int htnode_reset_requester(struct htnode *nd, unsigned n_unitids, uint8_t first_unitid);
 
 /*
@@ -128,8 +128,5 @@ unsigned htnode_poll(struct htnode *nd, uint64_t now);
 /* Work left on the local side or in the bridge: queued responses,
  * outstanding requests, htoe_busy(). */
 bool htnode_busy(const struct htnode *nd);
-
-/* Every workload done (ht_wl_done) or absent. */
-bool htnode_workloads_done(const struct htnode *nd);
 
 #endif

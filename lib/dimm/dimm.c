@@ -204,13 +204,6 @@ struct dimm_client {
 	_Atomic int why;
 };
 
-const char *dimm_op_name(int op)
-{
-	static const char *const n[] = { "read", "write", "fadd", "cas", "flush" };
-
-	return op >= 0 && op < DIMM_OP__COUNT ? n[op] : "?";
-}
-
 bool dimm_reset_retryable(int status, uint8_t ht_err)
 {
 	return status == -EPIPE || (status == -EIO && ht_err == HT_RSP_TARGET_ABORT);

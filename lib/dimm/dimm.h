@@ -136,7 +136,6 @@ enum dimm_op_type {
 	DIMM_OP_FLUSH,
 	DIMM_OP__COUNT
 };
-const char *dimm_op_name(int op);
 
 #define DIMM_F_SYNC 0x01u   /* write: non-posted (TgtDone), complete when applied */
 

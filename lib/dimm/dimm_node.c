@@ -36,18 +36,6 @@ int dimm_node_bind(struct dimm_node *n, int h, struct dimm_client *c)
 	return -ENOSPC;
 }
 
-void dimm_node_unbind(struct dimm_node *n, int h)
-{
-	if (h < 0 || h >= (int)HTOE_LEASE_MAX)
-		return;
-	memset(n->bind[h], 0, sizeof(n->bind[h]));
-	for (unsigned k = 0; k < n->n_bound; k++)
-		if (n->bound[k] == h) {
-			n->bound[k] = n->bound[--n->n_bound];
-			break;
-		}
-}
-
 static void lose(struct dimm_node *n, int h, int why)
 {
 	for (unsigned i = 0; i < DIMM_NODE_BIND_MAX; i++) {

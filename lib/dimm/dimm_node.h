@@ -50,8 +50,6 @@ void dimm_node_init(struct dimm_node *n, const struct dimm_node_cfg *cfg);
 unsigned dimm_node_poll(struct dimm_node *n, uint64_t now);
 /* Bind a client to a lessee lease handle: 0, -EINVAL, -ENOSPC. */
 int dimm_node_bind(struct dimm_node *n, int lease_handle, struct dimm_client *c);
-/* Forget the clients of a lease (before htoe_lease_forget / client free). */
-void dimm_node_unbind(struct dimm_node *n, int lease_handle);
 /* Earliest deadline of the bridge and the lease endpoint. */
 uint64_t dimm_node_next_deadline(const struct dimm_node *n);
 

@@ -736,11 +736,6 @@ void *dimm_pager_base(const struct dimm_pager *p)
 	return p->base;
 }
 
-size_t dimm_pager_size(const struct dimm_pager *p)
-{
-	return p->size;
-}
-
 int dimm_pager_fd(const struct dimm_pager *p)
 {
 	return p->fd;

@@ -241,7 +241,6 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 void dimm_pager_free(struct dimm_pager *p);
 
 void *dimm_pager_base(const struct dimm_pager *p);
-size_t dimm_pager_size(const struct dimm_pager *p);
 int dimm_pager_fd(const struct dimm_pager *p);  /* readable when a fault waits */
 /* "wp", "no-wp"; "poison", "sigsegv" */
 const char *dimm_pager_mode(const struct dimm_pager *p);

@@ -331,11 +331,6 @@ bool ht_wl_done(const struct ht_workload *w)
 	       (!w->cfg.sweep || w->sweep_next >= nblocks(w)) && !w->inflight;
 }
 
-unsigned ht_wl_inflight(const struct ht_workload *w)
-{
-	return w->inflight;
-}
-
 uint64_t ht_wl_check_image(const struct ht_workload *w, const uint8_t *mem)
 {
 	uint64_t diff = 0;

@@ -148,7 +148,6 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
 
 /* Every op generated, committed and completed. */
 bool ht_wl_done(const struct ht_workload *w);
-unsigned ht_wl_inflight(const struct ht_workload *w);
 /* Bytes where mem (size bytes, the window) differs from the shadow. */
 uint64_t ht_wl_check_image(const struct ht_workload *w, const uint8_t *mem);
 const struct ht_wl_stats *ht_wl_stats(const struct ht_workload *w);

@@ -107,23 +107,6 @@ const char *htoe_lease_status_name(int status)
 	}
 }
 
-const char *htoe_lease_state_name(int state)
-{
-	static const char *const n[] = { "free", "requesting", "active", "releasing",
-					 "released", "refused", "lost" };
-
-	return state >= 0 && state <= HTOE_LS_LOST ? n[state] : "?";
-}
-
-const char *htoe_lease_event_name(int type)
-{
-	static const char *const n[] = { "?", "granted", "refused", "lost", "released",
-					 "export_granted", "export_expired", "export_released",
-					 "export_revoked" };
-
-	return type >= 1 && type <= HTOE_LEV_EXPORT_REVOKED ? n[type] : "?";
-}
-
 /* ------------------------------------------------------------ state */
 
 enum { EXP_FREE = 0, EXP_ACTIVE, EXP_TOMB };

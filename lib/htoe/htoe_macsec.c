@@ -1136,8 +1136,9 @@ static void rx_sa_valid(struct htoe_macsec *m, struct rx_sc *sc, unsigned an, ui
 	}
 }
 
-/* The receive path. in: the frame; dst: where the plain frame goes (in
- * place: NULL, it starts at in + SecTAG length). */
+/* The receive path. in: the frame (len octets). In place (inplace: the
+ * writable frame, in == inplace): the plain frame starts at inplace + SecTAG
+ * length (*poff); else it goes to out[cap]. */
 static enum htoe_macsec_rx_status rx_process(struct htoe_macsec *m, uint8_t *inplace,
                                              const uint8_t *in, size_t len,
                                              uint8_t *out, size_t cap,

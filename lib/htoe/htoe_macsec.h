@@ -438,8 +438,10 @@ struct htoe_macsec_keyline {
 };
 enum htoe_macsec_keyline_kind htoe_macsec_keyline_parse(char *line,
                                                         struct htoe_macsec_keyline *kl);
-/* HEX (an even number of hex digits, optional 0x) into out[cap]: the
- * number of octets, or -1 (not hex, odd, empty, longer than cap). */
+/* HEX into out[cap]: an optional 0x, then octets of two hex digits, one ':'
+ * or '-' allowed between two octets (an SCI 024854000001:0001, a MAC
+ * 02:48:54:00:00:01). The number of octets, or -1 (not hex, an odd digit, a
+ * separator elsewhere, empty, longer than cap). */
 int htoe_macsec_unhex(const char *s, uint8_t *out, size_t cap);
 
 /* ---- events ----------------------------------------------------------------- */

@@ -132,16 +132,18 @@ int htoe_macsec_unhex(const char *s, uint8_t *out, size_t cap)
 
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		s += 2;
-	if (!*s || strlen(s) % 2)
-		return -1;
-	for (; *s; s += 2) {
-		int hi = hexval((unsigned char)s[0]), lo = hexval((unsigned char)s[1]);
+	for (;;) {
+		int hi = hexval((unsigned char)s[0]), lo = hi < 0 ? -1 : hexval((unsigned char)s[1]);
 
 		if (hi < 0 || lo < 0 || n == cap)
 			return -1;
 		out[n++] = (uint8_t)(hi << 4 | lo);
+		s += 2;
+		if (!*s)
+			return (int)n;
+		if (*s == ':' || *s == '-')   /* one separator between octets */
+			s++;
 	}
-	return (int)n;
 }
 
 /* "keyN A>B" / "key A>B" (AN 0) */

@@ -52,6 +52,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "htoe/htoe.h"
 #include "htoe/htoe_wire.h"
 
 #define HTOE_RETRY_WINDOW_MAX 4096u
@@ -113,8 +114,8 @@
  * A lossy path whose peer answers costs retransmissions, never a reset.
  *  Selective mode needs per-sequence-number memory that the caller
  *  allocates once (htoe_retry_attach); the module still allocates nothing.
+ *  The mode's enum (enum htoe_retry_mode) is in htoe.h, the public API.
  */
-enum htoe_retry_mode { HTOE_RETRY_GBN = 0, HTOE_RETRY_SELECTIVE = 1 };
 
 /* One entry per sequence number modulo the scoreboard size (private). */
 struct htoe_retry_sb {

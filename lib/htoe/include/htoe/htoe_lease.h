@@ -158,7 +158,6 @@ enum htoe_lease_state {
 	HTOE_LS_REFUSED,      /* terminal: status says why */
 	HTOE_LS_LOST,         /* terminal: renewal refused (status) or unanswered (TIMEOUT) */
 };
-const char *htoe_lease_state_name(int state);
 
 struct htoe_lease_info {
 	uint8_t  state;        /* enum htoe_lease_state */
@@ -185,7 +184,6 @@ enum htoe_lease_event_type {
 	HTOE_LEV_EXPORT_RELEASED, /* lessor: released by its lessee, memory free again */
 	HTOE_LEV_EXPORT_REVOKED,  /* lessor: its lessee restarted, memory free again */
 };
-const char *htoe_lease_event_name(int type);
 
 struct htoe_lease_event {
 	uint8_t  type;         /* enum htoe_lease_event_type */

@@ -4,7 +4,8 @@
  * power of two is split into 32 buckets (at most 3.1 % relative error), up
  * to 2^41 ns (~37 minutes; larger values land in the last bucket). Exact
  * count, sum, min and max are kept besides. Used by app/node (read round
- * trips of the bridge's workload) and by htoe-bench (TCP ping-pong).
+ * trips of the bridge's workload) and by htoe-bench (TCP ping-pong);
+ * tested by tests/test_lat_hist.c.
  */
 #ifndef LAT_HIST_H
 #define LAT_HIST_H

@@ -36,7 +36,6 @@
 
 #include "htmodel/ht_packet.h"
 #include "htoe/htoe_map.h"
-#include "htoe/htoe_retry.h"
 #include "htoe/htoe_wire.h"
 
 #define HTOE_MAX_PEERS 64
@@ -46,6 +45,9 @@ struct htoe_pcp {
 	uint16_t node;
 	uint8_t  pcp;
 };
+
+/* Go-Back-N or selective retry of a VL (htoe_retry.h has the rules). */
+enum htoe_retry_mode { HTOE_RETRY_GBN = 0, HTOE_RETRY_SELECTIVE = 1 };
 
 struct htoe_config {
 	uint16_t node_id;
