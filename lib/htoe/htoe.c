@@ -164,6 +164,7 @@ static int vl_init(struct htoe *b, struct htoe_vl *v, const struct htoe_map_peer
 	memset(v, 0, sizeof(*v));
 	v->active = &b->active;
 	v->active_bit = 1ull << (v - b->vl);
+	v->touched = &b->touched;
 	v->node = pc->node;
 	memcpy(v->mac, pc->mac, 6);
 	v->pcp = pcp_of(c, pc->node);
@@ -259,6 +260,7 @@ struct htoe *htoe_new(const struct htoe_config *cfg, char *err, size_t errlen)
 		htoe_reset_begin(b, &b->vl[i], true, 0);
 		b->vl[i].st.resets = 0; /* the first handshake is not a reset */
 	}
+	b->st.vl_resets = 0;
 	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
 		/* room for every pooled buffer, plus locally generated packets:
 		 * loopback and error responses (at most one per outstanding tag) */
@@ -963,6 +965,8 @@ void htoe_handle_expiry(struct htoe *b, uint64_t now)
 
 		if (v->state != HTOE_VL_UP)
 			continue;
+		if (now >= htoe_retry_next_deadline(&v->rt))
+			b->touched |= v->active_bit; /* a timer fires: the VL changes */
 		if (htoe_retry_tx_timer(&v->rt, now) == HTOE_RETRY_LIMIT)
 			htoe_reset_begin(b, v, false, now);
 		v->st.credit_starved_ns = 0;
@@ -1060,7 +1064,9 @@ unsigned htoe_busy(const struct htoe *b)
 	return n;
 }
 
-int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen)
+/* The checks of the VLs in `vls` (a set of VL bits) and of what the bridge
+ * shares between them. */
+static int check_vls(const struct htoe *b, uint64_t vls, char *err, size_t errlen)
 {
 	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
 		const struct htoe_lq *q = &b->lq[vc];
@@ -1073,8 +1079,8 @@ int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen)
 	}
 	if (b->n_vl == 0)
 		return 0;
-	for (unsigned i = 0; i < b->n_vl; i++) {
-		const struct htoe_vl *v = &b->vl[i];
+	for (uint64_t m = vls; m; m &= m - 1) {
+		const struct htoe_vl *v = &b->vl[__builtin_ctzll(m)];
 
 		/* a VL out of the active set has nothing to do */
 		if (!(b->active & v->active_bit) && htoe_encap_deadline(b, v) != UINT64_MAX) {
@@ -1105,6 +1111,24 @@ int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen)
 	}
 	return htoe_credit_check(&b->pool, &b->vl[0].crx, b->n_vl, sizeof(struct htoe_vl),
 				 err, errlen);
+}
+
+static uint64_t all_vls(const struct htoe *b)
+{
+	return b->n_vl >= 64 ? ~0ull : (1ull << b->n_vl) - 1;
+}
+
+int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen)
+{
+	return check_vls(b, all_vls(b), err, errlen);
+}
+
+int htoe_check_invariants_changed(struct htoe *b, char *err, size_t errlen)
+{
+	uint64_t vls = b->touched & all_vls(b);
+
+	b->touched = 0;
+	return check_vls(b, vls, err, errlen);
 }
 
 int htoe_vl_reset(struct htoe *b, uint16_t node, bool cold, uint64_t now)

@@ -115,6 +115,7 @@ struct htoe_vl {
 
 	uint64_t *active;            /* the bridge's set of VLs with work (htoe.active) */
 	uint64_t active_bit;         /* this VL's bit in it */
+	uint64_t *touched;           /* VLs changed since the last check (htoe.touched) */
 
 	struct htoe_vl_stats st;
 };
@@ -126,6 +127,7 @@ struct htoe_vl {
 static inline void htoe_vl_wake(struct htoe_vl *v)
 {
 	*v->active |= v->active_bit;
+	*v->touched |= v->active_bit;
 }
 
 /* An HT packet on its way to the local HT side. */
@@ -169,6 +171,9 @@ struct htoe {
 	unsigned rr;                 /* round-robin start for framing */
 	uint64_t active;             /* VLs that may have work: bit i = vl[i]
 	                              * (n_vl <= HTOE_MAX_PEERS = 64) */
+	uint64_t touched;            /* VLs that may have changed since the last
+	                              * htoe_check_invariants_changed(): woken,
+	                              * framed for, or a timer fired */
 
 	struct htoe_rxpool pool;
 	struct htoe_tagremap tags;        /* pending-request table (remote -> local tags) */

@@ -57,6 +57,7 @@ static void vl_cleanup(struct htoe *b, struct htoe_vl *v, bool cold)
 	v->stall_since = 0;
 	v->st.selective = 0; /* until the handshake agrees again */
 	v->st.resets++;
+	b->st.vl_resets++;
 }
 
 /* ------------------------------------------------------------- nonces */
