@@ -67,12 +67,13 @@ int htoe_config_check(const struct htoe_config *c, size_t *field, char *err, siz
 		CFG_ERR(F(mtu), "mtu %u out of range %u..%u", c->mtu, HTOE_MTU_MIN, HTOE_MTU_MAX);
 	if (c->mtu < HTOE_HDR_LEN + HT_MAX_PKT_LEN)
 		CFG_ERR(F(mtu), "mtu %u cannot carry a %u-byte HT packet", c->mtu, HT_MAX_PKT_LEN);
-	if (c->n_unitids < 1 || c->unitid_base + c->n_unitids + 1u > HT_UNITIDS)
-		CFG_ERR(F(unitid_base), "unitid_base %u + n_unitids %u (+1 for Flush) exceeds UnitID 31",
-			c->unitid_base, c->n_unitids);
 	if (!c->map)
 		CFG_ERR(SIZE_MAX, "no address map");
 	n_vl = htoe_map_peer_count(c->map);
+	if (c->n_unitids < 1 || c->unitid_base + c->n_unitids + htoe_flush_units(n_vl) > HT_UNITIDS)
+		CFG_ERR(F(unitid_base), "unitid_base %u + n_unitids %u (+%u for Flush with %u peers) "
+			"exceeds UnitID 31", c->unitid_base, c->n_unitids, htoe_flush_units(n_vl),
+			n_vl);
 	if (n_vl > HTOE_MAX_PEERS)
 		CFG_ERR(SIZE_MAX, "%u peers, at most %u", n_vl, HTOE_MAX_PEERS);
 	if (c->map->local_node != c->node_id)
@@ -228,6 +229,7 @@ struct htoe *htoe_new(const struct htoe_config *cfg, char *err, size_t errlen)
 	b->map = cfg->map;
 	b->n_vl = htoe_map_peer_count(cfg->map);
 	b->flush_unitid = (uint8_t)(cfg->unitid_base + cfg->n_unitids);
+	b->flush_subs = (uint8_t)(32 * htoe_flush_units(b->n_vl));
 
 	if (htoe_rxpool_init(&b->pool, cfg->rx_bufs, cfg->reserve, cfg->max_per_vl,
 			     b->n_vl ? b->n_vl : 1) != 0) {
@@ -493,7 +495,7 @@ static int local_flush(struct htoe *b, const struct ht_pkt *req, uint64_t now)
 	for (slot = 0; slot < HTOE_FLUSH_MAX; slot++)
 		if (!b->flush[slot].used)
 			break;
-	for (unsigned i = 0; i < HTOE_FLUSH_MAX; i++)
+	for (unsigned i = 0; i < b->flush_subs; i++)
 		free_subs += b->flush_sub[i] < 0;
 	if (slot == HTOE_FLUSH_MAX || free_subs < need)
 		return -EAGAIN;
@@ -525,8 +527,8 @@ static int local_flush(struct htoe *b, const struct ht_pkt *req, uint64_t now)
 		while (b->flush_sub[sub] >= 0)
 			sub++;
 		b->flush_sub[sub] = (int8_t)slot;
-		fl.unitid = b->flush_unitid;
-		fl.srctag = sub;
+		fl.unitid = (uint8_t)(b->flush_unitid + sub / 32);
+		fl.srctag = sub % 32;
 		htoe_np_info_from_req(&fl, &np);
 		htoe_outstanding_add(&b->out, fl.unitid, fl.srctag, (uint16_t)i, v->epoch, &np,
 				     now);

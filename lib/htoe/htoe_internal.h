@@ -152,6 +152,10 @@ struct htoe_lq {
 
 #define HTOE_NO_VL 0xFFFFu
 #define HTOE_FLUSH_MAX 32u   /* local Flushes fanned out to several VLs at once */
+/* A Flush forwarded to VL i waits on its own (UnitID, SrcTag): a node with
+ * more than 32 peers needs a second UnitID for them (32 SrcTags each). */
+#define HTOE_FLUSH_SUBS 64u
+static inline unsigned htoe_flush_units(unsigned n_vl) { return n_vl > 32 ? 2u : 1u; }
 
 /* A local Flush forwarded to several VLs: answered when all have answered. */
 struct htoe_flush {
@@ -185,8 +189,10 @@ struct htoe {
 	struct htoe_local_sink sink;      /* local side served from the frame (or zeroed) */
 
 	struct htoe_flush flush[HTOE_FLUSH_MAX];
-	int8_t   flush_sub[HTOE_FLUSH_MAX];  /* SrcTag of a forwarded Flush -> flush[] (-1 free) */
-	uint8_t  flush_unitid;            /* UnitID of forwarded Flushes */
+	/* a forwarded Flush's (UnitID - flush_unitid) * 32 + SrcTag -> flush[] (-1 free) */
+	int8_t   flush_sub[HTOE_FLUSH_SUBS];
+	uint8_t  flush_unitid;            /* first UnitID of forwarded Flushes */
+	uint8_t  flush_subs;              /* sub-tags in use: 32 x htoe_flush_units() */
 
 	struct htoe_ctrlq ctrl_rx;
 	uint64_t nonce_ctr;               /* input of the nonce PRF, never repeats */
@@ -206,6 +212,14 @@ struct htoe {
 
 	struct htoe_stats st;
 };
+
+/* The sub-tag of a forwarded Flush's (UnitID, SrcTag), -1: not one. */
+static inline int htoe_flush_sub_of(const struct htoe *b, uint8_t unitid, uint8_t srctag)
+{
+	unsigned sub = (unsigned)(uint8_t)(unitid - b->flush_unitid) * 32u + srctag;
+
+	return sub < b->flush_subs ? (int)sub : -1;
+}
 
 static inline struct htoe_vl *htoe_vl_by_node(const struct htoe *b, uint16_t node)
 {
