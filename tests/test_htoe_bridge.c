@@ -21,7 +21,7 @@
 
 #define MEM_BASE 0x100000ull
 #define MEM_SIZE 0x100000ull
-#define MAXN 4
+#define MAXN 40
 #define US 1000ull
 
 struct tnode {
@@ -573,6 +573,56 @@ static void test_flush_behind_unsent_and_stalled(void **state)
 	assert_int_equal(r.kind, HT_K_TGTDONE);
 	assert_int_equal(r.srctag, 6);
 	assert_int_equal(ht_pkt_rsp_err(&r), HT_RSP_TARGET_ABORT);
+	free_nodes();
+}
+
+/* a pool with a reserve for many peers */
+static void many_peers(struct htoe_config *c)
+{
+	c->reserve = 4;
+	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
+		c->rx_bufs[vc][0] = c->rx_bufs[vc][1] = 4 * MAXN + 64;
+}
+
+/* A Flush after posted writes to more peers than one UnitID has SrcTags
+ * (32) is forwarded to every one of them (a second UnitID carries the rest)
+ * and answered once all have answered; it was refused for ever before. */
+static void test_flush_many_peers(void **state)
+{
+	struct ht_pkt p, q, r;
+	unsigned writes = 0, flushes = 0;
+
+	(void)state;
+	mk_nodes(MAXN, many_peers);
+	bring_up();
+	for (uint16_t k = 2; k <= MAXN; k++) {
+		mk_write(&p, gaddr(k, 0x40), true, 1, 0);
+		assert_int_equal(local_in(1, &p, 0), 0);
+	}
+	mk_flush(&p, 1, 7);
+	assert_int_equal(local_in(1, &p, 0), 0);
+	pump(0, HTOE_TX_FLUSH, NULL, NULL);
+	for (uint16_t k = 2; k <= MAXN; k++) {
+		while (local_out(k, &q, 0)) {
+			if (q.kind == HT_K_WRSIZED) {
+				writes++;
+				continue;
+			}
+			assert_int_equal(q.kind, HT_K_FLUSH);
+			flushes++;
+			mk_answer(&q, &r);
+			assert_int_equal(local_in(k, &r, 0), 0);
+		}
+	}
+	assert_int_equal(writes, MAXN - 1);
+	assert_int_equal(flushes, MAXN - 1);
+	assert_false(local_out(1, &r, 0)); /* no answer before the peers answered */
+	pump(0, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(local_out(1, &r, 0));
+	assert_int_equal(r.kind, HT_K_TGTDONE);
+	assert_int_equal(r.srctag, 7);
+	assert_int_equal(ht_pkt_rsp_err(&r), HT_RSP_OK);
+	assert_false(local_out(1, &r, 0));
 	free_nodes();
 }
 
@@ -2656,6 +2706,7 @@ int main(void)
 		cmocka_unit_test(test_pending_table_backpressure),
 		cmocka_unit_test(test_per_vl_backpressure_and_stall),
 		cmocka_unit_test(test_flush_behind_unsent_and_stalled),
+		cmocka_unit_test(test_flush_many_peers),
 		cmocka_unit_test(test_reset_poisons_only_that_vl),
 		cmocka_unit_test(test_np_timeout_and_late_response),
 		cmocka_unit_test(test_drops),

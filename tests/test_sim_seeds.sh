@@ -5,7 +5,7 @@
 #
 # usage: test_sim_seeds.sh HTOE_SIM [SCALE]
 #   SCALE: seeds per profile are multiplied by it (default 1; the sanitizer
-#   build uses a smaller one). With SCALE 1 the sweep runs 476 seeds.
+#   build uses a smaller one). With SCALE 1 the sweep runs 478 seeds.
 # To run millions of seeds, see docs/simulator.md.
 set -u
 sim=$1
@@ -53,6 +53,9 @@ profiles=(
   "incast-fair|2|.incast.senders == 7 and .incast.jain >= 0.99 and .incast.ratio >= 0.9|--incast --nodes 8 --transactions 10000"
   "incast-8-loss|10|.incast.senders == 7 and .frames_dropped > 0 and .retransmits > 0|--incast --nodes 8 --transactions 4000 --loss 0.01"
   "incast-32-loss|4|.incast.senders == 31 and .frames_dropped > 0 and .retransmits > 0|--incast --nodes 32 --transactions 1000 --loss 0.01"
+  # rack scale: 64 nodes, every node a requester and a target of all others (4032 VLs); a Flush
+  # after posted writes to more than 32 peers must be forwarded and answered
+  "rack-64|2|.nodes == 64 and .vls == 4032 and .retransmits > 0 and .frames_reordered > 0|--nodes 64 --transactions 20000 --loss 0.01 --reorder 0.01"
   "incast-taildrop|6|.egress_drops > 0 and .retransmits > 0|--incast --nodes 16 --transactions 2000 --egress-buf 3000 --jitter 2000"
 )
 

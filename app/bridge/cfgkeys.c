@@ -208,7 +208,8 @@ static const struct cfg_key keys[] = {
 	  "first UnitID of the bridge's own tag space (remote requests)"),
 	K(B | N, "bridge_unitids", CFG_UINT, 1, 8, "4", 0, ND, bc.n_unitids, NULL,
 	  "UnitIDs of the bridge: 32 pending remote requests each; one more UnitID "
-	  "(`unitid_base + bridge_unitids`) is used for Flush; all must be ≤ 31"),
+	  "(`unitid_base + bridge_unitids`) is used for Flush, two with more than 32 peers; "
+	  "all must be ≤ 31"),
 	K(B | N, "requester_unitids", CFG_UINT, 1, HT_REQ_MAX_UNITIDS, "4", 0, ND, req_unitids,
 	  NULL, "the local requester's UnitIDs 1..N (32 tags each); must stay below "
 	  "`unitid_base`"),

@@ -172,10 +172,13 @@ struct node {
 	bool in_burst[64];
 	uint64_t burst_until[64];   /* burst in time (cfg.burst_ns): lost until then */
 	uint64_t seen_resets[64];   /* VL reset counter snapshot, by peer index */
+	uint64_t seen_vl_resets;    /* the bridge's total of them at the last look */
 	uint64_t issued_at[HT_REQ_MAX_UNITIDS + 1][HT_REQ_TAGS]; /* NP request issue time */
 	uint64_t stall_until;       /* not polled before this (stall impairment) */
 	struct fev *rxq;            /* RX ring: frames that arrived while stalled */
 	unsigned rxq_head, rxq_n;
+	uint64_t wake_at;           /* its next deadline (or the end of its stall) */
+	unsigned hpos;              /* its place in the deadline heap */
 };
 
 struct sim {
@@ -184,6 +187,12 @@ struct sim {
 	struct ht_rand rng;
 	struct node *n;
 	struct fheap heap;
+	/* the driver visits only nodes with work: `due` holds the nodes to
+	 * poll at this time (a frame arrived, a scenario event), the node heap
+	 * orders all nodes by their next deadline */
+	uint64_t due;
+	unsigned nheap[64];
+	unsigned done_from;         /* all_done(): where the last scan stopped */
 	uint64_t now, last_progress;
 	uint64_t progress_bound;  /* no progress for longer: a deadlock */
 	uint64_t slice_size;
@@ -192,6 +201,45 @@ struct sim {
 	pcap_dumper_t *dump;
 	uint8_t buf[SIM_FRAME_CAP];
 };
+
+/* The nodes by wake_at, smallest first (index order among equals, so that
+ * the run does not depend on the heap's shape): a node whose deadline or
+ * stall end changed is moved to its place. */
+static bool node_before(const struct sim *s, unsigned a, unsigned b)
+{
+	return s->n[a].wake_at < s->n[b].wake_at ||
+	       (s->n[a].wake_at == s->n[b].wake_at && a < b);
+}
+
+static void nheap_set(struct sim *s, unsigned pos, unsigned node)
+{
+	s->nheap[pos] = node;
+	s->n[node].hpos = pos;
+}
+
+static void nheap_fix(struct sim *s, unsigned node)
+{
+	unsigned n = s->cfg->nodes, i = s->n[node].hpos;
+
+	while (i > 0 && node_before(s, node, s->nheap[(i - 1) / 2])) {
+		nheap_set(s, i, s->nheap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		unsigned l = 2 * i + 1, r = l + 1, m = node;
+
+		if (l < n && node_before(s, s->nheap[l], m))
+			m = s->nheap[l];
+		if (r < n && node_before(s, s->nheap[r], m))
+			m = s->nheap[r];
+		if (m == node)
+			break;
+		unsigned mi = s->n[m].hpos;
+		nheap_set(s, i, m);
+		i = mi;
+	}
+	nheap_set(s, i, node);
+}
 
 static void violation(struct sim *s, const char *what, unsigned src, unsigned dst)
 {
@@ -333,6 +381,7 @@ static int bridge_new(struct sim *s, struct node *nd, char *err, size_t errlen)
 	memset(nd->seen_resets, 0, sizeof(nd->seen_resets));
 	if (progress_bound(&c) > s->progress_bound)
 		s->progress_bound = progress_bound(&c);
+	nd->seen_vl_resets = 0;
 	return nd->core.b ? 0 : -1;
 }
 
@@ -773,6 +822,10 @@ static const struct htnode_hooks sim_hooks = {
 /* A reset of a VL makes that slice pair's results uncertain. */
 static void note_resets(struct sim *s, struct node *nd)
 {
+	/* the VLs are looked at only when the bridge counted a reset */
+	if (htoe_get_stats(nd->core.b)->vl_resets == nd->seen_vl_resets)
+		return;
+	nd->seen_vl_resets = htoe_get_stats(nd->core.b)->vl_resets;
 	for (unsigned k = 0; k < s->cfg->nodes; k++) {
 		const struct htoe_vl_stats *vs;
 
@@ -808,7 +861,7 @@ static void node_step(struct sim *s, struct node *nd)
 	note_resets(s, nd);
 
 	char err[256];
-	if (htoe_check_invariants(nd->core.b, err, sizeof(err)) != 0) {
+	if (htoe_check_invariants_changed(nd->core.b, err, sizeof(err)) != 0) {
 		s->res->credit_errors++;
 		violation(s, err, nd->idx, nd->idx);
 	}
@@ -836,6 +889,7 @@ static void arrive(struct sim *s, struct fev *e)
 {
 	struct node *nd = &s->n[e->dst];
 
+	s->due |= 1ull << e->dst;
 	if (!nd->rxq || (!stalled(s, nd) && !nd->rxq_n)) {
 		deliver(s, nd, e);
 		return;
@@ -862,21 +916,48 @@ static void drain_rx_ring(struct sim *s, struct node *nd)
 	}
 }
 
-/* One scheduling step of a node: maybe it stalls, else it is polled. */
+/* One scheduling step of a node with work (a frame arrived, a deadline or
+ * the end of its stall came, a scenario event): maybe it stalls, else it is
+ * polled. Then its place in the deadline heap: when it next has work of its
+ * own. */
 static void node_turn(struct sim *s, struct node *nd)
 {
 	const struct sim_cfg *c = s->cfg;
 
-	if (stalled(s, nd))
-		return;
-	if (c->stall_prob > 0 && c->stall_max_ns && urand(s) < c->stall_prob) {
-		nd->stall_until = s->now + 1 + ht_rand_below(&s->rng, c->stall_max_ns);
-		s->res->stalls++;
-		s->res->stalled_ns += nd->stall_until - s->now;
-		return;
+	if (!stalled(s, nd)) {
+		if (c->stall_prob > 0 && c->stall_max_ns && urand(s) < c->stall_prob) {
+			nd->stall_until = s->now + 1 + ht_rand_below(&s->rng, c->stall_max_ns);
+			s->res->stalls++;
+			s->res->stalled_ns += nd->stall_until - s->now;
+		} else {
+			drain_rx_ring(s, nd);
+			node_step(s, nd);
+		}
 	}
-	drain_rx_ring(s, nd);
-	node_step(s, nd);
+	/* a stalled node's timers wait for the end of its stall */
+	nd->wake_at = stalled(s, nd) ? nd->stall_until : htoe_next_deadline(nd->core.b);
+	nheap_fix(s, nd->idx);
+}
+
+/* The nodes due now: those a frame or an event woke (s->due) and those whose
+ * deadline came (the heap's top part), each polled once, in index order. */
+static void due_from_heap(struct sim *s, unsigned pos)
+{
+	if (pos >= s->cfg->nodes || s->n[s->nheap[pos]].wake_at > s->now)
+		return;
+	s->due |= 1ull << s->nheap[pos];
+	due_from_heap(s, 2 * pos + 1);
+	due_from_heap(s, 2 * pos + 2);
+}
+
+static void run_due(struct sim *s)
+{
+	due_from_heap(s, 0);
+	uint64_t due = s->due;
+
+	s->due = 0;
+	for (; due; due &= due - 1)
+		node_turn(s, &s->n[__builtin_ctzll(due)]);
 }
 
 /* ------------------------------------------------------------ scenarios */
@@ -972,22 +1053,36 @@ static void forge_src(struct sim *s)
 		forge_one(s, mac3, 1, 2, types[i]);
 }
 
+/* Is item k of the run done? Items k = i * (nodes + 1) + d: node i's slice
+ * d (d < nodes), node i's bridge and requester (d == nodes). */
+static bool item_done(struct sim *s, unsigned k)
+{
+	unsigned i = k / (s->cfg->nodes + 1), d = k % (s->cfg->nodes + 1);
+	struct node *nd = &s->n[i];
+
+	if (d == s->cfg->nodes)
+		return !htnode_busy(&nd->core);
+	const struct slice *sl = &nd->sl[d];
+
+	if (sl->active && !ht_wl_done(&sl->wl))
+		return false;
+	/* posted writes still travelling (the sweep's reads, which follow
+	 * them, are off in incast runs) */
+	return sl->tainted || sl->fifo_head == sl->fifo_tail;
+}
+
+/* All items done? The scan starts at the item that was not done last time:
+ * while it is not, the answer costs one look, not one per node and slice. */
 static bool all_done(struct sim *s)
 {
-	for (unsigned i = 0; i < s->cfg->nodes; i++) {
-		struct node *nd = &s->n[i];
+	unsigned n = s->cfg->nodes * (s->cfg->nodes + 1);
 
-		if (htnode_busy(&nd->core))
+	for (unsigned j = 0; j < n; j++) {
+		unsigned k = (s->done_from + j) % n;
+
+		if (!item_done(s, k)) {
+			s->done_from = k;
 			return false;
-		for (unsigned d = 0; d < s->cfg->nodes; d++) {
-			const struct slice *sl = &nd->sl[d];
-
-			if (sl->active && !ht_wl_done(&sl->wl))
-				return false;
-			/* posted writes still travelling (the sweep's reads, which
-			 * follow them, are off in incast runs) */
-			if (!sl->tainted && sl->fifo_head != sl->fifo_tail)
-				return false;
 		}
 	}
 	return true;
@@ -1067,14 +1162,8 @@ static uint64_t next_event(struct sim *s)
 	const struct sim_cfg *c = s->cfg;
 	uint64_t t = s->heap.n ? s->heap.v[0].t : UINT64_MAX;
 
-	for (unsigned i = 0; i < c->nodes; i++) {
-		/* a stalled node's timers wait for the end of its stall */
-		uint64_t d = stalled(s, &s->n[i]) ? s->n[i].stall_until :
-			     htoe_next_deadline(s->n[i].core.b);
-
-		if (d < t)
-			t = d;
-	}
+	if (s->n[s->nheap[0]].wake_at < t)
+		t = s->n[s->nheap[0]].wake_at;
 	uint64_t ev[] = { c->partition_ns ? c->partition_at_ns : UINT64_MAX,
 			  c->partition_ns ? c->partition_at_ns + c->partition_ns : UINT64_MAX,
 			  c->restart_node >= 0 ? c->restart_at_ns : UINT64_MAX,
@@ -1149,27 +1238,38 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 			goto cfgerr;
 	if (slices_init(&s) != 0)
 		goto cfgerr;
+	/* every node is polled at the start; none has a deadline yet */
+	const uint64_t all = cfg->nodes == 64 ? ~0ull : (1ull << cfg->nodes) - 1;
+	for (unsigned i = 0; i < cfg->nodes; i++) {
+		s.n[i].wake_at = UINT64_MAX;
+		nheap_set(&s, i, i);
+	}
+	s.due = all;
 
 	for (;;) {
+		/* a scenario event: every node is polled */
 		if (!restarted && cfg->restart_node >= 0 && s.now >= cfg->restart_at_ns) {
 			restart_node(&s, (unsigned)cfg->restart_node);
 			restarted = true;
+			s.due = all;
 		}
 		if (!forged_reset && cfg->forge_reset_at_ns && s.now >= cfg->forge_reset_at_ns) {
 			forge_reset(&s);
 			forged_reset = true;
+			s.due = all;
 		}
 		if (!forged_src && cfg->forge_src_at_ns && s.now >= cfg->forge_src_at_ns) {
 			forge_src(&s);
 			forged_src = true;
+			s.due = all;
 		}
 		if (!reset_done && cfg->reset_node >= 0 && s.now >= cfg->reset_at_ns) {
 			htoe_vl_reset(s.n[cfg->reset_node].core.b, (uint16_t)(cfg->reset_peer + 1),
 				      false, s.now);
 			reset_done = true;
+			s.due = all;
 		}
-		for (unsigned i = 0; i < cfg->nodes; i++)
-			node_turn(&s, &s.n[i]);
+		run_due(&s);
 		if (all_done(&s))
 			break;
 		if (cfg->progress && res->completed - s.completed_at_progress >= cfg->progress_every) {

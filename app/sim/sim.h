@@ -73,9 +73,10 @@ struct sim_cfg {
 	uint16_t mtu;
 	int      retry_mode;       /* -1: library default; else enum htoe_retry_mode */
 
-	/* "node not polled": with probability stall_prob per scheduling step a
-	 * node is not polled for 1..stall_max_ns of virtual time (no frame
-	 * input, no timers, no local side); frames to it wait in its RX ring of
+	/* "node not polled": with probability stall_prob each time a node with
+	 * work (a frame, a deadline) is to be polled, it is not polled for
+	 * 1..stall_max_ns of virtual time (no frame input, no timers, no local
+	 * side); frames to it wait in its RX ring of
 	 * rx_ring frames (beyond that they are dropped) and are taken in bursts
 	 * of 32, each followed by a poll, when it runs again. */
 	double   stall_prob;

@@ -67,12 +67,13 @@ int htoe_config_check(const struct htoe_config *c, size_t *field, char *err, siz
 		CFG_ERR(F(mtu), "mtu %u out of range %u..%u", c->mtu, HTOE_MTU_MIN, HTOE_MTU_MAX);
 	if (c->mtu < HTOE_HDR_LEN + HT_MAX_PKT_LEN)
 		CFG_ERR(F(mtu), "mtu %u cannot carry a %u-byte HT packet", c->mtu, HT_MAX_PKT_LEN);
-	if (c->n_unitids < 1 || c->unitid_base + c->n_unitids + 1u > HT_UNITIDS)
-		CFG_ERR(F(unitid_base), "unitid_base %u + n_unitids %u (+1 for Flush) exceeds UnitID 31",
-			c->unitid_base, c->n_unitids);
 	if (!c->map)
 		CFG_ERR(SIZE_MAX, "no address map");
 	n_vl = htoe_map_peer_count(c->map);
+	if (c->n_unitids < 1 || c->unitid_base + c->n_unitids + htoe_flush_units(n_vl) > HT_UNITIDS)
+		CFG_ERR(F(unitid_base), "unitid_base %u + n_unitids %u (+%u for Flush with %u peers) "
+			"exceeds UnitID 31", c->unitid_base, c->n_unitids, htoe_flush_units(n_vl),
+			n_vl);
 	if (n_vl > HTOE_MAX_PEERS)
 		CFG_ERR(SIZE_MAX, "%u peers, at most %u", n_vl, HTOE_MAX_PEERS);
 	if (c->map->local_node != c->node_id)
@@ -164,6 +165,7 @@ static int vl_init(struct htoe *b, struct htoe_vl *v, const struct htoe_map_peer
 	memset(v, 0, sizeof(*v));
 	v->active = &b->active;
 	v->active_bit = 1ull << (v - b->vl);
+	v->touched = &b->touched;
 	v->node = pc->node;
 	memcpy(v->mac, pc->mac, 6);
 	v->pcp = pcp_of(c, pc->node);
@@ -227,6 +229,7 @@ struct htoe *htoe_new(const struct htoe_config *cfg, char *err, size_t errlen)
 	b->map = cfg->map;
 	b->n_vl = htoe_map_peer_count(cfg->map);
 	b->flush_unitid = (uint8_t)(cfg->unitid_base + cfg->n_unitids);
+	b->flush_subs = (uint8_t)(32 * htoe_flush_units(b->n_vl));
 
 	if (htoe_rxpool_init(&b->pool, cfg->rx_bufs, cfg->reserve, cfg->max_per_vl,
 			     b->n_vl ? b->n_vl : 1) != 0) {
@@ -259,6 +262,7 @@ struct htoe *htoe_new(const struct htoe_config *cfg, char *err, size_t errlen)
 		htoe_reset_begin(b, &b->vl[i], true, 0);
 		b->vl[i].st.resets = 0; /* the first handshake is not a reset */
 	}
+	b->st.vl_resets = 0;
 	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
 		/* room for every pooled buffer, plus locally generated packets:
 		 * loopback and error responses (at most one per outstanding tag) */
@@ -491,7 +495,7 @@ static int local_flush(struct htoe *b, const struct ht_pkt *req, uint64_t now)
 	for (slot = 0; slot < HTOE_FLUSH_MAX; slot++)
 		if (!b->flush[slot].used)
 			break;
-	for (unsigned i = 0; i < HTOE_FLUSH_MAX; i++)
+	for (unsigned i = 0; i < b->flush_subs; i++)
 		free_subs += b->flush_sub[i] < 0;
 	if (slot == HTOE_FLUSH_MAX || free_subs < need)
 		return -EAGAIN;
@@ -523,8 +527,8 @@ static int local_flush(struct htoe *b, const struct ht_pkt *req, uint64_t now)
 		while (b->flush_sub[sub] >= 0)
 			sub++;
 		b->flush_sub[sub] = (int8_t)slot;
-		fl.unitid = b->flush_unitid;
-		fl.srctag = sub;
+		fl.unitid = (uint8_t)(b->flush_unitid + sub / 32);
+		fl.srctag = sub % 32;
 		htoe_np_info_from_req(&fl, &np);
 		htoe_outstanding_add(&b->out, fl.unitid, fl.srctag, (uint16_t)i, v->epoch, &np,
 				     now);
@@ -1000,6 +1004,8 @@ void htoe_handle_expiry(struct htoe *b, uint64_t now)
 
 		if (v->state != HTOE_VL_UP)
 			continue;
+		if (now >= htoe_retry_next_deadline(&v->rt))
+			b->touched |= v->active_bit; /* a timer fires: the VL changes */
 		if (htoe_retry_tx_timer(&v->rt, now) == HTOE_RETRY_LIMIT)
 			htoe_reset_begin(b, v, false, now);
 		v->st.credit_starved_ns = 0;
@@ -1097,7 +1103,9 @@ unsigned htoe_busy(const struct htoe *b)
 	return n;
 }
 
-int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen)
+/* The checks of the VLs in `vls` (a set of VL bits) and of what the bridge
+ * shares between them. */
+static int check_vls(const struct htoe *b, uint64_t vls, char *err, size_t errlen)
 {
 	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
 		const struct htoe_lq *q = &b->lq[vc];
@@ -1110,8 +1118,8 @@ int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen)
 	}
 	if (b->n_vl == 0)
 		return 0;
-	for (unsigned i = 0; i < b->n_vl; i++) {
-		const struct htoe_vl *v = &b->vl[i];
+	for (uint64_t m = vls; m; m &= m - 1) {
+		const struct htoe_vl *v = &b->vl[__builtin_ctzll(m)];
 
 		/* a VL out of the active set has nothing to do */
 		if (!(b->active & v->active_bit) && htoe_encap_deadline(b, v) != UINT64_MAX) {
@@ -1142,6 +1150,24 @@ int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen)
 	}
 	return htoe_credit_check(&b->pool, &b->vl[0].crx, b->n_vl, sizeof(struct htoe_vl),
 				 err, errlen);
+}
+
+static uint64_t all_vls(const struct htoe *b)
+{
+	return b->n_vl >= 64 ? ~0ull : (1ull << b->n_vl) - 1;
+}
+
+int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen)
+{
+	return check_vls(b, all_vls(b), err, errlen);
+}
+
+int htoe_check_invariants_changed(struct htoe *b, char *err, size_t errlen)
+{
+	uint64_t vls = b->touched & all_vls(b);
+
+	b->touched = 0;
+	return check_vls(b, vls, err, errlen);
 }
 
 int htoe_vl_reset(struct htoe *b, uint16_t node, bool cold, uint64_t now)

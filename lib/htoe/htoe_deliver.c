@@ -97,7 +97,8 @@ int htoe_answer_local(struct htoe *b, const struct ht_pkt *req, enum ht_rsp_err 
 	return htoe_lq_push_pkt(b, &r);
 }
 
-/* One VL answered a forwarded Flush (sub: the SrcTag it was sent with):
+/* One VL answered a forwarded Flush (sub: (UnitID - flush_unitid) * 32 +
+ * SrcTag of the one it was sent):
  * the local requester's Flush is answered when every VL has answered, with
  * the worst error seen. */
 int htoe_flush_complete(struct htoe *b, uint8_t sub, enum ht_rsp_err err)
@@ -105,7 +106,7 @@ int htoe_flush_complete(struct htoe *b, uint8_t sub, enum ht_rsp_err err)
 	struct htoe_flush *f;
 	struct ht_pkt req;
 
-	if (sub >= HTOE_FLUSH_MAX || b->flush_sub[sub] < 0)
+	if (sub >= b->flush_subs || b->flush_sub[sub] < 0)
 		return -ENOENT;
 	f = &b->flush[b->flush_sub[sub]];
 	b->flush_sub[sub] = -1;
@@ -136,8 +137,9 @@ int htoe_remote_response(struct htoe *b, struct htoe_vl *v, const struct ht_desc
 		v->st.late_responses++;
 		return -ENOENT;
 	}
-	if (d->unitid == b->flush_unitid) {
-		htoe_flush_complete(b, d->srctag, (enum ht_rsp_err)d->rsp_err);
+	if (htoe_flush_sub_of(b, d->unitid, d->srctag) >= 0) {
+		htoe_flush_complete(b, (uint8_t)htoe_flush_sub_of(b, d->unitid, d->srctag),
+				    (enum ht_rsp_err)d->rsp_err);
 		return 1; /* consumed here: free its buffer */
 	}
 	if (b->sink.deliver && b->lq[HT_VC_R].head == b->lq[HT_VC_R].tail &&

@@ -376,6 +376,7 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 	}
 	if (v->regrant_due) {
 		v->regrant_due = false;
+		b->touched |= v->active_bit;
 		v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
 	}
 	if (htoe_retry_tx_in_goback(&v->rt)) { /* a frame to resend (see try_retransmit) */
@@ -447,6 +448,7 @@ int htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 
 		if (n != 0) {
 			b->rr = i + 1;
+			b->touched |= v->active_bit;
 			return n;
 		}
 		if (!vl_keeps_active(b, v))

@@ -116,6 +116,7 @@ struct htoe_vl {
 
 	uint64_t *active;            /* the bridge's set of VLs with work (htoe.active) */
 	uint64_t active_bit;         /* this VL's bit in it */
+	uint64_t *touched;           /* VLs changed since the last check (htoe.touched) */
 
 	struct htoe_vl_stats st;
 };
@@ -127,6 +128,7 @@ struct htoe_vl {
 static inline void htoe_vl_wake(struct htoe_vl *v)
 {
 	*v->active |= v->active_bit;
+	*v->touched |= v->active_bit;
 }
 
 /* An HT packet on its way to the local HT side. */
@@ -151,6 +153,10 @@ struct htoe_lq {
 
 #define HTOE_NO_VL 0xFFFFu
 #define HTOE_FLUSH_MAX 32u   /* local Flushes fanned out to several VLs at once */
+/* A Flush forwarded to VL i waits on its own (UnitID, SrcTag): a node with
+ * more than 32 peers needs a second UnitID for them (32 SrcTags each). */
+#define HTOE_FLUSH_SUBS 64u
+static inline unsigned htoe_flush_units(unsigned n_vl) { return n_vl > 32 ? 2u : 1u; }
 
 /* A local Flush forwarded to several VLs: answered when all have answered. */
 struct htoe_flush {
@@ -170,6 +176,9 @@ struct htoe {
 	unsigned rr;                 /* round-robin start for framing */
 	uint64_t active;             /* VLs that may have work: bit i = vl[i]
 	                              * (n_vl <= HTOE_MAX_PEERS = 64) */
+	uint64_t touched;            /* VLs that may have changed since the last
+	                              * htoe_check_invariants_changed(): woken,
+	                              * framed for, or a timer fired */
 
 	struct htoe_rxpool pool;
 	struct htoe_tagremap tags;        /* pending-request table (remote -> local tags) */
@@ -181,8 +190,10 @@ struct htoe {
 	struct htoe_local_sink sink;      /* local side served from the frame (or zeroed) */
 
 	struct htoe_flush flush[HTOE_FLUSH_MAX];
-	int8_t   flush_sub[HTOE_FLUSH_MAX];  /* SrcTag of a forwarded Flush -> flush[] (-1 free) */
-	uint8_t  flush_unitid;            /* UnitID of forwarded Flushes */
+	/* a forwarded Flush's (UnitID - flush_unitid) * 32 + SrcTag -> flush[] (-1 free) */
+	int8_t   flush_sub[HTOE_FLUSH_SUBS];
+	uint8_t  flush_unitid;            /* first UnitID of forwarded Flushes */
+	uint8_t  flush_subs;              /* sub-tags in use: 32 x htoe_flush_units() */
 
 	struct htoe_ctrlq ctrl_rx;
 	uint64_t nonce_ctr;               /* input of the nonce PRF, never repeats */
@@ -202,6 +213,14 @@ struct htoe {
 
 	struct htoe_stats st;
 };
+
+/* The sub-tag of a forwarded Flush's (UnitID, SrcTag), -1: not one. */
+static inline int htoe_flush_sub_of(const struct htoe *b, uint8_t unitid, uint8_t srctag)
+{
+	unsigned sub = (unsigned)(uint8_t)(unitid - b->flush_unitid) * 32u + srctag;
+
+	return sub < b->flush_subs ? (int)sub : -1;
+}
 
 static inline struct htoe_vl *htoe_vl_by_node(const struct htoe *b, uint16_t node)
 {

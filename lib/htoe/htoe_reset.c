@@ -64,6 +64,7 @@ static void vl_cleanup(struct htoe *b, struct htoe_vl *v, bool cold)
 	v->stall_since = 0;
 	v->st.selective = 0; /* until the handshake agrees again */
 	v->st.resets++;
+	b->st.vl_resets++;
 }
 
 /* ------------------------------------------------------------- nonces */
@@ -340,8 +341,9 @@ void htoe_poison_entry(struct htoe *b, const struct htoe_outstanding_entry *e,
 {
 	struct ht_pkt r;
 
-	if (e->unitid == b->flush_unitid) {
-		htoe_flush_complete(b, e->srctag, htoe_poison_err(why));
+	if (htoe_flush_sub_of(b, e->unitid, e->srctag) >= 0) {
+		htoe_flush_complete(b, (uint8_t)htoe_flush_sub_of(b, e->unitid, e->srctag),
+				    htoe_poison_err(why));
 		return;
 	}
 	if (htoe_poison_response(e, why, &r) != 0)

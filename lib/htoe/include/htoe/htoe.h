@@ -302,6 +302,7 @@ struct htoe_stats {
 	uint64_t ctrl_sent, ctrl_rcvd, ctrl_overflow; /* CTRL messages; received but queue full */
 	uint64_t acl_denied;          /* remote requests refused by the access table */
 	uint64_t peer_restarts;       /* new incarnations seen, all VLs (htoe_vl_stats) */
+	uint64_t vl_resets;           /* VL resets, all VLs (htoe_vl_stats.resets) */
 	uint64_t drops[HTOE_DROP__COUNT]; /* frames not attributable to a VL */
 };
 
@@ -355,5 +356,12 @@ unsigned htoe_busy(const struct htoe *b);
 /* Invariant checks used by tests and the simulator (credits conserved,
  * queue accounting); returns 0 or a negative value with a message. */
 int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen);
+
+/* The same checks of the VLs that may have changed since the previous call
+ * (something woke them, a frame was sent on them or a timer of theirs fired;
+ * the first call checks all) and of the shared receive pool: an idle VL is
+ * not visited, so a caller may check after every poll of a node with many
+ * peers. */
+int htoe_check_invariants_changed(struct htoe *b, char *err, size_t errlen);
 
 #endif
