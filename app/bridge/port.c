@@ -31,6 +31,7 @@
 #include <rte_dev.h>
 #include <rte_eth_ring.h>
 #include <rte_lcore.h>
+#include <rte_log.h>
 #include <rte_malloc.h>
 
 #include "bridge.h"
@@ -624,12 +625,19 @@ static int start_port(struct br_port *p)
 		"connection (not started yet, or still closing a previous client's); trying "
 		"again for up to %d s\n", p->cfg->where, p->name, sock[0] ? sock : "its socket",
 		MEMIF_CONNECT_S);
+	/* the driver's own message once, not once per try */
+	int lt = rte_log_register("pmd.net.memif"), lvl = lt >= 0 ? rte_log_get_level(lt) : -1;
+
+	if (lvl >= 0)
+		rte_log_set_level(lt, RTE_LOG_CRIT);
 	for (unsigned i = 0; i < MEMIF_CONNECT_S * 10 && r < 0 && !br_signals; i++) {
 		const struct timespec ts = { 0, 100 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);
 		r = rte_eth_dev_start(p->port_id);
 	}
+	if (lvl >= 0)
+		rte_log_set_level(lt, (uint32_t)lvl);
 	if (r == 0)
 		fprintf(stderr, "htoe-bridge: %s (%s): connected to the memif server\n",
 			p->cfg->where, p->name);
