@@ -32,6 +32,7 @@
 #include "eal_hint.h"
 #include "htoe_version.h"
 #include "out_file.h"
+#include "parse_num.h"
 
 struct br_app *br_app;
 
@@ -71,10 +72,9 @@ static void on_signal(int sig)
 
 static int parse_seconds(const char *s, uint64_t *ns)
 {
-	char *end;
-	double v = strtod(s, &end);
+	double v;
 
-	if (end == s || *end || !(v >= 0) || v > 1e9)
+	if (htoe_parse_double(s, 0, 1e9, &v))
 		return -1;
 	*ns = (uint64_t)(v * 1e9);
 	return 0;

@@ -222,6 +222,9 @@ static void run_implies(struct opts *o, const struct run_opts *ro)
 	o->no_plot = true;
 }
 
+/* the shortest --lease-ms */
+#define LEASE_MS_MIN 100u
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -349,6 +352,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				o->wl[k] = true;
 			}
 			free(dup);
+			if (!memchr(o->wl, true, sizeof(o->wl))) {
+				fprintf(stderr, "htoe-dimm: --workloads '%s': names no workload "
+					"(stream, gups, kv, sort, comma-separated)\n", optarg);
+				return -1;
+			}
 			break;
 		}
 		case 'N':
@@ -375,18 +383,23 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				o->clean_low = (unsigned)(u > DIMM_PAGER_CLEAN_MAX ? DIMM_PAGER_CLEAN_MAX : u);
 			else if (opt == 's')
 				o->spin_us = u;
-			else if (opt == 'l')
-				o->lease_ms = u < 10 ? 10 : u;
+			else if (opt == 'l' && u < LEASE_MS_MIN) {
+				/* renewed every third of it: a shorter lease expires
+				 * between two renewals on a busy machine */
+				fprintf(stderr, "htoe-dimm: --lease-ms '%s': at least %u (ms)\n",
+					optarg, LEASE_MS_MIN);
+				return -1;
+			} else if (opt == 'l')
+				o->lease_ms = u;
 			else
 				o->kill_after_faults = u;
 			break;
 		case 'd':
 			if (br_parse_duration(optarg, &u)) {
 				/* also plain seconds */
-				char *end;
-				double v = strtod(optarg, &end);
+				double v;
 
-				if (*end || !(v >= 0)) {
+				if (htoe_parse_double(optarg, 0, 1e9, &v)) {
 					fprintf(stderr, "htoe-dimm: --duration '%s'\n", optarg);
 					return -1;
 				}

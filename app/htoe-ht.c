@@ -412,11 +412,34 @@ static bool skip_line(const char *s, size_t n)
 	return true;
 }
 
+/* The longest input line: far more than any HT packet in hex or as JSON
+ * (a longer line is still read and reported as bad input), but an input
+ * without newlines must not grow a buffer without bound. */
+#define LINE_MAX_BYTES (1u << 20)
+
+/* One line of in (its newline included) into line[LINE_MAX_BYTES + 1]:
+ * its length, -1 at the end of the input, -2 when it is longer than
+ * LINE_MAX_BYTES. */
+static ssize_t read_line(FILE *in, char *line)
+{
+	size_t n = 0;
+	int c;
+
+	while ((c = getc(in)) != EOF) {
+		if (n == LINE_MAX_BYTES)
+			return -2;
+		line[n++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	line[n] = 0;
+	return n || c != EOF ? (ssize_t)n : -1;
+}
+
 static int run_lines(const char *path, line_fn fn)
 {
 	FILE *in = stdin;
-	char *line = NULL;
-	size_t cap = 0;
+	static char line[LINE_MAX_BYTES + 1];
 	ssize_t n;
 	unsigned long lineno = 0;
 	bool failed = false;
@@ -428,7 +451,7 @@ static int run_lines(const char *path, line_fn fn)
 			return 2;
 		}
 	}
-	while ((n = getline(&line, &cap, in)) >= 0) {
+	while ((n = read_line(in, line)) >= 0) {
 		struct sbuf o = { .n = 0 };
 		int r;
 
@@ -443,7 +466,14 @@ static int run_lines(const char *path, line_fn fn)
 			printf("%.*s\n", (int)o.n, o.s);
 		}
 	}
-	free(line);
+	if (n == -2) {
+		fprintf(stderr, "htoe-ht: %s:%lu: a line longer than %u bytes (is this a text file "
+			"of one packet per line?): refused\n", path && strcmp(path, "-") ? path :
+			"stdin", lineno + 1, LINE_MAX_BYTES);
+		if (in != stdin)
+			fclose(in);
+		return 2;
+	}
 	if (ferror(in)) {
 		fprintf(stderr, "htoe-ht: read error\n");
 		failed = true;

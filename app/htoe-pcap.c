@@ -1154,6 +1154,12 @@ static int cmd_keys(int argc, char **argv)
 			peers[n_peers++] = (uint16_t)x;
 		p = *end ? end + 1 : end;
 	}
+	if (!n_peers) {
+		/* a key file without a single pair protects nothing */
+		fprintf(stderr, "%s: --peers '%s': names no node other than --node %u\n", prog,
+		        peers_s, (unsigned)node);
+		return 2;
+	}
 	if (!any_an)
 		for (unsigned an = 0; an < HTOE_MACSEC_AN_COUNT; an++)
 			ans[an] = true;

@@ -77,10 +77,7 @@ static void usage(FILE *f)
 
 static int parse_prob(const char *s, double *v)
 {
-	char *end;
-
-	*v = strtod(s, &end);
-	return (end == s || *end || *v < 0 || *v > 1) ? -1 : 0;
+	return htoe_parse_double(s, 0, 1, v);
 }
 
 /* --incast: the reference run (node 2 alone, its share of the
@@ -189,7 +186,7 @@ int main(int argc, char **argv)
 		case 'm': bad = htoe_parse_u64(arg, &c.mem_per_node) || !c.mem_per_node; mem_set = 1; break;
 		case 'l': bad = parse_prob(arg, &c.loss); break;
 		case 'B': bad = parse_prob(arg, &c.burst_loss); break;
-		case 'L': c.burst_len = strtod(arg, NULL); bad = c.burst_len < 1; break;
+		case 'L': bad = htoe_parse_double(arg, 1, 1e9, &c.burst_len); break;
 		case 'U':
 			bad = htoe_parse_unsigned(arg, 0, 1, 60000000, &v);
 			c.burst_ns = v * 1000;
@@ -239,11 +236,15 @@ int main(int argc, char **argv)
 			c.stall_timeout_ns = 10000000000ull;
 			break;
 		case 'z': {
-			char *end;
+			const char *colon = strchr(arg, ':');
+			char prob[64];
 
-			c.stall_prob = strtod(arg, &end);
-			bad = end == arg || *end != ':' || c.stall_prob < 0 || c.stall_prob > 1 ||
-			      htoe_parse_u64(end + 1, &c.stall_max_ns) || !c.stall_max_ns;
+			bad = !colon || (size_t)(colon - arg) >= sizeof(prob);
+			if (!bad) {
+				snprintf(prob, sizeof(prob), "%.*s", (int)(colon - arg), arg);
+				bad = htoe_parse_double(prob, 0, 1, &c.stall_prob) ||
+				      htoe_parse_u64(colon + 1, &c.stall_max_ns) || !c.stall_max_ns;
+			}
 			break;
 		}
 		case 'Q': bad = htoe_parse_u64(arg, &v) || v < 1 || v > 1000000; c.rx_ring = (unsigned)v; break;

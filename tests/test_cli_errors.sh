@@ -82,6 +82,24 @@ expect "htoe-pcap --an -1" 2 "--an: '-1' is not a number" \
 expect "htoe-sim --pcap into a missing directory" 2 "cannot write pcap $T/no/x.pcap" \
 	"$APP/htoe-sim" --pcap "$T/no/x.pcap"
 
+# bounded input: a line without end, NaN, a capture that cannot be written,
+# a key file without a pair
+expect "htoe-ht decode /dev/zero (no newline)" 2 "/dev/zero:1: a line longer than 1048576 bytes" \
+	bash -c 'ulimit -v 500000; exec timeout 60 "$0" decode /dev/zero' "$APP/htoe-ht"
+{ echo 00000000; head -c 1100000 /dev/zero | tr '\0' 0; echo; } > "$T/long.txt"
+expect "htoe-ht decode: an over-long second line" 2 "long.txt:2: a line longer than" \
+	"$APP/htoe-ht" decode "$T/long.txt"
+for o in loss burst-loss; do
+	expect "htoe-sim --$o nan" 2 "bad value 'nan' for --$o" "$APP/htoe-sim" --$o nan
+done
+expect "htoe-sim --burst-len nan" 2 "bad value 'nan' for --burst-len" "$APP/htoe-sim" --burst-len nan
+expect "htoe-sim --pcap /dev/full" 2 "cannot write pcap /dev/full" \
+	"$APP/htoe-sim" --pcap /dev/full --transactions 2000 --quiet
+expect "htoe-pcap macsec-keys --peers ''" 2 "--peers '': names no node other than --node 0" \
+	"$APP/htoe-pcap" macsec-keys --node 0 --peers '' --out "$T/k" \
+	--master-key 000102030405060708090a0b0c0d0e0f
+[ -e "$T/k" ] && bad "htoe-pcap left a key file behind after refusing"
+
 if [ "$BRIDGE" = yes ]; then
 	EAL="-l 0 --no-huge -m 512 --no-pci --no-shconf --file-prefix $PREFIX-x --log-level=warning"
 	expect "htoe-dimm --json /nonexistent" 2 "htoe-dimm: --json: cannot write $T/no/x.json" \
@@ -99,6 +117,13 @@ if [ "$BRIDGE" = yes ]; then
 	expect "htoe-bench --plots /nonexistent/d/e" 2 "htoe-bench: --plots: cannot create the directory" \
 		"$APP/htoe-bench" --plots "$T/no/d"
 	expect "htoe-dimm --budgets 50,-1" 2 "budgets '50,-1'" "$APP/htoe-dimm" $EAL -- --budgets 50,-1
+	expect "htoe-dimm --lease-ms 0" 2 "--lease-ms '0': at least 100" \
+		"$APP/htoe-dimm" $EAL -- --lease-ms 0
+	expect "htoe-dimm --workloads ," 2 "--workloads ',': names no workload" \
+		"$APP/htoe-dimm" $EAL -- --workloads ,
+	expect "htoe-dimm --duration nan" 2 "--duration 'nan'" "$APP/htoe-dimm" $EAL -- --duration nan
+	expect "htoe-bridge --duration nan" 2 "--duration 'nan': not seconds" \
+		"$APP/htoe-bridge" $EAL -- --duration nan
 	expect "htoe-bridge --transactions -1" 2 "--transactions '-1': not a count" \
 		"$APP/htoe-bridge" $EAL -- --transactions -1
 

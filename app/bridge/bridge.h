@@ -66,6 +66,8 @@ struct br_port {
 	const struct rte_eth_rxtx_callback *hub_cb; /* hub: switches member-to-member frames */
 	struct rte_eth_dev_tx_buffer *txb;
 	uint64_t tx_refused;                /* by the tx buffer callback */
+	bool     peer_mem;                  /* memif: its rings live in memory a peer owns */
+	uint64_t peer_mem_faults;           /* bursts cut short: that memory went away */
 	struct impair *imp_tx, *imp_rx;
 	int      cap_idx;                   /* index of its dumpers, -1: not captured */
 };
@@ -164,6 +166,12 @@ int br_ports_start(struct br_app *a, char *err, size_t errlen);
 void br_ports_stop(struct br_app *a);
 /* Sends what p's TX buffer holds; a hub then switches it to its members. */
 void br_port_flush(struct br_port *p);
+/* Receives up to n frames from p; m into p's TX buffer. A port whose rings
+ * are in a peer's shared memory (memif) survives that memory vanishing
+ * under a burst (the peer died): the burst ends, its frames are lost and
+ * counted (peer_mem_faults, tx_refused). */
+uint16_t br_port_rx(struct br_port *p, struct rte_mbuf **pkts, uint16_t n);
+void br_port_tx(struct br_port *p, struct rte_mbuf *m);
 
 /* capture.c */
 int br_capture_open(struct br_app *a, char *err, size_t errlen);

@@ -137,7 +137,7 @@ static void wire_tx(struct br_drv *d, struct rte_mbuf *m, uint64_t now)
 		br_capture_copy(d, m, true, now);
 	d->c->tx_frames++;
 	d->c->tx_bytes += rte_pktmbuf_pkt_len(m);
-	rte_eth_tx_buffer(p->port_id, 0, p->txb, m);
+	br_port_tx(p, m);
 }
 
 static struct rte_mbuf *copy_frame(struct br_drv *d, const struct rte_mbuf *m)
@@ -213,7 +213,7 @@ unsigned br_drv_rx(struct br_drv *d, uint64_t now)
 {
 	struct br_port *p = d->port;
 	struct rte_mbuf *pkts[BR_MAX_BURST], *m;
-	uint16_t nb = rte_eth_rx_burst(p->port_id, 0, pkts, d->burst);
+	uint16_t nb = br_port_rx(p, pkts, d->burst);
 	unsigned moved = nb;
 
 	for (uint16_t i = 0; i < nb; i++) {

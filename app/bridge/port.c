@@ -19,8 +19,11 @@
 #include <glob.h>
 #include <inttypes.h>
 #include <net/if.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_bus.h>
@@ -28,6 +31,7 @@
 #include <rte_dev.h>
 #include <rte_eth_ring.h>
 #include <rte_lcore.h>
+#include <rte_log.h>
 #include <rte_malloc.h>
 
 #include "bridge.h"
@@ -390,9 +394,118 @@ static uint16_t hub_rx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, ui
 	return keep;
 }
 
+
+/* ------------------------------------------- memory a peer owns (memif) */
+
+/* A memif port's rings and buffers are in shared memory the client
+ * created. When the client dies, the EAL interrupt thread tears the
+ * connection down and unmaps that memory, and a burst running at that
+ * moment on an lcore (memif checks "connected" only when it starts)
+ * faults; a client may also truncate its memory file (SIGBUS). A burst
+ * on such a port therefore runs armed: the fault ends the burst (its
+ * frames are lost, and counted) instead of the process. A fault anywhere
+ * else goes to the handler that was there before (the default, or a
+ * sanitizer's). */
+static __thread sigjmp_buf guard_jmp;
+static __thread volatile sig_atomic_t guard_armed;
+static struct sigaction guard_old[2]; /* SIGSEGV, SIGBUS */
+
+static void guard_fault(int sig, siginfo_t *si, void *uc)
+{
+	const struct sigaction *old = &guard_old[sig == SIGBUS];
+
+	if (guard_armed) {
+		guard_armed = 0;
+		siglongjmp(guard_jmp, 1);
+	}
+	if (old->sa_flags & SA_SIGINFO) {
+		old->sa_sigaction(sig, si, uc);
+	} else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+		old->sa_handler(sig);
+	} else {
+		/* the default action, once the faulting access runs again */
+		signal(sig, SIG_DFL);
+	}
+}
+
+static int guard_install(void)
+{
+	static bool done;
+	struct sigaction sa;
+
+	if (done)
+		return 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = guard_fault;
+	/* SA_NODEFER: the jump out leaves the signal unblocked */
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, &guard_old[0]) || sigaction(SIGBUS, &sa, &guard_old[1]))
+		return -1;
+	done = true;
+	return 0;
+}
+
+static void guard_tripped(struct br_port *p, const char *what)
+{
+	if (p->peer_mem_faults++ == 0)
+		fprintf(stderr, "htoe-bridge: %s (%s): the peer's shared memory went away during "
+			"a %s burst (the peer died or truncated it); its frames are lost and the "
+			"port waits for the peer to connect again\n", p->cfg->where, p->name, what);
+}
+
+uint16_t br_port_rx(struct br_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t nb;
+
+	if (!p->peer_mem)
+		return rte_eth_rx_burst(p->port_id, 0, pkts, n);
+	if (sigsetjmp(guard_jmp, 0)) {
+		guard_tripped(p, "receive");
+		return 0; /* the mbufs of that burst are lost with it */
+	}
+	guard_armed = 1;
+	nb = rte_eth_rx_burst(p->port_id, 0, pkts, n);
+	guard_armed = 0;
+	return nb;
+}
+
+/* After a fault inside a TX burst the buffer's frames are neither sent
+ * nor safely freeable (the PMD may have freed some): they are dropped
+ * from the buffer and counted. */
+static void guard_tx_lost(struct br_port *p)
+{
+	guard_tripped(p, "transmit");
+	p->tx_refused += p->txb->length;
+	p->txb->length = 0;
+}
+
+void br_port_tx(struct br_port *p, struct rte_mbuf *m)
+{
+	if (!p->peer_mem) {
+		rte_eth_tx_buffer(p->port_id, 0, p->txb, m);
+		return;
+	}
+	if (sigsetjmp(guard_jmp, 0)) {
+		guard_tx_lost(p);
+		return;
+	}
+	guard_armed = 1;
+	rte_eth_tx_buffer(p->port_id, 0, p->txb, m);
+	guard_armed = 0;
+}
+
 void br_port_flush(struct br_port *p)
 {
-	rte_eth_tx_buffer_flush(p->port_id, 0, p->txb);
+	if (!p->peer_mem) {
+		rte_eth_tx_buffer_flush(p->port_id, 0, p->txb);
+	} else if (sigsetjmp(guard_jmp, 0)) {
+		guard_tx_lost(p);
+	} else {
+		guard_armed = 1;
+		rte_eth_tx_buffer_flush(p->port_id, 0, p->txb);
+		guard_armed = 0;
+	}
 	if (p->hub_tx)
 		hub_switch(p);
 }
@@ -464,6 +577,15 @@ int br_ports_create(struct br_app *a, char *err, size_t errlen)
 			return -1;
 		}
 		rte_eth_tx_buffer_init(p->txb, (uint16_t)a->cfg.burst);
+		if (!strcmp(info.driver_name, "net_memif")) {
+			p->peer_mem = true;
+			if (guard_install()) {
+				snprintf(err, errlen, "%s (%s): cannot install the handler that "
+					 "guards its bursts: %s", p->cfg->where, p->name,
+					 strerror(errno));
+				return -1;
+			}
+		}
 		/* frames the port does not take are freed and counted */
 		rte_eth_tx_buffer_set_err_callback(p->txb, rte_eth_tx_buffer_count_callback,
 						   &p->tx_refused);
@@ -479,6 +601,47 @@ int br_ports_create(struct br_app *a, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+/* How long a memif client tries to connect: its server may be starting,
+ * or still closing the connection of a client that died. */
+#define MEMIF_CONNECT_S 10
+
+/* rte_eth_dev_start; a memif client whose server refuses the connection
+ * tries again every 100 ms for MEMIF_CONNECT_S seconds (a signal ends
+ * that). */
+static int start_port(struct br_port *p)
+{
+	char role[16], sock[108];
+	int r = rte_eth_dev_start(p->port_id);
+
+	if (r == 0 || !p->peer_mem)
+		return r;
+	devarg(strchr(p->cfg->dev, ','), "role", role, sizeof(role));
+	if (!strcmp(role, "server"))
+		return r;
+	devarg(strchr(p->cfg->dev, ','), "socket", sock, sizeof(sock));
+	fprintf(stderr, "htoe-bridge: %s (%s): the memif server at %s does not accept the "
+		"connection (not started yet, or still closing a previous client's); trying "
+		"again for up to %d s\n", p->cfg->where, p->name, sock[0] ? sock : "its socket",
+		MEMIF_CONNECT_S);
+	/* the driver's own message once, not once per try */
+	int lt = rte_log_register("pmd.net.memif"), lvl = lt >= 0 ? rte_log_get_level(lt) : -1;
+
+	if (lvl >= 0)
+		rte_log_set_level(lt, RTE_LOG_CRIT);
+	for (unsigned i = 0; i < MEMIF_CONNECT_S * 10 && r < 0 && !br_signals; i++) {
+		const struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		r = rte_eth_dev_start(p->port_id);
+	}
+	if (lvl >= 0)
+		rte_log_set_level(lt, (uint32_t)lvl);
+	if (r == 0)
+		fprintf(stderr, "htoe-bridge: %s (%s): connected to the memif server\n",
+			p->cfg->where, p->name);
+	return r;
 }
 
 int br_ports_start(struct br_app *a, char *err, size_t errlen)
@@ -552,10 +715,11 @@ int br_ports_start(struct br_app *a, char *err, size_t errlen)
 				fprintf(stderr, "%s: %s (%s): promiscuous mode: %s\n",
 					br_prog(), p->cfg->where, p->name, rte_strerror(-r));
 		}
-		r = rte_eth_dev_start(p->port_id);
+		r = start_port(p);
 		if (r < 0) {
-			snprintf(err, errlen, "%s (%s): start: %s", p->cfg->where, p->name,
-				 rte_strerror(-r));
+			snprintf(err, errlen, "%s (%s): start: %s%s", p->cfg->where, p->name,
+				 rte_strerror(-r), p->peer_mem ? " (is the memif server running, "
+				 "at the socket this client names?)" : "");
 			return -1;
 		}
 		p->started = true;
@@ -575,7 +739,7 @@ void br_ports_stop(struct br_app *a)
 		if (p->started) {
 			/* what is still in the RX queue (bounded: net_null never ends) */
 			for (unsigned k = 0; k <= p->cfg->rxd / BR_MAX_BURST; k++) {
-				nb = rte_eth_rx_burst(p->port_id, 0, pkts, BR_MAX_BURST);
+				nb = br_port_rx(p, pkts, BR_MAX_BURST);
 				if (!nb)
 					break;
 				rte_pktmbuf_free_bulk(pkts, nb);

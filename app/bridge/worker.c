@@ -278,16 +278,19 @@ static void control(struct br_app *a, struct br_ctl *ctl, uint64_t now)
 	}
 	if (sigs != ctl->seen_signals) {
 		ctl->seen_signals = sigs;
-		if (sigs >= 2 || phase == BR_FINISH) {
+		if (sigs >= 2) {
 			fprintf(stderr, "htoe-bridge: second signal: quitting now\n");
 			a->incomplete = !all_done;
 			set_phase(a, BR_QUIT);
 			return;
 		}
+		/* the first signal drains, also when --duration began the drain */
 		fprintf(stderr, "htoe-bridge: signal: finishing the operations in flight "
 			"(again to quit at once)\n");
-		set_phase(a, phase = BR_FINISH);
-		ctl->finish_ns = now;
+		if (phase != BR_FINISH) {
+			set_phase(a, phase = BR_FINISH);
+			ctl->finish_ns = now;
+		}
 	}
 	if (phase == BR_RUN && a->cfg.duration_ns && now >= a->cfg.duration_ns) {
 		set_phase(a, phase = BR_FINISH);

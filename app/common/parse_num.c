@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,5 +44,21 @@ int htoe_parse_u64_list(const char *s, char sep, uint64_t *out, unsigned n)
 			return -1;
 		s = e + 1;
 	}
+	return 0;
+}
+
+int htoe_parse_double(const char *s, double min, double max, double *out)
+{
+	double v;
+	char *end;
+
+	if (!s || !*s || isspace((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	/* NaN compares false with everything: !(v >= min) refuses it */
+	if (errno || end == s || *end || !isfinite(v) || !(v >= min) || !(v <= max))
+		return -1;
+	*out = v;
 	return 0;
 }

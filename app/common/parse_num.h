@@ -20,4 +20,9 @@ int htoe_parse_u64(const char *s, uint64_t *out);
  * (n = 3, sep ':'), into out[0..n-1]. -1 on anything else. */
 int htoe_parse_u64_list(const char *s, char sep, uint64_t *out, unsigned n);
 
+/* Parses s as a finite decimal number in [min, max] into *out. Refused
+ * (-1, *out unchanged): an empty string, leading blanks, trailing
+ * characters, NaN, an infinity, a value outside [min, max]. */
+int htoe_parse_double(const char *s, double min, double max, double *out);
+
 #endif

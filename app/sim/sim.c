@@ -1308,6 +1308,12 @@ cfgerr:
 	snprintf(res->first_violation, sizeof(res->first_violation), "setup: %.240s", err);
 	rc = -1;
 out:
+	/* a capture that could not be written is a failed run, not a quiet one */
+	if (s.dump && (pcap_dump_flush(s.dump) || ferror(pcap_dump_file(s.dump)))) {
+		snprintf(res->first_violation, sizeof(res->first_violation),
+			 "cannot write pcap %.200s: %s", cfg->pcap_path, strerror(errno));
+		rc = -1;
+	}
 	if (s.dump)
 		pcap_dump_close(s.dump);
 	if (s.pcap)
