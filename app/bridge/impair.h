@@ -2,12 +2,9 @@
  * impair: a seeded network impairment stage, sans-I/O.
  *
  * For every frame that passes a point (a port's TX or RX), impair_decide()
- * says what happens to it: dropped (independent loss, or a loss burst of a
- * mean number of frames or, with burst_us, of a time: a switch that drops
- * everything for a while),
- * corrupted (one random bit flipped), delayed (fixed delay + uniform
- * jitter), held back so that later frames overtake it (reordering) and/or
- * delivered twice (duplication), or dropped because it falls in the outage
+ * says what happens to it, by the one impairment model (app/common/
+ * impair_model.h: loss, bursts in frames or in time, corruption, delay,
+ * reordering, duplication), or drops it because it falls in the outage
  * window (every frame from outage_start_ns to outage_start_ns +
  * outage_len_ns after the first frame the stage decides: a link that goes
  * dark, long enough for VL resets and request timeouts). The same seed and
@@ -28,6 +25,7 @@
 #include <stdint.h>
 
 #include "htmodel/ht_rand.h"
+#include "impair_model.h"
 
 struct impair_cfg {
 	uint64_t seed;
@@ -70,13 +68,6 @@ struct impair_stats {
 	uint64_t outage_dropped; /* of `dropped`: in the outage window */
 };
 
-struct impair_verdict {
-	unsigned copies;       /* 0 drop, 1, or 2 (duplicate) */
-	bool     corrupt;      /* flip bit `bit` of the frame (before copying) */
-	uint64_t bit;
-	uint64_t at[2];        /* release time of each copy; <= now: send at once */
-};
-
 struct impair_item {
 	uint64_t at, seq;
 	void    *item;
@@ -85,11 +76,8 @@ struct impair_item {
 struct impair {
 	struct impair_cfg cfg;
 	struct ht_rand rng;
-	/* probabilities as thresholds on a 64-bit uniform draw */
-	uint64_t thr_loss, thr_burst, thr_burst_end, thr_reorder, thr_dup, thr_corrupt;
-	bool     p_loss, p_burst, p_reorder, p_dup, p_corrupt; /* probability > 0 */
-	bool     in_burst;
-	uint64_t burst_until;  /* a burst in time ends then (cfg.burst_us) */
+	struct impair_model model;
+	struct impair_link link;
 	bool     started;      /* t0 is set (first impair_decide) */
 	uint64_t t0;           /* time of the first frame decided */
 	unsigned n, cap;
@@ -105,13 +93,6 @@ void impair_free(struct impair *im);
 
 /* Decide the fate of one frame of `len` bytes at time `now`. */
 void impair_decide(struct impair *im, size_t len, uint64_t now, struct impair_verdict *v);
-
-/* Flip bit `bit` (0 = bit 0 of byte 0) of buf[0..len). */
-static inline void impair_flip(uint8_t *buf, size_t len, uint64_t bit)
-{
-	if (bit / 8 < len)
-		buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-}
 
 /* Keep `item` until time `at`. 0, or -ENOSPC when the queue is full (the
  * caller then sends it at once or drops it). Items due at the same time

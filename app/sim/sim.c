@@ -36,6 +36,7 @@
 #include "htmodel/ht_rand.h"
 #include "htmodel/ht_target.h"
 #include "htmodel/ht_workload.h"
+#include "impair_model.h"
 #include "node/node.h"
 #include "sim.h"
 
@@ -63,6 +64,7 @@ void sim_cfg_default(struct sim_cfg *c)
 	c->transactions = 10000;
 	c->mem_per_node = sim_mem_default(c->nodes);
 	c->burst_len = 4;
+	c->reorder_ns = 50000;
 	c->delay_ns = 1000;
 	c->link_bps = 10000000000ull;
 	c->restart_node = -1;
@@ -169,8 +171,7 @@ struct node {
 	unsigned egq_head, egq_n, egq_cap;
 	uint64_t egq_bytes, egress_busy;
 	unsigned incarnation;
-	bool in_burst[64];
-	uint64_t burst_until[64];   /* burst in time (cfg.burst_ns): lost until then */
+	struct impair_link link[64]; /* impairment state of the link to each node */
 	uint64_t seen_resets[64];   /* VL reset counter snapshot, by peer index */
 	uint64_t seen_vl_resets;    /* the bridge's total of them at the last look */
 	uint64_t issued_at[HT_REQ_MAX_UNITIDS + 1][HT_REQ_TAGS]; /* NP request issue time */
@@ -185,6 +186,7 @@ struct sim {
 	const struct sim_cfg *cfg;
 	struct sim_result *res;
 	struct ht_rand rng;
+	struct impair_model impair;  /* the switch's impairments (cfg) */
 	struct node *n;
 	struct fheap heap;
 	/* the driver visits only nodes with work: `due` holds the nodes to
@@ -532,6 +534,7 @@ static void switch_send(struct sim *s, struct node *src, uint8_t *f, size_t len)
 {
 	const struct sim_cfg *c = s->cfg;
 	unsigned dst_id = node_of_mac(f);
+	struct impair_verdict v;
 	unsigned dst;
 	uint64_t t;
 
@@ -557,34 +560,13 @@ static void switch_send(struct sim *s, struct node *src, uint8_t *f, size_t len)
 		s->res->frames_dropped++;
 		return;
 	}
-	if (c->burst_ns) {
-		/* a burst in time: every frame on the link is lost until it ends */
-		if (s->now < src->burst_until[dst]) {
-			s->res->frames_dropped++;
-			return;
-		}
-	} else if (src->in_burst[dst]) {
-		if (urand(s) < 1.0 / (c->burst_len < 1 ? 1 : c->burst_len))
-			src->in_burst[dst] = false;
+	impair_model_decide(&s->impair, &src->link[dst], &s->rng, len, s->now, &v);
+	if (!v.copies) {
 		s->res->frames_dropped++;
 		return;
 	}
-	if (c->burst_loss > 0 && urand(s) < c->burst_loss) {
-		if (c->burst_ns)
-			src->burst_until[dst] = s->now + c->burst_ns;
-		else
-			src->in_burst[dst] = true;
-		s->res->frames_dropped++;
-		return;
-	}
-	if (c->loss > 0 && urand(s) < c->loss) {
-		s->res->frames_dropped++;
-		return;
-	}
-	if (c->corrupt > 0 && urand(s) < c->corrupt) {
-		uint64_t bit = ht_rand_below(&s->rng, len * 8);
-
-		f[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+	if (v.corrupt) {
+		impair_flip(f, len, v.bit);
 		s->res->frames_corrupted++;
 	}
 	if (c->egress_buf) {
@@ -595,18 +577,14 @@ static void switch_send(struct sim *s, struct node *src, uint8_t *f, size_t len)
 			return;
 		}
 	}
-	t += c->delay_ns;
-	if (c->jitter_ns)
-		t += ht_rand_below(&s->rng, c->jitter_ns + 1);
-	if (c->reorder > 0 && urand(s) < c->reorder) {
-		/* held back long enough for later frames to overtake it */
-		t += 2 * (c->delay_ns + c->jitter_ns) + 5000 + ht_rand_below(&s->rng, 20000);
-		s->res->frames_reordered++;
-	}
+	/* the model's delay (propagation, jitter, reordering) after the
+	 * frame has left the switch */
+	t += v.at[0] - s->now;
+	s->res->frames_reordered += v.reordered;
 	schedule(s, dst, f, len, t);
-	if (c->dup > 0 && urand(s) < c->dup) {
+	if (v.copies == 2) {
 		s->res->frames_duplicated++;
-		schedule(s, dst, f, len, t + 1 + ht_rand_below(&s->rng, c->delay_ns + 10000));
+		schedule(s, dst, f, len, t);
 	}
 }
 
@@ -1195,6 +1173,22 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		snprintf(res->first_violation, sizeof(res->first_violation),
 			 "bad configuration: %u nodes: must be 2..64", cfg->nodes);
 		return -1;
+	}
+	{
+		struct impair_params ip = {
+			.loss = cfg->loss, .burst_loss = cfg->burst_loss,
+			.burst_len = cfg->burst_len, .burst_ns = cfg->burst_ns,
+			.reorder = cfg->reorder, .reorder_ns = cfg->reorder_ns,
+			.dup = cfg->dup, .corrupt = cfg->corrupt,
+			.delay_ns = cfg->delay_ns, .jitter_ns = cfg->jitter_ns,
+		};
+		char why[128];
+
+		if (impair_model_init(&s.impair, &ip, why, sizeof(why))) {
+			snprintf(res->first_violation, sizeof(res->first_violation),
+				 "bad configuration: %s", why);
+			return -1;
+		}
 	}
 	if (cfg->mem_per_node == 0 || cfg->mem_per_node % (64ull * cfg->nodes)) {
 		snprintf(res->first_violation, sizeof(res->first_violation),
