@@ -3,8 +3,10 @@
  * model of htoe-bridge's impairment stage and htoe-sim's switch: rates within
  * statistical bounds over a fixed seed, bursts in frames and in time, delay
  * and reordering bounds, links independent of each other, determinism given
- * the seed, and the one probability syntax (0.1 or 10%).
+ * the seed, and the one probability syntax (0.1 or 10%); and the one heap
+ * of frames that wait (app/common/time_heap.c).
  */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 #include <cmocka.h>
 
 #include "impair_model.h"
+#include "time_heap.h"
 
 #define N 200000
 
@@ -238,6 +241,54 @@ static void test_parse_prob(void **state)
 	}
 }
 
+/* Items come out by time, ties in the order they went in; a fixed heap
+ * refuses when full, a growing one doubles. */
+static void test_time_heap(void **state)
+{
+	static int many[6400];
+	struct time_heap h;
+	int items[64];
+	struct ht_rand r;
+	uint64_t last_at = 0;
+	int *prev = NULL;
+
+	(void)state;
+	assert_int_equal(time_heap_init(&h, 4, false), 0);
+	assert_null(time_heap_pop(&h));
+	assert_int_equal(time_heap_next(&h), UINT64_MAX);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(time_heap_push(&h, &items[i], 100 - (uint64_t)(i / 2) * 10), 0);
+	assert_int_equal(time_heap_push(&h, &items[4], 1), -ENOSPC);
+	assert_null(time_heap_pop_due(&h, 89));
+	assert_ptr_equal(time_heap_pop_due(&h, 90), &items[2]); /* tie: first in first */
+	assert_ptr_equal(time_heap_pop(&h), &items[3]);
+	assert_ptr_equal(time_heap_pop(&h), &items[0]);
+	assert_ptr_equal(time_heap_pop(&h), &items[1]);
+	assert_null(time_heap_pop(&h));
+	time_heap_fini(&h);
+
+	/* random times, many ties, past the initial capacity */
+	assert_int_equal(time_heap_init(&h, 2, true), 0);
+	ht_rand_seed(&r, 5);
+	for (int i = 0; i < 6400; i++)
+		assert_int_equal(time_heap_push(&h, &many[i], ht_rand_below(&r, 16)), 0);
+	assert_int_equal(h.n, 6400);
+	for (size_t k = 0; k < 6400; k++) {
+		uint64_t at = time_heap_next(&h);
+		int *it = time_heap_pop(&h);
+
+		assert_non_null(it);
+		assert_true(at >= last_at);
+		/* within one time, in the order they went in */
+		if (at == last_at && prev)
+			assert_true(it > prev);
+		last_at = at;
+		prev = it;
+	}
+	assert_null(time_heap_pop(&h));
+	time_heap_fini(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,6 +298,7 @@ int main(void)
 		cmocka_unit_test(test_burst_time),
 		cmocka_unit_test(test_deterministic_and_links),
 		cmocka_unit_test(test_parse_prob),
+		cmocka_unit_test(test_time_heap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

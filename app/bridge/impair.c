@@ -69,9 +69,7 @@ struct impair *impair_new(const struct impair_cfg *cfg)
 	if (!im)
 		return NULL;
 	im->cfg = *cfg;
-	im->cap = cfg->queue ? cfg->queue : IMPAIR_QUEUE_DEFAULT;
-	im->heap = calloc(im->cap, sizeof(*im->heap));
-	if (!im->heap) {
+	if (time_heap_init(&im->hold, cfg->queue ? cfg->queue : IMPAIR_QUEUE_DEFAULT, false)) {
 		free(im);
 		return NULL;
 	}
@@ -85,7 +83,7 @@ void impair_free(struct impair *im)
 {
 	if (!im)
 		return;
-	free(im->heap);
+	time_heap_fini(&im->hold);
 	free(im);
 }
 
@@ -128,73 +126,33 @@ void impair_decide(struct impair *im, size_t len, uint64_t now, struct impair_ve
 
 /* ------------------------------------------------------------ hold queue */
 
-static bool before(const struct impair_item *a, const struct impair_item *b)
-{
-	return a->at < b->at || (a->at == b->at && a->seq < b->seq);
-}
-
 int impair_hold(struct impair *im, void *item, uint64_t at)
 {
-	struct impair_item e = { .at = at, .seq = im->seq++, .item = item };
-	unsigned i;
-
-	if (im->n == im->cap) {
+	if (time_heap_push(&im->hold, item, at) != 0) {
 		im->st.overflow++;
 		return -ENOSPC;
 	}
-	i = im->n++;
-	while (i > 0) {
-		unsigned p = (i - 1) / 2;
-
-		if (!before(&e, &im->heap[p]))
-			break;
-		im->heap[i] = im->heap[p];
-		i = p;
-	}
-	im->heap[i] = e;
 	im->st.held++;
 	return 0;
 }
 
-static void *pop(struct impair *im)
-{
-	struct impair_item top = im->heap[0], last = im->heap[--im->n];
-	unsigned i = 0;
-
-	for (;;) {
-		unsigned l = 2 * i + 1, r = l + 1, m = i;
-		const struct impair_item *mv = &last;
-
-		if (l < im->n && before(&im->heap[l], mv)) {
-			m = l;
-			mv = &im->heap[l];
-		}
-		if (r < im->n && before(&im->heap[r], mv))
-			m = r;
-		if (m == i)
-			break;
-		im->heap[i] = im->heap[m];
-		i = m;
-	}
-	if (im->n)
-		im->heap[i] = last;
-	im->st.released++;
-	return top.item;
-}
-
 void *impair_release(struct impair *im, uint64_t now)
 {
-	if (!im->n || im->heap[0].at > now)
-		return NULL;
-	return pop(im);
+	void *item = time_heap_pop_due(&im->hold, now);
+
+	im->st.released += item != NULL;
+	return item;
 }
 
 void *impair_drain(struct impair *im)
 {
-	return im->n ? pop(im) : NULL;
+	void *item = time_heap_pop(&im->hold);
+
+	im->st.released += item != NULL;
+	return item;
 }
 
 uint64_t impair_next(const struct impair *im)
 {
-	return im->n ? im->heap[0].at : UINT64_MAX;
+	return time_heap_next(&im->hold);
 }

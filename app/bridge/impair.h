@@ -10,7 +10,8 @@
  * dark, long enough for VL resets and request timeouts). The same seed and
  * the same sequence of calls give the same decisions.
  *
- * Frames that must wait are kept in a hold queue ordered by release time:
+ * Frames that must wait are kept in a hold queue ordered by release time
+ * (app/common/time_heap.h):
  * the caller passes an opaque item (an mbuf in htoe-bridge) to impair_hold()
  * and gets it back from impair_release() once due. Nothing here touches
  * packet memory except impair_flip(), nor reads a clock: time is the
@@ -26,6 +27,7 @@
 
 #include "htmodel/ht_rand.h"
 #include "impair_model.h"
+#include "time_heap.h"
 
 struct impair_cfg {
 	uint64_t seed;
@@ -68,11 +70,6 @@ struct impair_stats {
 	uint64_t outage_dropped; /* of `dropped`: in the outage window */
 };
 
-struct impair_item {
-	uint64_t at, seq;
-	void    *item;
-};
-
 struct impair {
 	struct impair_cfg cfg;
 	struct ht_rand rng;
@@ -80,9 +77,7 @@ struct impair {
 	struct impair_link link;
 	bool     started;      /* t0 is set (first impair_decide) */
 	uint64_t t0;           /* time of the first frame decided */
-	unsigned n, cap;
-	uint64_t seq;
-	struct impair_item *heap;
+	struct time_heap hold;  /* fixed capacity cfg.queue */
 	struct impair_stats st;
 };
 
@@ -104,7 +99,7 @@ void *impair_release(struct impair *im, uint64_t now);
 void *impair_drain(struct impair *im);
 /* Release time of the next held item, UINT64_MAX if none. */
 uint64_t impair_next(const struct impair *im);
-static inline unsigned impair_held(const struct impair *im) { return im->n; }
+static inline unsigned impair_held(const struct impair *im) { return (unsigned)im->hold.n; }
 static inline const struct impair_stats *impair_stats(const struct impair *im)
 {
 	return &im->st;
