@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "htoe_version.h"
+#include "impair_model.h"
 #include "op_mix.h"
 #include "parse_num.h"
 #include "sim/sim.h"
@@ -23,12 +24,14 @@ static void usage(FILE *f)
 	      "  --transactions N     HT operations in total (default 10000)\n"
 	      "  --mem BYTES          memory each node exports, a multiple of 64*N\n"
 	      "                       (default 65536 rounded up to one: 65664 for 3 nodes)\n"
-	      "  --loss P             frame loss probability, 0..1\n"
+	      "  --loss P             frame loss probability: 0.1 or 10% (a bare 1 is\n"
+	      "                       refused: write 100%); so are all probabilities\n"
 	      "  --burst-loss P       probability a loss burst starts\n"
 	      "  --burst-len N        mean burst length in frames (default 4)\n"
 	      "  --burst-us N         a burst lasts N us of virtual time instead: every\n"
 	      "                       frame on that link is lost meanwhile\n"
-	      "  --reorder P          probability a frame is overtaken\n"
+	      "  --reorder P          probability a frame is held back (overtaken)\n"
+	      "  --reorder-delay NS   it is held back NS + 0..NS more (default 50000)\n"
 	      "  --dup P              probability a frame is duplicated\n"
 	      "  --corrupt P          probability a frame gets one bit flipped\n"
 	      "  --delay NS           one-way delay (default 1000)\n"
@@ -73,11 +76,6 @@ static void usage(FILE *f)
 	      "  --help               this text\n"
 	      "  --version            the version\n",
 	      f);
-}
-
-static int parse_prob(const char *s, double *v)
-{
-	return htoe_parse_double(s, 0, 1, v);
 }
 
 /* --incast: the reference run (node 2 alone, its share of the
@@ -135,6 +133,7 @@ int main(int argc, char **argv)
 		{ "burst-len", required_argument, 0, 'L' },
 		{ "burst-us", required_argument, 0, 'U' },
 		{ "reorder", required_argument, 0, 'r' },
+		{ "reorder-delay", required_argument, 0, 'K' },
 		{ "dup", required_argument, 0, 'd' },
 		{ "corrupt", required_argument, 0, 'c' },
 		{ "delay", required_argument, 0, 'D' },
@@ -184,16 +183,17 @@ int main(int argc, char **argv)
 		case 's': bad = htoe_parse_u64(arg, &c.seed); break;
 		case 't': bad = htoe_parse_u64(arg, &c.transactions); break;
 		case 'm': bad = htoe_parse_u64(arg, &c.mem_per_node) || !c.mem_per_node; mem_set = 1; break;
-		case 'l': bad = parse_prob(arg, &c.loss); break;
-		case 'B': bad = parse_prob(arg, &c.burst_loss); break;
+		case 'l': bad = htoe_parse_prob(arg, &c.loss, why, sizeof(why)); break;
+		case 'B': bad = htoe_parse_prob(arg, &c.burst_loss, why, sizeof(why)); break;
 		case 'L': bad = htoe_parse_double(arg, 1, 1e9, &c.burst_len); break;
 		case 'U':
 			bad = htoe_parse_unsigned(arg, 0, 1, 60000000, &v);
 			c.burst_ns = v * 1000;
 			break;
-		case 'r': bad = parse_prob(arg, &c.reorder); break;
-		case 'd': bad = parse_prob(arg, &c.dup); break;
-		case 'c': bad = parse_prob(arg, &c.corrupt); break;
+		case 'r': bad = htoe_parse_prob(arg, &c.reorder, why, sizeof(why)); break;
+		case 'd': bad = htoe_parse_prob(arg, &c.dup, why, sizeof(why)); break;
+		case 'c': bad = htoe_parse_prob(arg, &c.corrupt, why, sizeof(why)); break;
+		case 'K': bad = htoe_parse_unsigned(arg, 0, 0, 10000000000ull, &c.reorder_ns); break;
 		case 'D': bad = htoe_parse_u64(arg, &c.delay_ns); break;
 		case 'j': bad = htoe_parse_u64(arg, &c.jitter_ns); break;
 		case 'e': bad = htoe_parse_u64(arg, &c.egress_buf) || (c.egress_buf && c.egress_buf < 1518);

@@ -145,5 +145,21 @@ if [ "$BRIDGE" = yes ]; then
 	kill -KILL "$first" 2>/dev/null
 fi
 
+# one syntax for probabilities, the bridge's [impair] keys' and htoe-sim's:
+# 0.1 or 10%; NaN, infinities, signs, more than 100% and a bare 1 refused
+expect "htoe-sim --loss 10% (as the bridge's impair.loss=10%)" 0 '"violations":0' \
+	"$APP/htoe-sim" --transactions 300 --loss 10% --quiet
+expect "htoe-sim --dup 0.05 --reorder 5% --reorder-delay 20000" 0 '"violations":0' \
+	"$APP/htoe-sim" --transactions 300 --dup 0.05 --reorder 5% --reorder-delay 20000 --quiet
+for v in nan inf -inf -0.1 1.5 101% 10x 0x0.1 ''; do
+	expect "htoe-sim --corrupt '$v'" 2 "bad value '$v' for --corrupt: not a probability" \
+		"$APP/htoe-sim" --corrupt "$v"
+done
+expect "htoe-sim --loss 1 (a bare 1: did you mean 1%?)" 2 \
+	"bad value '1' for --loss: a bare 1 would mean 100% \\(every frame\\): write 100%" \
+	"$APP/htoe-sim" --loss 1
+expect "htoe-sim --reorder-delay -1" 2 "bad value '-1' for --reorder-delay" \
+	"$APP/htoe-sim" --reorder-delay -1
+
 echo "# $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -94,8 +94,13 @@ static const struct cfg_sect sects[BR_S__COUNT] = {
 		"A seeded impairment stage per port (app/bridge/impair.c), applied in the app, never "
 		"in lib/htoe. `[impair]` applies to every port, `[impair N]` overrides it key by key "
 		"for port N. Nothing is impaired unless a probability, a delay or an outage is set. "
-		"A probability of exactly one is written `100%`: a bare `1` is refused, as it is "
-		"more often a mistaken `1%`.", NULL },
+		"The model is htoe-sim's switch's (app/common/impair_model.c): per frame, a loss "
+		"burst, an independent loss, a flipped bit, `delay` + 0..`jitter`, and with `reorder` "
+		"a frame held back a further `reorder_delay` + 0..`reorder_delay` (a longer path "
+		"through a switch fabric or a bonded link: the frames behind it overtake it); a "
+		"duplicate leaves right after the original. "
+		"A probability is written `0.1` or `10%`, as htoe-sim's options are; exactly one is "
+		"written `100%`: a bare `1` is refused, as it is more often a mistaken `1%`.", NULL },
 	[BR_S_WORKLOAD] = { "workload", true, true, "workload", "[workload] and [workload N]",
 		"The verified workload (lib/htmodel/ht_workload.h) run by the requester of "
 		"`[node N]`; a `[workload N]` section enables it, `[workload]` gives defaults for "

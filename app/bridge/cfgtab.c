@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cfgtab.h"
+#include "impair_model.h"
 
 /* ------------------------------------------------------------ the doc */
 
@@ -850,28 +851,15 @@ static int parse_typed(struct cfg_doc *d, const struct cfg_key *k, const char *v
 			*(bool *)out = b;
 		return 0;
 	}
-	case CFG_PROB:
-		if (!(isdigit((unsigned char)*v) || *v == '.'))
-			goto bad_prob;
-		x = strtod(v, &end);
-		if (end == v || !isfinite(x))
-			goto bad_prob;
-		if (*end == '%' && !end[1]) {
-			x /= 100;
-		} else if (*end) {
-			goto bad_prob;
-		} else if (x == 1) {
-			return cfg_error(d, sect, k->name, "a bare 1 would mean 100%% (every frame): "
-					 "write 100%% if you mean it, or 1%% for one in a hundred");
-		}
-		if (x < 0 || x > 1)
-			goto bad_prob;
+	case CFG_PROB: {
+		char why[200];
+
+		if (htoe_parse_prob(v, &x, why, sizeof(why)))
+			return cfg_error(d, sect, k->name, "%s", why);
 		if (out)
 			*(double *)out = x;
 		return 0;
-bad_prob:
-		return cfg_error(d, sect, k->name,
-				 "not a probability (0..1, or a percentage like 1%%)");
+	}
 	case CFG_REAL:
 		errno = 0;
 		x = strtod(v, &end);

@@ -2,18 +2,16 @@
  * impair: a seeded network impairment stage, sans-I/O.
  *
  * For every frame that passes a point (a port's TX or RX), impair_decide()
- * says what happens to it: dropped (independent loss, or a loss burst of a
- * mean number of frames or, with burst_us, of a time: a switch that drops
- * everything for a while),
- * corrupted (one random bit flipped), delayed (fixed delay + uniform
- * jitter), held back so that later frames overtake it (reordering) and/or
- * delivered twice (duplication), or dropped because it falls in the outage
+ * says what happens to it, by the one impairment model (app/common/
+ * impair_model.h: loss, bursts in frames or in time, corruption, delay,
+ * reordering, duplication), or drops it because it falls in the outage
  * window (every frame from outage_start_ns to outage_start_ns +
  * outage_len_ns after the first frame the stage decides: a link that goes
  * dark, long enough for VL resets and request timeouts). The same seed and
  * the same sequence of calls give the same decisions.
  *
- * Frames that must wait are kept in a hold queue ordered by release time:
+ * Frames that must wait are kept in a hold queue ordered by release time
+ * (app/common/time_heap.h):
  * the caller passes an opaque item (an mbuf in htoe-bridge) to impair_hold()
  * and gets it back from impair_release() once due. Nothing here touches
  * packet memory except impair_flip(), nor reads a clock: time is the
@@ -28,6 +26,8 @@
 #include <stdint.h>
 
 #include "htmodel/ht_rand.h"
+#include "impair_model.h"
+#include "time_heap.h"
 
 struct impair_cfg {
 	uint64_t seed;
@@ -70,31 +70,14 @@ struct impair_stats {
 	uint64_t outage_dropped; /* of `dropped`: in the outage window */
 };
 
-struct impair_verdict {
-	unsigned copies;       /* 0 drop, 1, or 2 (duplicate) */
-	bool     corrupt;      /* flip bit `bit` of the frame (before copying) */
-	uint64_t bit;
-	uint64_t at[2];        /* release time of each copy; <= now: send at once */
-};
-
-struct impair_item {
-	uint64_t at, seq;
-	void    *item;
-};
-
 struct impair {
 	struct impair_cfg cfg;
 	struct ht_rand rng;
-	/* probabilities as thresholds on a 64-bit uniform draw */
-	uint64_t thr_loss, thr_burst, thr_burst_end, thr_reorder, thr_dup, thr_corrupt;
-	bool     p_loss, p_burst, p_reorder, p_dup, p_corrupt; /* probability > 0 */
-	bool     in_burst;
-	uint64_t burst_until;  /* a burst in time ends then (cfg.burst_us) */
+	struct impair_model model;
+	struct impair_link link;
 	bool     started;      /* t0 is set (first impair_decide) */
 	uint64_t t0;           /* time of the first frame decided */
-	unsigned n, cap;
-	uint64_t seq;
-	struct impair_item *heap;
+	struct time_heap hold;  /* fixed capacity cfg.queue */
 	struct impair_stats st;
 };
 
@@ -106,13 +89,6 @@ void impair_free(struct impair *im);
 /* Decide the fate of one frame of `len` bytes at time `now`. */
 void impair_decide(struct impair *im, size_t len, uint64_t now, struct impair_verdict *v);
 
-/* Flip bit `bit` (0 = bit 0 of byte 0) of buf[0..len). */
-static inline void impair_flip(uint8_t *buf, size_t len, uint64_t bit)
-{
-	if (bit / 8 < len)
-		buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-}
-
 /* Keep `item` until time `at`. 0, or -ENOSPC when the queue is full (the
  * caller then sends it at once or drops it). Items due at the same time
  * come back in the order they were held. */
@@ -123,7 +99,7 @@ void *impair_release(struct impair *im, uint64_t now);
 void *impair_drain(struct impair *im);
 /* Release time of the next held item, UINT64_MAX if none. */
 uint64_t impair_next(const struct impair *im);
-static inline unsigned impair_held(const struct impair *im) { return im->n; }
+static inline unsigned impair_held(const struct impair *im) { return (unsigned)im->hold.n; }
 static inline const struct impair_stats *impair_stats(const struct impair *im)
 {
 	return &im->st;

@@ -36,6 +36,8 @@
 #include "htmodel/ht_rand.h"
 #include "htmodel/ht_target.h"
 #include "htmodel/ht_workload.h"
+#include "impair_model.h"
+#include "time_heap.h"
 #include "node/node.h"
 #include "sim.h"
 
@@ -63,6 +65,7 @@ void sim_cfg_default(struct sim_cfg *c)
 	c->transactions = 10000;
 	c->mem_per_node = sim_mem_default(c->nodes);
 	c->burst_len = 4;
+	c->reorder_ns = 50000;
 	c->delay_ns = 1000;
 	c->link_bps = 10000000000ull;
 	c->restart_node = -1;
@@ -71,75 +74,15 @@ void sim_cfg_default(struct sim_cfg *c)
 	c->progress_every = 100000;
 }
 
-/* ------------------------------------------------------------ event heap */
+/* ------------------------------------------------------------ frames */
 
+/* A frame in flight to node dst, in one allocation; the switch's frames in
+ * flight wait in a time_heap by their arrival time. */
 struct fev {
-	uint64_t t, seq;
 	unsigned dst;
 	uint16_t len;
-	uint8_t *data;
+	uint8_t data[];
 };
-
-struct fheap {
-	struct fev *v;
-	size_t n, cap;
-	uint64_t seq;
-};
-
-static bool fev_before(const struct fev *a, const struct fev *b)
-{
-	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-static int fheap_push(struct fheap *h, struct fev e)
-{
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 1024;
-		struct fev *v = realloc(h->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		h->v = v;
-		h->cap = cap;
-	}
-	e.seq = h->seq++;
-	size_t i = h->n++;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-
-		if (!fev_before(&e, &h->v[p]))
-			break;
-		h->v[i] = h->v[p];
-		i = p;
-	}
-	h->v[i] = e;
-	return 0;
-}
-
-static struct fev fheap_pop(struct fheap *h)
-{
-	struct fev top = h->v[0], last = h->v[--h->n];
-	size_t i = 0;
-
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		const struct fev *mv = &last;
-
-		if (l < h->n && fev_before(&h->v[l], mv)) {
-			m = l;
-			mv = &h->v[l];
-		}
-		if (r < h->n && fev_before(&h->v[r], mv))
-			m = r;
-		if (m == i)
-			break;
-		h->v[i] = h->v[m];
-		i = m;
-	}
-	if (h->n)
-		h->v[i] = last;
-	return top;
-}
 
 /* ----------------------------------------------------------------- state */
 
@@ -169,13 +112,12 @@ struct node {
 	unsigned egq_head, egq_n, egq_cap;
 	uint64_t egq_bytes, egress_busy;
 	unsigned incarnation;
-	bool in_burst[64];
-	uint64_t burst_until[64];   /* burst in time (cfg.burst_ns): lost until then */
+	struct impair_link link[64]; /* impairment state of the link to each node */
 	uint64_t seen_resets[64];   /* VL reset counter snapshot, by peer index */
 	uint64_t seen_vl_resets;    /* the bridge's total of them at the last look */
 	uint64_t issued_at[HT_REQ_MAX_UNITIDS + 1][HT_REQ_TAGS]; /* NP request issue time */
 	uint64_t stall_until;       /* not polled before this (stall impairment) */
-	struct fev *rxq;            /* RX ring: frames that arrived while stalled */
+	struct fev **rxq;           /* RX ring: frames that arrived while stalled */
 	unsigned rxq_head, rxq_n;
 	uint64_t wake_at;           /* its next deadline (or the end of its stall) */
 	unsigned hpos;              /* its place in the deadline heap */
@@ -185,8 +127,9 @@ struct sim {
 	const struct sim_cfg *cfg;
 	struct sim_result *res;
 	struct ht_rand rng;
+	struct impair_model impair;  /* the switch's impairments (cfg) */
 	struct node *n;
-	struct fheap heap;
+	struct time_heap heap;       /* frames in flight, by arrival time */
 	/* the driver visits only nodes with work: `due` holds the nodes to
 	 * poll at this time (a frame arrived, a scenario event), the node heap
 	 * orders all nodes by their next deadline */
@@ -481,14 +424,15 @@ static double urand(struct sim *s)
 
 static void schedule(struct sim *s, unsigned dst, const uint8_t *f, size_t len, uint64_t t)
 {
-	struct fev e = { .t = t, .dst = dst, .len = (uint16_t)len };
+	struct fev *e = malloc(sizeof(*e) + len);
 
-	e.data = malloc(len);
-	if (!e.data)
+	if (!e)
 		return;
-	memcpy(e.data, f, len);
-	if (fheap_push(&s->heap, e) != 0)
-		free(e.data);
+	e->dst = dst;
+	e->len = (uint16_t)len;
+	memcpy(e->data, f, len);
+	if (time_heap_push(&s->heap, e, t) != 0)
+		free(e);
 }
 
 static bool partitioned(const struct sim *s, unsigned a, unsigned b)
@@ -532,6 +476,7 @@ static void switch_send(struct sim *s, struct node *src, uint8_t *f, size_t len)
 {
 	const struct sim_cfg *c = s->cfg;
 	unsigned dst_id = node_of_mac(f);
+	struct impair_verdict v;
 	unsigned dst;
 	uint64_t t;
 
@@ -557,34 +502,13 @@ static void switch_send(struct sim *s, struct node *src, uint8_t *f, size_t len)
 		s->res->frames_dropped++;
 		return;
 	}
-	if (c->burst_ns) {
-		/* a burst in time: every frame on the link is lost until it ends */
-		if (s->now < src->burst_until[dst]) {
-			s->res->frames_dropped++;
-			return;
-		}
-	} else if (src->in_burst[dst]) {
-		if (urand(s) < 1.0 / (c->burst_len < 1 ? 1 : c->burst_len))
-			src->in_burst[dst] = false;
+	impair_model_decide(&s->impair, &src->link[dst], &s->rng, len, s->now, &v);
+	if (!v.copies) {
 		s->res->frames_dropped++;
 		return;
 	}
-	if (c->burst_loss > 0 && urand(s) < c->burst_loss) {
-		if (c->burst_ns)
-			src->burst_until[dst] = s->now + c->burst_ns;
-		else
-			src->in_burst[dst] = true;
-		s->res->frames_dropped++;
-		return;
-	}
-	if (c->loss > 0 && urand(s) < c->loss) {
-		s->res->frames_dropped++;
-		return;
-	}
-	if (c->corrupt > 0 && urand(s) < c->corrupt) {
-		uint64_t bit = ht_rand_below(&s->rng, len * 8);
-
-		f[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+	if (v.corrupt) {
+		impair_flip(f, len, v.bit);
 		s->res->frames_corrupted++;
 	}
 	if (c->egress_buf) {
@@ -595,18 +519,14 @@ static void switch_send(struct sim *s, struct node *src, uint8_t *f, size_t len)
 			return;
 		}
 	}
-	t += c->delay_ns;
-	if (c->jitter_ns)
-		t += ht_rand_below(&s->rng, c->jitter_ns + 1);
-	if (c->reorder > 0 && urand(s) < c->reorder) {
-		/* held back long enough for later frames to overtake it */
-		t += 2 * (c->delay_ns + c->jitter_ns) + 5000 + ht_rand_below(&s->rng, 20000);
-		s->res->frames_reordered++;
-	}
+	/* the model's delay (propagation, jitter, reordering) after the
+	 * frame has left the switch */
+	t += v.at[0] - s->now;
+	s->res->frames_reordered += v.reordered;
 	schedule(s, dst, f, len, t);
-	if (c->dup > 0 && urand(s) < c->dup) {
+	if (v.copies == 2) {
 		s->res->frames_duplicated++;
-		schedule(s, dst, f, len, t + 1 + ht_rand_below(&s->rng, c->delay_ns + 10000));
+		schedule(s, dst, f, len, t);
 	}
 }
 
@@ -880,7 +800,7 @@ static void deliver(struct sim *s, struct node *nd, struct fev *e)
 
 	if (r < 0 && r != -HTOE_DROP_CRC)
 		s->res->drops_other++;
-	free(e->data);
+	free(e);
 }
 
 /* A frame arrives at its node: taken at once if the node is being polled and
@@ -896,10 +816,10 @@ static void arrive(struct sim *s, struct fev *e)
 	}
 	if (nd->rxq_n == s->cfg->rx_ring) {
 		s->res->rx_ring_drops++;
-		free(e->data);
+		free(e);
 		return;
 	}
-	nd->rxq[(nd->rxq_head + nd->rxq_n++) % s->cfg->rx_ring] = *e;
+	nd->rxq[(nd->rxq_head + nd->rxq_n++) % s->cfg->rx_ring] = e;
 }
 
 /* A node that runs again takes its RX ring in bursts, each followed by a
@@ -908,7 +828,7 @@ static void drain_rx_ring(struct sim *s, struct node *nd)
 {
 	while (nd->rxq_n) {
 		for (unsigned k = 0; k < SIM_RX_BURST && nd->rxq_n; k++) {
-			deliver(s, nd, &nd->rxq[nd->rxq_head]);
+			deliver(s, nd, nd->rxq[nd->rxq_head]);
 			nd->rxq_head = (nd->rxq_head + 1) % s->cfg->rx_ring;
 			nd->rxq_n--;
 		}
@@ -1160,7 +1080,7 @@ static void final_checks(struct sim *s)
 static uint64_t next_event(struct sim *s)
 {
 	const struct sim_cfg *c = s->cfg;
-	uint64_t t = s->heap.n ? s->heap.v[0].t : UINT64_MAX;
+	uint64_t t = time_heap_next(&s->heap);
 
 	if (s->n[s->nheap[0]].wake_at < t)
 		t = s->n[s->nheap[0]].wake_at;
@@ -1195,6 +1115,22 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		snprintf(res->first_violation, sizeof(res->first_violation),
 			 "bad configuration: %u nodes: must be 2..64", cfg->nodes);
 		return -1;
+	}
+	{
+		struct impair_params ip = {
+			.loss = cfg->loss, .burst_loss = cfg->burst_loss,
+			.burst_len = cfg->burst_len, .burst_ns = cfg->burst_ns,
+			.reorder = cfg->reorder, .reorder_ns = cfg->reorder_ns,
+			.dup = cfg->dup, .corrupt = cfg->corrupt,
+			.delay_ns = cfg->delay_ns, .jitter_ns = cfg->jitter_ns,
+		};
+		char why[128];
+
+		if (impair_model_init(&s.impair, &ip, why, sizeof(why))) {
+			snprintf(res->first_violation, sizeof(res->first_violation),
+				 "bad configuration: %s", why);
+			return -1;
+		}
 	}
 	if (cfg->mem_per_node == 0 || cfg->mem_per_node % (64ull * cfg->nodes)) {
 		snprintf(res->first_violation, sizeof(res->first_violation),
@@ -1231,7 +1167,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	}
 	ht_rand_seed(&s.rng, cfg->seed);
 	s.n = calloc(cfg->nodes, sizeof(*s.n));
-	if (!s.n)
+	if (!s.n || time_heap_init(&s.heap, 1024, true) != 0)
 		goto out;
 	for (unsigned i = 0; i < cfg->nodes; i++)
 		if (node_init(&s, i, err, sizeof(err)) != 0)
@@ -1292,11 +1228,8 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 			break;
 		}
 		s.now = t > s.now ? t : s.now + 1;
-		while (s.heap.n && s.heap.v[0].t <= s.now) {
-			struct fev e = fheap_pop(&s.heap);
-
-			arrive(&s, &e);
-		}
+		for (struct fev *e; (e = time_heap_pop_due(&s.heap, s.now));)
+			arrive(&s, e);
 	}
 	res->virtual_ns = s.now;
 	if (cfg->incast && res->incast.open && !res->incast.closed)
@@ -1318,9 +1251,9 @@ out:
 		pcap_dump_close(s.dump);
 	if (s.pcap)
 		pcap_close(s.pcap);
-	while (s.heap.n)
-		free(fheap_pop(&s.heap).data);
-	free(s.heap.v);
+	for (void *e; (e = time_heap_pop(&s.heap));)
+		free(e);
+	time_heap_fini(&s.heap);
 	if (s.n) {
 		for (unsigned i = 0; i < cfg->nodes; i++) {
 			struct node *nd = &s.n[i];
@@ -1337,7 +1270,7 @@ out:
 			free(nd->mem);
 			if (nd->rxq)
 				for (unsigned k = 0; k < nd->rxq_n; k++)
-					free(nd->rxq[(nd->rxq_head + k) % cfg->rx_ring].data);
+					free(nd->rxq[(nd->rxq_head + k) % cfg->rx_ring]);
 			free(nd->rxq);
 			free(nd->egq);
 		}

@@ -29,6 +29,7 @@ struct sim_cfg {
 	uint64_t burst_ns;         /* > 0: a burst lasts this long instead (every
 	                            * frame on that link is lost meanwhile) */
 	double   reorder;          /* probability a frame is held back (overtaken) */
+	uint64_t reorder_ns;       /* it is held back reorder_ns + 0..reorder_ns more */
 	double   dup;              /* probability a frame is delivered twice */
 	double   corrupt;          /* probability one random bit is flipped */
 	uint64_t delay_ns;         /* one-way propagation delay */
