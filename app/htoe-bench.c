@@ -953,6 +953,56 @@ static void scen_baseline(json_t *fig)
 	}
 }
 
+/* The bridge alone: node 1's writes injected as pre-built HT packets
+ * (`[workload] mode = inject`, no requester model), node 2's memory checked
+ * once at the end (the bridge fails the run if it differs; its JSON has
+ * both CRCs), against raw forwarding at this run's mean frame length,
+ * measured right after it. fig.write64_bridge. */
+static void scen_write64_bridge(json_t *fig)
+{
+	const char *label = "write 64 B, injected";
+	char why[1024];
+	json_t *sum, *w, *b = NULL;
+	int rc;
+
+	printf("htoe-bench: 64-byte posted writes injected as pre-built HT packets (no model), "
+	       "against raw forwarding\n");
+	run_label = label;
+	sum = bridge_ring("wrp=100", 64, 1, O.dur, "mode = inject\n", &rc, why, sizeof(why));
+	w = sum ? write_figures(sum, 64) : NULL;
+	if (w) {
+		json_t *n1 = bench_node_of(sum, 1), *n2 = bench_node_of(sum, 2);
+		bool same = json_integer_value(json_object_get(n1, "shadow_crc32c")) ==
+			    json_integer_value(json_object_get(n2, "mem_crc32c")) &&
+			    json_object_get(n2, "mem_crc32c");
+
+		json_object_set_new(w, "image_ok", json_boolean(same));
+		if (!same)
+			snprintf(why, sizeof(why), "node 2's memory differs from the expected image");
+		unsigned fl = (unsigned)lround(num(w, "avg_frame"));
+
+		run_label = "raw forwarding (injected writes' frames)";
+		b = same ? raw_forward(fl < 60 ? 60 : fl, O.dur_short, why, sizeof(why)) : NULL;
+	} else if (sum) {
+		snprintf(why, sizeof(why), "no per-node figures in the bridge's JSON");
+	}
+	json_decref(sum);
+	if (!w || !b) {
+		note_err(label, why);
+		json_decref(w);
+		return;
+	}
+	json_object_set_new(w, "baseline_fps", json_real(num(b, "fps")));
+	json_object_set_new(w, "ratio_frames", json_real(num(w, "frames_per_s") / num(b, "fps")));
+	json_object_set_new(w, "ratio_ht", json_real(num(w, "ht_pps") / num(b, "fps")));
+	json_decref(b);
+	printf("  injected: %.3f M HT packets/s, %.0f frames/s of %.0f B = %.1f %% of raw "
+	       "forwarding (%.0f frames/s; HT packets/s %.1f %% of it); memory image identical\n",
+	       num(w, "ht_pps") / 1e6, num(w, "frames_per_s"), num(w, "avg_frame"),
+	       100 * num(w, "ratio_frames"), num(w, "baseline_fps"), 100 * num(w, "ratio_ht"));
+	json_object_set_new(fig, "write64_bridge", w);
+}
+
 static void print_lat(const char *what, unsigned size, json_t *l)
 {
 	printf("  %-13s %2u B: p50 %.2f us, p99 %.2f us, p99.9 %.2f us (mean %.2f, min %.2f, "
@@ -1618,6 +1668,10 @@ static void set_targets(json_t *fig, double crypto_fig)
 	       0.9, false, 100, "%", nm);
 	target("incast 8 -> 1: Jain's fairness index", get_or_nan(i8, "jain"), 0.99, false, 1, "",
 	       nm);
+	target("64-byte writes injected, bridge / raw frames/s", get_or_nan(json_object_get(fig,
+	       "write64_bridge"), "ratio_frames"), 0.6, false, 100, "%", nm);
+	target("63 idle-but-configured peers / 1 peer, writes/s", get_or_nan(json_object_get(
+	       json_object_get(fig, "peers_scale"), "63"), "vs_one"), 0.8, false, 100, "%", nm);
 }
 
 /* Did every scenario get its lcores' CPU? The smallest share. */
@@ -1664,6 +1718,7 @@ int main(int argc, char **argv)
 							 "short_s", O.dur_short));
 	scen_writes(fig);
 	scen_baseline(fig);
+	scen_write64_bridge(fig);
 	scen_raw_rtt(fig);
 	scen_rtt(fig);
 	scen_idle(fig);
@@ -1672,6 +1727,7 @@ int main(int argc, char **argv)
 	ns_cleanup();
 	bench_loss_sweep(fig, sweep_run);
 	bench_incast(fig, O.dur, incast_run);
+	bench_peers(fig, O.dur, incast_run);
 	set_targets(fig, scen_crypto(fig));
 	json_object_set_new(root, "targets", targets_json());
 	json_object_set_new(root, "run_seconds", json_real((double)(bench_now_ns() - t_start) / 1e9));

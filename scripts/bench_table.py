@@ -226,15 +226,38 @@ def bench_tables(j):
         out += table(["retry mode", "loss", "MB/s", "of lossless", "frames dropped",
                       "resent per lost"], rows)
 
-    inc = f.pop("incast", None)
-    if inc:
-        rows = [[f"{n} → 1", mega(r["writes_per_s"]), pct(r.get("vs_single")),
-                 num(r.get("jain"), 4), pct(r.get("cpu_share"))]
-                for n, r in sorted(inc.items(), key=lambda kv: int(kv[0]))]
-        out += ["**Incast** (N senders on lcore 0, one receiver on lcore 1; 64-byte writes)",
-                ""]
-        out += table(["senders", "writes/s", "of one sender's", "Jain's index",
-                      "CPU of 2 lcores"], rows)
+    def series(key, title, heads, row):
+        """A series keyed by a count (incast, peers_scale): one row per run, by count."""
+        runs = f.pop(key, None)
+        if not runs:
+            return []
+        rows = [row(n, r) for n, r in sorted(runs.items(), key=lambda kv: int(kv[0]))]
+        return [title, ""] + table(heads, rows)
+
+    out += series("incast", "**Incast** (N senders on lcore 0, one receiver on lcore 1; "
+                  "64-byte writes)",
+                  ["senders", "writes/s", "of one sender's", "Jain's index", "CPU of 2 lcores"],
+                  lambda n, r: [f"{n} → 1", mega(r["writes_per_s"]), pct(r.get("vs_single")),
+                                num(r.get("jain"), 4), pct(r.get("cpu_share"))])
+
+    wb = f.pop("write64_bridge", None)
+    if wb:
+        w64 = f.get("write64") or {}
+        rows = [[name, mega(w.get("ht_pps")), mega(w.get("frames_per_s")),
+                 num(w.get("avg_frame")), pct(w.get("ratio_frames")), pct(w.get("ratio_ht"))]
+                for name, w in (("with the model (write64)", w64),
+                                ("injected, no model (write64_bridge)", wb))]
+        out += ["**The bridge alone** (64-byte posted writes; raw = net_ring forwarding at the "
+                "same frame length)", ""]
+        out += table(["writes", "HT packets/s", "frames/s", "mean frame B", "of raw frames/s",
+                      "HT packets ÷ raw frames"], rows)
+
+    out += series("peers_scale", "**Configured peers** (64-byte writes node 1 → node 2; the "
+                  "other peers configured, idle)",
+                  ["peers", "writes/s", "of 1 peer's", "frames/s to idle peers",
+                   "CPU of 2 lcores"],
+                  lambda n, r: [n, mega(r["writes_per_s"]), pct(r.get("vs_one")),
+                                num(r.get("idle_frames_per_s")), pct(r.get("cpu_share"))])
 
     cr = f.pop("crypto", None)
     if cr:

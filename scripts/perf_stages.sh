@@ -9,9 +9,10 @@
 # (the run's mean rate x SECONDS). Symbols of more than 0.5 % of the samples
 # that no stage claims are named on stderr (a renamed function: add it to
 # STAGES). Needs perf and permission to profile.
-#   scripts/perf_stages.sh [BUILD_DIR [SECONDS]]     (docs/benchmarks.md)
+# MODE inject: node 1's writes pre-built ([workload] mode = inject, no model).
+#   scripts/perf_stages.sh [BUILD_DIR [SECONDS [MODE]]]     (docs/benchmarks.md)
 set -euo pipefail
-BUILD=${1:-build} SECS=${2:-4}
+BUILD=${1:-build} SECS=${2:-4} MODE=${3:-verify}
 BRIDGE=$BUILD/app/htoe-bridge
 command -v perf >/dev/null || { echo "perf_stages: perf not found (apt-get install linux-perf)" >&2; exit 2; }
 [ -x "$BRIDGE" ] || { echo "perf_stages: $BRIDGE not built" >&2; exit 2; }
@@ -42,6 +43,7 @@ mix = wrp=100
 sizes = 64
 window = 1
 sweep = off
+mode = $MODE
 duration = $((SECS * 1000 + 6000))ms
 [map]
 range1 = 0x100000000 64K 1
@@ -77,7 +79,8 @@ L0, L1 = "lcore 0 (node 1)", "lcore 1 (node 2)"
 STAGES = [
     ("workload (requester model: generate, issue)",
      r"^(ht_wl_|ht_req_|ht_op_|htnode_poll$|issue_ops$|issue_one$|ht_pkt_set|ht_enc_sized$|"
-     r"enc_sized$|ht_completion_|complete$|to_requester$|unissue_tag$|take_tag$|rx_core$)"),
+     r"enc_sized$|ht_completion_|complete$|to_requester$|unissue_tag$|take_tag$|rx_core$|"
+     r"htinject_|inject_poll$)"),
     ("HT in (local input: node 1's HT packets into the bridge)",
      r"^(htoe_local_input|local_input$|local_request$|local_response$|enqueue_request$|lin_pkt$|"
      r"bridge_unitid$)"),

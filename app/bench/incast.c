@@ -100,35 +100,48 @@ bad:
 	return NULL;
 }
 
+json_t *bench_series_run(const char *label, char *ini, double secs, bench_ini_fn run,
+			 bench_fig_fn figures, unsigned n, const char *key, const char *vs_key,
+			 double *ref)
+{
+	char why[1024];
+	json_t *sum = ini ? run(label, ini, secs) : NULL, *r;
+
+	free(ini);
+	if (!sum)
+		return NULL;
+	r = figures(sum, n, why, sizeof(why));
+	json_decref(sum);
+	if (!r) {
+		bench_note_err(label, why);
+		return NULL;
+	}
+	if (n == 1)
+		*ref = bench_num(r, key);
+	json_object_set_new(r, vs_key, *ref > 0 ? json_real(bench_num(r, key) / *ref) :
+			    json_null());
+	return r;
+}
+
 void bench_incast(json_t *fig, double secs, bench_ini_fn run)
 {
 	json_t *inc = json_object();
 	double single = 0;
-	char why[1024], label[64];
+	char label[64];
 
 	printf("htoe-bench: incast: N senders on lcore 0 -> 1 receiver on lcore 1 (hub port), "
 	       "64-byte posted writes\n");
 	json_object_set_new(fig, "incast", inc);
 	for (unsigned i = 0; i < sizeof(n_senders) / sizeof(n_senders[0]); i++) {
 		unsigned n = n_senders[i];
-		char *ini = incast_ini(n, secs), key[12];
-		json_t *sum, *r;
+		char key[12];
+		json_t *r;
 
 		snprintf(label, sizeof(label), "incast %u -> 1", n);
-		sum = ini ? run(label, ini, secs) : NULL;
-		free(ini);
-		if (!sum)
+		r = bench_series_run(label, incast_ini(n, secs), secs, run, incast_figures, n,
+				     "writes_per_s", "vs_single", &single);
+		if (!r)
 			continue;
-		r = incast_figures(sum, n, why, sizeof(why));
-		json_decref(sum);
-		if (!r) {
-			bench_note_err(label, why);
-			continue;
-		}
-		if (n == 1)
-			single = bench_num(r, "writes_per_s");
-		json_object_set_new(r, "vs_single", single > 0 ?
-				    json_real(bench_num(r, "writes_per_s") / single) : json_null());
 		printf("  %u -> 1: %.3f M writes/s = %5.1f %% of one sender's (target >= 90 %%), "
 		       "Jain %.4f (target >= 0.99), credit-starved", n,
 		       bench_num(r, "writes_per_s") / 1e6, 100 * bench_num(r, "vs_single"),

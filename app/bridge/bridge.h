@@ -33,6 +33,7 @@
 #include "config.h"
 #include "driver.h"
 #include "impair.h"
+#include "node/inject.h"
 #include "node/node.h"
 
 #define BR_PUBLISH_NS  1000000ull   /* counter snapshots every 1 ms */
@@ -89,6 +90,7 @@ struct br_node {
 	uint8_t *mem;                       /* exported region */
 	struct ht_workload *wl;             /* NULL: no workload */
 	struct ht_workload *wlp[1];
+	struct htinject *inj;               /* [workload] mode = inject, else NULL */
 	uint8_t *shadow, *busy;
 	unsigned n_vl;
 	uint16_t *vl_node;                  /* [n_vl], constant */

@@ -374,6 +374,12 @@ static const struct cfg_key keys[] = {
 	  "start of a 64-byte block; `byte_pct` is then ignored). htoe-bench uses `sizes = 64` "
 	  "with `mix = wrp=100` for its throughput runs and `sizes = 8` with `mix = rd=100`, "
 	  "`window = 1` for its round trips"),
+	K(W, "mode", CFG_ENUM, 0, 0, "verify", 0, WL, mode, "verify|inject",
+	  "`verify`: the workload model above; `inject`: no model in the loop, 64-byte posted "
+	  "writes encoded once at start cycle over the window in address order (two alternating "
+	  "patterns; `mix`, `sizes`, `window`, `sweep` ignored), and the target's memory is "
+	  "checked once at the end against the last value written to each address (app/node/"
+	  "inject.h; htoe-bench's `write64_bridge`)"),
 
 	/* [macsec] and [macsec N]: parsed by macsec_cfg.c (br_macsec_parse) */
 	X(MS, "enable", CFG_BOOL, 0, 0, "off", 0, NULL,

@@ -98,6 +98,7 @@ struct br_wl_cfg {
 	unsigned window;             /* max non-posted ops in flight */
 	bool     sweep;
 	uint32_t fixed_len;          /* [workload] sizes: 0 random, else bytes per read/write */
+	unsigned mode;               /* [workload] mode: 0 verify, 1 inject (node/inject.h) */
 	uint64_t seed;
 	uint64_t fill_seed;          /* the target's mem_seed */
 	uint64_t fill_offset;        /* window offset in the target's region */

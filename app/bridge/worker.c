@@ -35,6 +35,39 @@ _Static_assert(sizeof(struct htnode_stats) % 8 == 0, "u64 words");
 
 /* ------------------------------------------------------------ node setup */
 
+/* [workload] mode = inject: pre-built writes instead of the model's ops.
+ * The workload object stays (its start, stop and done logic, its shadow
+ * for the image check) but issues nothing: the node holds the model. */
+static int inject_setup(struct br_node *n, const struct br_wl_cfg *w, char *err, size_t errlen)
+{
+	n->inj = calloc(1, sizeof(*n->inj));
+	if (!n->inj || htinject_init(n->inj, n->b, w->base, w->size, 1, (uint32_t)w->seed)) {
+		snprintf(err, errlen, "%s: mode = inject: cannot set up the writes (memory, or a "
+			 "window that is not whole 64-byte blocks)", w->where);
+		return -1;
+	}
+	n->hn.hold = true;
+	return 0;
+}
+
+static void finish_workload(struct br_node *n);
+
+/* The injector's share of a poll: `ops` writes, or writes until the
+ * duration (or a stop), then the expected image into the shadow, once, for
+ * the end's check. */
+static unsigned inject_poll(struct br_node *n, uint64_t now)
+{
+	uint64_t ops = n->cfg->wl.ops;
+
+	if (!n->finishing && n->inj->taken < ops)
+		return htinject_poll(n->inj, ops - n->inj->taken, now);
+	if (!n->finishing)
+		finish_workload(n);
+	if (!n->c.wl_finish_ns)
+		htinject_expect(n->inj, n->shadow);
+	return 0;
+}
+
 int br_node_setup(struct br_app *a, struct br_node *n, const struct br_node_cfg *nc,
 		  char *err, size_t errlen)
 {
@@ -94,7 +127,7 @@ int br_node_setup(struct br_app *a, struct br_node *n, const struct br_node_cfg 
 		wc.n_ops = w->ops;
 		wc.shadow = n->shadow;
 		wc.busy = n->busy;
-		wc.sweep = w->sweep;
+		wc.sweep = w->sweep && !w->mode;
 		wc.fixed_len = w->fixed_len;
 		if (ht_wl_init(n->wl, &wc)) {
 			snprintf(err, errlen, "%s: the workload refuses this configuration",
@@ -108,6 +141,8 @@ int br_node_setup(struct br_app *a, struct br_node *n, const struct br_node_cfg 
 		snprintf(err, errlen, "%s: requester UnitIDs", nc->where);
 		return -1;
 	}
+	if (n->wl && nc->wl.mode && inject_setup(n, &nc->wl, err, errlen))
+		return -1;
 	n->n_vl = htoe_n_vls(n->b);
 	n->vl_node = calloc(n->n_vl ? n->n_vl : 1, sizeof(*n->vl_node));
 	n->pub.vl = calloc(n->n_vl ? n->n_vl : 1, sizeof(*n->pub.vl));
@@ -136,6 +171,10 @@ void br_node_teardown(struct br_node *n)
 	free(n->shadow);
 	free(n->busy);
 	free(n->wl);
+	if (n->inj)
+		htinject_fini(n->inj);
+	free(n->inj);
+	n->inj = NULL;
 	n->mem = n->shadow = n->busy = NULL;
 	n->wl = NULL;
 }
@@ -202,7 +241,7 @@ static bool node_poll(struct br_app *a, struct br_node *n, uint64_t now, int pha
 				       now - n->wl_start_ns >= n->cfg->wl.duration_ns)))
 			finish_workload(n);
 	}
-	moved = htnode_poll(&n->hn, now);
+	moved = (n->inj ? inject_poll(n, now) : 0) + htnode_poll(&n->hn, now);
 	/* htnode_poll has drained the local side (requests issued up to their
 	 * window, responses offered, output taken): nothing more will join a
 	 * partly filled frame in this iteration, so it leaves now instead of

@@ -67,6 +67,24 @@ else:
   ok "workload mix $1 sizes $2: counters and histogram as expected"
 done
 
+# [workload] mode = inject (write64_bridge): 3000 pre-built writes wrap the
+# 1024 blocks of node 2's memory twice and end in the middle of the third
+# pass; node 2 applied exactly those, and its memory is the expected image
+rc=0
+timeout -k 10 240 "$BRIDGE" $(eal) -- --config "$TMP/wl.ini" --set workload.mode=inject \
+  --set workload.ops=3000 --json >"$TMP/inj.out" 2>&1 || rc=$?
+[ "$rc" -eq 0 ] || { cat "$TMP/inj.out"; fail "mode = inject: exit status $rc"; }
+grep -q "memory image identical" "$TMP/inj.out" ||
+  { cat "$TMP/inj.out"; fail "mode = inject: memory image not checked or differs"; }
+grep '^{' "$TMP/inj.out" | tail -1 | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+n = {x["id"]: x for x in d["per_node"]}
+assert n[2]["to_target"] == 3000 and d["completions"] == 0, (d, n[2])
+assert n[1]["wl_size"] == n[2]["mem_size"] and n[1]["shadow_crc32c"] == n[2]["mem_crc32c"], n
+' || { cat "$TMP/inj.out"; fail "mode = inject: wrong counters or image in --json"; }
+ok "mode = inject: 3000 writes applied, memory image as expected"
+
 rc=0
 # plots asked for only where /usr/bin/python3 has matplotlib (without it --plots is an error)
 plots=()
@@ -229,6 +247,28 @@ for n, r in inc.items():
     close(r["vs_single"], r["writes_per_s"] / inc["1"]["writes_per_s"], "%s: vs single" % what)
 need(inc["1"]["jain"] == 1 and inc["1"]["vs_single"] == 1, "incast 1 -> 1 is the reference")
 
+# write64_bridge: injected writes, node 2's memory as expected, the ratio to
+# raw forwarding recomputed from its parts
+wb = f["write64_bridge"]
+need(wb["image_ok"] is True, "write64_bridge: memory image")
+need(isnum(wb["ht_pps"]) and wb["ht_pps"] > 0 and isnum(wb["baseline_fps"]),
+     "write64_bridge: figures")
+close(wb["ratio_frames"], wb["frames_per_s"] / wb["baseline_fps"], "write64_bridge: ratio")
+close(wb["ratio_ht"], wb["ht_pps"] / wb["baseline_fps"], "write64_bridge: HT ratio")
+
+# peers_scale: 1 (the reference), 8, 63 configured peers; writes got through,
+# ratios recomputed from the writes/s
+ps = f["peers_scale"]
+need(sorted(ps, key=int) == ["1", "8", "63"], "peers_scale: runs %s" % sorted(ps))
+for p, r in ps.items():
+    what = "peers_scale %s" % p
+    need(r["peers"] == int(p), "%s: peers %s" % (what, r["peers"]))
+    need(isnum(r["writes_per_s"]) and r["writes_per_s"] > 0, "%s: no writes" % what)
+    need(isnum(r["idle_frames_per_s"]) and r["idle_frames_per_s"] >= 0, "%s: idle frames" % what)
+    close(r["vs_one"], r["writes_per_s"] / ps["1"]["writes_per_s"], "%s: vs one peer" % what)
+need(ps["1"]["vs_one"] == 1 and ps["1"]["idle_frames_per_s"] == 0,
+     "peers_scale 1 is the reference, with no idle peer")
+
 # 6. MACsec: on/off when the bridge has [macsec], else a reason; crypto rows
 m = f["macsec"]
 if m["available"]:
@@ -244,7 +284,7 @@ for r in f["crypto"]:
 # 7. every target: a number and a verdict (MACsec on/off only if available,
 # the namespace ones only if namespaces and af_xdp are there)
 names = [t["figure"] for t in d["targets"]]
-need(len(names) == 30 and len(set(names)) == 30, "targets: %s" % names)
+need(len(names) == 32 and len(set(names)) == 32, "targets: %s" % names)
 for t in d["targets"]:
     if t["value"] is None:
         need((t["figure"].startswith("MACsec on / off") and not m["available"]) or
