@@ -1253,6 +1253,7 @@ static int sweep_run(const char *mode, const char *impair, struct bench_write *o
 		out->mbps = num(w, "mbps");
 		out->dropped = num(sum, "impair_dropped");
 		out->retransmits = num(sum, "retransmits");
+		out->frames = num(sum, "frames_tx");
 	} else {
 		note_err(label, why);
 	}

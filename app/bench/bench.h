@@ -65,7 +65,7 @@ double bench_proc_cpu_s(int pid);
  * `[bridge] retry = mode` and the INI text impair (NULL: lossless): 0 and
  * *out, or -1. Adds fig.loss_sweep. */
 struct bench_write {
-	double mbps, dropped, retransmits;
+	double mbps, dropped, retransmits, frames; /* frames: sent by both nodes */
 };
 typedef int (*bench_write_fn)(const char *mode, const char *impair, struct bench_write *out);
 #include <jansson.h>

@@ -4,7 +4,7 @@
  * 64-byte posted writes over net_ring (htoe-bridge, [impair]); goodput is
  * divided by that mode's reference, retransmissions by the frames the
  * impairment dropped. JSON: fig.loss_sweep = { gbn: {...}, selective: {...} },
- * each profile { loss, goodput_frac, mbps, dropped, retransmits,
+ * each profile { loss, goodput_frac, mbps, frames, dropped, retransmits,
  * resent_per_lost }. See docs/benchmarks.md.
  */
 #include <math.h>
@@ -85,9 +85,9 @@ void bench_loss_sweep(json_t *fig, bench_write_fn run)
 			       "%.2f resent per lost\n", modes[m], profiles[i].name, w.mbps,
 			       100 * frac, w.dropped, per);
 			json_object_set_new(mj, profiles[i].name,
-				json_pack("{s:f, s:f, s:f, s:f, s:f}", "goodput_frac", frac,
-					  "mbps", w.mbps, "dropped", w.dropped, "retransmits",
-					  w.retransmits, "resent_per_lost", per));
+				json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "goodput_frac", frac,
+					  "mbps", w.mbps, "frames", w.frames, "dropped", w.dropped,
+					  "retransmits", w.retransmits, "resent_per_lost", per));
 		}
 		json_object_set_new(sweep, modes[m], mj);
 	}
