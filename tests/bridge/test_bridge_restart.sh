@@ -67,6 +67,11 @@ echo "== a"; cat "$TMP/a.out"; echo "== b2"; cat "$TMP/b2.out"
 [ "$(cat "$TMP/b2.rc")" = 0 ] || fail "node 2 (second life): exit status $(cat "$TMP/b2.rc")"
 grep -q "RESULT: PASS: all [0-9]* completions verified" "$TMP/b2.out" || fail "node 2: no PASS"
 grep -q "peer restarts 1" "$TMP/a.out" || fail "the survivor's summary does not show one peer restart"
+grep -q "RESULT: PASS" "$TMP/a.out" || fail "the survivor: no PASS"
+# the survivor tells the restart: the peer, both incarnations, node 2's memory as mapped
+grep -Eq '^htnode: peer node 2 restarted \(incarnation 0x([0-9a-f]{8}) -> 0x([0-9a-f]{8})\): its memory \[0x200000000, 0x200010000\) is lost \(65536 bytes\)' "$TMP/a.out" ||
+  fail "the survivor does not print the restart of node 2 with the range lost"
+[ "$(grep -c "^htnode: peer node 2 restarted" "$TMP/a.out")" = 1 ] || fail "the survivor printed the restart more than once"
 (cd "$TMP" && python3 - <<'PY') || fail "the survivor's record does not check out"
 import json
 def last_json(name):
@@ -86,6 +91,7 @@ check(0 < vl["peer_restart_ns"] <= vl["up_ns"],
 print(f"info: survivor: VL up {vl['restart_up_ns'] / 1e6:.3f} ms after the new "
       f"incarnation's first frame (longest gap between polls {a['gap_max_ns'] / 1e6:.3f} ms)")
 check(a["peer_restarts"] == 1, f"survivor: {a['peer_restarts']} peer restarts in all")
+check(a["lost_restart"] == 1, f"survivor: {a['lost_restart']} range(s) reported lost to a restart")
 check(b["verified"] == b["completions"] > 0 and b["mismatches"] == 0 and b["errors"] == 0,
       f"node 2 (second life): {b['verified']} of {b['completions']} completions verified")
 exit(0 if ok else 1)
