@@ -363,6 +363,12 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
 	return ok && match ? 0 : 1;
 }
 
+void ht_wl_unown(struct ht_workload *w)
+{
+	for (uint64_t b = 0; b < nblocks(w); b++)
+		w->cfg.busy[b] |= WL_TAINTED;
+}
+
 int ht_wl_taint(struct ht_workload *w, uint64_t addr, uint64_t len, bool restart)
 {
 	uint64_t end = w->cfg.base + w->cfg.size;

@@ -162,6 +162,10 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
  * lost_restart or lost_reset), else 0.
  */
 int ht_wl_taint(struct ht_workload *w, uint64_t addr, uint64_t len, bool restart);
+/* The whole window is not owned yet (its memory may hold what an earlier
+ * life of this node wrote): every block is tainted as above, not counted as
+ * a loss. Each block is verified from its first write or whole-block read on. */
+void ht_wl_unown(struct ht_workload *w);
 
 /* Every op generated, committed and completed. */
 bool ht_wl_done(const struct ht_workload *w);
