@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A restarted node is seen at once (suite 'bridge'): two htoe-bridge
-# processes over memif (config/memif-a.ini node 1, the survivor, serving its
-# memory; config/memif-b.ini node 2). Node 2's first process starts before
+# processes over memif (config/memif-a.ini node 1, the survivor, with its own
+# verified workload on node 2 as the guide runs it; config/memif-b.ini node 2). Node 2's first process starts before
 # its memif server (it tries again until the server accepts), runs a verified
 # workload on the first half of node 1's memory and is killed with SIGKILL;
 # a new process of node 2 (a new incarnation from getrandom) runs a verified
@@ -19,7 +19,7 @@ BRIDGE=$1 SRC=$2 N=${3:-3000}
 SOCK="$TMP/memif.sock"
 dev() { echo "port 0.dev=net_memif0,role=$1,id=0,socket=$SOCK,socket-abstract=no"; }
 # the survivor runs its verified workload on node 2's memory, as the guide
-# does, across the restart (it runs until stopped)
+# does (its default transactions; it then serves its memory until stopped)
 cp "$SRC/config/memif-a.ini" "$TMP/a.ini"
 
 # node 2, first life, started before its server: the client tries again
@@ -92,7 +92,7 @@ print(f"info: survivor: VL up {vl['restart_up_ns'] / 1e6:.3f} ms after the new "
       f"incarnation's first frame (longest gap between polls {a['gap_max_ns'] / 1e6:.3f} ms)")
 check(a["peer_restarts"] == 1, f"survivor: {a['peer_restarts']} peer restarts in all")
 check(a["mismatches"] == 0 and a["errors"] == 0 and a["completions"] > 0,
-      f"survivor: {a['verified']} of {a['completions']} completions verified across the restart")
+      f"survivor: {a['verified']} of {a['completions']} completions verified")
 check(a["lost_restart"] == 1, f"survivor: {a['lost_restart']} range(s) reported lost to a restart")
 check(b["verified"] == b["completions"] > 0 and b["mismatches"] == 0 and b["errors"] == 0,
       f"node 2 (second life): {b['verified']} of {b['completions']} completions verified")
