@@ -1192,6 +1192,33 @@ static void test_workload_taint(void **state)
 	assert_int_equal(ht_wl_stats(&w)->tainted_reads, 3);
 }
 
+/* A window not owned yet (ht_wl_unown: memory an earlier life may have
+ * written): the first whole-block read of each block seeds the shadow, not
+ * counted as a loss; from then on a different value is a mismatch. */
+static void test_workload_unown(void **state)
+{
+	(void)state;
+	uint8_t shadow[128], busy[2];
+	struct ht_workload w;
+	struct ht_wl_cfg wc;
+	unsigned seen[2] = { 0, 0 };
+	uint64_t addr;
+
+	memset(shadow, 0, sizeof(shadow));
+	wl_cfg_single_op(&wc, 9, 0x40, 128, 200, shadow, busy, HT_OP_READ);
+	wc.fixed_len = 64;
+	assert_int_equal(ht_wl_init(&w, &wc), 0);
+	ht_wl_unown(&w);
+	while (!seen[0] || !seen[1]) {
+		assert_int_equal(wl_read_with(&w, 0x5A, &addr), 0);
+		seen[(addr - 0x40) / 64]++;
+	}
+	assert_int_equal(ht_wl_stats(&w)->tainted_reads, 2);
+	assert_int_equal(ht_wl_stats(&w)->lost_reset + ht_wl_stats(&w)->lost_restart, 0);
+	assert_int_equal(wl_read_with(&w, 0x5B, &addr), 1);
+	assert_int_equal(ht_wl_stats(&w)->mismatches, 1);
+}
+
 /* ht_rand_below: n <= 1 gives 0; every draw is below n, also for n near
  * 2^64 where the rejection step matters; for small n each value comes up
  * about equally often: 700 000 draws of n = 7 give 100 000 +- 1 500 each
@@ -1792,6 +1819,7 @@ int main(void)
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_workload_peek_commit_protocol),
 		cmocka_unit_test(test_workload_taint),
+		cmocka_unit_test(test_workload_unown),
 		cmocka_unit_test(test_rand_below_uniform),
 		cmocka_unit_test(test_workload_fixed_len_posted_writes),
 		cmocka_unit_test(test_fast_encoders_match_table),
