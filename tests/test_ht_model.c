@@ -1134,6 +1134,19 @@ static int wl_read_with(struct ht_workload *w, uint8_t v, uint64_t *addr)
 	return ht_wl_complete(w, &c, NULL);
 }
 
+/* A read-only workload of whole-block reads over two blocks at 0x40,
+ * shadow all zero. */
+static void wl_two_blocks(struct ht_workload *w, uint64_t seed, uint8_t shadow[128],
+			  uint8_t busy[2])
+{
+	struct ht_wl_cfg wc;
+
+	memset(shadow, 0, 128);
+	wl_cfg_single_op(&wc, seed, 0x40, 128, 200, shadow, busy, HT_OP_READ);
+	wc.fixed_len = 64;
+	assert_int_equal(ht_wl_init(w, &wc), 0);
+}
+
 /* Bytes reported lost (ht_wl_taint) read back with any value: accepted once
  * and the shadow seeded from it (a whole-block read owns the block again,
  * so a second, different value is a mismatch); bytes not reported lost
@@ -1143,14 +1156,10 @@ static void test_workload_taint(void **state)
 	(void)state;
 	uint8_t shadow[128], busy[2];
 	struct ht_workload w;
-	struct ht_wl_cfg wc;
 	unsigned seen[2] = { 0, 0 };
 	uint64_t addr;
 
-	memset(shadow, 0, sizeof(shadow));
-	wl_cfg_single_op(&wc, 7, 0x40, 128, 200, shadow, busy, HT_OP_READ);
-	wc.fixed_len = 64;
-	assert_int_equal(ht_wl_init(&w, &wc), 0);
+	wl_two_blocks(&w, 7, shadow, busy);
 	/* outside the window: not this workload's loss */
 	assert_int_equal(ht_wl_taint(&w, 0x0, 0x40, false), 0);
 	assert_int_equal(ht_wl_taint(&w, 0xC0, 0x1000, true), 0);
@@ -1200,14 +1209,10 @@ static void test_workload_unown(void **state)
 	(void)state;
 	uint8_t shadow[128], busy[2];
 	struct ht_workload w;
-	struct ht_wl_cfg wc;
 	unsigned seen[2] = { 0, 0 };
 	uint64_t addr;
 
-	memset(shadow, 0, sizeof(shadow));
-	wl_cfg_single_op(&wc, 9, 0x40, 128, 200, shadow, busy, HT_OP_READ);
-	wc.fixed_len = 64;
-	assert_int_equal(ht_wl_init(&w, &wc), 0);
+	wl_two_blocks(&w, 9, shadow, busy);
 	ht_wl_unown(&w);
 	while (!seen[0] || !seen[1]) {
 		assert_int_equal(wl_read_with(&w, 0x5A, &addr), 0);
