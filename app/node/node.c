@@ -95,7 +95,7 @@ int htnode_init(struct htnode *nd, struct htoe *b, uint8_t bridge_ubase, uint8_t
 
 /* The bridge reports what a reset or a restart of a peer lost: the
  * workloads taint it (its value is unknown, not wrong), and a restart is
- * told in one line per range (the hook, if set, instead). */
+ * told in one line per range (by the hook of a driver that has hooks). */
 static void on_loss(void *ctx, const struct htoe_loss *l)
 {
 	struct htnode *nd = ctx;
@@ -110,7 +110,7 @@ static void on_loss(void *ctx, const struct htoe_loss *l)
 		nd->st.lost_reset++;
 	if (nd->hooks && nd->hooks->lost)
 		nd->hooks->lost(nd, l);
-	else if (restart)
+	else if (restart && !nd->hooks)
 		fprintf(stderr, "htnode: peer node %u restarted (incarnation 0x%08" PRIx32
 			" -> 0x%08" PRIx32 "): its memory [0x%" PRIx64 ", 0x%" PRIx64
 			") is lost (%" PRIu64 " bytes); the workloads re-read it before they "

@@ -56,7 +56,7 @@ struct htnode_hooks {
 	/* A posted write is about to be applied by the memory target. */
 	void (*posted_write)(struct htnode *nd, const struct ht_pkt *req);
 	/* The bridge reported a loss (htoe_set_loss_cb), after the workloads
-	 * tainted it. Without this hook a restart is printed to stderr. */
+	 * tainted it. A node without hooks prints a restart to stderr. */
 	void (*lost)(struct htnode *nd, const struct htoe_loss *l);
 };
 
