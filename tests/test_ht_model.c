@@ -1117,6 +1117,113 @@ static void test_workload_peek_commit_protocol(void **state)
 	assert_int_equal(ht_wl_init(&w, &wc), -EINVAL);
 }
 
+/* Complete the next read of workload w with every byte = v: its result. */
+static int wl_read_with(struct ht_workload *w, uint8_t v, uint64_t *addr)
+{
+	struct ht_op op;
+	struct ht_completion c;
+
+	assert_int_equal(ht_wl_peek(w, &op), 1);
+	(void)ht_wl_commit(w);
+	memset(&c, 0, sizeof(c));
+	c.cookie = op.cookie;
+	c.type = HT_OP_READ;
+	c.len = (uint16_t)op.len;
+	memset(c.data, v, op.len);
+	*addr = op.addr;
+	return ht_wl_complete(w, &c, NULL);
+}
+
+/* A read-only workload of whole-block reads over two blocks at 0x40,
+ * shadow all zero. */
+static void wl_two_blocks(struct ht_workload *w, uint64_t seed, uint8_t shadow[128],
+			  uint8_t busy[2])
+{
+	struct ht_wl_cfg wc;
+
+	memset(shadow, 0, 128);
+	wl_cfg_single_op(&wc, seed, 0x40, 128, 200, shadow, busy, HT_OP_READ);
+	wc.fixed_len = 64;
+	assert_int_equal(ht_wl_init(w, &wc), 0);
+}
+
+/* Bytes reported lost (ht_wl_taint) read back with any value: accepted once
+ * and the shadow seeded from it (a whole-block read owns the block again,
+ * so a second, different value is a mismatch); bytes not reported lost
+ * still fail on a wrong value. */
+static void test_workload_taint(void **state)
+{
+	(void)state;
+	uint8_t shadow[128], busy[2];
+	struct ht_workload w;
+	unsigned seen[2] = { 0, 0 };
+	uint64_t addr;
+
+	wl_two_blocks(&w, 7, shadow, busy);
+	/* outside the window: not this workload's loss */
+	assert_int_equal(ht_wl_taint(&w, 0x0, 0x40, false), 0);
+	assert_int_equal(ht_wl_taint(&w, 0xC0, 0x1000, true), 0);
+	/* a posted write of 4 bytes in block 0 was lost */
+	assert_int_equal(ht_wl_taint(&w, 0x44, 4, false), 1);
+	assert_int_equal(ht_wl_stats(&w)->lost_reset, 1);
+	assert_int_equal(ht_wl_stats(&w)->lost_bytes, 4);
+	while (seen[0] < 2 || seen[1] < 1) {
+		int rc = wl_read_with(&w, 0xAA, &addr);
+		unsigned blk = (unsigned)((addr - 0x40) / 64);
+
+		if (blk == 0)
+			assert_int_equal(rc, 0); /* tainted, then seeded with 0xAA */
+		else
+			assert_int_equal(rc, 1); /* 0xAA where the shadow says 0 */
+		seen[blk]++;
+	}
+	assert_int_equal(ht_wl_stats(&w)->tainted_reads, 1);
+	assert_int_equal(ht_wl_stats(&w)->verified, seen[0]);
+	assert_int_equal(ht_wl_stats(&w)->mismatches, seen[1]);
+	/* block 0 is owned again: another value there is a mismatch */
+	do {
+		int rc = wl_read_with(&w, 0xBB, &addr);
+
+		assert_int_equal(rc, 1);
+	} while (addr != 0x40);
+	/* the node restarted: the whole window is lost, any value accepted once */
+	assert_int_equal(ht_wl_taint(&w, 0, 0x10000, true), 1);
+	assert_int_equal(ht_wl_stats(&w)->lost_restart, 1);
+	assert_int_equal(ht_wl_stats(&w)->lost_bytes, 4 + 128);
+	uint64_t mm = ht_wl_stats(&w)->mismatches;
+
+	seen[0] = seen[1] = 0;
+	while (!seen[0] || !seen[1]) {
+		assert_int_equal(wl_read_with(&w, 0xCC, &addr), 0);
+		seen[(addr - 0x40) / 64]++;
+	}
+	assert_int_equal(ht_wl_stats(&w)->mismatches, mm);
+	assert_int_equal(ht_wl_stats(&w)->tainted_reads, 3);
+}
+
+/* A window not owned yet (ht_wl_unown: memory an earlier life may have
+ * written): the first whole-block read of each block seeds the shadow, not
+ * counted as a loss; from then on a different value is a mismatch. */
+static void test_workload_unown(void **state)
+{
+	(void)state;
+	uint8_t shadow[128], busy[2];
+	struct ht_workload w;
+	unsigned seen[2] = { 0, 0 };
+	uint64_t addr;
+
+	wl_two_blocks(&w, 9, shadow, busy);
+	ht_wl_unown(&w);
+	while (!seen[0] || !seen[1]) {
+		assert_int_equal(wl_read_with(&w, 0x5A, &addr), 0);
+		seen[(addr - 0x40) / 64]++;
+	}
+	assert_int_equal(ht_wl_stats(&w)->tainted_reads, 2);
+	assert_int_equal(ht_wl_stats(&w)->lost_reset + ht_wl_stats(&w)->lost_restart, 0);
+	assert_int_equal(wl_read_with(&w, 0x5B, &addr), 1);
+	assert_int_equal(ht_wl_stats(&w)->mismatches, 1);
+}
+
 /* ht_rand_below: n <= 1 gives 0; every draw is below n, also for n near
  * 2^64 where the rejection step matters; for small n each value comes up
  * about equally often: 700 000 draws of n = 7 give 100 000 +- 1 500 each
@@ -1716,6 +1823,8 @@ int main(void)
 		cmocka_unit_test(test_workload_small_window_hotspot),
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_workload_peek_commit_protocol),
+		cmocka_unit_test(test_workload_taint),
+		cmocka_unit_test(test_workload_unown),
 		cmocka_unit_test(test_rand_below_uniform),
 		cmocka_unit_test(test_workload_fixed_len_posted_writes),
 		cmocka_unit_test(test_fast_encoders_match_table),

@@ -1861,6 +1861,85 @@ static void test_peer_restart(void **state)
 	free_nodes();
 }
 
+/* What resets and restarts lose, as the loss callback reports it. */
+static struct htoe_loss lost[16];
+static unsigned n_lost;
+
+static void record_loss(void *ctx, const struct htoe_loss *l)
+{
+	(void)ctx;
+	assert_true(n_lost < 16);
+	lost[n_lost++] = *l;
+}
+
+/* A reset of VL 1-2 with posted writes framed and unacknowledged reports
+ * exactly those (global address, length), not the writes still unsent that
+ * the warm reset keeps, nor node 3's; a restart of node 2 reports the writes
+ * in flight, then node 2's whole mapped memory with both incarnations. */
+static void test_loss_events(void **state)
+{
+	struct ht_pkt p;
+	uint32_t inc_old, inc;
+
+	(void)state;
+	next_inc = 1000;
+	mk_nodes(3, NULL);
+	bring_up();
+	n_lost = 0;
+	htoe_set_loss_cb(N[1].b, record_loss, NULL);
+	for (unsigned i = 0; i < 4; i++) {
+		mk_write(&p, gaddr(2, 0x1000 + 64u * i), true, 1, 0);
+		assert_int_equal(local_in(1, &p, 1 * US), 0);
+	}
+	mk_write(&p, gaddr(3, 0), true, 1, 0);
+	assert_int_equal(local_in(1, &p, 1 * US), 0);
+	pump(1 * US, HTOE_TX_FLUSH, drop_to_2, NULL);
+	/* two more, not yet framed */
+	for (unsigned i = 0; i < 2; i++) {
+		mk_write(&p, gaddr(2, 0x2000 + 64u * i), true, 1, 0);
+		assert_int_equal(local_in(1, &p, 2 * US), 0);
+	}
+	assert_int_equal(n_lost, 0);
+	assert_int_equal(htoe_vl_reset(N[1].b, 2, false, 3 * US), 0);
+	assert_int_equal(n_lost, 4);
+	for (unsigned i = 0; i < 4; i++) {
+		assert_int_equal(lost[i].kind, HTOE_LOSS_RESET);
+		assert_int_equal(lost[i].node, 2);
+		assert_int_equal(lost[i].addr, gaddr(2, 0x1000 + 64u * i));
+		assert_int_equal(lost[i].len, 64);
+	}
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->posted_lost_reset, 4);
+	pump(4 * US, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(htoe_vl_is_up(N[1].b, 2));
+	assert_int_equal(n_lost, 4);
+
+	/* one write in flight, then node 2 restarts */
+	n_lost = 0;
+	mk_write(&p, gaddr(2, 0x3000), true, 1, 0);
+	assert_int_equal(local_in(1, &p, 5 * US), 0);
+	pump(5 * US, HTOE_TX_FLUSH, drop_to_2, NULL);
+	assert_true(htoe_vl_peer_incarnation(N[1].b, 2, &inc_old));
+	htoe_free(N[2].b);
+	mk_node(2, 3, NULL);
+	pump(10 * US, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(htoe_vl_is_up(N[1].b, 2));
+	assert_true(htoe_vl_peer_incarnation(N[1].b, 2, &inc));
+	assert_true(inc != inc_old);
+	assert_int_equal(n_lost, 2);
+	assert_int_equal(lost[0].kind, HTOE_LOSS_RESET);
+	assert_int_equal(lost[0].addr, gaddr(2, 0x3000));
+	assert_int_equal(lost[0].len, 64);
+	assert_int_equal(lost[1].kind, HTOE_LOSS_RESTART);
+	assert_int_equal(lost[1].node, 2);
+	assert_int_equal(lost[1].old_inc, inc_old);
+	assert_int_equal(lost[1].new_inc, inc);
+	assert_int_equal(lost[1].addr, gaddr(2, 0));
+	assert_int_equal(lost[1].len, MEM_SIZE);
+	/* node 2 saw node 1 for the first time: nothing lost there */
+	htoe_set_loss_cb(N[1].b, NULL, NULL);
+	free_nodes();
+}
+
 /* A CTRL frame carrying a new incarnation (a restart whose RESET was lost
  * and whose epoch happens to match, or a forger) also cold-resets the VL,
  * but only the handshake says who the peer is: here the real peer answers
@@ -2726,6 +2805,7 @@ int main(void)
 		cmocka_unit_test(test_src_mac_binding),
 		cmocka_unit_test(test_reset_ack_nonce),
 		cmocka_unit_test(test_peer_restart),
+		cmocka_unit_test(test_loss_events),
 		cmocka_unit_test(test_ctrl_new_incarnation),
 		cmocka_unit_test(test_forged_reset),
 		cmocka_unit_test(test_forged_claim_then_restart),

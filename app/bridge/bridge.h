@@ -198,6 +198,7 @@ int br_capture_open_drv(const struct br_config *c, struct br_drv *d, char *err, 
 /* stats.c */
 struct br_totals {
 	uint64_t ops, sweep, completed, verified, mismatches, errors, unexpected;
+	uint64_t lost_reset, lost_restart; /* losses the bridge reported (htoe_set_loss_cb) */
 	uint64_t tx_frames, rx_frames, tx_bytes, rx_bytes, rx_bad, tx_refused, alloc_fail;
 	uint64_t retransmits, naks, timeouts, resets, poisoned, np_timeouts;
 	uint64_t late_responses;       /* responses after a timeout/reset (VLs) */

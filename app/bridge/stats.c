@@ -28,6 +28,8 @@ void br_totals(struct br_app *a, int node, struct br_totals *t)
 		t->verified += RD(p->ws.verified);
 		t->mismatches += RD(p->ws.mismatches);
 		t->errors += RD(p->ws.errors);
+		t->lost_reset += RD(p->ns.lost_reset);
+		t->lost_restart += RD(p->ns.lost_restart);
 		t->unexpected += RD(p->ws.unexpected) + RD(p->ns.unexpected) + RD(p->ns.bad_cookie);
 		t->tx_frames += RD(p->c.tx_frames);
 		t->rx_frames += RD(p->c.rx_frames);
@@ -208,9 +210,14 @@ int br_print_summary(struct br_app *a, FILE *f)
 			fprintf(f,
 				"  node %u: workload on node %u [%#" PRIx64 ", +%#" PRIx64 "): ops %" PRIu64
 				" (%" PRIu64 " read-back), completions %" PRIu64 ", verified %" PRIu64
-				", mismatches %" PRIu64 ", errors %" PRIu64 "%s",
+				", mismatches %" PRIu64 ", errors %" PRIu64,
 				n->id, w->target, w->base, w->size, t.ops, t.sweep, t.completed,
-				t.verified, t.mismatches, t.errors, done ? ", done" :
+				t.verified, t.mismatches, t.errors);
+			/* losses the bridge reported: tainted, not mismatches */
+			if (t.lost_reset || t.lost_restart)
+				fprintf(f, ", lost by reset %" PRIu64 ", lost by restart %" PRIu64,
+					t.lost_reset, t.lost_restart);
+			fprintf(f, "%s", done ? ", done" :
 				(n->finishing ? ", stopped" : ", NOT done"));
 			if (checked) {
 				fprintf(f, ", memory image %s", bad ? "DIFFERS" : "identical");
@@ -329,7 +336,8 @@ void br_print_json(struct br_app *a, FILE *f)
 	fprintf(f,
 		"{\"nodes\":%u,\"workloads\":%u,\"ops\":%" PRIu64 ",\"sweep\":%" PRIu64
 		",\"completions\":%" PRIu64 ",\"verified\":%" PRIu64 ",\"mismatches\":%" PRIu64
-		",\"errors\":%" PRIu64 ",\"unexpected\":%" PRIu64 ",\"frames_tx\":%" PRIu64
+		",\"errors\":%" PRIu64 ",\"lost_reset\":%" PRIu64 ",\"lost_restart\":%" PRIu64
+		",\"unexpected\":%" PRIu64 ",\"frames_tx\":%" PRIu64
 		",\"frames_rx\":%" PRIu64 ",\"bytes_tx\":%" PRIu64 ",\"retransmits\":%" PRIu64
 		",\"naks\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"resets\":%" PRIu64
 		",\"poisoned\":%" PRIu64 ",\"late_responses\":%" PRIu64
@@ -341,6 +349,7 @@ void br_print_json(struct br_app *a, FILE *f)
 		",\"poll_max_ns\":%" PRIu64 ",\"gap_max_ns\":%" PRIu64
 		",\"elapsed_s\":%.6f,\"mops\":%.6f,\"incomplete\":%s",
 		t.nodes, t.wl_nodes, t.ops, t.sweep, t.completed, t.verified, t.mismatches, t.errors,
+		t.lost_reset, t.lost_restart,
 		t.unexpected, t.tx_frames, t.rx_frames, t.tx_bytes, t.retransmits, t.naks,
 		t.timeouts, t.resets, t.poisoned, t.late_responses, t.unexpected_responses,
 		t.peer_restarts, t.tx_refused, t.alloc_fail, t.imp_dropped,

@@ -4,6 +4,7 @@
  * DPDK application htoe-bridge drive a node with the same code.)
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -60,6 +61,7 @@ int htnode_reset_requester(struct htnode *nd, unsigned n_unitids, uint8_t first_
 }
 
 static void sink_deliver(void *ctx, const struct ht_desc *d, uint64_t now);
+static void on_loss(void *ctx, const struct htoe_loss *l);
 static int sink_serve(void *ctx, const struct ht_desc *d, uint8_t *rsp, size_t cap, uint64_t now);
 
 int htnode_init(struct htnode *nd, struct htoe *b, uint8_t bridge_ubase, uint8_t bridge_units,
@@ -72,16 +74,48 @@ int htnode_init(struct htnode *nd, struct htoe *b, uint8_t bridge_ubase, uint8_t
 		struct htoe_local_sink sk = { sink_deliver, sink_serve, nd };
 
 		htoe_set_local_sink(b, &sk);
+		htoe_set_loss_cb(b, on_loss, nd);
 	}
 	nd->bridge_ubase = bridge_ubase;
 	nd->bridge_units = bridge_units;
 	nd->wl = wl;
 	nd->n_wl = n_wl;
+	/* behind a bridge the workloads' memory belongs to a peer, which may
+	 * hold what an earlier life of this node wrote: each block is owned
+	 * (written, or read whole to seed the shadow) before it is verified */
+	for (unsigned i = 0; b && i < n_wl; i++)
+		if (wl[i])
+			ht_wl_unown(wl[i]);
 	nd->hold = false;
 	nd->rr = 0;
 	memset(&nd->st, 0, sizeof(nd->st));
 	memset(&nd->rd_lat, 0, sizeof(nd->rd_lat));
 	return htnode_reset_requester(nd, n_unitids, first_unitid);
+}
+
+/* The bridge reports what a reset or a restart of a peer lost: the
+ * workloads taint it (its value is unknown, not wrong), and a restart is
+ * told in one line per range (by the hook of a driver that has hooks). */
+static void on_loss(void *ctx, const struct htoe_loss *l)
+{
+	struct htnode *nd = ctx;
+	bool restart = l->kind == HTOE_LOSS_RESTART;
+
+	for (unsigned i = 0; i < nd->n_wl; i++)
+		if (nd->wl[i])
+			ht_wl_taint(nd->wl[i], l->addr, l->len, restart);
+	if (restart)
+		nd->st.lost_restart++;
+	else
+		nd->st.lost_reset++;
+	if (nd->hooks && nd->hooks->lost)
+		nd->hooks->lost(nd, l);
+	else if (restart && !nd->hooks)
+		fprintf(stderr, "htnode: peer node %u restarted (incarnation 0x%08" PRIx32
+			" -> 0x%08" PRIx32 "): its memory [0x%" PRIx64 ", 0x%" PRIx64
+			") is lost (%" PRIu64 " bytes); the workloads re-read it before they "
+			"verify it\n", l->node, l->old_inc, l->new_inc, l->addr,
+			l->addr + l->len, l->len);
 }
 
 /* A completion from the requester, for its workload. */

@@ -55,6 +55,9 @@ struct htnode_hooks {
 	void (*unexpected)(struct htnode *nd, const struct ht_pkt *rsp, int rc);
 	/* A posted write is about to be applied by the memory target. */
 	void (*posted_write)(struct htnode *nd, const struct ht_pkt *req);
+	/* The bridge reported a loss (htoe_set_loss_cb), after the workloads
+	 * tainted it. A node without hooks prints a restart to stderr. */
+	void (*lost)(struct htnode *nd, const struct htoe_loss *l);
 };
 
 struct htnode_stats {
@@ -68,6 +71,8 @@ struct htnode_stats {
 	uint64_t to_target;     /* requests served by the memory target */
 	uint64_t rsp_to_bridge; /* target responses for the bridge */
 	uint64_t undecodable;   /* htoe_local_output() packets that did not parse */
+	uint64_t lost_reset;    /* posted writes the bridge reported lost to a reset */
+	uint64_t lost_restart;  /* ranges reported lost to a peer's restart */
 };
 
 struct htnode {

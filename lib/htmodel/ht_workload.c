@@ -82,6 +82,25 @@ static uint64_t block_of(const struct ht_workload *w, uint64_t addr)
 	return (addr - w->cfg.base) / 64;
 }
 
+/* busy[block]: a non-posted op is in flight on it; its bytes were reported
+ * lost (ht_wl_taint) and are not yet owned again by a write or a read of the
+ * whole block. */
+#define WL_BUSY    1u
+#define WL_TAINTED 2u
+
+static bool tainted(const struct ht_workload *w, uint64_t addr)
+{
+	return w->cfg.busy[(addr - w->cfg.base) / 64] & WL_TAINTED;
+}
+
+/* An op of len bytes at addr owns them again (it wrote them, or read them
+ * and seeded the shadow): a tainted block is clean once all of it is. */
+static void own(struct ht_workload *w, uint64_t addr, uint32_t len)
+{
+	if ((addr & 63) == 0 && len >= 64)
+		w->cfg.busy[(addr - w->cfg.base) / 64] &= (uint8_t)~WL_TAINTED;
+}
+
 static uint8_t *shadow_at(const struct ht_workload *w, uint64_t addr)
 {
 	return w->cfg.shadow + (addr - w->cfg.base);
@@ -207,7 +226,7 @@ int ht_wl_peek_ref(struct ht_workload *w, const struct ht_op **op)
 	bool np = ht_op_nonposted((enum ht_op_type)p->type);
 	if (np && (w->inflight >= w->cfg.max_inflight || !w->free_top))
 		return 0;
-	if (has_block(p->type) && w->cfg.busy[block_of(w, p->addr)]) {
+	if (has_block(p->type) && (w->cfg.busy[block_of(w, p->addr)] & WL_BUSY)) {
 		w->st.blocked++;
 		return 0;
 	}
@@ -243,11 +262,12 @@ uint64_t ht_wl_commit_at(struct ht_workload *w, uint64_t now)
 		if (p->type == HT_OP_WRITE_NP)
 			memcpy(sl->data, p->data, p->len);
 		if (has_block(p->type))
-			w->cfg.busy[block_of(w, p->addr)] = 1;
+			w->cfg.busy[block_of(w, p->addr)] |= WL_BUSY;
 		w->inflight++;
 	} else if (p->type == HT_OP_WRITE_P) {
 		/* HT ordering makes every later PassPW=0 read see this write */
 		memcpy(shadow_at(w, p->addr), p->data, p->len);
+		own(w, p->addr, p->len);
 	}
 	w->st.issued[p->type]++;
 	w->st.issued_total++;
@@ -273,15 +293,29 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
 		w->st.errors++;
 	} else {
 		uint8_t *m = sl->type == HT_OP_FLUSH ? NULL : shadow_at(w, sl->addr);
+		/* bytes reported lost hold any value: what the target says
+		 * they hold seeds the shadow */
+		bool lost = m && tainted(w, sl->addr);
+
 		switch (sl->type) {
 		case HT_OP_READ:
+			if (lost && c->len == sl->len) {
+				memcpy(m, ht_completion_data(c), sl->len);
+				own(w, sl->addr, sl->len);
+				w->st.tainted_reads++;
+			}
 			match = c->len == sl->len && !memcmp(ht_completion_data(c), m, sl->len);
 			break;
 		case HT_OP_WRITE_NP:
 			memcpy(m, sl->data, sl->len);
+			own(w, sl->addr, sl->len);
 			break;
 		case HT_OP_FETCH_ADD: {
 			uint64_t old = ht_completion_u64(c);
+			if (lost && c->len == 8) {
+				ht_put_le64(m, old);
+				w->st.tainted_reads++;
+			}
 			match = c->len == 8 && old == ht_get_le64(m);
 			/* follow the target (resync after a mismatch) */
 			ht_put_le64(m, old + sl->operand[0]);
@@ -289,6 +323,10 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
 		}
 		case HT_OP_CAS: {
 			uint64_t old = ht_completion_u64(c);
+			if (lost && c->len == 8) {
+				ht_put_le64(m, old);
+				w->st.tainted_reads++;
+			}
 			match = c->len == 8 && old == ht_get_le64(m);
 			if (old == sl->operand[0]) {
 				ht_put_le64(m, sl->operand[1]);
@@ -317,12 +355,37 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
 		res->issued_at = sl->issued_at;
 	}
 	if (has_block(sl->type))
-		w->cfg.busy[block_of(w, sl->addr)] = 0;
+		w->cfg.busy[block_of(w, sl->addr)] &= (uint8_t)~WL_BUSY;
 	sl->used = 0;
 	w->free_list[w->free_top++] = (uint16_t)s;
 	w->inflight--;
 	w->st.completed++;
 	return ok && match ? 0 : 1;
+}
+
+void ht_wl_unown(struct ht_workload *w)
+{
+	for (uint64_t b = 0; b < nblocks(w); b++)
+		w->cfg.busy[b] |= WL_TAINTED;
+}
+
+int ht_wl_taint(struct ht_workload *w, uint64_t addr, uint64_t len, bool restart)
+{
+	uint64_t end = w->cfg.base + w->cfg.size;
+
+	if (len == 0 || addr >= end || addr + len <= w->cfg.base || addr + len < addr)
+		return 0;
+	uint64_t lo = addr > w->cfg.base ? addr : w->cfg.base;
+	uint64_t hi = addr + len < end ? addr + len : end;
+
+	for (uint64_t b = (lo - w->cfg.base) / 64; b < (hi - w->cfg.base + 63) / 64; b++)
+		w->cfg.busy[b] |= WL_TAINTED;
+	if (restart)
+		w->st.lost_restart++;
+	else
+		w->st.lost_reset++;
+	w->st.lost_bytes += hi - lo;
+	return 1;
 }
 
 bool ht_wl_done(const struct ht_workload *w)

@@ -68,6 +68,11 @@ struct ht_wl_stats {
 	uint64_t unexpected;      /* completion with an unknown cookie */
 	uint64_t cas_swapped;
 	uint64_t blocked;         /* peek found the op's block reserved */
+	uint64_t lost_reset;      /* posted writes reported lost to a reset (ht_wl_taint) */
+	uint64_t lost_restart;    /* ranges reported lost to a restart of their node */
+	uint64_t lost_bytes;      /* bytes of the window those reports tainted */
+	uint64_t tainted_reads;   /* completions that read tainted bytes: accepted,
+	                           * and the shadow seeded from them */
 };
 
 /* Result of one completion (for printing). */
@@ -145,6 +150,22 @@ uint64_t ht_wl_commit_at(struct ht_workload *w, uint64_t now);
  * unknown cookie. *res (optional) describes the op.
  */
 int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct ht_wl_result *res);
+
+/*
+ * [addr, addr+len) was reported lost (a posted write dropped by a reset, or
+ * the memory of a node that restarted): its value is unknown. Every 64-byte
+ * block of the window it touches is tainted: a later read or atomic there
+ * accepts the value it finds and seeds the shadow from it; a write, or a read
+ * of the whole block, owns the block again. Reads of tainted bytes are counted
+ * (tainted_reads), never as mismatches; bytes not reported lost are verified
+ * as before. Returns 1 if it overlapped the window (and was counted as
+ * lost_restart or lost_reset), else 0.
+ */
+int ht_wl_taint(struct ht_workload *w, uint64_t addr, uint64_t len, bool restart);
+/* The whole window is not owned yet (its memory may hold what an earlier
+ * life of this node wrote): every block is tainted as above, not counted as
+ * a loss. Each block is verified from its first write or whole-block read on. */
+void ht_wl_unown(struct ht_workload *w);
 
 /* Every op generated, committed and completed. */
 bool ht_wl_done(const struct ht_workload *w);

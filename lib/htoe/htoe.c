@@ -406,6 +406,12 @@ lq_take(struct htoe *b, size_t cap, int *rc, uint64_t now)
 	return NULL;
 }
 
+void htoe_set_loss_cb(struct htoe *b, htoe_loss_fn fn, void *ctx)
+{
+	b->loss_fn = fn;
+	b->loss_ctx = fn ? ctx : NULL;
+}
+
 void htoe_set_local_sink(struct htoe *b, const struct htoe_local_sink *s)
 {
 	if (s)

@@ -550,13 +550,73 @@ void htoe_encap_on_ack(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr 
  * they are counted as lost to the reset. Unsent posted writes are kept for
  * the new epoch on a warm reset, refused on a cold one. NP requests and
  * responses are dropped (their requesters are poisoned by the reset). */
+/* The global address of address addr at node (htoe_map_lookup reversed):
+ * the address the requester used. */
+static uint64_t global_addr(const struct htoe_map *m, uint16_t node, uint64_t addr)
+{
+	if (m->mask_mode)
+		return ((uint64_t)node << m->shift) | ((addr - m->mask_remote_base) & ~m->mask);
+	for (unsigned i = 0; i < m->nranges; i++) {
+		const struct htoe_map_range *r = &m->ranges[i];
+
+		if (r->node == node && addr >= r->remote_base && addr - r->remote_base < r->size)
+			return r->base + (addr - r->remote_base);
+	}
+	return addr;
+}
+
+/* Tell the local side of the posted writes of q in [from, to), dropped by a
+ * reset of v. Costs nothing without a loss callback. */
+static void report_posted_lost(struct htoe *b, const struct htoe_vl *v,
+			       const struct htoe_vcq *q, uint32_t from, uint32_t to)
+{
+	struct htoe_loss l = { .kind = HTOE_LOSS_RESET, .node = v->node };
+	struct ht_desc d;
+
+	if (!b->loss_fn)
+		return;
+	for (uint32_t i = from; i != to; i++) {
+		const struct htoe_slot *s = vcq_at(q, i);
+
+		if (ht_desc_parse(s->bytes, s->len, &d) < 0 || d.kind != HT_K_WRSIZED)
+			continue;
+		l.addr = global_addr(b->map, v->node, d.addr);
+		l.len = htoe_access_len(&d);
+		b->loss_fn(b->loss_ctx, &l);
+	}
+}
+
+void htoe_report_restart(struct htoe *b, const struct htoe_vl *v, uint32_t old_inc,
+			 uint32_t new_inc)
+{
+	const struct htoe_map *m = b->map;
+	struct htoe_loss l = { .kind = HTOE_LOSS_RESTART, .node = v->node,
+			       .old_inc = old_inc, .new_inc = new_inc };
+
+	if (!b->loss_fn)
+		return;
+	if (m->mask_mode) {
+		l.addr = (uint64_t)v->node << m->shift;
+		l.len = m->shift < 64 ? 1ull << m->shift : 0;
+		b->loss_fn(b->loss_ctx, &l);
+		return;
+	}
+	for (unsigned i = 0; i < m->nranges; i++) {
+		if (m->ranges[i].node != v->node)
+			continue;
+		l.addr = m->ranges[i].base;
+		l.len = m->ranges[i].size;
+		b->loss_fn(b->loss_ctx, &l);
+	}
+}
+
 void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_posted)
 {
-	(void)b;
 	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
 		struct htoe_vcq *q = &v->q[vc];
 
 		if (vc == HT_VC_P) {
+			report_posted_lost(b, v, q, q->head, keep_unsent_posted ? q->framed : q->tail);
 			v->st.posted_lost_reset += q->framed - q->head;
 			q->head = q->framed;
 			if (!keep_unsent_posted) {

@@ -47,5 +47,9 @@ void htoe_encap_on_ack(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr 
 void htoe_encap_drop_held(struct htoe *b, struct htoe_vl *v);
 uint64_t htoe_encap_deadline(const struct htoe *b, const struct htoe_vl *v);
 void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_posted);
+/* Tell the local side that v's peer restarted (htoe_set_loss_cb): its whole
+ * mapped memory is lost. */
+void htoe_report_restart(struct htoe *b, const struct htoe_vl *v, uint32_t old_inc,
+			 uint32_t new_inc);
 
 #endif

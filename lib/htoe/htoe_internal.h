@@ -188,6 +188,8 @@ struct htoe {
 	uint32_t lq_p_enq, lq_p_out;
 	bool     lq_lent;                 /* a burst is lent out (htoe_local_output_burst) */
 	struct htoe_local_sink sink;      /* local side served from the frame (or zeroed) */
+	htoe_loss_fn loss_fn;             /* what a reset/restart lost (or NULL) */
+	void    *loss_ctx;
 
 	struct htoe_flush flush[HTOE_FLUSH_MAX];
 	/* a forwarded Flush's (UnitID - flush_unitid) * 32 + SrcTag -> flush[] (-1 free) */

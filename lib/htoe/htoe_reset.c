@@ -204,6 +204,7 @@ static void inc_commit(struct htoe *b, struct htoe_vl *v, uint32_t inc)
 	memmove(v->peer_inc_old + 1, v->peer_inc_old, sizeof(v->peer_inc_old) - sizeof(uint32_t));
 	v->peer_inc_old[0] = v->peer_inc;
 	v->peer_inc = inc;
+	htoe_report_restart(b, v, v->peer_inc_old[0], inc);
 	v->st.peer_restarts++;
 	b->st.peer_restarts++;
 	v->st.peer_restart_ns = v->claim_ns;

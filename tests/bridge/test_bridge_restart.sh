@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A restarted node is seen at once (suite 'bridge'): two htoe-bridge
-# processes over memif (config/memif-a.ini node 1, the survivor, serving its
-# memory; config/memif-b.ini node 2). Node 2's first process starts before
+# processes over memif (config/memif-a.ini node 1, the survivor, with its own
+# verified workload on node 2 as the guide runs it; config/memif-b.ini node 2). Node 2's first process starts before
 # its memif server (it tries again until the server accepts), runs a verified
 # workload on the first half of node 1's memory and is killed with SIGKILL;
 # a new process of node 2 (a new incarnation from getrandom) runs a verified
@@ -18,9 +18,9 @@ BRIDGE=$1 SRC=$2 N=${3:-3000}
 
 SOCK="$TMP/memif.sock"
 dev() { echo "port 0.dev=net_memif0,role=$1,id=0,socket=$SOCK,socket-abstract=no"; }
-# the survivor has no workload of its own: it serves its memory
-awk '/^\[workload 1\]/ { skip = 1; next } /^\[/ { skip = 0 } !skip' \
-  "$SRC/config/memif-a.ini" > "$TMP/a.ini"
+# the survivor runs its verified workload on node 2's memory, as the guide
+# does (its default transactions; it then serves its memory until stopped)
+cp "$SRC/config/memif-a.ini" "$TMP/a.ini"
 
 # node 2, first life, started before its server: the client tries again
 # until the server's socket accepts (the first half of node 1's memory,
@@ -67,6 +67,11 @@ echo "== a"; cat "$TMP/a.out"; echo "== b2"; cat "$TMP/b2.out"
 [ "$(cat "$TMP/b2.rc")" = 0 ] || fail "node 2 (second life): exit status $(cat "$TMP/b2.rc")"
 grep -q "RESULT: PASS: all [0-9]* completions verified" "$TMP/b2.out" || fail "node 2: no PASS"
 grep -q "peer restarts 1" "$TMP/a.out" || fail "the survivor's summary does not show one peer restart"
+grep -q "RESULT: PASS" "$TMP/a.out" || fail "the survivor: no PASS"
+# the survivor tells the restart: the peer, both incarnations, node 2's memory as mapped
+grep -Eq '^htnode: peer node 2 restarted \(incarnation 0x([0-9a-f]{8}) -> 0x([0-9a-f]{8})\): its memory \[0x200000000, 0x200010000\) is lost \(65536 bytes\)' "$TMP/a.out" ||
+  fail "the survivor does not print the restart of node 2 with the range lost"
+[ "$(grep -c "^htnode: peer node 2 restarted" "$TMP/a.out")" = 1 ] || fail "the survivor printed the restart more than once"
 (cd "$TMP" && python3 - <<'PY') || fail "the survivor's record does not check out"
 import json
 def last_json(name):
@@ -86,6 +91,9 @@ check(0 < vl["peer_restart_ns"] <= vl["up_ns"],
 print(f"info: survivor: VL up {vl['restart_up_ns'] / 1e6:.3f} ms after the new "
       f"incarnation's first frame (longest gap between polls {a['gap_max_ns'] / 1e6:.3f} ms)")
 check(a["peer_restarts"] == 1, f"survivor: {a['peer_restarts']} peer restarts in all")
+check(a["mismatches"] == 0 and a["errors"] == 0 and a["completions"] > 0,
+      f"survivor: {a['verified']} of {a['completions']} completions verified")
+check(a["lost_restart"] == 1, f"survivor: {a['lost_restart']} range(s) reported lost to a restart")
 check(b["verified"] == b["completions"] > 0 and b["mismatches"] == 0 and b["errors"] == 0,
       f"node 2 (second life): {b['verified']} of {b['completions']} completions verified")
 exit(0 if ok else 1)

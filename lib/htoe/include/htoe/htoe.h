@@ -220,6 +220,34 @@ struct htoe_local_sink {
 };
 void htoe_set_local_sink(struct htoe *b, const struct htoe_local_sink *s);
 
+/*
+ * Optional loss event: what a reset or a restart of a peer lost, told to the
+ * local side during the call that caused it (a frame or a timer in
+ * htoe_frame_input(), htoe_frame_output() or htoe_handle_expiry(), a stall in
+ * htoe_local_input*(), or htoe_vl_reset()), as the sink is. Posted writes have no
+ * response to poison, so this is the only way their requester learns of
+ * them.
+ *   HTOE_LOSS_RESET: one call per posted write dropped from a VL's queue
+ *     by a reset (framed and not acknowledged: the peer may or may not have
+ *     applied it; or, on a cold reset, not yet sent). addr/len: its global
+ *     address (as the requester used it) and length in bytes.
+ *   HTOE_LOSS_RESTART: the peer proved a new incarnation (it restarted and
+ *     its memory is gone): one call per range of the address map that is
+ *     the peer's memory (addr/len global; in mask mode the peer's lowest
+ *     block of 2^shift bytes), with old_inc -> new_inc.
+ * The callback must not call into this bridge. NULL turns it off. Nothing
+ * is spent on it unless a reset or a restart happens.
+ */
+enum htoe_loss_kind { HTOE_LOSS_RESET = 1, HTOE_LOSS_RESTART = 2 };
+struct htoe_loss {
+	enum htoe_loss_kind kind;
+	uint16_t node;              /* the peer */
+	uint64_t addr, len;         /* global address and bytes lost */
+	uint32_t old_inc, new_inc;  /* RESTART: the peer's incarnations */
+};
+typedef void (*htoe_loss_fn)(void *ctx, const struct htoe_loss *l);
+void htoe_set_loss_cb(struct htoe *b, htoe_loss_fn fn, void *ctx);
+
 /* An Ethernet frame (FCS stripped). Returns 0, or a negative enum htoe_drop
  * reason (the frame was dropped and counted). */
 int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t now);
