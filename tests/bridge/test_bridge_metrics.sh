@@ -148,9 +148,10 @@ curl -s --max-time 5 "$URL" >/dev/null && fail "still served after the exit"
 ok "SIGINT: PASS, the endpoint is gone"
 
 [ -n "$DIMM" ] || exit 0
-# ---- htoe-dimm: node 1 borrows 2 MiB from node 2 and pages it through half of that
+# ---- htoe-dimm: node 1 borrows 2 MiB from node 2 and pages it through half of that, for
+# long enough (many seconds, more under load) that two scrapes see it at work
 "$DIMM" $(eal) -- --set "global.metrics=127.0.0.1:$PORT" --wss 2M --workloads stream \
-  --budgets 50 --ntimes 60 --no-baselines --no-explicit --no-plot --json "$TMP/dimm.json" \
+  --budgets 50 --ntimes 600 --no-baselines --no-explicit --no-plot --json "$TMP/dimm.json" \
   >"$TMP/dimm.out" 2>&1 &
 dpid=$!
 BR_PIDS+=("$dpid")
@@ -198,11 +199,20 @@ for k in ['htoe_vl_tx_frames_total{node="1",peer="2"}', 'htoe_node_rx_frames_tot
 check(b['htoe_vl_up{node="2",peer="1"}'] == 1, "the VL is up")
 sys.exit(0 if ok else 1)
 PY
+# a port this test holds itself: the paging run above may end before this one starts
+/usr/bin/python3 -c 'import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+print(s.getsockname()[1], flush=True); time.sleep(300)' >"$TMP/busy.port" &
+busy_pid=$!
+BR_PIDS+=("$busy_pid")
+for _ in $(seq 100); do [ -s "$TMP/busy.port" ] && break; sleep 0.1; done
+BUSY=$(cat "$TMP/busy.port")
 rc=0
-"$DIMM" $(eal) -- --set "global.metrics=127.0.0.1:$PORT" >"$TMP/r.out" 2>&1 || rc=$?
-[ "$rc" = 2 ] && grep -q "metrics = '127.0.0.1:$PORT': cannot listen there: Address already in use" \
+"$DIMM" $(eal) -- --set "global.metrics=127.0.0.1:$BUSY" >"$TMP/r.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "metrics = '127.0.0.1:$BUSY': cannot listen there: Address already in use" \
   "$TMP/r.out" || { cat "$TMP/r.out"; fail "htoe-dimm on a port in use: exit $rc"; }
 ok "htoe-dimm on a port in use: $(tail -n 1 "$TMP/r.out")"
+kill "$busy_pid" 2>/dev/null || true; wait "$busy_pid" 2>/dev/null || true
 rc=0
 wait "$dpid" || rc=$?
 BR_PIDS=()
