@@ -189,6 +189,28 @@ static void first_line(const char *path, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = 0;
 }
 
+/* A failed run's own words: the last lines of its output and error files on
+ * stderr, so that a failure seen once (a loaded CI machine) can be read
+ * afterwards, not only its first line in "errors". */
+static void dump_tail(const char *what, const char *path)
+{
+	enum { KEEP = 25 };
+	char ring[KEEP][256];
+	unsigned n = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(ring[n % KEEP], sizeof(ring[0]), f))
+		n++;
+	fclose(f);
+	fprintf(stderr, "htoe-bench: run %s, its %s: the last %u lines:\n", run_label, what,
+		n < KEEP ? n : KEEP);
+	for (unsigned i = n < KEEP ? 0 : n - KEEP; i < n; i++)
+		fprintf(stderr, "  | %s%s", ring[i % KEEP],
+			strchr(ring[i % KEEP], '\n') ? "" : "\n");
+}
+
 struct child {
 	char prefix[64], out[PATH_MAX], err[PATH_MAX], ini[PATH_MAX];
 	char *argv[40];
@@ -298,6 +320,8 @@ static json_t *child_run(struct child *c, double timeout_s, int *rc, char *why, 
 		if (!l[0])
 			first_line(c->out, l, sizeof(l));
 		snprintf(why, wlen, "%s exited %d: %s", c->argv[0], *rc, l[0] ? l : "no output");
+		dump_tail("stderr", c->err);
+		dump_tail("stdout", c->out);
 	}
 	child_free(c);
 	return j;
@@ -654,6 +678,7 @@ static json_t *raw_oneway(const struct link2 *L, unsigned frame_len, double secs
 
 		first_line(rx.err, l, sizeof(l));
 		snprintf(why, wlen, "%s raw rx exited %d: %s", L->name, rc, l[0] ? l : "no output");
+		dump_tail("stderr", rx.err);
 	} else {
 		json_object_set_new(j, "gbps", json_real(num(j, "fps") * frame_len * 8 / 1e9));
 	}
