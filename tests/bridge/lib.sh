@@ -12,8 +12,29 @@ runtime_dirs() {
   echo "/tmp/dpdk/$PREFIX"
 }
 
+WDS=()
+# watchdog PID SECS: SIGKILL to PID after SECS, the bound of a process run in
+# the background without timeout(1) (which would put it in another process
+# group, out of reach of a signal to the test's). Stopped by stop_watchdogs
+# and by cleanup (SIGTERM: it takes its sleep with it).
+watchdog() {
+  (trap 'kill $sp 2>/dev/null; exit 0' TERM; sleep "$2" & sp=$!; wait $sp; kill -KILL "$1") \
+    >/dev/null 2>&1 &
+  WDS+=($!)
+}
+
+# stop_watchdogs: the watched processes have ended (a watchdog left running
+# would kill whatever process has that pid later)
+stop_watchdogs() {
+  local w
+  for w in "${WDS[@]:-}"; do [ -z "$w" ] || kill "$w" 2>/dev/null || true; done
+  for w in "${WDS[@]:-}"; do [ -z "$w" ] || wait "$w" 2>/dev/null || true; done
+  WDS=()
+}
+
 cleanup() {
   local d p
+  stop_watchdogs
   for p in "${BR_PIDS[@]:-}"; do [ -z "$p" ] || kill -KILL "$p" 2>/dev/null || true; done
   for p in "${BR_PIDS[@]:-}"; do [ -z "$p" ] || wait "$p" 2>/dev/null || true; done
   for p in "${NETNS[@]:-}"; do [ -z "$p" ] || ip netns del "$p" 2>/dev/null || true; done

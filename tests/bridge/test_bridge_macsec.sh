@@ -316,10 +316,8 @@ case "$MODE" in
     "$BRIDGE" $(eal) -- --set workload.ops=1000000000 "${ON[@]}" --set macsec.key=$K128 \
       >"$TMP/tel.out" 2>"$TMP/tel.err" &
     pid=$!
-    (trap 'kill $sp 2>/dev/null; exit 0' TERM; sleep 120 & sp=$!; wait $sp; kill -KILL "$pid") \
-      >/dev/null 2>&1 &
-    wd=$!
-    trap 'kill -KILL $pid $wd 2>/dev/null; wait $pid 2>/dev/null; cleanup' EXIT
+    BR_PIDS+=("$pid")
+    watchdog "$pid" 120
     tq() { # tq CMD EXPR: EXPR on the reply dict r (a few tries while it starts)
       local j i
       for i in $(seq 50); do
@@ -347,6 +345,8 @@ case "$MODE" in
       fail "/htoe/macsec,9 should answer an error"
     kill -INT $pid; sleep 0.5; kill -INT $pid 2>/dev/null || true
     wait $pid || true
+    BR_PIDS=()
+    stop_watchdogs
     ok "/htoe/macsec: InPktsOK $okc on node 1, per node, an error for an unknown node"
     ;;
   pairwise)

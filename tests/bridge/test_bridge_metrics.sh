@@ -24,10 +24,7 @@ URL="http://127.0.0.1:$PORT/metrics"
   --set "global.metrics=127.0.0.1:$PORT" >"$TMP/out" 2>"$TMP/err" &
 pid=$!
 BR_PIDS+=("$pid")
-(trap 'kill $sp 2>/dev/null; exit 0' TERM; sleep 170 & sp=$!; wait $sp; kill -KILL "$pid") \
-  >/dev/null 2>&1 &
-wd=$!
-trap 'kill $wd 2>/dev/null; cleanup' EXIT
+watchdog "$pid" 170
 
 # scrape FILE [URL]: /metrics into FILE, checked by promtool
 scrape() {
@@ -143,6 +140,7 @@ kill -INT "$pid"
 rc=0
 wait "$pid" || rc=$?
 BR_PIDS=()
+stop_watchdogs
 [ "$rc" = 0 ] && grep -q "RESULT: PASS" "$TMP/out" || { cat "$TMP/out" "$TMP/err"; fail "exit $rc"; }
 curl -s --max-time 5 "$URL" >/dev/null && fail "still served after the exit"
 ok "SIGINT: PASS, the endpoint is gone"

@@ -13,10 +13,8 @@ TELE=(/usr/bin/python3 /usr/bin/dpdk-telemetry.py -f "$PREFIX")
 # process group); a watchdog bounds it instead
 "$BRIDGE" $(eal) -- --stats 1 --set workload.ops=1000000000 >"$TMP/out" 2>"$TMP/err" &
 pid=$!
-(trap 'kill $sp 2>/dev/null; exit 0' TERM; sleep 170 & sp=$!; wait $sp; kill -KILL "$pid") \
-  >/dev/null 2>&1 &
-wd=$!
-trap 'kill -KILL $pid $wd 2>/dev/null; wait $pid 2>/dev/null; cleanup' EXIT
+BR_PIDS+=("$pid")
+watchdog "$pid" 170
 
 # query CMD: the reply line (a few tries: the client may fail to connect)
 query() {
@@ -86,8 +84,8 @@ ok "/htoe/stats live: ops $ops1 -> $ops2"
 kill -INT "$pid"
 rc=0
 wait "$pid" || rc=$?
-kill "$wd" 2>/dev/null || true
-trap cleanup EXIT
+BR_PIDS=()
+stop_watchdogs
 cat "$TMP/out"
 [ "$rc" -eq 0 ] || { cat "$TMP/err" >&2; fail "exit status $rc after SIGINT"; }
 grep -q "signal: finishing" "$TMP/err" || fail "no signal message"

@@ -201,7 +201,7 @@ for _ in range(6000):
 EOF
   PY=$(python3 -c 'import sys; print(sys.executable)')
   set +e
-  timeout 600 "$DIMM" $EAL -- $LEASE --run -- "$PY" "$TMP/sig.py" >"$TMP/out" 2>"$TMP/err" &
+  "$DIMM" $EAL -- $LEASE --run -- "$PY" "$TMP/sig.py" >"$TMP/out" 2>"$TMP/err" &
   DP=$!
   PIDS+=($DP)
   for _ in $(seq 600); do grep -q ready "$TMP/out" 2>/dev/null && break; sleep 0.1; done
@@ -214,7 +214,7 @@ EOF
   ok "SIGINT to htoe-dimm reaches the program"
   # the program killed with SIGKILL: htoe-dimm ends and gives the lease back
   set +e
-  timeout 600 "$DIMM" $EAL -- $LEASE --run -- "$PY" "$TMP/sig.py" >"$TMP/out" 2>"$TMP/err" &
+  "$DIMM" $EAL -- $LEASE --run -- "$PY" "$TMP/sig.py" >"$TMP/out" 2>"$TMP/err" &
   DP=$!
   PIDS+=($DP)
   for _ in $(seq 600); do grep -q ready "$TMP/out" 2>/dev/null && break; sleep 0.1; done
@@ -294,7 +294,9 @@ memif-next)
   CFG="$SRC/config/dimm-memif.ini"
   EB="-l 1 --no-huge -m 512 --no-pci --file-prefix $PREFIX-b --log-level=warning"
   EA="-l 0 --no-huge -m 512 --no-pci --file-prefix $PREFIX-a --log-level=warning"
-  timeout 600 "$DIMM" $EB --vdev="net_memif0,role=server,socket=$SOCK,socket-abstract=no" \
+  # not under timeout(1): cleanup's SIGKILL would reach timeout, not the
+  # exporter, and leave it running after the test
+  "$DIMM" $EB --vdev="net_memif0,role=server,socket=$SOCK,socket-abstract=no" \
     -- --config "$CFG" --node 2 --quota-bytes 16M >"$TMP/b.out" 2>&1 &
   PIDS+=($!)
   for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
