@@ -2384,9 +2384,8 @@ static void pool_of_8(struct htoe_config *c)
 
 /* Held frames give their receive buffers back: with 8 credits, a lost
  * frame of one write and 7 held behind it, the sender is granted 7 more
- * and keeps sending during the repair (it used to wait for the repair with
- * every credit held behind the hole). Every write still arrives once, in
- * order, and the reorder buffer's own slots bound what is held. */
+ * and keeps sending during the repair instead of waiting for it with every
+ * credit held behind the hole. Every write still arrives once, in order. */
 static void test_sel_held_frees_credits(void **state)
 {
 	struct ht_pkt p;
