@@ -221,8 +221,8 @@ def bench_tables(j):
                                     key=lambda kv: loss_order(kv[0])):
                 rows.append([mode, loss_s, num(r.get("mbps")), pct(r.get("goodput_frac")),
                              num(r.get("dropped")), num(r.get("resent_per_lost"))])
-        out += ["**Goodput against loss** (64-byte posted writes; goodput ÷ the lossless run "
-                "of the same mode)", ""]
+        out += ["**Goodput against loss** (64-byte posted writes; goodput ÷ a lossless run "
+                "of the same mode made just before it; the reference row: their mean)", ""]
         out += table(["retry mode", "loss", "MB/s", "of lossless", "frames dropped",
                       "resent per lost"], rows)
 

@@ -851,14 +851,21 @@ static void test_drops(void **state)
 	free_nodes();
 }
 
-static void tiny_pool(struct htoe_config *c)
+/* Every class: bufs receive buffers, per_vl of them for each VL (reserve
+ * and cap). */
+static void pool_sized(struct htoe_config *c, unsigned bufs, unsigned per_vl)
 {
 	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
-		c->rx_bufs[vc][0] = 8;
-		c->rx_bufs[vc][1] = 8;
+		c->rx_bufs[vc][0] = (uint16_t)bufs;
+		c->rx_bufs[vc][1] = (uint16_t)bufs;
 	}
-	c->reserve = 4;
-	c->max_per_vl = 4;
+	c->reserve = per_vl;
+	c->max_per_vl = per_vl;
+}
+
+static void tiny_pool(struct htoe_config *c)
+{
+	pool_sized(c, 8, 4);
 }
 
 /* A sender that ignores the credits it was granted is caught. */
@@ -2370,6 +2377,72 @@ static void test_sel_gap(void **state)
 	free_nodes();
 }
 
+static void pool_of_8(struct htoe_config *c)
+{
+	pool_sized(c, 16, 8);
+}
+
+/* Held frames give their receive buffers back: with 8 credits, a lost
+ * frame of one write and 7 held behind it, the sender is granted 7 more
+ * and keeps sending during the repair instead of waiting for it with every
+ * credit held behind the hole. Every write still arrives once, in order. */
+static void test_sel_held_frees_credits(void **state)
+{
+	struct ht_pkt p;
+	uint8_t f[HTOE_FRAME_MAX];
+	struct htoe_hdr h;
+	unsigned got = 0, fresh = 0;
+	int len;
+
+	(void)state;
+	mk_nodes(2, pool_of_8);
+	bring_up();
+	for (unsigned i = 0; i < 8; i++) { /* seq 0 is lost, 1..7 held */
+		len = frame_write(i, f);
+		if (i)
+			assert_int_equal(htoe_frame_input(N[2].b, f, (size_t)len, 1 * US), 0);
+	}
+	assert_int_equal(htoe_get_vl_stats(N[2].b, 1)->rx_held, 7);
+	inv_ok();
+	/* node 1 has used its 8 credits: a new write waits */
+	mk_write(&p, gaddr(2, 64u * 8), true, 1, 0);
+	assert_int_equal(local_in(1, &p, 1 * US), 0);
+	assert_int_equal(htoe_frame_output(N[1].b, f, sizeof(f), 1 * US, HTOE_TX_FLUSH), 0);
+	/* node 2's SACK carries the buffers of the held frames again */
+	while ((len = htoe_frame_output(N[2].b, f, sizeof(f), 1 * US, HTOE_TX_FLUSH)) > 0)
+		assert_int_equal(htoe_frame_input(N[1].b, f, (size_t)len, 1 * US), 0);
+	for (unsigned i = 9; i < 16; i++) {
+		mk_write(&p, gaddr(2, 64u * i), true, 1, 0);
+		assert_int_equal(local_in(1, &p, 1 * US), 0);
+	}
+	/* before the reordering window ends, only new writes go (seq 8 on):
+	 * 7 of the 8 queued */
+	while ((len = htoe_frame_output(N[1].b, f, sizeof(f), 1 * US, HTOE_TX_FLUSH)) > 0) {
+		assert_int_equal(parse_sent(f, (size_t)len, &h), 0);
+		if (h.ftype != HTOE_FT_DATA)
+			continue;
+		assert_true(h.seq >= 8);
+		fresh += h.npkts;
+		assert_int_equal(htoe_frame_input(N[2].b, f, (size_t)len, 1 * US), 0);
+	}
+	assert_int_equal(fresh, 7);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->retransmits, 0);
+	assert_false(local_out(2, &p, 1 * US)); /* all held behind seq 0 */
+	inv_ok();
+	/* the repair: every write once, in order */
+	for (uint64_t t = 100 * US; t < 2000 * US && got < 16; t += 100 * US) {
+		pump(t, HTOE_TX_FLUSH, NULL, NULL);
+		while (local_out(2, &p, t)) {
+			assert_int_equal(p.addr, MEM_BASE + 64u * got);
+			got++;
+		}
+		inv_ok();
+	}
+	assert_int_equal(got, 16);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->retransmits, 1);
+	free_nodes();
+}
+
 /* A VL reset while frames are held frees their buffers. */
 static void test_sel_reset_while_held(void **state)
 {
@@ -2814,6 +2887,7 @@ int main(void)
 		cmocka_unit_test(test_sel_negotiation),
 		cmocka_unit_test(test_full_at_time_zero_pushes_back),
 		cmocka_unit_test(test_sel_gap),
+		cmocka_unit_test(test_sel_held_frees_credits),
 		cmocka_unit_test(test_sel_reset_while_held),
 		cmocka_unit_test(test_sel_forged_sacks),
 		cmocka_unit_test(test_local_output_burst),

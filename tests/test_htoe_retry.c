@@ -1779,8 +1779,9 @@ static void test_rob(void **state)
 			       0x2C, 0x01, 0x00, 0x04, 0x10, 0x00, 0x00, 0x00, 0xEF, 0xBE, 0xAD, 0xDE };
 
 	(void)state;
-	assert_int_equal(htoe_rob_init(&rob, fr, 6, pk, 4), -EINVAL);
-	assert_int_equal(htoe_rob_init(&rob, fr, 8, pk, 4), 0);
+	assert_int_equal(htoe_rob_init(&rob, fr, 6, pk, 4, 0), -EINVAL);
+	assert_int_equal(htoe_rob_init(&rob, fr, 8, pk, 4, 5), -EINVAL); /* unpooled > slots */
+	assert_int_equal(htoe_rob_init(&rob, fr, 8, pk, 4, 2), 0);
 	assert_int_equal(htoe_rob_put(&rob, 5, 0, pl, sizeof(pl), 2), 0);
 	assert_int_equal(htoe_rob_put(&rob, 13, 0, pl, sizeof(pl), 2), -EEXIST); /* same slot */
 	assert_int_equal(htoe_rob_put(&rob, 6, 0, pl, sizeof(pl), 2), 0);
@@ -1794,8 +1795,22 @@ static void test_rob(void **state)
 	assert_memory_equal(pk[f->first].bytes, pl, 12);
 	assert_memory_equal(pk[pk[f->first].next].bytes, pl + 12, 12);
 	assert_int_equal(rob.pkts[0], 4);
+	/* two slots for unpooled packets: one frame of two fits, not two */
+	assert_true(htoe_rob_unpool(&rob, 5));
+	assert_false(htoe_rob_unpool(&rob, 5));  /* already */
+	assert_false(htoe_rob_unpool(&rob, 6));  /* no unpooled slot left */
+	assert_false(htoe_rob_unpool(&rob, 13)); /* not stored */
+	assert_int_equal(htoe_rob_pooled(&rob, 0, false), 2);
+	assert_int_equal(htoe_rob_pooled(&rob, 0, true), 2);
+	assert_int_equal(htoe_rob_check(&rob, err, sizeof(err)), 0);
+	rob.unpooled++; /* a miscount is caught */
+	assert_int_equal(htoe_rob_check(&rob, err, sizeof(err)), -EINVAL);
+	rob.unpooled--;
 	htoe_rob_free(&rob, 5);
 	htoe_rob_free(&rob, 5); /* no-op */
+	assert_int_equal(rob.unpooled, 0);
+	assert_int_equal(htoe_rob_pooled(&rob, 0, false), 2);
+	assert_true(htoe_rob_unpool(&rob, 6)); /* its slots are free again */
 	assert_int_equal(htoe_rob_put(&rob, 7, 0, pl, 12, 1), 0);
 	/* a payload that does not hold npkts packets is refused */
 	assert_int_equal(htoe_rob_put(&rob, 0, 0, pl, 12, 2), -ENOSPC);

@@ -185,12 +185,13 @@ static int vl_init(struct htoe *b, struct htoe_vl *v, const struct htoe_map_peer
 		/* selective retry: a scoreboard entry per sequence number of
 		 * the window, and reorder slots for every packet the peer's
 		 * credits let it send (3 VCs x the per-VL cap) */
-		unsigned npkt = 3u * (c->max_per_vl > c->reserve ? c->max_per_vl : c->reserve);
+		unsigned npkt = htoe_rob_pooled_slots(c) + htoe_rob_unpooled_slots(c);
 		struct htoe_rob_frame *fr = calloc(fsize, sizeof(*fr));
 		struct htoe_rob_pkt *pk = calloc(npkt, sizeof(*pk));
 
 		v->sb = calloc(fsize, sizeof(*v->sb));
-		if (!fr || !pk || !v->sb || htoe_rob_init(&v->rob, fr, fsize, pk, npkt) != 0 ||
+		if (!fr || !pk || !v->sb || htoe_rob_init(&v->rob, fr, fsize, pk, npkt,
+							  htoe_rob_unpooled_slots(c)) != 0 ||
 		    htoe_retry_attach(&v->rt, v->sb, fsize) != 0) {
 			free(fr);
 			free(pk);
@@ -265,8 +266,9 @@ struct htoe *htoe_new(const struct htoe_config *cfg, char *err, size_t errlen)
 	b->st.vl_resets = 0;
 	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
 		/* room for every pooled buffer, plus locally generated packets:
-		 * loopback and error responses (at most one per outstanding tag) */
-		unsigned n = cfg->rx_bufs[vc][0] + HTOE_TAG_MAX + HTOE_FLUSH_MAX;
+		 * loopback and error responses (at most one per outstanding tag),
+		 * and the packets of unpooled held frames on top (htoe_encap.h) */
+		unsigned n = htoe_lq_pooled_room(cfg, (enum ht_vc)vc) + htoe_rob_unpooled_slots(cfg);
 
 		if (lq_init(&b->lq[vc], n) != 0)
 			goto nomem;
@@ -1140,14 +1142,16 @@ static int check_vls(const struct htoe *b, uint64_t vls, char *err, size_t errle
 				 v->rob.frames, htoe_retry_rx_held(&v->rt));
 			return -EINVAL;
 		}
-		/* a held frame's packets occupy receive buffers */
+		/* a pooled held frame's packets occupy receive buffers */
 		for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
-			if (v->rob.pkts[vc] > htoe_credit_rx_held(&v->crx, (enum ht_vc)vc, false) ||
-			    v->rob.data[vc] > htoe_credit_rx_held(&v->crx, (enum ht_vc)vc, true)) {
+			if (htoe_rob_pooled(&v->rob, vc, false) >
+				    htoe_credit_rx_held(&v->crx, (enum ht_vc)vc, false) ||
+			    htoe_rob_pooled(&v->rob, vc, true) >
+				    htoe_credit_rx_held(&v->crx, (enum ht_vc)vc, true)) {
 				snprintf(err, errlen,
 					 "VL %u VC %u: %u held packets (%u data) but %u (%u) "
-					 "buffers in use", v->node, vc, v->rob.pkts[vc],
-					 v->rob.data[vc],
+					 "buffers in use", v->node, vc, htoe_rob_pooled(&v->rob, vc, false),
+					 htoe_rob_pooled(&v->rob, vc, true),
 					 htoe_credit_rx_held(&v->crx, (enum ht_vc)vc, false),
 					 htoe_credit_rx_held(&v->crx, (enum ht_vc)vc, true));
 				return -EINVAL;

@@ -694,7 +694,7 @@ struct freed {
  * its buffers are released once per frame (rx_free). */
 static inline __attribute__((always_inline)) void
 deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const struct ht_desc *d, uint64_t now,
-	    struct freed *f)
+	    struct freed *f, bool pooled)
 {
 	bool has_data = ht_cmd_has_data(d->cmd);
 
@@ -704,7 +704,7 @@ deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const struct ht_de
 		return;
 	}
 	if (vc != HT_VC_R)
-		htoe_lq_push(b, vc, d->pkt, d->len, htoe_vl_index(b, v), v->epoch, true, has_data,
+		htoe_lq_push(b, vc, d->pkt, d->len, htoe_vl_index(b, v), v->epoch, pooled, has_data,
 			     d->passpw);
 }
 
@@ -718,11 +718,14 @@ static void rx_free(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const stru
 	v->regrant_due = true;
 }
 
-/* Selective retry: a frame after a gap is kept (its packets take their
- * receive buffers now, within the credits granted) until the gap is
- * filled. 0 if held, -1 if it cannot be (then it is dropped as in GBN). */
-static int hold_frame(struct htoe_vl *v, const struct htoe_hdr *h, const uint8_t *payload,
-		      uint64_t now)
+/* Selective retry: a frame after a gap is kept until the gap is filled.
+ * Its packets take their receive buffers (within the credits granted);
+ * while the reorder buffer has unpooled slots they are released at once
+ * (the reorder buffer holds the packets), so the sender's credits come
+ * back during the repair. 0 if held, -1 if it cannot be (then it is
+ * dropped as in GBN). */
+static int hold_frame(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
+		      const uint8_t *payload, uint64_t now)
 {
 	enum ht_vc vc = (enum ht_vc)h->vc;
 	const struct htoe_rob_frame *f;
@@ -736,6 +739,8 @@ static int hold_frame(struct htoe_vl *v, const struct htoe_hdr *h, const uint8_t
 		return -1;
 	}
 	htoe_credit_rx_receive_n(&v->crx, vc, f->npkts, f->ndata);
+	if (htoe_rob_unpool(&v->rob, h->seq))
+		htoe_credit_rx_release_n(&b->pool, &v->crx, vc, f->npkts, f->ndata);
 	htoe_retry_rx_hold(&v->rt, h->seq, now);
 	v->regrant_due = true;
 	return 0;
@@ -754,7 +759,10 @@ static void drain_held(struct htoe *b, struct htoe_vl *v, uint64_t now)
 		if (!htoe_retry_rx_is_held(&v->rt, seq))
 			return;
 		f = htoe_rob_get(&v->rob, seq);
-		if (!f || htoe_lq_room(b, (enum ht_vc)f->vc) < f->npkts)
+		/* unpooled packets queue only on top of the room kept for
+		 * the pooled ones */
+		if (!f || htoe_lq_room(b, (enum ht_vc)f->vc) <
+			  f->npkts + (f->unpooled ? htoe_lq_pooled_room(&b->cfg, (enum ht_vc)f->vc) : 0))
 			return;
 		struct freed fr = { 0, 0 };
 
@@ -764,9 +772,10 @@ static void drain_held(struct htoe *b, struct htoe_vl *v, uint64_t now)
 
 			/* validated when its frame came: the parse cannot fail */
 			if (ht_desc_parse(p->bytes, p->len, &d) == (int)p->len)
-				deliver_pkt(b, v, (enum ht_vc)f->vc, &d, now, &fr);
+				deliver_pkt(b, v, (enum ht_vc)f->vc, &d, now, &fr, !f->unpooled);
 		}
-		rx_free(b, v, (enum ht_vc)f->vc, &fr);
+		if (!f->unpooled)
+			rx_free(b, v, (enum ht_vc)f->vc, &fr);
 		v->st.rx_frames++;
 		v->st.rx_pkts[f->vc] += f->npkts;
 		htoe_rob_free(&v->rob, seq);
@@ -784,7 +793,7 @@ void htoe_encap_drop_held(struct htoe *b, struct htoe_vl *v)
 
 		if (f->first == HTOE_ROB_NONE)
 			continue;
-		for (uint16_t i = f->first; i != HTOE_ROB_NONE; i = v->rob.pkt[i].next)
+		for (uint16_t i = f->first; i != HTOE_ROB_NONE && !f->unpooled; i = v->rob.pkt[i].next)
 			htoe_credit_rx_release(&b->pool, &v->crx, (enum ht_vc)f->vc,
 					       v->rob.pkt[i].has_data);
 		htoe_rob_free(&v->rob, f->seq);
@@ -802,7 +811,7 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	if (h->seq != htoe_retry_rx_ack_value(&v->rt)) {
 		verdict = htoe_retry_rx_frame(&v->rt, h->seq, now);
 		if (verdict == HTOE_RX_OUT_OF_ORDER && htoe_retry_rx_can_hold(&v->rt, h->seq) &&
-		    hold_frame(v, h, payload, now) == 0)
+		    hold_frame(b, v, h, payload, now) == 0)
 			return 0;
 		return verdict == HTOE_RX_DUP ? -HTOE_DROP_DUP : -HTOE_DROP_OUT_OF_ORDER;
 	}
@@ -824,7 +833,7 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	struct freed fr = { 0, 0 };
 
 	for (unsigned i = 0; i < npkts; i++)
-		deliver_pkt(b, v, vc, &pk[i], now, &fr);
+		deliver_pkt(b, v, vc, &pk[i], now, &fr, true);
 	rx_free(b, v, vc, &fr);
 	drain_held(b, v, now);
 	/* an active VL may now draw on the shared part of the pool: granted

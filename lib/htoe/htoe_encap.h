@@ -32,6 +32,26 @@ struct htoe_slot *htoe_encap_enqueue_like(struct htoe_vl *v, const struct ht_des
 unsigned htoe_encap_enqueue_run(struct htoe_vl *v, const struct ht_desc *d,
 				const uint8_t *data, uint64_t addr, unsigned n, uint64_t now);
 bool htoe_encap_room(const struct htoe_vl *v, enum ht_vc vc);
+
+/* Selective retry's reorder buffer of a VL: packet slots for what the
+ * credits let the peer hold (3 VCs x the per-VL cap), and as many again for
+ * held frames whose receive buffers were given back (htoe_rob_unpool). */
+static inline unsigned htoe_rob_pooled_slots(const struct htoe_config *c)
+{
+	return 3u * (c->max_per_vl > c->reserve ? c->max_per_vl : c->reserve);
+}
+static inline unsigned htoe_rob_unpooled_slots(const struct htoe_config *c)
+{
+	return htoe_rob_pooled_slots(c);
+}
+/* The local queue of VC vc keeps room for every pooled buffer and the
+ * locally made packets (loopback, error responses: one per outstanding
+ * tag, Flush answers); the packets of unpooled held frames come on top,
+ * at most one VL's unpooled slots. */
+static inline unsigned htoe_lq_pooled_room(const struct htoe_config *c, enum ht_vc vc)
+{
+	return c->rx_bufs[vc][0] + HTOE_TAG_MAX + HTOE_FLUSH_MAX;
+}
 int  htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 		       unsigned flags);
 /* A DATA frame that passed htoe_frame_parse_desc: h, its payload and its

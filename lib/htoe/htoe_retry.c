@@ -864,16 +864,17 @@ void htoe_retry_rx_nak_sent(struct htoe_retry *r, uint64_t now)
 /* ---- reorder buffer ------------------------------------------------------ */
 
 int htoe_rob_init(struct htoe_rob *rob, struct htoe_rob_frame *fr, unsigned nframes,
-		  struct htoe_rob_pkt *pkt, unsigned npkt)
+		  struct htoe_rob_pkt *pkt, unsigned npkt, unsigned unpooled_max)
 {
 	if (!fr || !pkt || !nframes || nframes > HTOE_RETRY_WINDOW_MAX ||
-	    (nframes & (nframes - 1)) || !npkt || npkt >= HTOE_ROB_NONE)
+	    (nframes & (nframes - 1)) || !npkt || npkt >= HTOE_ROB_NONE || unpooled_max > npkt)
 		return -EINVAL;
 	memset(rob, 0, sizeof(*rob));
 	rob->fr = fr;
 	rob->pkt = pkt;
 	rob->fr_mask = (uint16_t)(nframes - 1);
 	rob->npkt = (uint16_t)npkt;
+	rob->unpooled_max = (uint16_t)unpooled_max;
 	for (unsigned i = 0; i < nframes; i++)
 		fr[i] = (struct htoe_rob_frame){ .first = HTOE_ROB_NONE };
 	for (unsigned i = 0; i < npkt; i++)
@@ -914,6 +915,7 @@ int htoe_rob_put(struct htoe_rob *rob, uint16_t seq, unsigned vc, const uint8_t 
 		n++;
 	}
 	f->seq = seq;
+	f->unpooled = 0;
 	f->npkts = (uint8_t)n;
 	f->ndata = (uint8_t)nd;
 	f->vc = (uint8_t)vc;
@@ -934,6 +936,20 @@ const struct htoe_rob_frame *htoe_rob_get(const struct htoe_rob *rob, uint16_t s
 	return f->first != HTOE_ROB_NONE && f->seq == seq ? f : NULL;
 }
 
+bool htoe_rob_unpool(struct htoe_rob *rob, uint16_t seq)
+{
+	struct htoe_rob_frame *f = &rob->fr[seq & rob->fr_mask];
+
+	if (f->first == HTOE_ROB_NONE || f->seq != seq || f->unpooled ||
+	    rob->unpooled + f->npkts > rob->unpooled_max)
+		return false;
+	f->unpooled = 1;
+	rob->unpooled += f->npkts;
+	rob->upkts[f->vc] += f->npkts;
+	rob->udata[f->vc] += f->ndata;
+	return true;
+}
+
 void htoe_rob_free(struct htoe_rob *rob, uint16_t seq)
 {
 	struct htoe_rob_frame *f = &rob->fr[seq & rob->fr_mask];
@@ -952,12 +968,18 @@ void htoe_rob_free(struct htoe_rob *rob, uint16_t seq)
 	rob->frames--;
 	rob->pkts[f->vc] -= f->npkts;
 	rob->data[f->vc] -= f->ndata;
+	if (f->unpooled) {
+		rob->unpooled -= f->npkts;
+		rob->upkts[f->vc] -= f->npkts;
+		rob->udata[f->vc] -= f->ndata;
+	}
 	f->first = HTOE_ROB_NONE;
 }
 
 int htoe_rob_check(const struct htoe_rob *rob, char *err, size_t errlen)
 {
-	uint32_t used = 0, frames = 0, pk[3] = { 0 }, dt[3] = { 0 };
+	uint32_t used = 0, frames = 0, pk[3] = { 0 }, dt[3] = { 0 }, upk[3] = { 0 }, udt[3] = { 0 };
+	uint32_t unpooled = 0;
 
 	if (!rob->fr)
 		return 0;
@@ -980,6 +1002,16 @@ int htoe_rob_check(const struct htoe_rob *rob, char *err, size_t errlen)
 		used += n;
 		pk[f->vc] += n;
 		dt[f->vc] += nd;
+		if (f->unpooled) {
+			unpooled += n;
+			upk[f->vc] += n;
+			udt[f->vc] += nd;
+		}
+	}
+	if (unpooled != rob->unpooled || unpooled > rob->unpooled_max) {
+		snprintf(err, errlen, "reorder buffer: %u unpooled packets, counted %u (at most %u)",
+			 unpooled, rob->unpooled, rob->unpooled_max);
+		return -EINVAL;
 	}
 	if (used + rob->nfree != rob->npkt || frames != rob->frames) {
 		snprintf(err, errlen, "reorder buffer: %u used + %u free slots != %u", used,
@@ -987,7 +1019,8 @@ int htoe_rob_check(const struct htoe_rob *rob, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	for (unsigned vc = 0; vc < 3; vc++) {
-		if (pk[vc] != rob->pkts[vc] || dt[vc] != rob->data[vc]) {
+		if (pk[vc] != rob->pkts[vc] || dt[vc] != rob->data[vc] ||
+		    upk[vc] != rob->upkts[vc] || udt[vc] != rob->udata[vc]) {
 			snprintf(err, errlen, "reorder buffer: VC %u packet counts differ", vc);
 			return -EINVAL;
 		}

@@ -642,9 +642,17 @@ inline uint64_t htoe_retry_next_deadline(const struct htoe_retry *r)
 /*
  * Keeps the HT packets of the frames a receiver holds in selective mode, by
  * sequence number, in slots of caller memory allocated once: nframes frame
- * entries (a power of two, the scoreboard size) and npkt packet slots
- * (bounded by the credits a VL may hold: 3 VCs x the per-VL cap). Storing
- * and freeing are O(packets); nothing is allocated.
+ * entries (a power of two, the scoreboard size) and npkt packet slots.
+ * Storing and freeing are O(packets); nothing is allocated.
+ *
+ * A held frame's packets either keep the receive buffers (credits) they
+ * came with ("pooled"), or, while the slots set aside for that allow
+ * (`unpooled_max`), live in the reorder buffer alone ("unpooled"): their
+ * buffers are released at once and granted to the sender again, so that
+ * it keeps sending while a lost frame is repaired instead of waiting a
+ * round trip per loss with every credit held behind the hole. The caller
+ * sizes npkt = what its credits let a peer hold (pooled) + unpooled_max,
+ * so a pooled frame always finds room.
  */
 #define HTOE_ROB_PKT_MAX 80u        /* HT_MAX_PKT_LEN */
 #define HTOE_ROB_NONE    0xFFFFu
@@ -660,19 +668,33 @@ struct htoe_rob_frame {
 	uint16_t first;                 /* HTOE_ROB_NONE: no frame */
 	uint16_t seq;
 	uint8_t  npkts, ndata, vc;
+	uint8_t  unpooled;              /* its receive buffers were released */
 };
 
 struct htoe_rob {
 	struct htoe_rob_frame *fr;
 	struct htoe_rob_pkt *pkt;
 	uint16_t fr_mask, npkt, free_head, nfree;
+	uint16_t unpooled_max;          /* slots for unpooled packets */
+	uint16_t unpooled;              /* unpooled packets stored */
 	uint32_t frames;                /* frames stored */
 	uint32_t pkts[3], data[3];      /* packets / data packets stored, per VC */
+	uint32_t upkts[3], udata[3];    /* of which unpooled */
 };
 
-/* 0, or -EINVAL (nframes not a power of two in 1..4096, npkt 0 or > 65534). */
+/* 0, or -EINVAL (nframes not a power of two in 1..4096, npkt 0 or > 65534,
+ * unpooled_max > npkt). */
 int htoe_rob_init(struct htoe_rob *rob, struct htoe_rob_frame *fr, unsigned nframes,
-		  struct htoe_rob_pkt *pkt, unsigned npkt);
+		  struct htoe_rob_pkt *pkt, unsigned npkt, unsigned unpooled_max);
+/* Mark the stored frame seq unpooled if the slots for unpooled packets
+ * allow it: true (the caller then releases its receive buffers), or false
+ * (it stays pooled; also for a frame not stored or already unpooled). */
+bool htoe_rob_unpool(struct htoe_rob *rob, uint16_t seq);
+/* Packets (data: data packets) of VC vc stored that hold receive buffers. */
+static inline uint32_t htoe_rob_pooled(const struct htoe_rob *rob, unsigned vc, bool data)
+{
+	return data ? rob->data[vc] - rob->udata[vc] : rob->pkts[vc] - rob->upkts[vc];
+}
 /* Store the npkts HT packets of payload (a DATA payload that passed
  * htoe_frame_parse, VC vc) as frame seq. 0, -EEXIST (an entry for seq & mask
  * is in use), -ENOSPC (not enough free slots; nothing stored). */

@@ -228,9 +228,12 @@ starts = {"0.1%": 0.001, "1%": 0.01, "5%": 0.05, "10%": 0.1, "1% burst": 0.00125
           "burst 100us": 0.001}
 for mode in ("gbn", "selective"):
     sw = f["loss_sweep"][mode]
+    need(isnum(sw.get("reference_mbps")) and sw["reference_mbps"] > 0,
+         "sweep %s: reference_mbps" % mode)
     for name in ("0.1%", "1%", "5%", "10%", "1% burst", "burst 100us"):
         r = sw[name]
-        close(r["goodput_frac"], r["mbps"] / sw["reference_mbps"], "sweep %s %s" % (mode, name))
+        # each row against the lossless run made just before it
+        close(r["goodput_frac"], r["mbps"] / r["reference_mbps"], "sweep %s %s" % (mode, name))
         need(isnum(r.get("frames")) and r["frames"] > 0, "sweep %s %s: frames" % (mode, name))
         if r["frames"] * starts[name] >= 40:
             need(r["dropped"] > 0, "sweep %s %s: nothing dropped of %d frames"
