@@ -278,8 +278,8 @@ static void node_check_done(struct br_node *n, uint64_t now)
 	n->c.done = !n->wl || (wl_done && !htnode_busy(&n->hn));
 }
 
-/* In the drain (after --duration or a signal) a peer that sends nothing for
- * this long while the node still waits on it (its VL is down, or times out
+/* In the drain (after --duration or a signal) a peer that was heard from and
+ * then sends nothing for this long while the node still waits on it (its VL is down, or times out
  * against it, or the workload uses its memory) is gone for good: a live peer
  * answers a retransmission within milliseconds, its keepalives included. */
 #define BR_PEER_GONE_NS 1000000000ull
@@ -305,7 +305,9 @@ static void drain_gone(struct br_node *n, uint64_t now, bool finishing)
 			n->silent[i].since = now;
 			continue;
 		}
-		if (!finishing || n->c.done || (n->gone >> i & 1) ||
+		/* a peer never heard from may still be starting: the drain waits
+		 * for it (drain_timeout), as for any peer before */
+		if (!finishing || n->c.done || (n->gone >> i & 1) || !v->rx_frames ||
 		    now - n->silent[i].since < BR_PEER_GONE_NS ||
 		    (htoe_vl_is_up(n->b, peer) && v->timeouts == n->silent[i].timeouts && !uses))
 			continue;
