@@ -1201,6 +1201,78 @@ static void test_workload_taint(void **state)
 	assert_int_equal(ht_wl_stats(&w)->tainted_reads, 3);
 }
 
+/* Issue the next read of workload w: its op (cookie, address). */
+static void wl_issue_read(struct ht_workload *w, struct ht_op *op)
+{
+	assert_int_equal(ht_wl_peek(w, op), 1);
+	(void)ht_wl_commit(w);
+}
+
+/* Complete read op with status st (data all v when ok): the result. */
+static int wl_complete_read(struct ht_workload *w, const struct ht_op *op, uint8_t st, uint8_t v)
+{
+	struct ht_completion c;
+
+	memset(&c, 0, sizeof(c));
+	c.cookie = op->cookie;
+	c.type = HT_OP_READ;
+	c.status = st;
+	c.len = st == HT_RSP_OK ? (uint16_t)op->len : 0;
+	memset(c.data, v, op->len);
+	return ht_wl_complete(w, &c, NULL);
+}
+
+/* An error completion (a request poisoned by a reset, or timed out) is
+ * explained by a loss report that covers its bytes, whether the report comes
+ * after the error (a reset poisons first, the restart is proved a round trip
+ * later) or while the op is in flight: counted as poisoned_lost, not as an
+ * error. An error on bytes no report covers stays an error, and a mismatch
+ * (wrong data with an ok status) is never explained away. */
+static void test_workload_poisoned_lost(void **state)
+{
+	(void)state;
+	uint8_t shadow[128], busy[2];
+	struct ht_workload w;
+	struct ht_op op;
+	const struct ht_wl_stats *st;
+
+	wl_two_blocks(&w, 11, shadow, busy);
+	st = ht_wl_stats(&w);
+	/* poisoned first, the loss reported afterwards */
+	wl_issue_read(&w, &op);
+	assert_int_equal(wl_complete_read(&w, &op, HT_RSP_TARGET_ABORT, 0), 1);
+	assert_int_equal(st->errors, 1);
+	assert_int_equal(ht_wl_taint(&w, op.addr & ~63ull, 64, true), 1);
+	assert_int_equal(st->errors, 0);
+	assert_int_equal(st->poisoned_lost, 1);
+	/* in flight when the loss is reported, poisoned (or timed out) after */
+	wl_issue_read(&w, &op);
+	assert_int_equal(ht_wl_taint(&w, op.addr, 1, false), 1);
+	assert_int_equal(wl_complete_read(&w, &op, HT_RSP_MASTER_ABORT, 0), 1);
+	assert_int_equal(st->errors, 0);
+	assert_int_equal(st->poisoned_lost, 2);
+	/* an error the report does not cover stays an error */
+	wl_issue_read(&w, &op);
+	uint64_t other = (op.addr & ~63ull) == 0x40 ? 0x80 : 0x40;
+
+	assert_int_equal(wl_complete_read(&w, &op, HT_RSP_TARGET_ABORT, 0), 1);
+	assert_int_equal(ht_wl_taint(&w, other, 64, true), 1);
+	assert_int_equal(st->errors, 1);
+	assert_int_equal(st->poisoned_lost, 2);
+	/* a wrong value on owned bytes stays a mismatch, report or not */
+	for (uint8_t v = 0x70; st->mismatches == 0; v++) {
+		wl_issue_read(&w, &op);
+		(void)wl_complete_read(&w, &op, HT_RSP_OK, v); /* seeds tainted blocks */
+	}
+	assert_int_equal(ht_wl_taint(&w, op.addr & ~63ull, 64, true), 1);
+	assert_int_equal(st->mismatches, 1);
+	/* the target is gone for good: no more ops, not even the sweep */
+	wl_issue_read(&w, &op);
+	ht_wl_stop(&w);
+	assert_int_equal(ht_wl_peek(&w, &op), -ENODATA);
+	assert_false(ht_wl_done(&w)); /* one still in flight */
+}
+
 /* A window not owned yet (ht_wl_unown: memory an earlier life may have
  * written): the first whole-block read of each block seeds the shadow, not
  * counted as a loss; from then on a different value is a mismatch. */
@@ -1825,6 +1897,7 @@ int main(void)
 		cmocka_unit_test(test_workload_peek_commit_protocol),
 		cmocka_unit_test(test_workload_taint),
 		cmocka_unit_test(test_workload_unown),
+		cmocka_unit_test(test_workload_poisoned_lost),
 		cmocka_unit_test(test_rand_below_uniform),
 		cmocka_unit_test(test_workload_fixed_len_posted_writes),
 		cmocka_unit_test(test_fast_encoders_match_table),

@@ -97,6 +97,8 @@ struct br_node {
 	bool     finishing;                 /* n_ops cut (duration / stop) */
 	uint64_t wl_start_ns;
 	uint64_t last_poll_ns;
+	struct { uint64_t rx, timeouts, since; } silent[HTOE_MAX_PEERS]; /* drain: per VL */
+	uint64_t gone;                      /* drain: VLs whose peer is gone (bits) */
 	struct br_counters c;
 	struct br_pub pub;
 	struct br_drv drv;                  /* its port: RX, TX, timers (driver.c) */
@@ -199,6 +201,7 @@ int br_capture_open_drv(const struct br_config *c, struct br_drv *d, char *err, 
 struct br_totals {
 	uint64_t ops, sweep, completed, verified, mismatches, errors, unexpected;
 	uint64_t lost_reset, lost_restart; /* losses the bridge reported (htoe_set_loss_cb) */
+	uint64_t lost_poisoned, peers_gone; /* errors those losses explain; peers given up */
 	uint64_t tx_frames, rx_frames, tx_bytes, rx_bytes, rx_bad, tx_refused, alloc_fail;
 	uint64_t retransmits, naks, timeouts, resets, poisoned, np_timeouts;
 	uint64_t late_responses;       /* responses after a timeout/reset (VLs) */

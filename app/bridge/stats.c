@@ -30,6 +30,8 @@ void br_totals(struct br_app *a, int node, struct br_totals *t)
 		t->errors += RD(p->ws.errors);
 		t->lost_reset += RD(p->ns.lost_reset);
 		t->lost_restart += RD(p->ns.lost_restart);
+		t->lost_poisoned += RD(p->ws.poisoned_lost);
+		t->peers_gone += RD(p->ns.peers_gone);
 		t->unexpected += RD(p->ws.unexpected) + RD(p->ns.unexpected) + RD(p->ns.bad_cookie);
 		t->tx_frames += RD(p->c.tx_frames);
 		t->rx_frames += RD(p->c.rx_frames);
@@ -214,9 +216,12 @@ int br_print_summary(struct br_app *a, FILE *f)
 				n->id, w->target, w->base, w->size, t.ops, t.sweep, t.completed,
 				t.verified, t.mismatches, t.errors);
 			/* losses the bridge reported: tainted, not mismatches */
-			if (t.lost_reset || t.lost_restart)
-				fprintf(f, ", lost by reset %" PRIu64 ", lost by restart %" PRIu64,
-					t.lost_reset, t.lost_restart);
+			if (t.lost_reset || t.lost_restart || t.lost_poisoned)
+				fprintf(f, ", lost by reset %" PRIu64 ", lost by restart %" PRIu64
+					", poisoned by a loss %" PRIu64, t.lost_reset, t.lost_restart,
+					t.lost_poisoned);
+			if (t.peers_gone)
+				fprintf(f, ", peers gone %" PRIu64, t.peers_gone);
 			fprintf(f, "%s", done ? ", done" :
 				(n->finishing ? ", stopped" : ", NOT done"));
 			if (checked) {
@@ -266,8 +271,18 @@ int br_print_summary(struct br_app *a, FILE *f)
 			pass ? "PASS" : "FAIL (stopped before quiescence)");
 	else if (pass)
 		fprintf(f, "htoe-bridge: RESULT: PASS: all %" PRIu64 " completions verified, "
-			"0 mismatches, 0 errors%s\n", all.completed,
+			"0 mismatches, 0 errors%s", all.completed - all.lost_poisoned,
 			images ? ", memory images identical" : "");
+	if (pass && all.wl_nodes && all.lost_poisoned)
+		fprintf(f, "; %" PRIu64 " poisoned by a reported loss, not verified",
+			all.lost_poisoned);
+	for (unsigned i = 0; pass && all.wl_nodes && i < a->n_nodes; i++)
+		for (unsigned k = 0; k < a->nodes[i].n_vl && k < HTOE_MAX_PEERS; k++)
+			if (a->nodes[i].gone >> k & 1)
+				fprintf(f, "; node %u: peer node %u gone, its memory lost",
+					a->nodes[i].id, a->nodes[i].vl_node[k]);
+	if (pass && all.wl_nodes)
+		fputc('\n', f);
 	else
 		fprintf(f, "htoe-bridge: RESULT: FAIL: %" PRIu64 " mismatches, %" PRIu64
 			" errors, %" PRIu64 " unexpected, %" PRIu64 " bytes of memory differ%s\n",
@@ -337,6 +352,7 @@ void br_print_json(struct br_app *a, FILE *f)
 		"{\"nodes\":%u,\"workloads\":%u,\"ops\":%" PRIu64 ",\"sweep\":%" PRIu64
 		",\"completions\":%" PRIu64 ",\"verified\":%" PRIu64 ",\"mismatches\":%" PRIu64
 		",\"errors\":%" PRIu64 ",\"lost_reset\":%" PRIu64 ",\"lost_restart\":%" PRIu64
+		",\"lost_poisoned\":%" PRIu64 ",\"peers_gone\":%" PRIu64
 		",\"unexpected\":%" PRIu64 ",\"frames_tx\":%" PRIu64
 		",\"frames_rx\":%" PRIu64 ",\"bytes_tx\":%" PRIu64 ",\"retransmits\":%" PRIu64
 		",\"naks\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"resets\":%" PRIu64
@@ -349,7 +365,7 @@ void br_print_json(struct br_app *a, FILE *f)
 		",\"poll_max_ns\":%" PRIu64 ",\"gap_max_ns\":%" PRIu64
 		",\"elapsed_s\":%.6f,\"mops\":%.6f,\"incomplete\":%s",
 		t.nodes, t.wl_nodes, t.ops, t.sweep, t.completed, t.verified, t.mismatches, t.errors,
-		t.lost_reset, t.lost_restart,
+		t.lost_reset, t.lost_restart, t.lost_poisoned, t.peers_gone,
 		t.unexpected, t.tx_frames, t.rx_frames, t.tx_bytes, t.retransmits, t.naks,
 		t.timeouts, t.resets, t.poisoned, t.late_responses, t.unexpected_responses,
 		t.peer_restarts, t.tx_refused, t.alloc_fail, t.imp_dropped,

@@ -278,6 +278,55 @@ static void node_check_done(struct br_node *n, uint64_t now)
 	n->c.done = !n->wl || (wl_done && !htnode_busy(&n->hn));
 }
 
+/* In the drain (after --duration or a signal) a peer that was heard from and
+ * then sends nothing for this long while the node still waits on it (its VL is down, or times out
+ * against it, or the workload uses its memory) is gone for good: a live peer
+ * answers a retransmission within milliseconds, its keepalives included. */
+#define BR_PEER_GONE_NS 1000000000ull
+
+/* How long each VL's peer has been silent is followed all along (from the
+ * time its received-frame count last moved); in the drain the node gives up
+ * on a gone peer instead of waiting for drain_timeout: its memory is reported
+ * lost (htnode_peer_gone stops a workload on it) and the VL is reset cold,
+ * which poisons the requests to it and drops what was queued for it; the
+ * node's own verification of the rest stands. */
+static void drain_gone(struct br_node *n, uint64_t now, bool finishing)
+{
+	const struct br_wl_cfg *w = &n->cfg->wl;
+
+	for (unsigned i = 0; i < n->n_vl && i < HTOE_MAX_PEERS; i++) {
+		uint16_t peer = n->vl_node[i];
+		const struct htoe_vl_stats *v = htoe_get_vl_stats(n->b, peer);
+		bool uses = n->wl && w->target == peer && !ht_wl_done(n->wl);
+
+		if (!n->silent[i].since || v->rx_frames != n->silent[i].rx) {
+			n->silent[i].rx = v->rx_frames;
+			n->silent[i].timeouts = v->timeouts;
+			n->silent[i].since = now;
+			continue;
+		}
+		/* a peer never heard from may still be starting: the drain waits
+		 * for it (drain_timeout), as for any peer before */
+		if (!finishing || n->c.done || (n->gone >> i & 1) || !v->rx_frames ||
+		    now - n->silent[i].since < BR_PEER_GONE_NS ||
+		    (htoe_vl_is_up(n->b, peer) && v->timeouts == n->silent[i].timeouts && !uses))
+			continue;
+		n->gone |= 1ull << i;
+		if (uses)
+			fprintf(stderr, "htoe-bridge: node %u: peer node %u is gone (nothing from it "
+				"for %.1f s while the node waited on it): its memory [0x%" PRIx64
+				", 0x%" PRIx64 ") is lost, the requests to it are poisoned and the "
+				"workload on it stops\n", n->id, peer,
+				(double)(now - n->silent[i].since) / 1e9, w->base, w->base + w->size);
+		else
+			fprintf(stderr, "htoe-bridge: node %u: peer node %u is gone (nothing from it "
+				"for %.1f s while the node waited on it): what was queued for it "
+				"is dropped\n", n->id, peer, (double)(now - n->silent[i].since) / 1e9);
+		htnode_peer_gone(&n->hn, peer, uses ? w->base : 0, uses ? w->size : 0);
+		htoe_vl_reset(n->b, peer, true, now);
+	}
+}
+
 /* ----------------------------------------------------------- control */
 
 struct br_ctl {
@@ -418,6 +467,7 @@ int br_lcore_loop(void *arg)
 		}
 		if (tsc - prev_pub >= pub_tsc) {
 			for (unsigned i = 0; i < lc->n_nodes; i++) {
+				drain_gone(lc->nodes[i], now, phase == BR_FINISH);
 				node_check_done(lc->nodes[i], now);
 				br_node_publish(lc->nodes[i]);
 				br_drv_watch(&lc->nodes[i]->drv, now);

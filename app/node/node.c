@@ -118,6 +118,21 @@ static void on_loss(void *ctx, const struct htoe_loss *l)
 			l->addr + l->len, l->len);
 }
 
+unsigned htnode_peer_gone(struct htnode *nd, uint16_t node, uint64_t addr, uint64_t len)
+{
+	unsigned stopped = 0;
+
+	(void)node;
+	for (unsigned i = 0; i < nd->n_wl; i++)
+		if (nd->wl[i] && ht_wl_taint(nd->wl[i], addr, len, true)) {
+			ht_wl_stop(nd->wl[i]);
+			stopped++;
+		}
+	nd->st.lost_restart++;
+	nd->st.peers_gone++;
+	return stopped;
+}
+
 /* A completion from the requester, for its workload. */
 static void complete(struct htnode *nd, struct ht_completion *c, uint64_t now)
 {

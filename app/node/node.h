@@ -72,7 +72,8 @@ struct htnode_stats {
 	uint64_t rsp_to_bridge; /* target responses for the bridge */
 	uint64_t undecodable;   /* htoe_local_output() packets that did not parse */
 	uint64_t lost_reset;    /* posted writes the bridge reported lost to a reset */
-	uint64_t lost_restart;  /* ranges reported lost to a peer's restart */
+	uint64_t lost_restart;  /* ranges reported lost to a peer's restart (or death) */
+	uint64_t peers_gone;    /* peers the driver gave up on (htnode_peer_gone) */
 };
 
 struct htnode {
@@ -129,6 +130,16 @@ int htnode_reset_requester(struct htnode *nd, unsigned n_unitids, uint8_t first_
  * call again (with frame output in between) until it returns 0.
  */
 unsigned htnode_poll(struct htnode *nd, uint64_t now);
+
+/*
+ * The driver gave up on peer `node` (gone for good: silent while requests to
+ * it waited): [addr, addr+len) of its memory, as mapped, is lost. Counted as
+ * lost to a restart; each workload whose window it overlaps is tainted there
+ * and stopped (no more ops, no read-back sweep), so that the errors of its
+ * requests to the peer (the driver resets the VL, which poisons them) count
+ * as poisoned by a loss. Returns the number of workloads stopped.
+ */
+unsigned htnode_peer_gone(struct htnode *nd, uint16_t node, uint64_t addr, uint64_t len);
 
 /* Work left on the local side or in the bridge: queued responses,
  * outstanding requests, htoe_busy(). */

@@ -257,6 +257,7 @@ uint64_t ht_wl_commit_at(struct ht_workload *w, uint64_t now)
 		sl->operand[0] = p->operand[0];
 		sl->operand[1] = p->operand[1];
 		sl->sweep = w->pending_sweep;
+		sl->lost = 0;
 		sl->issued_at = now;
 		sl->used = 1;
 		if (p->type == HT_OP_WRITE_NP)
@@ -277,6 +278,8 @@ uint64_t ht_wl_commit_at(struct ht_workload *w, uint64_t now)
 	return seq;
 }
 
+static void keep_err(struct ht_workload *w, const struct ht_wl_slot *sl);
+
 int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct ht_wl_result *res)
 {
 	if (!w || !c)
@@ -289,8 +292,11 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
 	}
 	struct ht_wl_slot *sl = &w->slot[s];
 	bool ok = c->status == HT_RSP_OK, match = true, swapped = false;
-	if (!ok) {
+	if (!ok && sl->lost) {
+		w->st.poisoned_lost++;
+	} else if (!ok) {
 		w->st.errors++;
+		keep_err(w, sl);
 	} else {
 		uint8_t *m = sl->type == HT_OP_FLUSH ? NULL : shadow_at(w, sl->addr);
 		/* bytes reported lost hold any value: what the target says
@@ -363,6 +369,65 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
 	return ok && match ? 0 : 1;
 }
 
+/* The bytes an op covers (a Flush or a Fence: the whole window). */
+static void op_span(const struct ht_workload *w, const struct ht_wl_slot *sl, uint64_t *lo,
+		    uint64_t *hi)
+{
+	if (has_block(sl->type)) {
+		*lo = sl->addr;
+		*hi = sl->addr + (sl->len ? sl->len : 1);
+	} else {
+		*lo = w->cfg.base;
+		*hi = w->cfg.base + w->cfg.size;
+	}
+}
+
+/* An error not explained (yet): kept for a loss report that may explain it. */
+static void keep_err(struct ht_workload *w, const struct ht_wl_slot *sl)
+{
+	if (w->n_err < HT_WL_ERR_KEEP) {
+		uint64_t lo, hi;
+
+		op_span(w, sl, &lo, &hi);
+		w->err[w->n_err++] = (struct ht_wl_err){ lo, hi - lo };
+	}
+}
+
+/* [lo, hi) was reported lost: the ops in flight on it, and the errors kept,
+ * are explained by the report. */
+static void explain(struct ht_workload *w, uint64_t lo, uint64_t hi)
+{
+	for (unsigned s = 0; s < HT_WL_MAX_INFLIGHT; s++) {
+		struct ht_wl_slot *sl = &w->slot[s];
+		uint64_t a, b;
+
+		if (!sl->used)
+			continue;
+		op_span(w, sl, &a, &b);
+		if (a < hi && lo < b)
+			sl->lost = 1;
+	}
+	for (unsigned i = 0; i < w->n_err;) {
+		const struct ht_wl_err *e = &w->err[i];
+
+		if (e->addr < hi && lo < e->addr + e->len) {
+			w->st.errors--;
+			w->st.poisoned_lost++;
+			w->err[i] = w->err[--w->n_err];
+		} else {
+			i++;
+		}
+	}
+}
+
+void ht_wl_stop(struct ht_workload *w)
+{
+	if (w->have_pending)
+		w->have_pending = false; /* not committed: never issued */
+	w->cfg.n_ops = w->generated;
+	w->sweep_next = nblocks(w);
+}
+
 void ht_wl_unown(struct ht_workload *w)
 {
 	for (uint64_t b = 0; b < nblocks(w); b++)
@@ -380,6 +445,7 @@ int ht_wl_taint(struct ht_workload *w, uint64_t addr, uint64_t len, bool restart
 
 	for (uint64_t b = (lo - w->cfg.base) / 64; b < (hi - w->cfg.base + 63) / 64; b++)
 		w->cfg.busy[b] |= WL_TAINTED;
+	explain(w, lo, hi);
 	if (restart)
 		w->st.lost_restart++;
 	else

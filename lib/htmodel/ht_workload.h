@@ -73,6 +73,8 @@ struct ht_wl_stats {
 	uint64_t lost_bytes;      /* bytes of the window those reports tainted */
 	uint64_t tainted_reads;   /* completions that read tainted bytes: accepted,
 	                           * and the shadow seeded from them */
+	uint64_t poisoned_lost;   /* error completions (poisoned, timed out) of ops on
+	                           * bytes reported lost: counted here, not as errors */
 };
 
 /* Result of one completion (for printing). */
@@ -96,8 +98,16 @@ struct ht_wl_slot {
 	uint8_t  type;
 	uint8_t  used;
 	uint8_t  sweep;
+	uint8_t  lost;       /* its bytes were reported lost while in flight */
 	uint64_t issued_at;
 	uint8_t  data[HT_MAX_DATA]; /* NP write data */
+};
+
+/* Error completions not (yet) explained by a reported loss: a reset poisons
+ * the requests in flight before the restart it came from is proved. */
+#define HT_WL_ERR_KEEP 512u
+struct ht_wl_err {
+	uint64_t addr, len;
 };
 
 struct ht_workload {
@@ -115,6 +125,8 @@ struct ht_workload {
 	uint16_t free_top;
 	uint16_t free_list[HT_WL_MAX_INFLIGHT];
 	struct ht_wl_slot slot[HT_WL_MAX_INFLIGHT];
+	unsigned n_err;          /* unexplained errors kept (beyond: errors for good) */
+	struct ht_wl_err err[HT_WL_ERR_KEEP];
 	struct ht_wl_stats st;
 };
 
@@ -166,6 +178,10 @@ int ht_wl_taint(struct ht_workload *w, uint64_t addr, uint64_t len, bool restart
  * life of this node wrote): every block is tainted as above, not counted as
  * a loss. Each block is verified from its first write or whole-block read on. */
 void ht_wl_unown(struct ht_workload *w);
+
+/* Generate no more ops, not even the read-back sweep (the target is gone for
+ * good); the ops in flight still complete. */
+void ht_wl_stop(struct ht_workload *w);
 
 /* Every op generated, committed and completed. */
 bool ht_wl_done(const struct ht_workload *w);
