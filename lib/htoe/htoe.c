@@ -1007,12 +1007,16 @@ int htoe_frame_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
  * the polls until then visit neither it nor its memory, and the timers, the
  * next deadline and framing cost what the VLs with work cost, not what the
  * configured peers do. A credit-starved VL stays active (its starved time
- * is summed at every expiry check). */
-void htoe_vl_idle(struct htoe *b, struct htoe_vl *v, uint64_t now)
+ * is summed at every expiry check), and so does a VL framed without
+ * HTOE_TX_FLUSH (a partial frame it holds leaves at the next call with the
+ * flag, not only at its flush time). */
+void htoe_vl_idle(struct htoe *b, struct htoe_vl *v, uint64_t now, bool may_park)
 {
 	uint64_t d = htoe_encap_deadline(b, v);
 
 	b->parked &= ~v->active_bit; /* an earlier park_at is stale */
+	if (d != UINT64_MAX && !may_park)
+		return;
 	if (d != UINT64_MAX && d > now) {
 		for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
 			if (v->ctx.blocked[vc])

@@ -440,7 +440,7 @@ int htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 			b->touched |= v->active_bit;
 			return n;
 		}
-		htoe_vl_idle(b, v, now); /* nothing to send */
+		htoe_vl_idle(b, v, now, flags & HTOE_TX_FLUSH); /* nothing to send */
 		m &= m - 1;
 		if (!m && hi) {
 			m = act & ~hi;

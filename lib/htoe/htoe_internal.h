@@ -132,8 +132,9 @@ static inline void htoe_vl_wake(struct htoe_vl *v)
 }
 
 /* VL v has nothing to send at now (htoe_encap_output): it leaves the active
- * set, parked until its next timer if it has one (htoe.c). */
-void htoe_vl_idle(struct htoe *b, struct htoe_vl *v, uint64_t now);
+ * set, parked until its next timer if it has one and may_park (framed with
+ * HTOE_TX_FLUSH; htoe.c). */
+void htoe_vl_idle(struct htoe *b, struct htoe_vl *v, uint64_t now, bool may_park);
 
 /* An HT packet on its way to the local HT side. */
 struct htoe_lent {
