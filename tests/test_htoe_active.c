@@ -2,7 +2,8 @@
  * The bridge visits only VLs with work (white box, htoe_internal.h): with 63
  * peers, its next deadline equals a scan of every VL's deadline over random
  * operations, and the check of the changed VLs (htoe_check_invariants_changed)
- * leaves an idle VL alone but sees a VL that something woke.
+ * leaves an idle VL alone but sees a VL that something woke; a VL whose only
+ * work is a timer is parked until then.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -157,11 +158,40 @@ static void test_changed_check_visits_woken_only(void **state)
 	htoe_free(b);
 }
 
+/* A VL whose only work is a timer (here: the next RESET offer to a peer
+ * that does not answer) is parked, not visited by the polls before its
+ * time; at its time it is active again and sends. */
+static void test_timer_only_vl_is_parked(void **state)
+{
+	struct htoe *b = mk_bridge();
+	uint8_t f[HTOE_FRAME_MAX];
+	unsigned sent = 0;
+	uint64_t d;
+
+	(void)state;
+	while (htoe_frame_output(b, f, sizeof(f), 0, HTOE_TX_FLUSH) > 0)
+		sent++;
+	assert_int_equal(sent, PEERS); /* one RESET to each peer */
+	assert_int_equal(b->active, 0);
+	assert_int_equal(__builtin_popcountll(b->parked), PEERS);
+	d = htoe_next_deadline(b);
+	assert_true(d > 0 && d != UINT64_MAX);
+	assert_int_equal(d, brute_deadline(b));
+	htoe_handle_expiry(b, d - 1);
+	assert_int_equal(b->active, 0);
+	assert_int_equal(htoe_frame_output(b, f, sizeof(f), d - 1, HTOE_TX_FLUSH), 0);
+	htoe_handle_expiry(b, d);
+	assert_int_not_equal(b->active, 0);
+	assert_true(htoe_frame_output(b, f, sizeof(f), d, HTOE_TX_FLUSH) > 0);
+	htoe_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_deadline_equals_scan),
 		cmocka_unit_test(test_changed_check_visits_woken_only),
+		cmocka_unit_test(test_timer_only_vl_is_parked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -311,6 +311,15 @@ static void test_flush_bound(void **state)
 	assert_int_equal(c[0], 0);
 	pump(100 * US + 2000, 0, count_data, c);
 	assert_int_equal(c[0], 1);
+	/* held by a call without HTOE_TX_FLUSH, a partial frame leaves at the
+	 * next call with it, before its flush time (its VL is not set aside
+	 * until then) */
+	mk_write(&p, gaddr(2, 64), true, 1, 1);
+	assert_int_equal(local_in(1, &p, 200 * US), 0);
+	pump(200 * US + 10, 0, count_data, c);
+	assert_int_equal(c[0], 1);
+	pump(200 * US + 20, HTOE_TX_FLUSH, count_data, c);
+	assert_int_equal(c[0], 2);
 	free_nodes();
 }
 

@@ -85,7 +85,7 @@ void bench_loss_targets(json_t *sweep, bench_target_fn target, const char *why);
 typedef json_t *(*bench_ini_fn)(const char *label, const char *ini, double secs);
 void bench_incast(json_t *fig, double secs, bench_ini_fn run);
 
-/* One run of a series (incast, peers): run(label, ini, secs) (ini freed),
+/* One run of a series (incast): run(label, ini, secs) (ini freed),
  * then figures(summary, n): its figures with "vs_key" = key ÷ *ref (the
  * n = 1 run sets *ref; null without it), or NULL (the error noted). */
 typedef json_t *(*bench_fig_fn)(json_t *sum, unsigned n, char *why, size_t wlen);
@@ -94,8 +94,9 @@ json_t *bench_series_run(const char *label, char *ini, double secs, bench_ini_fn
 			 double *ref);
 
 /* Peers (app/bench/peers.c): 64-byte posted writes node 1 -> node 2 with 1,
- * 8 and 63 configured peers, all but node 2 idle, each against the 1-peer
- * run (run as for bench_incast). Adds fig.peers_scale. */
+ * 8 and 63 configured peers, all but node 2 idle, in interleaved rounds,
+ * each P's median round against the 1-peer median (run as for
+ * bench_incast). Adds fig.peers_scale. */
 void bench_peers(json_t *fig, double secs, bench_ini_fn run);
 
 /* htoe-bench.c's readers of a bridge's JSON summary: the object of array

@@ -227,6 +227,7 @@ struct htoe *htoe_new(const struct htoe_config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	b->cfg = *cfg;
+	b->parked_min = UINT64_MAX;
 	b->map = cfg->map;
 	b->n_vl = htoe_map_peer_count(cfg->map);
 	b->flush_unitid = (uint8_t)(cfg->unitid_base + cfg->n_unitids);
@@ -1004,9 +1005,61 @@ int htoe_frame_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 
 /* ------------------------------------------------------------------ timers */
 
+/* A VL idle until a timer is parked rather than kept in the active set:
+ * the polls until then visit neither it nor its memory, and the timers, the
+ * next deadline and framing cost what the VLs with work cost, not what the
+ * configured peers do. A credit-starved VL stays active (its starved time
+ * is summed at every expiry check), and so does a VL framed without
+ * HTOE_TX_FLUSH (a partial frame it holds leaves at the next call with the
+ * flag, not only at its flush time). */
+void htoe_vl_idle(struct htoe *b, struct htoe_vl *v, uint64_t now, bool may_park)
+{
+	uint64_t d = htoe_encap_deadline(b, v);
+
+	b->parked &= ~v->active_bit; /* an earlier park_at is stale */
+	if (d != UINT64_MAX && !may_park)
+		return;
+	if (d != UINT64_MAX && d > now) {
+		for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
+			if (v->ctx.blocked[vc])
+				return;
+	} else if (d != UINT64_MAX) {
+		return; /* due now */
+	}
+	b->active &= ~v->active_bit;
+	if (d == UINT64_MAX)
+		return;
+	b->parked |= v->active_bit;
+	b->park_at[v - b->vl] = d;
+	if (d < b->parked_min)
+		b->parked_min = d;
+}
+
+/* The parked VLs whose time came (or that were woken meanwhile) back to the
+ * active set; parked_min exact again. */
+static void unpark_due(struct htoe *b, uint64_t now)
+{
+	uint64_t min = UINT64_MAX;
+
+	for (uint64_t m = b->parked; m; m &= m - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(m);
+		uint64_t bit = 1ull << i;
+
+		if (b->park_at[i] <= now || (b->active & bit)) {
+			b->parked &= ~bit;
+			b->active |= bit;
+		} else if (b->park_at[i] < min) {
+			min = b->park_at[i];
+		}
+	}
+	b->parked_min = min;
+}
+
 void htoe_handle_expiry(struct htoe *b, uint64_t now)
 {
-	/* a VL with a timer running is in the active set */
+	if (now >= b->parked_min)
+		unpark_due(b, now);
+	/* a VL with a timer due is in the active set */
 	for (uint64_t m = b->active; m; m &= m - 1) {
 		struct htoe_vl *v = &b->vl[__builtin_ctzll(m)];
 
@@ -1034,6 +1087,13 @@ uint64_t htoe_next_deadline(const struct htoe *b)
 		if (t < d)
 			d = t;
 	}
+	if (b->parked_min < d) /* the parked VLs not woken since */
+		for (uint64_t m = b->parked & ~b->active; m; m &= m - 1) {
+			uint64_t t = b->park_at[__builtin_ctzll(m)];
+
+			if (t < d)
+				d = t;
+		}
 	return d;
 }
 
@@ -1129,10 +1189,14 @@ static int check_vls(const struct htoe *b, uint64_t vls, char *err, size_t errle
 	for (uint64_t m = vls; m; m &= m - 1) {
 		const struct htoe_vl *v = &b->vl[__builtin_ctzll(m)];
 
-		/* a VL out of the active set has nothing to do */
-		if (!(b->active & v->active_bit) && htoe_encap_deadline(b, v) != UINT64_MAX) {
-			snprintf(err, errlen, "VL %u: has work (deadline %" PRIu64
-				 ") but is not in the active set", v->node, htoe_encap_deadline(b, v));
+		/* a VL out of the active set has nothing to do, or is parked no
+		 * later than its next timer */
+		uint64_t vd = htoe_encap_deadline(b, v), at = b->park_at[v - b->vl];
+
+		if (!(b->active & v->active_bit) && vd != UINT64_MAX &&
+		    (!(b->parked & v->active_bit) || at > vd || b->parked_min > at)) {
+			snprintf(err, errlen, "VL %u: has work (deadline %" PRIu64 ") but is not "
+				 "in the active set nor parked until then", v->node, vd);
 			return -EINVAL;
 		}
 		if (htoe_retry_check(&v->rt, err, errlen) || htoe_rob_check(&v->rob, err, errlen))

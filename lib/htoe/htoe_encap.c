@@ -423,17 +423,6 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 	return 0;
 }
 
-/* htoe_encap_deadline(b, v) < UINT64_MAX: v has work or a timer. An up
- * VL with a retry timer running (a frame unacknowledged, an ack owed) has
- * one whatever its queues hold: the common case is decided without the
- * walk of its queues. */
-static bool vl_keeps_active(const struct htoe *b, const struct htoe_vl *v)
-{
-	if (v->state == HTOE_VL_UP && htoe_retry_next_deadline(&v->rt) != HTOE_RETRY_NEVER)
-		return true;
-	return htoe_encap_deadline(b, v) != UINT64_MAX;
-}
-
 int htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 		      unsigned flags)
 {
@@ -451,8 +440,7 @@ int htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 			b->touched |= v->active_bit;
 			return n;
 		}
-		if (!vl_keeps_active(b, v))
-			b->active &= ~v->active_bit; /* nothing to send, no timer */
+		htoe_vl_idle(b, v, now, flags & HTOE_TX_FLUSH); /* nothing to send */
 		m &= m - 1;
 		if (!m && hi) {
 			m = act & ~hi;

@@ -131,6 +131,11 @@ static inline void htoe_vl_wake(struct htoe_vl *v)
 	*v->touched |= v->active_bit;
 }
 
+/* VL v has nothing to send at now (htoe_encap_output): it leaves the active
+ * set, parked until its next timer if it has one and may_park (framed with
+ * HTOE_TX_FLUSH; htoe.c). */
+void htoe_vl_idle(struct htoe *b, struct htoe_vl *v, uint64_t now, bool may_park);
+
 /* An HT packet on its way to the local HT side. */
 struct htoe_lent {
 	uint32_t stamp;          /* NP/R: posted entries queued before it */
@@ -179,6 +184,11 @@ struct htoe {
 	uint64_t touched;            /* VLs that may have changed since the last
 	                              * htoe_check_invariants_changed(): woken,
 	                              * framed for, or a timer fired */
+	uint64_t parked;             /* VLs out of the active set whose next work
+	                              * is a timer at park_at[i] (htoe_vl_idle);
+	                              * a woken VL may keep its bit (it is active) */
+	uint64_t parked_min;         /* <= every parked VL's park_at (UINT64_MAX: none) */
+	uint64_t park_at[HTOE_MAX_PEERS];
 
 	struct htoe_rxpool pool;
 	struct htoe_tagremap tags;        /* pending-request table (remote -> local tags) */

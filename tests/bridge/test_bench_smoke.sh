@@ -268,7 +268,7 @@ close(wb["ratio_frames"], wb["frames_per_s"] / wb["baseline_fps"], "write64_brid
 close(wb["ratio_ht"], wb["ht_pps"] / wb["baseline_fps"], "write64_bridge: HT ratio")
 
 # peers_scale: 1 (the reference), 8, 63 configured peers; writes got through,
-# ratios recomputed from the writes/s
+# each the median of its rounds, ratios recomputed from the writes/s
 ps = f["peers_scale"]
 need(sorted(ps, key=int) == ["1", "8", "63"], "peers_scale: runs %s" % sorted(ps))
 for p, r in ps.items():
@@ -277,6 +277,9 @@ for p, r in ps.items():
     need(isnum(r["writes_per_s"]) and r["writes_per_s"] > 0, "%s: no writes" % what)
     need(isnum(r["idle_frames_per_s"]) and r["idle_frames_per_s"] >= 0, "%s: idle frames" % what)
     close(r["vs_one"], r["writes_per_s"] / ps["1"]["writes_per_s"], "%s: vs one peer" % what)
+    rw = sorted(r["writes_per_s_rounds"])
+    need(r["rounds"] >= 3 and len(rw) == r["rounds"], "%s: %s rounds" % (what, len(rw)))
+    close(r["writes_per_s"], rw[(len(rw) - 1) // 2], "%s: the median round" % what)
 need(ps["1"]["vs_one"] == 1 and ps["1"]["idle_frames_per_s"] == 0,
      "peers_scale 1 is the reference, with no idle peer")
 

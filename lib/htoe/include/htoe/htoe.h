@@ -259,11 +259,13 @@ int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t 
 int htoe_frame_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 		      unsigned flags);
 
-/* Run timers (retransmission, acks, request timeouts, stalls). */
+/* Run timers (retransmission, acks, request timeouts, stalls), and give
+ * framing back the VLs whose timer came: call it once htoe_next_deadline()
+ * has passed, before htoe_frame_output(). */
 void htoe_handle_expiry(struct htoe *b, uint64_t now);
 
-/* Earliest time at which htoe_handle_expiry/htoe_frame_output has work that
- * does not depend on new input; UINT64_MAX if none. */
+/* Earliest time at which the bridge has work that does not depend on new
+ * input (htoe_handle_expiry, then htoe_frame_output); UINT64_MAX if none. */
 uint64_t htoe_next_deadline(const struct htoe *b);
 
 /* Reset the VL to `node` (warm or cold). Outstanding NP requests of that VL
