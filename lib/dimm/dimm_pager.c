@@ -214,54 +214,6 @@ struct dimm_pager {
 
 static int wp_scan_probe(struct dimm_pager *p);
 
-/* ------------------------------------------------------------ histogram */
-
-void dimm_hist_add(uint32_t *hist, uint64_t ns)
-{
-	unsigned b;
-
-	if (ns < 32) {
-		b = (unsigned)ns;
-	} else {
-		unsigned e = 63u - (unsigned)__builtin_clzll(ns);    /* >= 5 */
-		unsigned sub = (unsigned)(ns >> (e - 5)) & 31u;
-
-		b = (e - 4) * 32u + sub;
-	}
-	if (b >= DIMM_HIST_BUCKETS)
-		b = DIMM_HIST_BUCKETS - 1;
-	hist[b]++;
-}
-
-static uint64_t bucket_value(unsigned b)
-{
-	if (b < 32)
-		return b;
-	unsigned e = b / 32u + 4u, sub = b % 32u;
-
-	/* middle of the bucket */
-	return ((uint64_t)(32u + sub) << (e - 5)) + (1ull << (e - 5)) / 2;
-}
-
-uint64_t dimm_hist_quantile(const uint32_t *hist, double q)
-{
-	uint64_t total = 0, acc = 0, want;
-
-	for (unsigned b = 0; b < DIMM_HIST_BUCKETS; b++)
-		total += hist[b];
-	if (total == 0)
-		return 0;
-	want = (uint64_t)(q * (double)total);
-	if (want >= total)
-		want = total - 1;
-	for (unsigned b = 0; b < DIMM_HIST_BUCKETS; b++) {
-		acc += hist[b];
-		if (acc > want)
-			return bucket_value(b);
-	}
-	return 0;
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -376,15 +328,14 @@ int dimm_pager_run(struct dimm_pager *p, void (*fn)(void *), void *arg, void **a
 
 /* ------------------------------------------------------------ setup */
 
-/* HTOE_DIMM_NO_UFFD set (and not "0"): act as if userfaultfd were unavailable. */
-static bool uffd_off_by_env(void)
+bool dimm_uffd_off_by_env(void)
 {
 	const char *env = getenv("HTOE_DIMM_NO_UFFD");
 
 	return env && *env && strcmp(env, "0") != 0;
 }
 
-static int uffd_open(void)
+int dimm_uffd_open(void)
 {
 	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	int e = errno;
@@ -534,7 +485,7 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 		    "and have a depth of at least %u", 3 * N_FETCH + 1);
 		return NULL;
 	}
-	if ((cfg->flags & DIMM_PAGER_F_NO_UFFD) || uffd_off_by_env()) {
+	if ((cfg->flags & DIMM_PAGER_F_NO_UFFD) || dimm_uffd_off_by_env()) {
 		ERR("userfaultfd unavailable: disabled (%s)" UNAVAIL,
 		    (cfg->flags & DIMM_PAGER_F_NO_UFFD) ? "simulated" : "HTOE_DIMM_NO_UFFD is set");
 		return NULL;
@@ -542,7 +493,7 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	if (ext)
 		return ext_new(cfg, err, errlen);
 	/* which features does the kernel have? (one API handshake per fd) */
-	fd = uffd_open();
+	fd = dimm_uffd_open();
 	if (fd < 0) {
 		int e = errno;
 
@@ -607,7 +558,7 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	p->uaddr = (uintptr_t)p->base;
 
 again:
-	p->fd = uffd_open();
+	p->fd = dimm_uffd_open();
 	if (p->fd < 0) {
 		ERR("userfaultfd unavailable: %s" UNAVAIL, strerror(errno));
 		goto fail;
@@ -1837,13 +1788,13 @@ static bool try_install(struct dimm_pager *p, struct fetch *f)
 		uint64_t ns = now_ns() - f->t0;
 
 		p->st.faults++;
-		dimm_hist_add(p->st.hist, ns);
+		lat_add(&p->st.hist, ns);
 		if (f->room_why == WAIT_VICTIM) {
 			p->st.victim_waits++;
-			dimm_hist_add(p->st.hist_victim, ns);
+			lat_add(&p->st.hist_victim, ns);
 		} else if (f->room_why == WAIT_BATCH) {
 			p->st.batch_waits++;
-			dimm_hist_add(p->st.hist_batch, ns);
+			lat_add(&p->st.hist_batch, ns);
 		}
 	}
 	fetch_release(p, f);
@@ -1943,7 +1894,7 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 			p->sync_mark[pg] = 0;
 			p->clean_due = true;
 			p->st.wp_faults++;
-			dimm_hist_add(p->st.hist_wp, now_ns() - m->t0);
+			lat_add(&p->st.hist_wp, now_ns() - m->t0);
 			return true;
 		}
 		break;
@@ -2510,93 +2461,4 @@ bool dimm_pager_busy(const struct dimm_pager *p)
 		if (p->ev[i].used)
 			return true;
 	return false;
-}
-
-/* ------------------------------------------------------------ baseline */
-
-struct rt_server {
-	int fd;
-	_Atomic int stop;
-	uint8_t *src;
-};
-
-static void *rt_serve(void *arg)
-{
-	struct rt_server *sv = arg;
-
-	while (!atomic_load(&sv->stop)) {
-		struct pollfd pf = { .fd = sv->fd, .events = POLLIN };
-		struct uffd_msg m;
-
-		if (poll(&pf, 1, 10) <= 0 || read(sv->fd, &m, sizeof(m)) != sizeof(m) ||
-		    m.event != UFFD_EVENT_PAGEFAULT)
-			continue;
-		struct uffdio_copy c = {
-			.dst = m.arg.pagefault.address & ~(uint64_t)(DIMM_PAGE - 1),
-			.src = (uintptr_t)sv->src,
-			.len = DIMM_PAGE,
-		};
-
-		ioctl(sv->fd, UFFDIO_COPY, &c);
-	}
-	return NULL;
-}
-
-int dimm_uffd_roundtrip(unsigned pages, uint32_t *hist, char *err, size_t errlen)
-{
-	struct rt_server sv = { .fd = uffd_open() };
-	struct uffdio_api api = { .api = UFFD_API };
-	size_t size = (size_t)pages * DIMM_PAGE;
-	uint8_t *m = MAP_FAILED;
-	pthread_t th;
-	int e = 0;
-
-	sv.src = aligned_alloc(DIMM_PAGE, DIMM_PAGE);
-	if (uffd_off_by_env()) {
-		e = -EPERM;
-		ERR("userfaultfd round trip: userfaultfd unavailable: disabled "
-		    "(HTOE_DIMM_NO_UFFD is set)");
-		goto out;
-	}
-	if (sv.fd < 0 || ioctl(sv.fd, UFFDIO_API, &api)) {
-		e = -errno;
-		ERR("userfaultfd round trip: userfaultfd unavailable: %s", strerror(errno));
-		goto out;
-	}
-	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (!pages || !sv.src || m == MAP_FAILED) {
-		e = -ENOMEM;
-		ERR("userfaultfd round trip: no memory for %u pages", pages);
-		goto out;
-	}
-	memset(sv.src, 0x5a, DIMM_PAGE);
-	madvise(m, size, MADV_NOHUGEPAGE);
-	struct uffdio_register reg = { .range = { (uintptr_t)m, size },
-				       .mode = UFFDIO_REGISTER_MODE_MISSING };
-
-	if (ioctl(sv.fd, UFFDIO_REGISTER, &reg)) {
-		e = -errno;
-		ERR("userfaultfd round trip: UFFDIO_REGISTER: %s", strerror(errno));
-		goto out;
-	}
-	if (pthread_create(&th, NULL, rt_serve, &sv)) {
-		e = -EAGAIN;
-		ERR("userfaultfd round trip: cannot start the handler thread");
-		goto out;
-	}
-	for (unsigned i = 0; i < pages; i++) {
-		uint64_t t0 = now_ns();
-
-		(void)*(volatile uint8_t *)(m + (size_t)i * DIMM_PAGE);
-		dimm_hist_add(hist, now_ns() - t0);
-	}
-	atomic_store(&sv.stop, 1);
-	pthread_join(th, NULL);
-out:
-	if (m != MAP_FAILED)
-		munmap(m, size);
-	if (sv.fd >= 0)
-		close(sv.fd);
-	free(sv.src);
-	return e;
 }
