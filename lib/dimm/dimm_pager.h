@@ -94,6 +94,7 @@
 
 #include "common/lat_hist.h"
 #include "dimm.h"
+#include "dimm_policy.h"
 
 #define DIMM_PAGE 4096u
 
@@ -168,7 +169,7 @@ struct dimm_pager_cfg {
 	unsigned budget_pct;
 };
 
-#define DIMM_PAGER_MIN_BUDGET 64u
+#define DIMM_PAGER_MIN_BUDGET DIMM_POLICY_MIN_BUDGET
 
 #define DIMM_PAGER_RETRIES 32u
 /* A watermark for the cleaner: a sixteenth of the budget, 2 to 16 pages. */

@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The pager's policy (lib/dimm/dimm_policy.c) without userfaultfd: known
+ * answers for the budget (fixed, a percentage of the pages in use, the
+ * floor and the cap), the span and the batch size; CLOCK's second chance
+ * and its victims; the clean and dirty batches that go with a victim; the
+ * readahead window; the bookkeeping of installed and dropped pages (fresh
+ * pages stay fresh); and a run of faults against a budget, driven as the
+ * pager drives it, that never holds more pages than the budget, writes
+ * back exactly the dirty pages it evicts and loses no write.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dimm_policy.h"
+
+static void test_budget(void **state)
+{
+	struct dimm_policy pol;
+
+	(void)state;
+	/* fixed: 0 or more than the mapping is the mapping */
+	assert_int_equal(dimm_policy_init(&pol, 1000, 0, 0), 0);
+	assert_int_equal(pol.budget, 1000);
+	dimm_policy_fini(&pol);
+	assert_int_equal(dimm_policy_init(&pol, 1000, 5000, 0), 0);
+	assert_int_equal(pol.budget, 1000);
+	dimm_policy_fini(&pol);
+	assert_int_equal(dimm_policy_init(&pol, 1000, 100, 0), 0);
+	assert_int_equal(pol.budget, 100);
+	pol.in_use = 1000; /* no budget_pct: the pages in use do not matter */
+	assert_int_equal(dimm_policy_budget_update(&pol), 100);
+	dimm_policy_fini(&pol);
+
+	/* 25 % of the pages in use, rounded up, at least the floor */
+	assert_int_equal(dimm_policy_init(&pol, 10000, 0, 25), 0);
+	pol.in_use = 0;
+	assert_int_equal(dimm_policy_budget_update(&pol), DIMM_POLICY_MIN_BUDGET);
+	pol.in_use = 1001;
+	assert_int_equal(dimm_policy_budget_update(&pol), 251);
+	pol.in_use = 10000;
+	assert_int_equal(dimm_policy_budget_update(&pol), 2500);
+	dimm_policy_fini(&pol);
+	/* ... and at most the fixed budget */
+	assert_int_equal(dimm_policy_init(&pol, 10000, 1000, 25), 0);
+	pol.in_use = 8000;
+	assert_int_equal(dimm_policy_budget_update(&pol), 1000);
+	dimm_policy_fini(&pol);
+}
+
+static void test_span_and_batch(void **state)
+{
+	struct dimm_policy pol;
+
+	(void)state;
+	/* DIMM_EVICT_SCAN resident pages: 16 pages times mapping/budget, 16..256 */
+	assert_int_equal(dimm_policy_init(&pol, 1024, 0, 0), 0);
+	assert_int_equal(pol.evict_span, 16);
+	assert_int_equal(dimm_policy_batch_max(&pol), DIMM_EVICT_BATCH);
+	/* near the end of the mapping the span stops there */
+	assert_int_equal(dimm_policy_span(&pol, 1020), 4);
+	assert_int_equal(dimm_policy_span(&pol, 0), 16);
+	dimm_policy_fini(&pol);
+	assert_int_equal(dimm_policy_init(&pol, 1024, 256, 0), 0);
+	assert_int_equal(pol.evict_span, 64);
+	dimm_policy_fini(&pol);
+	assert_int_equal(dimm_policy_init(&pol, 1024, 16, 0), 0);
+	assert_int_equal(pol.evict_span, DIMM_EVICT_SPAN_MAX);
+	/* an eighth of the budget: 2 of 16 */
+	assert_int_equal(dimm_policy_batch_max(&pol), 2);
+	dimm_policy_fini(&pol);
+	/* at least the victim */
+	assert_int_equal(dimm_policy_init(&pol, 1024, 3, 0), 0);
+	assert_int_equal(dimm_policy_batch_max(&pol), 1);
+	dimm_policy_fini(&pol);
+}
+
+static void test_install_drop(void **state)
+{
+	struct dimm_policy pol;
+
+	(void)state;
+	assert_int_equal(dimm_policy_init(&pol, 16, 4, 0), 0);
+	assert_false(dimm_policy_full(&pol));
+	dimm_policy_installed(&pol, 1, false);
+	dimm_policy_installed(&pol, 2, true);
+	dimm_policy_installed(&pol, 3, false);
+	assert_int_equal(pol.state[1], DIMM_PG_CLEAN);
+	assert_int_equal(pol.state[2], DIMM_PG_DIRTY);
+	assert_int_equal(pol.ref[2], 1);
+	assert_int_equal(pol.mapped, 3);
+	assert_false(dimm_policy_full(&pol));
+	pol.reserved++; /* a fetch took the last slot */
+	assert_true(dimm_policy_full(&pol));
+	/* dropped: absent, unreferenced, only FRESH kept */
+	pol.pflags[2] = DIMM_PF_FRESH | DIMM_PF_WASHED | DIMM_PF_SEEN;
+	dimm_policy_dropped(&pol, 2);
+	assert_int_equal(pol.state[2], DIMM_PG_ABSENT);
+	assert_int_equal(pol.ref[2], 0);
+	assert_int_equal(pol.pflags[2], DIMM_PF_FRESH);
+	assert_int_equal(pol.mapped, 2);
+	assert_false(dimm_policy_full(&pol));
+	dimm_policy_fini(&pol);
+}
+
+static bool odd_only(void *arg, uint32_t pg)
+{
+	const struct dimm_policy *pol = arg;
+
+	return (pg & 1) && pol->state[pg] != DIMM_PG_ABSENT;
+}
+
+static void test_clock(void **state)
+{
+	struct dimm_policy pol;
+	uint64_t left;
+
+	(void)state;
+	assert_int_equal(dimm_policy_init(&pol, 8, 0, 0), 0);
+	/* nothing resident: two sweeps and no victim */
+	left = 2 * 8 + 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, NULL, NULL), -1);
+	assert_int_equal(left, 0);
+	assert_int_equal(pol.hand, 17 % 8); /* the hand went round twice and one more */
+	pol.hand = 0;
+	for (uint32_t pg = 0; pg < 8; pg++)
+		if (pg != 3)
+			dimm_policy_installed(&pol, pg, pg == 5);
+	pol.state[6] = DIMM_PG_POISONED;
+	pol.state[7] = DIMM_PG_FETCHING;
+	/* every page referenced: the first sweep takes the bits, the second
+	 * finds page 0 */
+	left = 2 * 8 + 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, NULL, NULL), 0);
+	assert_int_equal(left, 2 * 8 + 1 - 9);
+	for (uint32_t pg = 0; pg < 6; pg++)
+		assert_int_equal(pol.ref[pg], 0);
+	assert_int_equal(pol.ref[6], 1); /* not a candidate: its bit is not CLOCK's */
+	/* the hand moved on: a page referenced since gets a second chance */
+	pol.ref[1] = 1;
+	left = 2 * 8 + 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, NULL, NULL), 2);
+	assert_int_equal(pol.ref[1], 0);
+	/* absent, poisoned and fetching pages are never victims; dirty ones are */
+	left = 2 * 8 + 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, NULL, NULL), 4);
+	left = 2 * 8 + 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, NULL, NULL), 5);
+	assert_int_equal(pol.state[5], DIMM_PG_DIRTY);
+	left = 2 * 8 + 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, NULL, NULL), 0);
+	/* the caller says what a candidate is */
+	left = 2 * 8 + 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, odd_only, &pol), 1);
+	left = 2 * 8 + 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, odd_only, &pol), 5);
+	/* the steps given are a bound */
+	pol.hand = 0;
+	left = 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, odd_only, &pol), -1);
+	dimm_policy_fini(&pol);
+}
+
+static void test_clean_batch(void **state)
+{
+	struct dimm_policy pol;
+	uint32_t v[DIMM_EVICT_BATCH];
+	unsigned n;
+
+	(void)state;
+	assert_int_equal(dimm_policy_init(&pol, 64, 0, 0), 0); /* span 16, batch 8 */
+	for (uint32_t pg = 0; pg < 24; pg++) {
+		dimm_policy_installed(&pol, pg, pg == 2);
+		pol.ref[pg] = 0;
+	}
+	pol.ref[3] = 1;
+	/* the victim, then the next clean unreferenced pages: not 2 (dirty),
+	 * not 3 (referenced) */
+	n = dimm_policy_clean_batch(&pol, 0, 64, v);
+	assert_int_equal(n, 8);
+	static const uint32_t want[] = { 0, 1, 4, 5, 6, 7, 8, 9 };
+
+	assert_memory_equal(v, want, sizeof(want));
+	/* only what the scan saw (known) */
+	n = dimm_policy_clean_batch(&pol, 0, 5, v);
+	assert_int_equal(n, 3);
+	assert_int_equal(v[2], 4);
+	/* only within the span: from 20, pages 20..35, of them 20..23 resident */
+	n = dimm_policy_clean_batch(&pol, 20, 64, v);
+	assert_int_equal(n, 4);
+	assert_int_equal(v[3], 23);
+	/* the victim beyond `known` goes alone */
+	n = dimm_policy_clean_batch(&pol, 10, 10, v);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0], 10);
+	dimm_policy_fini(&pol);
+	/* a budget of 16: an eighth, two pages at once */
+	assert_int_equal(dimm_policy_init(&pol, 64, 16, 0), 0);
+	for (uint32_t pg = 0; pg < 8; pg++) {
+		dimm_policy_installed(&pol, pg, false);
+		pol.ref[pg] = 0;
+	}
+	assert_int_equal(dimm_policy_clean_batch(&pol, 0, 64, v), 2);
+	dimm_policy_fini(&pol);
+}
+
+static void test_dirty_batch(void **state)
+{
+	struct dimm_policy pol;
+	uint32_t v[DIMM_EVICT_BATCH];
+	unsigned n;
+
+	(void)state;
+	assert_int_equal(dimm_policy_init(&pol, 64, 0, 0), 0);
+	for (uint32_t pg = 0; pg < 24; pg++) {
+		dimm_policy_installed(&pol, pg, pg != 4);
+		pol.ref[pg] = 0;
+	}
+	pol.ref[2] = 1;
+	pol.pflags[3] = DIMM_PF_WASHED;
+	/* not the victim itself, not 2 (referenced), not 4 (clean); 7 at most */
+	n = dimm_policy_dirty_batch(&pol, 0, 64, false, v);
+	assert_int_equal(n, DIMM_EVICT_BATCH - 1);
+	static const uint32_t want[] = { 1, 3, 5, 6, 7, 8, 9 };
+
+	assert_memory_equal(v, want, sizeof(want));
+	/* wp-async: a page the cleaner washed waits for its second chance */
+	n = dimm_policy_dirty_batch(&pol, 0, 64, true, v);
+	assert_int_equal(n, DIMM_EVICT_BATCH - 1);
+	assert_int_equal(v[1], 5);
+	/* nothing beyond `known` */
+	assert_int_equal(dimm_policy_dirty_batch(&pol, 0, 2, false, v), 1);
+	assert_int_equal(dimm_policy_dirty_batch(&pol, 0, 1, false, v), 0);
+	dimm_policy_fini(&pol);
+}
+
+static void test_readahead(void **state)
+{
+	struct dimm_policy pol;
+
+	(void)state;
+	assert_int_equal(dimm_policy_init(&pol, 4096, 64, 0), 0); /* a quarter: 16 */
+	/* off: nothing changes */
+	assert_int_equal(dimm_policy_readahead(&pol, 100, 0), 0);
+	assert_int_equal(pol.ra_lo, 0);
+	/* a first fault reads nothing ahead; the next page starts a window of 1 */
+	assert_int_equal(dimm_policy_readahead(&pol, 100, 8), 0);
+	assert_int_equal(dimm_policy_readahead(&pol, 101, 8), 1);
+	pol.ra_hi = 102;
+	/* a sweep doubles it up to max */
+	assert_int_equal(dimm_policy_readahead(&pol, 103, 8), 2);
+	pol.ra_hi = 105;
+	assert_int_equal(dimm_policy_readahead(&pol, 105, 8), 4);
+	pol.ra_hi = 109;
+	assert_int_equal(dimm_policy_readahead(&pol, 110, 8), 8);
+	pol.ra_hi = 118;
+	assert_int_equal(dimm_policy_readahead(&pol, 119, 8), 8);
+	pol.ra_hi = 127;
+	/* a random fault halves it, and again */
+	assert_int_equal(dimm_policy_readahead(&pol, 3000, 8), 4);
+	assert_int_equal(dimm_policy_readahead(&pol, 50, 8), 2);
+	dimm_policy_fini(&pol);
+	/* at most a quarter of the budget (at least one page) */
+	assert_int_equal(dimm_policy_init(&pol, 4096, 3, 0), 0);
+	assert_int_equal(dimm_policy_readahead(&pol, 1, 8), 1);
+	pol.ra_hi = 2;
+	assert_int_equal(dimm_policy_readahead(&pol, 3, 8), 1);
+	dimm_policy_fini(&pol);
+}
+
+/*
+ * Eviction under a budget, driven as the pager drives the policy (one
+ * fault at a time, served at once): a fault on an absent page needs a
+ * slot; when the budget is full, CLOCK names a victim; a clean one goes
+ * with its clean batch (given back, no write-back), a dirty one with its
+ * dirty batch (written back: the model's remote image takes the page's
+ * content, then the pages are given back). A write makes a resident page
+ * dirty. The model checks, at every step, that the resident pages never
+ * exceed the budget and that every page reads what was last written to it
+ * (from memory when resident, else from the remote image).
+ */
+#define M_PAGES  96u
+#define M_BUDGET 24u
+
+struct model {
+	struct dimm_policy pol;
+	uint32_t local[M_PAGES], remote[M_PAGES];
+	uint64_t writebacks, drops, clean_drops, faults;
+};
+
+static void m_evict(struct model *m)
+{
+	uint64_t left = 2ull * M_PAGES + 1;
+	int64_t v = dimm_policy_clock(&m->pol, &left, NULL, NULL);
+	uint32_t b[DIMM_EVICT_BATCH];
+	unsigned n;
+
+	assert_true(v >= 0);
+	if (m->pol.state[v] == DIMM_PG_CLEAN) {
+		n = dimm_policy_clean_batch(&m->pol, (uint32_t)v, M_PAGES, b);
+		for (unsigned k = 0; k < n; k++) {
+			assert_int_equal(m->pol.state[b[k]], DIMM_PG_CLEAN);
+			assert_int_equal(m->local[b[k]], m->remote[b[k]]);
+		}
+		m->clean_drops += n;
+	} else {
+		b[0] = (uint32_t)v;
+		n = 1 + dimm_policy_dirty_batch(&m->pol, (uint32_t)v, M_PAGES, false, b + 1);
+		for (unsigned k = 0; k < n; k++) {
+			assert_int_equal(m->pol.state[b[k]], DIMM_PG_DIRTY);
+			m->remote[b[k]] = m->local[b[k]]; /* the write-back */
+		}
+		m->writebacks += n;
+	}
+	assert_true(n <= dimm_policy_batch_max(&m->pol));
+	for (unsigned k = 0; k < n; k++) {
+		m->local[b[k]] = 0xdeadbeef; /* given back: the memory is gone */
+		dimm_policy_dropped(&m->pol, b[k]);
+	}
+	m->drops += n;
+}
+
+static void m_access(struct model *m, uint32_t pg, bool write, uint32_t val)
+{
+	if (m->pol.state[pg] == DIMM_PG_ABSENT) {
+		m->faults++;
+		if (dimm_policy_full(&m->pol))
+			m_evict(m);
+		assert_false(dimm_policy_full(&m->pol));
+		m->local[pg] = m->remote[pg]; /* the fetch */
+		dimm_policy_installed(&m->pol, pg, write);
+	} else {
+		m->pol.ref[pg] = 1;
+		if (write)
+			m->pol.state[pg] = DIMM_PG_DIRTY; /* the write-protect fault */
+	}
+	assert_true(m->pol.mapped <= m->pol.budget);
+	if (write)
+		m->local[pg] = val;
+}
+
+static void test_eviction_model(void **state)
+{
+	static struct model m;
+	static uint32_t shadow[M_PAGES];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	memset(shadow, 0, sizeof(shadow));
+	assert_int_equal(dimm_policy_init(&m.pol, M_PAGES, M_BUDGET, 0), 0);
+	/* a read-only sweep: every eviction is a clean drop */
+	for (uint32_t pg = 0; pg < M_PAGES; pg++)
+		m_access(&m, pg, false, 0);
+	assert_int_equal(m.faults, M_PAGES);
+	assert_int_equal(m.writebacks, 0);
+	assert_true(m.clean_drops >= M_PAGES - M_BUDGET);
+	/* a mix: a hot set of 8 pages, random others, a third of them writes */
+	for (unsigned i = 0; i < 20000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint32_t pg = (uint32_t)(x % 4 ? x % 8 : (x >> 8) % M_PAGES);
+		bool write = (x >> 20) % 3 == 0;
+
+		m_access(&m, pg, write, (uint32_t)(x >> 32));
+		if (write)
+			shadow[pg] = (uint32_t)(x >> 32);
+		uint32_t q = (uint32_t)(x >> 40) % M_PAGES; /* any page reads its last write */
+
+		assert_int_equal(m.pol.state[q] == DIMM_PG_ABSENT ? m.remote[q] : m.local[q], shadow[q]);
+	}
+	assert_true(m.writebacks > 0);
+	assert_true(m.clean_drops > M_PAGES - M_BUDGET);
+	/* every page is what was last written to it */
+	for (uint32_t pg = 0; pg < M_PAGES; pg++)
+		assert_int_equal(m.pol.state[pg] == DIMM_PG_ABSENT ? m.remote[pg] : m.local[pg],
+				 shadow[pg]);
+	/* the hot set stayed resident (CLOCK keeps referenced pages) */
+	unsigned hot = 0;
+
+	for (uint32_t pg = 0; pg < 8; pg++)
+		hot += m.pol.state[pg] != DIMM_PG_ABSENT;
+	assert_true(hot >= 6);
+	dimm_policy_fini(&m.pol);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_span_and_batch),
+		cmocka_unit_test(test_install_drop),
+		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_clean_batch),
+		cmocka_unit_test(test_dirty_batch),
+		cmocka_unit_test(test_readahead),
+		cmocka_unit_test(test_eviction_model),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
