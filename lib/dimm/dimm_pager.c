@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * dimm_pager: remote memory behind plain pointers, with userfaultfd. See
  * dimm_pager.h for the design (dirty tracking, eviction, error path).
+ * This is the shell: the kernel calls (userfaultfd, mmap, madvise,
+ * PAGEMAP_SCAN, signals), threads, the clock and the client's operations.
+ * What each page is and which pages to evict and read ahead is the
+ * policy's (dimm_policy.c, sans-I/O).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -2099,7 +2103,7 @@ static long scan_ahead(struct dimm_pager *p, uint64_t n)
 static unsigned clean_step(struct dimm_pager *p)
 {
 	uint32_t cand[DIMM_PAGER_CLEAN_MAX];
-	unsigned want, nc = 0, started = 0, busy = 0;
+	unsigned want, nc, started = 0, busy = 0;
 	uint32_t used = p->pol.mapped + p->pol.reserved;
 	uint64_t n;
 
@@ -2112,15 +2116,10 @@ static unsigned clean_step(struct dimm_pager *p)
 	if (p->sigbus && !demand_in_flight(p))
 		return 0;
 	p->clean_due = false;
-	if (used + p->clean_low <= p->pol.budget)
+	want = dimm_policy_clean_want(&p->pol, p->clean_low);
+	if (!want)
 		return 0;
-	want = p->clean_low - (used < p->pol.budget ? p->pol.budget - used : 0);
-	for (n = 0; n < 2ull * p->npages && nc < want; n++) {
-		uint32_t pg = (uint32_t)((p->pol.hand + n) % p->npages);
-
-		if (victim_state(p, pg) && (n < p->npages) == !p->pol.ref[pg])
-			cand[nc++] = pg;
-	}
+	nc = dimm_policy_next_victims(&p->pol, want, victim_cand, p, cand, &n);
 	/* wp-async: a scan costs an ioctl (and a TLB flush when it protects
 	 * a page again), so scan in bursts: only when fewer than half the
 	 * watermark are known ready, then every victim up to it at once. A

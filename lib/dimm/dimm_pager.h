@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * dimm_pager: transparent remote memory through userfaultfd (docs/dimm.md).
+ * The shell around dimm_policy.h (page states, budget, CLOCK, batches,
+ * readahead), which does no I/O.
  *
  * dimm_pager_new() maps a region of anonymous memory and registers it with
  * userfaultfd. Code that only sees plain pointers into it runs on remote

@@ -129,6 +129,36 @@ int64_t dimm_policy_clock(struct dimm_policy *pol, uint64_t *left,
 	return -1;
 }
 
+unsigned dimm_policy_next_victims(const struct dimm_policy *pol, unsigned max,
+				  bool (*cand)(void *arg, uint32_t pg), void *arg, uint32_t *out,
+				  uint64_t *looked)
+{
+	unsigned nc = 0;
+	uint64_t n;
+
+	if (!cand) {
+		cand = resident;
+		arg = (void *)(uintptr_t)pol;
+	}
+	for (n = 0; n < 2ull * pol->npages && nc < max; n++) {
+		uint32_t pg = (uint32_t)((pol->hand + n) % pol->npages);
+
+		if (cand(arg, pg) && (n < pol->npages) == !pol->ref[pg])
+			out[nc++] = pg;
+	}
+	*looked = n;
+	return nc;
+}
+
+unsigned dimm_policy_clean_want(const struct dimm_policy *pol, unsigned low)
+{
+	uint32_t used = pol->mapped + pol->reserved;
+
+	if (used + low <= pol->budget)
+		return 0;
+	return low - (used < pol->budget ? pol->budget - used : 0);
+}
+
 /* The end of what a victim at pg may take with it: its span, and `known`. */
 static uint32_t batch_end(const struct dimm_policy *pol, uint32_t pg, uint32_t known)
 {

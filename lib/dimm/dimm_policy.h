@@ -17,7 +17,8 @@
  *    fetches that have their slot (reserved): mapped + reserved <= budget;
  *  - the budget: fixed, or a percentage of the pages in use (budget_pct),
  *    at least DIMM_POLICY_MIN_BUDGET, at most the fixed one or the mapping;
- *  - CLOCK: the hand, second chances, the victim;
+ *  - CLOCK: the hand, second chances, the victim, and the next victims
+ *    (what the cleaner writes back ahead of eviction);
  *  - batches: the next clean (or dirty) unreferenced pages that go with a
  *    victim, within the span one scan covers and an eighth of the budget;
  *  - the readahead window: doubled by a sequential fault, halved by others.
@@ -107,6 +108,21 @@ void dimm_policy_dropped(struct dimm_policy *pol, uint32_t pg);
  */
 int64_t dimm_policy_clock(struct dimm_policy *pol, uint64_t *left,
 			  bool (*cand)(void *arg, uint32_t pg), void *arg);
+
+/*
+ * The next victims, in the order CLOCK takes them if nothing changes
+ * meanwhile (the unreferenced candidates from the hand on, then the
+ * referenced ones, which lose their bit on the first sweep), without
+ * moving the hand or clearing a bit: up to max into out. *looked: how many
+ * pages from the hand on were looked at (two sweeps at most).
+ */
+unsigned dimm_policy_next_victims(const struct dimm_policy *pol, unsigned max,
+				  bool (*cand)(void *arg, uint32_t pg), void *arg, uint32_t *out,
+				  uint64_t *looked);
+/* Write-back ahead of eviction: how many of the next victims must be found
+ * (to be clean, or written back) so that free slots plus those make `low`;
+ * 0 when at least `low` slots are free. */
+unsigned dimm_policy_clean_want(const struct dimm_policy *pol, unsigned low);
 
 /* The clean victim pg and the next clean unreferenced pages after it,
  * below `known` and within the span, batch_max in all at most, into

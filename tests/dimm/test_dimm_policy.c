@@ -165,6 +165,66 @@ static void test_clock(void **state)
 	dimm_policy_fini(&pol);
 }
 
+/* The cleaner's look ahead names the victims CLOCK then takes, in order:
+ * random states and reference bits, the victims each dropped when taken. */
+static void test_next_victims(void **state)
+{
+	struct dimm_policy pol;
+	uint32_t ahead[64];
+	uint64_t x = 0x243f6a8885a308d3ull, looked;
+
+	(void)state;
+	for (unsigned round = 0; round < 50; round++) {
+		assert_int_equal(dimm_policy_init(&pol, 40, 0, 0), 0);
+		for (uint32_t pg = 0; pg < 40; pg++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			if (x % 5 == 0)
+				continue; /* absent */
+			dimm_policy_installed(&pol, pg, x % 3 == 0);
+			pol.ref[pg] = (x >> 8) % 2;
+			if ((x >> 9) % 7 == 0)
+				pol.state[pg] = DIMM_PG_FETCHING;
+		}
+		pol.hand = (uint32_t)(x >> 20) % 40;
+		unsigned max = 1 + (unsigned)(x >> 30) % 40;
+		unsigned n = dimm_policy_next_victims(&pol, max, NULL, NULL, ahead, &looked);
+
+		assert_true(n <= max);
+		assert_true(looked <= 2 * 40);
+		for (unsigned k = 0; k < n; k++) {
+			uint64_t left = 2 * 40 + 1;
+
+			assert_int_equal(dimm_policy_clock(&pol, &left, NULL, NULL), ahead[k]);
+			dimm_policy_dropped(&pol, ahead[k]);
+		}
+		if (n < max) { /* it found every candidate: none is left */
+			uint64_t left = 2 * 40 + 1;
+
+			assert_int_equal(dimm_policy_clock(&pol, &left, NULL, NULL), -1);
+		}
+		dimm_policy_fini(&pol);
+	}
+}
+
+static void test_clean_want(void **state)
+{
+	struct dimm_policy pol;
+
+	(void)state;
+	assert_int_equal(dimm_policy_init(&pol, 1000, 100, 0), 0);
+	pol.mapped = 80;
+	assert_int_equal(dimm_policy_clean_want(&pol, 16), 0); /* 20 free */
+	pol.mapped = 84;
+	assert_int_equal(dimm_policy_clean_want(&pol, 16), 0); /* 16 free */
+	pol.reserved = 6;
+	assert_int_equal(dimm_policy_clean_want(&pol, 16), 6); /* 10 free */
+	pol.mapped = 100;
+	assert_int_equal(dimm_policy_clean_want(&pol, 16), 16); /* none free */
+	dimm_policy_fini(&pol);
+}
+
 static void test_clean_batch(void **state)
 {
 	struct dimm_policy pol;
@@ -396,6 +456,8 @@ int main(void)
 		cmocka_unit_test(test_span_and_batch),
 		cmocka_unit_test(test_install_drop),
 		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_next_victims),
+		cmocka_unit_test(test_clean_want),
 		cmocka_unit_test(test_clean_batch),
 		cmocka_unit_test(test_dirty_batch),
 		cmocka_unit_test(test_readahead),
