@@ -909,10 +909,11 @@ static struct dimm_client *fetch_client(const struct dimm_pager *p)
 static bool reset_retryable(struct dimm_pager *p, int status, uint8_t ht_err,
 			    unsigned tries)
 {
-	if (!dimm_reset_retryable(status, ht_err))
-		return false;
-	return tries < p->cfg.max_retries && !atomic_load(&p->err) &&
-	       !dimm_client_lost(p->cfg.client) && !dimm_client_lost(fetch_client(p));
+	bool gone = atomic_load(&p->err) || dimm_client_lost(p->cfg.client) ||
+		    dimm_client_lost(fetch_client(p));
+
+	return dimm_policy_may_retry(dimm_reset_retryable(status, ht_err), tries,
+				     p->cfg.max_retries, gone);
 }
 
 /* " after N retries" for an error message, "" when there was none. */
@@ -1763,12 +1764,12 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 	bool write = m->flags & UFFD_PAGEFAULT_FLAG_WRITE;
 	struct fetch *f;
 
-	switch (p->pol.state[pg]) {
-	case DIMM_PG_ABSENT:
-		if (atomic_load(&p->err)) {
-			poison_page(p, pg);
-			return true;
-		}
+	switch (dimm_policy_fault(&p->pol, pg, wp, atomic_load(&p->err) != 0)) {
+	case DIMM_FA_POISON:
+		poison_page(p, pg);
+		return true;
+	case DIMM_FA_FETCH:
+	case DIMM_FA_ZERO:
 		if (p->sigbus && !sigbus_waits_for(p, pg)) {
 			p->st.spurious++; /* a stale post: nobody waits */
 			return true;
@@ -1783,7 +1784,7 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 		start_fetch(p, f, pg, write || wp, true, m->t0);
 		do_readahead(p, pg);
 		return true;
-	case DIMM_PG_FETCHING:
+	case DIMM_FA_JOIN:
 		f = fetch_of(p, pg);
 		if (f) {
 			if (write || wp)
@@ -1796,31 +1797,21 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 		}
 		do_readahead(p, pg);
 		return true;
-	case DIMM_PG_CLEAN:
-		if (wp) {
-			/* first write: dirty from now on */
-			uf_wp(p, pg, false);
-			p->pol.state[pg] = DIMM_PG_DIRTY;
-			p->pol.ref[pg] = 1;
-			p->sync_mark[pg] = 0;
-			p->clean_due = true;
-			p->st.wp_faults++;
-			lat_add(&p->st.hist_wp, now_ns() - m->t0);
-			return true;
-		}
-		break;
-	case DIMM_PG_DIRTY:
-		if (wp) {
-			/* written while a sync copied it: dirty again */
-			p->sync_mark[pg] = 0;
-			uf_wp(p, pg, false);
-			return true;
-		}
-		break;
-	case DIMM_PG_EVICTING:
-	case DIMM_PG_WRITING:
-		return false; /* after the write-back: then it is absent */
-	default:
+	case DIMM_FA_FIRST_WRITE:
+		uf_wp(p, pg, false);
+		p->sync_mark[pg] = 0;
+		p->clean_due = true;
+		p->st.wp_faults++;
+		lat_add(&p->st.hist_wp, now_ns() - m->t0);
+		return true;
+	case DIMM_FA_REWRITE:
+		/* written while a sync copied it: dirty again */
+		p->sync_mark[pg] = 0;
+		uf_wp(p, pg, false);
+		return true;
+	case DIMM_FA_WAIT:
+		return false;
+	case DIMM_FA_SPURIOUS:
 		break;
 	}
 	/* handled already (stale message, or a poisoned page): let it retry */

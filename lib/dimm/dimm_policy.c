@@ -198,6 +198,40 @@ unsigned dimm_policy_dirty_batch(const struct dimm_policy *pol, uint32_t pg, uin
 	return n;
 }
 
+bool dimm_policy_may_retry(bool reset, unsigned tries, unsigned max, bool gone)
+{
+	return reset && !gone && tries < max;
+}
+
+enum dimm_fault_action dimm_policy_fault(struct dimm_policy *pol, uint32_t pg, bool wp,
+					 bool failed)
+{
+	switch (pol->state[pg]) {
+	case DIMM_PG_ABSENT:
+		if (failed)
+			return DIMM_FA_POISON;
+		return pol->pflags[pg] & DIMM_PF_FRESH ? DIMM_FA_ZERO : DIMM_FA_FETCH;
+	case DIMM_PG_FETCHING:
+		return DIMM_FA_JOIN;
+	case DIMM_PG_CLEAN:
+		if (!wp)
+			break;
+		pol->state[pg] = DIMM_PG_DIRTY; /* first write: dirty from now on */
+		pol->ref[pg] = 1;
+		return DIMM_FA_FIRST_WRITE;
+	case DIMM_PG_DIRTY:
+		if (wp)
+			return DIMM_FA_REWRITE;
+		break;
+	case DIMM_PG_EVICTING:
+	case DIMM_PG_WRITING:
+		return DIMM_FA_WAIT; /* after the write-back: then it is absent */
+	default:
+		break;
+	}
+	return DIMM_FA_SPURIOUS;
+}
+
 unsigned dimm_policy_readahead(struct dimm_policy *pol, uint32_t pg, unsigned max)
 {
 	unsigned w;

@@ -21,6 +21,8 @@
  *    (what the cleaner writes back ahead of eviction);
  *  - batches: the next clean (or dirty) unreferenced pages that go with a
  *    victim, within the span one scan covers and an eighth of the budget;
+ *  - what a fault asks for, from the page's state (fetch, zeros, wait...),
+ *    and whether a failed operation is sent again;
  *  - the readahead window: doubled by a sequential fault, halved by others.
  */
 #ifndef DIMM_POLICY_H
@@ -135,6 +137,31 @@ unsigned dimm_policy_clean_batch(const struct dimm_policy *pol, uint32_t pg, uin
  * wait for their second chance). */
 unsigned dimm_policy_dirty_batch(const struct dimm_policy *pol, uint32_t pg, uint32_t known,
 				 bool skip_washed, uint32_t *out);
+
+/* May an operation (a fetch, a write-back) that failed, already sent again
+ * `tries` times, be sent again? reset: it failed the way a warm VL reset
+ * fails operations (dimm_reset_retryable: reads and whole-page writes are
+ * idempotent); gone: the lease is lost or the pager is in its error state
+ * (the memory may be someone else's). At most max times in a row. */
+bool dimm_policy_may_retry(bool reset, unsigned tries, unsigned max, bool gone);
+
+/* What a fault on a page asks of the shell (dimm_policy_fault). */
+enum dimm_fault_action {
+	DIMM_FA_POISON,      /* absent, the pager in its error state: poison the page */
+	DIMM_FA_FETCH,       /* absent: fetch it (then readahead) */
+	DIMM_FA_ZERO,        /* absent and fresh (external): install zeros, no fetch */
+	DIMM_FA_JOIN,        /* being fetched: wait for that fetch (a readahead hit) */
+	DIMM_FA_FIRST_WRITE, /* clean, written (WP fault): now DIRTY and referenced; lift the
+				protection */
+	DIMM_FA_REWRITE,     /* dirty, written while a sync protected it: lift it again */
+	DIMM_FA_WAIT,        /* being written back: keep the fault until that is over */
+	DIMM_FA_SPURIOUS,    /* handled already (or poisoned): wake the thread, it retries */
+};
+
+/* A fault on pg (wp: a write-protect fault; failed: the pager is in its
+ * error state): what to do. FIRST_WRITE changes the page's state here. */
+enum dimm_fault_action dimm_policy_fault(struct dimm_policy *pol, uint32_t pg, bool wp,
+					 bool failed);
 
 /* A fault at pg: the readahead window now, at most max and a quarter of
  * the budget (0: none, and nothing changes when max is 0). A fault

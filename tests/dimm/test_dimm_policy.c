@@ -3,8 +3,9 @@
  * answers for the budget (fixed, a percentage of the pages in use, the
  * floor and the cap), the span and the batch size; CLOCK's second chance
  * and its victims; the clean and dirty batches that go with a victim; the
- * readahead window; the bookkeeping of installed and dropped pages (fresh
- * pages stay fresh); and a run of faults against a budget, driven as the
+ * readahead window; what a fault asks for in each page state; which
+ * failures are sent again; the
+ * bookkeeping of installed and dropped pages (fresh pages stay fresh); and a run of faults against a budget, driven as the
  * pager drives it, that never holds more pages than the budget, writes
  * back exactly the dirty pages it evicts and loses no write.
  */
@@ -17,6 +18,8 @@
 #include <cmocka.h>
 
 #include "dimm_policy.h"
+
+#define DIMM_TEST_RETRIES 32u
 
 static void test_budget(void **state)
 {
@@ -298,6 +301,64 @@ static void test_dirty_batch(void **state)
 	dimm_policy_fini(&pol);
 }
 
+/* Every page state against a read, a write-protect fault and the error
+ * state: the action, and the state after it. */
+static void test_fault(void **state)
+{
+	static const struct {
+		uint8_t st, pf;
+		bool wp, failed;
+		enum dimm_fault_action want;
+		uint8_t after;
+	} cases[] = {
+		{ DIMM_PG_ABSENT, 0, false, false, DIMM_FA_FETCH, DIMM_PG_ABSENT },
+		{ DIMM_PG_ABSENT, 0, true, false, DIMM_FA_FETCH, DIMM_PG_ABSENT },
+		{ DIMM_PG_ABSENT, DIMM_PF_FRESH, false, false, DIMM_FA_ZERO, DIMM_PG_ABSENT },
+		{ DIMM_PG_ABSENT, 0, false, true, DIMM_FA_POISON, DIMM_PG_ABSENT },
+		{ DIMM_PG_ABSENT, DIMM_PF_FRESH, false, true, DIMM_FA_POISON, DIMM_PG_ABSENT },
+		{ DIMM_PG_FETCHING, 0, false, false, DIMM_FA_JOIN, DIMM_PG_FETCHING },
+		{ DIMM_PG_FETCHING, 0, false, true, DIMM_FA_JOIN, DIMM_PG_FETCHING },
+		{ DIMM_PG_CLEAN, 0, true, false, DIMM_FA_FIRST_WRITE, DIMM_PG_DIRTY },
+		{ DIMM_PG_CLEAN, 0, false, false, DIMM_FA_SPURIOUS, DIMM_PG_CLEAN },
+		{ DIMM_PG_DIRTY, 0, true, false, DIMM_FA_REWRITE, DIMM_PG_DIRTY },
+		{ DIMM_PG_DIRTY, 0, false, false, DIMM_FA_SPURIOUS, DIMM_PG_DIRTY },
+		{ DIMM_PG_EVICTING, 0, true, false, DIMM_FA_WAIT, DIMM_PG_EVICTING },
+		{ DIMM_PG_EVICTING, 0, false, true, DIMM_FA_WAIT, DIMM_PG_EVICTING },
+		{ DIMM_PG_WRITING, 0, false, false, DIMM_FA_WAIT, DIMM_PG_WRITING },
+		{ DIMM_PG_POISONED, 0, false, false, DIMM_FA_SPURIOUS, DIMM_PG_POISONED },
+		{ DIMM_PG_POISONED, 0, false, true, DIMM_FA_SPURIOUS, DIMM_PG_POISONED },
+	};
+	struct dimm_policy pol;
+
+	(void)state;
+	assert_int_equal(dimm_policy_init(&pol, 4, 0, 0), 0);
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pol.state[2] = cases[i].st;
+		pol.pflags[2] = cases[i].pf;
+		pol.ref[2] = 0;
+		assert_int_equal(dimm_policy_fault(&pol, 2, cases[i].wp, cases[i].failed),
+				 cases[i].want);
+		assert_int_equal(pol.state[2], cases[i].after);
+		/* a first write references the page: CLOCK passes it once */
+		assert_int_equal(pol.ref[2], cases[i].want == DIMM_FA_FIRST_WRITE);
+		assert_int_equal(pol.state[1], DIMM_PG_ABSENT); /* nothing else moved */
+	}
+	dimm_policy_fini(&pol);
+}
+
+/* A failure a warm VL reset causes is sent again, max times in a row at
+ * most; never another failure, never once the lease is gone. */
+static void test_retry(void **state)
+{
+	(void)state;
+	for (unsigned t = 0; t < DIMM_TEST_RETRIES; t++)
+		assert_true(dimm_policy_may_retry(true, t, DIMM_TEST_RETRIES, false));
+	assert_false(dimm_policy_may_retry(true, DIMM_TEST_RETRIES, DIMM_TEST_RETRIES, false));
+	assert_false(dimm_policy_may_retry(true, 0, DIMM_TEST_RETRIES, true));
+	assert_false(dimm_policy_may_retry(false, 0, DIMM_TEST_RETRIES, false));
+	assert_false(dimm_policy_may_retry(true, 0, 0, false));
+}
+
 static void test_readahead(void **state)
 {
 	struct dimm_policy pol;
@@ -387,6 +448,7 @@ static void m_evict(struct model *m)
 static void m_access(struct model *m, uint32_t pg, bool write, uint32_t val)
 {
 	if (m->pol.state[pg] == DIMM_PG_ABSENT) {
+		assert_int_equal(dimm_policy_fault(&m->pol, pg, false, false), DIMM_FA_FETCH);
 		m->faults++;
 		if (dimm_policy_full(&m->pol))
 			m_evict(m);
@@ -395,8 +457,9 @@ static void m_access(struct model *m, uint32_t pg, bool write, uint32_t val)
 		dimm_policy_installed(&m->pol, pg, write);
 	} else {
 		m->pol.ref[pg] = 1;
-		if (write)
-			m->pol.state[pg] = DIMM_PG_DIRTY; /* the write-protect fault */
+		if (write && m->pol.state[pg] == DIMM_PG_CLEAN) /* the write-protect fault */
+			assert_int_equal(dimm_policy_fault(&m->pol, pg, true, false),
+					 DIMM_FA_FIRST_WRITE);
 	}
 	assert_true(m->pol.mapped <= m->pol.budget);
 	if (write)
@@ -460,6 +523,8 @@ int main(void)
 		cmocka_unit_test(test_clean_want),
 		cmocka_unit_test(test_clean_batch),
 		cmocka_unit_test(test_dirty_batch),
+		cmocka_unit_test(test_fault),
+		cmocka_unit_test(test_retry),
 		cmocka_unit_test(test_readahead),
 		cmocka_unit_test(test_eviction_model),
 	};
