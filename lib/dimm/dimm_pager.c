@@ -388,7 +388,7 @@ static struct dimm_pager *ext_new(const struct dimm_pager_cfg *cfg, char *err, s
 		ERR("dimm pager: out of memory");
 		goto fail;
 	}
-	memset(p->pol.pflags, DIMM_PF_FRESH, p->npages);
+	dimm_policy_all_fresh(&p->pol);
 	p->base = mmap(NULL, p->size, PROT_READ | PROT_WRITE, MAP_SHARED, p->memfd, 0);
 	if (p->base == MAP_FAILED) {
 		p->base = NULL;
@@ -1692,9 +1692,7 @@ static bool try_install(struct dimm_pager *p, struct fetch *f)
 	}
 	dimm_policy_installed(&p->pol, pg, !p->wp || f->write);
 	p->clean_due = true;
-	if (p->pol.pflags[pg] & DIMM_PF_FRESH) {
-		p->pol.pflags[pg] &= (uint8_t)~DIMM_PF_FRESH;
-		p->pol.in_use++;
+	if (dimm_policy_in_use(&p->pol, pg)) {
 		p->st.in_use = p->pol.in_use;
 		if (p->pol.in_use > p->st.in_use_max)
 			p->st.in_use_max = p->pol.in_use;
@@ -1839,14 +1837,14 @@ static void given_back(struct dimm_pager *p, uint64_t start, uint64_t end)
 	     o += DIMM_PAGE) {
 		uint32_t pg = (uint32_t)(o / DIMM_PAGE);
 
-		if (p->pol.pflags[pg] & DIMM_PF_FRESH)
+		int r = dimm_policy_given_back(&p->pol, pg);
+
+		if (!r)
 			continue;
-		if (p->pol.state[pg] == DIMM_PG_CLEAN || p->pol.state[pg] == DIMM_PG_DIRTY) {
-			page_dropped(p, pg);
+		if (r == 2) {
 			p->sync_mark[pg] = 0;
+			p->clean_due = true;
 		}
-		p->pol.pflags[pg] |= DIMM_PF_FRESH;
-		p->pol.in_use--;
 		p->st.removed++;
 	}
 	p->st.in_use = p->pol.in_use;

@@ -99,6 +99,37 @@ void dimm_policy_dropped(struct dimm_policy *pol, uint32_t pg)
 	pol->mapped--;
 }
 
+void dimm_policy_all_fresh(struct dimm_policy *pol)
+{
+	memset(pol->pflags, DIMM_PF_FRESH, pol->npages);
+	pol->in_use = 0;
+}
+
+bool dimm_policy_in_use(struct dimm_policy *pol, uint32_t pg)
+{
+	if (!(pol->pflags[pg] & DIMM_PF_FRESH))
+		return false;
+	pol->pflags[pg] &= (uint8_t)~DIMM_PF_FRESH;
+	pol->in_use++;
+	dimm_policy_budget_update(pol);
+	return true;
+}
+
+int dimm_policy_given_back(struct dimm_policy *pol, uint32_t pg)
+{
+	int r = 1;
+
+	if (pol->pflags[pg] & DIMM_PF_FRESH)
+		return 0;
+	if (pol->state[pg] == DIMM_PG_CLEAN || pol->state[pg] == DIMM_PG_DIRTY) {
+		dimm_policy_dropped(pol, pg);
+		r = 2;
+	}
+	pol->pflags[pg] |= DIMM_PF_FRESH;
+	pol->in_use--;
+	return r;
+}
+
 static bool resident(void *arg, uint32_t pg)
 {
 	const struct dimm_policy *pol = arg;

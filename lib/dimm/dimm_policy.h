@@ -15,6 +15,7 @@
  *  - per page: the state (DIMM_PG_*), the CLOCK reference bit and flags
  *    (DIMM_PF_*); the count of pages that use memory (mapped) and of
  *    fetches that have their slot (reserved): mapped + reserved <= budget;
+ *  - the pages in use (external mode: touched, not given back);
  *  - the budget: fixed, or a percentage of the pages in use (budget_pct),
  *    at least DIMM_POLICY_MIN_BUDGET, at most the fixed one or the mapping;
  *  - CLOCK: the hand, second chances, the victim, and the next victims
@@ -100,6 +101,20 @@ uint32_t dimm_policy_span(const struct dimm_policy *pol, uint32_t pg);
 void dimm_policy_installed(struct dimm_policy *pol, uint32_t pg, bool dirty);
 /* Page pg's memory was given back: absent, unreferenced, only FRESH kept. */
 void dimm_policy_dropped(struct dimm_policy *pol, uint32_t pg);
+
+/* External mode (another process's memory): every page starts fresh
+ * (DIMM_PF_FRESH: never written by the process, its fault installs zeros),
+ * none in use. */
+void dimm_policy_all_fresh(struct dimm_policy *pol);
+/* Page pg, installed, is in use: true if it was fresh (it counts in in_use
+ * from now on, and the budget follows). */
+bool dimm_policy_in_use(struct dimm_policy *pol, uint32_t pg);
+/* The process gave page pg back (MADV_REMOVE): fresh again, not in use.
+ * 0: it was fresh already (nothing changed); 1: it was not resident; 2: it
+ * was resident (CLEAN or DIRTY) and is dropped from the bookkeeping (its
+ * memory went with the process's call). Call dimm_policy_budget_update
+ * after a range. */
+int dimm_policy_given_back(struct dimm_policy *pol, uint32_t pg);
 
 /*
  * CLOCK: the next victim, moving the hand at most *left steps (decremented

@@ -4,7 +4,7 @@
  * floor and the cap), the span and the batch size; CLOCK's second chance
  * and its victims; the clean and dirty batches that go with a victim; the
  * readahead window; what a fault asks for in each page state; which
- * failures are sent again; the
+ * failures are sent again; the external mode's fresh pages; the
  * bookkeeping of installed and dropped pages (fresh pages stay fresh); and a run of faults against a budget, driven as the
  * pager drives it, that never holds more pages than the budget, writes
  * back exactly the dirty pages it evicts and loses no write.
@@ -346,6 +346,55 @@ static void test_fault(void **state)
 	dimm_policy_fini(&pol);
 }
 
+/* External mode (htoe-dimm --run, lib/dimm_preload): every page starts
+ * fresh, its first fault installs zeros and puts it in use, the budget
+ * follows the pages in use (budget_pct), and a page the process gives back
+ * is fresh again, dropped if it was resident. */
+static void test_external(void **state)
+{
+	struct dimm_policy pol;
+
+	(void)state;
+	assert_int_equal(dimm_policy_init(&pol, 1000, 0, 50), 0);
+	dimm_policy_all_fresh(&pol);
+	assert_int_equal(dimm_policy_budget_update(&pol), DIMM_POLICY_MIN_BUDGET);
+	assert_int_equal(dimm_policy_fault(&pol, 7, false, false), DIMM_FA_ZERO);
+	for (uint32_t pg = 0; pg < 300; pg++) {
+		dimm_policy_installed(&pol, pg, true);
+		assert_true(dimm_policy_in_use(&pol, pg));
+		assert_false(dimm_policy_in_use(&pol, pg)); /* once */
+	}
+	assert_int_equal(pol.in_use, 300);
+	assert_int_equal(pol.budget, 150);
+	assert_int_equal(dimm_policy_fault(&pol, 7, false, false), DIMM_FA_SPURIOUS);
+	/* a resident page given back: dropped, fresh */
+	assert_int_equal(dimm_policy_given_back(&pol, 7), 2);
+	assert_int_equal(pol.state[7], DIMM_PG_ABSENT);
+	assert_int_equal(pol.pflags[7], DIMM_PF_FRESH);
+	assert_int_equal(pol.mapped, 299);
+	assert_int_equal(dimm_policy_fault(&pol, 7, true, false), DIMM_FA_ZERO);
+	/* again: nothing changes */
+	assert_int_equal(dimm_policy_given_back(&pol, 7), 0);
+	assert_int_equal(pol.in_use, 299);
+	/* a page evicted before (absent, not fresh: its data is remote) */
+	dimm_policy_dropped(&pol, 8);
+	assert_int_equal(dimm_policy_fault(&pol, 8, false, false), DIMM_FA_FETCH);
+	assert_int_equal(dimm_policy_given_back(&pol, 8), 1);
+	assert_int_equal(dimm_policy_fault(&pol, 8, false, false), DIMM_FA_ZERO);
+	assert_int_equal(pol.mapped, 298);
+	/* a page being written back keeps its state: the write-back finishes */
+	pol.state[9] = DIMM_PG_EVICTING;
+	assert_int_equal(dimm_policy_given_back(&pol, 9), 1);
+	assert_int_equal(pol.state[9], DIMM_PG_EVICTING);
+	assert_int_equal(pol.in_use, 297);
+	/* the budget follows: half of 297, rounded up */
+	assert_int_equal(dimm_policy_budget_update(&pol), 149);
+	for (uint32_t pg = 10; pg < 300; pg++)
+		dimm_policy_given_back(&pol, pg);
+	assert_int_equal(dimm_policy_budget_update(&pol), DIMM_POLICY_MIN_BUDGET);
+	dimm_policy_fini(&pol);
+}
+
 /* A failure a warm VL reset causes is sent again, max times in a row at
  * most; never another failure, never once the lease is gone. */
 static void test_retry(void **state)
@@ -524,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_clean_batch),
 		cmocka_unit_test(test_dirty_batch),
 		cmocka_unit_test(test_fault),
+		cmocka_unit_test(test_external),
 		cmocka_unit_test(test_retry),
 		cmocka_unit_test(test_readahead),
 		cmocka_unit_test(test_eviction_model),
