@@ -1076,19 +1076,16 @@ static bool rewritten_after_clean(struct dimm_pager *p, uint32_t pg)
 	return true;
 }
 
-/* A candidate victim for CLOCK: resident and not being evicted (a page
- * the cleaner is writing back is one). */
-static bool victim_state(struct dimm_pager *p, uint32_t pg)
+/* A candidate victim for CLOCK (dimm_policy_clock, the cleaner's look
+ * ahead): resident and not being evicted (a page the cleaner is writing
+ * back is one). */
+static bool victim_cand(void *arg, uint32_t pg)
 {
+	struct dimm_pager *p = arg;
 	uint8_t s = p->pol.state[pg];
 
 	return s == DIMM_PG_CLEAN || s == DIMM_PG_DIRTY ||
 	       (s == DIMM_PG_EVICTING && cleaning_of(p, pg));
-}
-
-static bool victim_cand(void *arg, uint32_t pg)
-{
-	return victim_state(arg, pg);
 }
 
 /* Evict the clean victim pg and, with it, the next clean unreferenced

@@ -595,7 +595,7 @@ static void test_evict_dirty_resets(void **state)
  * test thread polls; the faulting thread is held in its handler
  * (held_drive) until its page is installed, then runs while the
  * write-backs are still on their way and writes pages 1-7 again: a fault
- * on a page whose write-back is in flight (PG_WRITING) waits for its
+ * on a page whose write-back is in flight (DIMM_PG_WRITING) waits for its
  * confirmation, then fetches it. Nothing lost. (Before the copies the
  * batch stayed resident until its flush, and the pager once dropped such a
  * batch, confirmed after the install, while the thread could already write
