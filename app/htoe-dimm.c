@@ -544,7 +544,7 @@ static void explicit_bench(struct app_state *s)
 	struct explicit_res *e = &s->ex;
 	size_t size = s->wss;
 	uint8_t *a = malloc(size), *b = malloc(size);
-	static uint32_t hist[DIMM_HIST_BUCKETS];
+	static struct lat_hist hist;
 	uint64_t x = 42;
 	double t0, t1;
 	int st;
@@ -578,7 +578,7 @@ static void explicit_bench(struct app_state *s)
 	/* blocking 64-byte reads: the latency of one remote access (20 000 of
 	 * them, about 50 ms: 2 000 were over in a few ms, one burst of the VM's
 	 * noise could move their p50) */
-	memset(hist, 0, sizeof(hist));
+	memset(&hist, 0, sizeof(hist));
 	for (int i = 0; i < EXPLICIT_READS; i++) {
 		uint64_t off = (splitmix(&x) % (size / 64)) * 64;
 		uint8_t line[64];
@@ -592,10 +592,10 @@ static void explicit_bench(struct app_state *s)
 		}
 		if (memcmp(line, a + off, 64))
 			e->verified = false;
-		dimm_hist_add(hist, (uint64_t)((t1 - t0) * 1e9));
+		lat_add(&hist, (uint64_t)((t1 - t0) * 1e9));
 	}
-	e->rd64_p50_us = (double)dimm_hist_quantile(hist, 0.5) / 1e3;
-	e->rd64_p99_us = (double)dimm_hist_quantile(hist, 0.99) / 1e3;
+	e->rd64_p50_us = lat_quantile(&hist, 0.5) / 1e3;
+	e->rd64_p99_us = lat_quantile(&hist, 0.99) / 1e3;
 	/* GUPS with remote atomics: fetch-add, up to 64 in flight */
 	{
 		uint64_t n = 1, ran = 1;
@@ -812,10 +812,10 @@ static bool run_mapped(struct app_state *s, int k, unsigned pct)
 	rr->thr = ra.out.units / 1e6 / ra.t;
 	rr->slowdown = s->local_t[k] > 0 ? ra.t / s->local_t[k] : 0;
 	memcpy(&rr->st, dimm_pager_stats(p), sizeof(rr->st));
-	rr->p50 = dimm_hist_quantile(rr->st.hist, 0.5);
-	rr->p99 = dimm_hist_quantile(rr->st.hist, 0.99);
-	rr->wp50 = dimm_hist_quantile(rr->st.hist_wp, 0.5);
-	rr->wp99 = dimm_hist_quantile(rr->st.hist_wp, 0.99);
+	rr->p50 = (uint64_t)lat_quantile(&rr->st.hist, 0.5);
+	rr->p99 = (uint64_t)lat_quantile(&rr->st.hist, 0.99);
+	rr->wp50 = (uint64_t)lat_quantile(&rr->st.hist_wp, 0.5);
+	rr->wp99 = (uint64_t)lat_quantile(&rr->st.hist_wp, 0.99);
 
 	/* verification: the same program on local memory */
 	memset(&rl, 0, sizeof(rl));
@@ -876,10 +876,10 @@ static bool run_mapped(struct app_state *s, int k, unsigned pct)
 		printf("htoe-dimm:        of the faults, %" PRIu64 " waited for their victim's write-back"
 		       " (p50 %.0f us, p99 %.0f us), %" PRIu64 " for an earlier batch's (p50 %.0f us,"
 		       " p99 %.0f us)\n",
-		       rr->st.victim_waits, dimm_hist_quantile(rr->st.hist_victim, 0.5) / 1e3,
-		       dimm_hist_quantile(rr->st.hist_victim, 0.99) / 1e3, rr->st.batch_waits,
-		       dimm_hist_quantile(rr->st.hist_batch, 0.5) / 1e3,
-		       dimm_hist_quantile(rr->st.hist_batch, 0.99) / 1e3);
+		       rr->st.victim_waits, lat_quantile(&rr->st.hist_victim, 0.5) / 1e3,
+		       lat_quantile(&rr->st.hist_victim, 0.99) / 1e3, rr->st.batch_waits,
+		       lat_quantile(&rr->st.hist_batch, 0.5) / 1e3,
+		       lat_quantile(&rr->st.hist_batch, 0.99) / 1e3);
 	s->n_runs++;
 	dr_pager_withdraw(d);
 	dimm_pager_free(p);
@@ -1016,9 +1016,9 @@ static json_t *jratio(double us, double base_us, bool done)
 }
 
 /* A quantile of a fault histogram in us, null when it holds no fault. */
-static json_t *jquantile(const uint32_t *hist, uint64_t n, double q)
+static json_t *jquantile(const struct lat_hist *hist, uint64_t n, double q)
 {
-	return n ? json_real((double)dimm_hist_quantile(hist, q) / 1e3) : json_null();
+	return n ? json_real(lat_quantile(hist, q) / 1e3) : json_null();
 }
 
 static json_t *stats_json(const struct run_res *r)
@@ -1050,14 +1050,14 @@ static json_t *stats_json(const struct run_res *r)
 	/* the faults that waited for a write-back, by what they waited for */
 	json_object_set_new(j, "victim_waits", json_integer((json_int_t)r->st.victim_waits));
 	json_object_set_new(j, "victim_wait_p50_us",
-			    jquantile(r->st.hist_victim, r->st.victim_waits, 0.5));
+			    jquantile(&r->st.hist_victim, r->st.victim_waits, 0.5));
 	json_object_set_new(j, "victim_wait_p99_us",
-			    jquantile(r->st.hist_victim, r->st.victim_waits, 0.99));
+			    jquantile(&r->st.hist_victim, r->st.victim_waits, 0.99));
 	json_object_set_new(j, "batch_waits", json_integer((json_int_t)r->st.batch_waits));
 	json_object_set_new(j, "batch_wait_p50_us",
-			    jquantile(r->st.hist_batch, r->st.batch_waits, 0.5));
+			    jquantile(&r->st.hist_batch, r->st.batch_waits, 0.5));
 	json_object_set_new(j, "batch_wait_p99_us",
-			    jquantile(r->st.hist_batch, r->st.batch_waits, 0.99));
+			    jquantile(&r->st.hist_batch, r->st.batch_waits, 0.99));
 	return j;
 }
 

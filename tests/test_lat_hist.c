@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * The programs' latency histogram (app/common/lat_hist.h): exact small
+ * The project's latency histogram (lib/common/lat_hist.h): exact small
  * values, the log-linear buckets (contiguous, 32 per power of two, at most
  * 1/32 relative width), quantiles against a sorted reference, the clamp to
- * [min, max], the last bucket and the JSON form.
+ * [min, max], the last bucket, merging and the JSON form.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -95,6 +95,34 @@ static void test_quantiles(void **state)
 	assert_true(lat_quantile(&h, 1) == 1000);
 }
 
+static void test_merge(void **state)
+{
+	static struct lat_hist a, b, all;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	memset(&all, 0, sizeof(all));
+	lat_merge(&a, &b); /* empty into empty: still empty */
+	assert_int_equal(a.count, 0);
+	assert_true(lat_quantile(&a, 0.5) == 0);
+	for (uint64_t v = 1; v <= 1000; v++) {
+		lat_add(v % 3 ? &a : &b, v * 1000);
+		lat_add(&all, v * 1000);
+	}
+	lat_merge(&a, &b);
+	assert_memory_equal(&a, &all, sizeof(a));
+	/* into an empty one: a copy, min included */
+	memset(&a, 0, sizeof(a));
+	lat_merge(&a, &all);
+	assert_memory_equal(&a, &all, sizeof(a));
+	assert_int_equal(a.min_ns, 1000);
+	double p50 = lat_quantile(&a, 0.5), p99 = lat_quantile(&a, 0.99);
+
+	assert_true(p50 > 480000 && p50 < 520000);
+	assert_true(p99 > 960000 && p99 < 1020000);
+}
+
 static void test_json(void **state)
 {
 	static struct lat_hist h;
@@ -119,6 +147,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buckets),
 		cmocka_unit_test(test_quantiles),
+		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_json),
 	};
 

@@ -3,6 +3,7 @@
  * over TCP to a page server in another process. See baselines.h.
  */
 #include <errno.h>
+#include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -10,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "baselines.h"
 #include "dimm.h"
@@ -115,14 +119,109 @@ static uint64_t ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static double q_us(const uint32_t *h, double q)
+static double q_us(const struct lat_hist *h, double q)
 {
-	return (double)dimm_hist_quantile(h, q) / 1e3;
+	return lat_quantile(h, q) / 1e3;
 }
+
+/* ---- the local userfaultfd round trip */
+
+struct rt_server {
+	int fd;
+	_Atomic int stop;
+	uint8_t *src;
+};
+
+/* The handler thread: sleeps in poll() on the userfaultfd, as a pager does,
+ * and serves each fault with a copy of its local page. */
+static void *rt_serve(void *arg)
+{
+	struct rt_server *sv = arg;
+
+	while (!atomic_load(&sv->stop)) {
+		struct pollfd pf = { .fd = sv->fd, .events = POLLIN };
+		struct uffd_msg m;
+
+		if (poll(&pf, 1, 10) <= 0 || read(sv->fd, &m, sizeof(m)) != sizeof(m) ||
+		    m.event != UFFD_EVENT_PAGEFAULT)
+			continue;
+		struct uffdio_copy c = {
+			.dst = m.arg.pagefault.address & ~(uint64_t)(DIMM_PAGE - 1),
+			.src = (uintptr_t)sv->src,
+			.len = DIMM_PAGE,
+		};
+
+		ioctl(sv->fd, UFFDIO_COPY, &c);
+	}
+	return NULL;
+}
+
+#define ERR(...) snprintf(err, errlen, __VA_ARGS__)
+
+int dimm_uffd_roundtrip(unsigned pages, struct lat_hist *hist, char *err, size_t errlen)
+{
+	struct rt_server sv = { .fd = dimm_uffd_open() };
+	struct uffdio_api api = { .api = UFFD_API };
+	size_t size = (size_t)pages * DIMM_PAGE;
+	uint8_t *m = MAP_FAILED;
+	pthread_t th;
+	int e = 0;
+
+	sv.src = aligned_alloc(DIMM_PAGE, DIMM_PAGE);
+	if (dimm_uffd_off_by_env()) {
+		e = -EPERM;
+		ERR("userfaultfd round trip: userfaultfd unavailable: disabled "
+		    "(HTOE_DIMM_NO_UFFD is set)");
+		goto out;
+	}
+	if (sv.fd < 0 || ioctl(sv.fd, UFFDIO_API, &api)) {
+		e = -errno;
+		ERR("userfaultfd round trip: userfaultfd unavailable: %s", strerror(errno));
+		goto out;
+	}
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!pages || !sv.src || m == MAP_FAILED) {
+		e = -ENOMEM;
+		ERR("userfaultfd round trip: no memory for %u pages", pages);
+		goto out;
+	}
+	memset(sv.src, 0x5a, DIMM_PAGE);
+	madvise(m, size, MADV_NOHUGEPAGE);
+	struct uffdio_register reg = { .range = { (uintptr_t)m, size },
+				       .mode = UFFDIO_REGISTER_MODE_MISSING };
+
+	if (ioctl(sv.fd, UFFDIO_REGISTER, &reg)) {
+		e = -errno;
+		ERR("userfaultfd round trip: UFFDIO_REGISTER: %s", strerror(errno));
+		goto out;
+	}
+	if (pthread_create(&th, NULL, rt_serve, &sv)) {
+		e = -EAGAIN;
+		ERR("userfaultfd round trip: cannot start the handler thread");
+		goto out;
+	}
+	for (unsigned i = 0; i < pages; i++) {
+		uint64_t t0 = ns();
+
+		(void)*(volatile uint8_t *)(m + (size_t)i * DIMM_PAGE);
+		lat_add(hist, ns() - t0);
+	}
+	atomic_store(&sv.stop, 1);
+	pthread_join(th, NULL);
+out:
+	if (m != MAP_FAILED)
+		munmap(m, size);
+	if (sv.fd >= 0)
+		close(sv.fd);
+	free(sv.src);
+	return e;
+}
+
+/* ---- the pager over TCP */
 
 static bool bl_tcp(struct dimm_baselines *b)
 {
-	static uint32_t rt[DIMM_HIST_BUCKETS];
+	static struct lat_hist rt;
 	struct bl_mem m = { .size = (size_t)b->pages * DIMM_PAGE };
 	struct dimm_client_cfg cc;
 	struct dimm_pager_cfg pc;
@@ -132,7 +231,7 @@ static bool bl_tcp(struct dimm_baselines *b)
 	bool ok = false;
 	char err[256];
 
-	memset(rt, 0, sizeof(rt));
+	memset(&rt, 0, sizeof(rt));
 	memset(&t, 0, sizeof(t));
 	m.mem = malloc(m.size);
 	if (!m.mem) {
@@ -169,7 +268,7 @@ static bool bl_tcp(struct dimm_baselines *b)
 		uint64_t t0 = ns();
 
 		(void)base[(size_t)i * DIMM_PAGE];
-		dimm_hist_add(rt, ns() - t0);
+		lat_add(&rt, ns() - t0);
 	}
 	/* every page is what the server has */
 	for (unsigned i = 0; i < b->pages; i++)
@@ -184,10 +283,10 @@ static bool bl_tcp(struct dimm_baselines *b)
 			 bad, err);
 		goto out;
 	}
-	b->tcp_p50_us = q_us(st->hist, 0.5);
-	b->tcp_p99_us = q_us(st->hist, 0.99);
-	b->tcp_rt_p50_us = q_us(rt, 0.5);
-	b->tcp_rt_p99_us = q_us(rt, 0.99);
+	b->tcp_p50_us = q_us(&st->hist, 0.5);
+	b->tcp_p99_us = q_us(&st->hist, 0.99);
+	b->tcp_rt_p50_us = q_us(&rt, 0.5);
+	b->tcp_rt_p99_us = q_us(&rt, 0.99);
 	ok = true;
 out:
 	tcp_child_stop(&ch); /* closes the connection first: nothing is in flight now */
@@ -201,15 +300,15 @@ out:
 
 bool dimm_baselines_measure(struct dimm_baselines *b)
 {
-	static uint32_t h[DIMM_HIST_BUCKETS];
+	static struct lat_hist h;
 
 	memset(b, 0, sizeof(*b));
-	memset(h, 0, sizeof(h));
+	memset(&h, 0, sizeof(h));
 	b->pages = BL_PAGES;
-	if (dimm_uffd_roundtrip(b->pages, h, b->uffd_why, sizeof(b->uffd_why)) == 0) {
+	if (dimm_uffd_roundtrip(b->pages, &h, b->uffd_why, sizeof(b->uffd_why)) == 0) {
 		b->uffd_done = true;
-		b->uffd_p50_us = q_us(h, 0.5);
-		b->uffd_p99_us = q_us(h, 0.99);
+		b->uffd_p50_us = q_us(&h, 0.5);
+		b->uffd_p99_us = q_us(&h, 0.99);
 	}
 	b->tcp_done = bl_tcp(b);
 	return b->uffd_done && b->tcp_done;

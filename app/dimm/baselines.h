@@ -24,6 +24,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/lat_hist.h"
+
 #define BL_PAGES 2048u
 
 struct dimm_baselines {
@@ -34,6 +36,19 @@ struct dimm_baselines {
 	double   tcp_rt_p50_us, tcp_rt_p99_us; /* access to return */
 	char     uffd_why[256], tcp_why[256];  /* why a part was not measured */
 };
+
+/*
+ * The baseline of a remote fault: the local userfaultfd round trip. Maps
+ * `pages` pages of anonymous memory, registers them for missing faults and
+ * touches each once from the calling thread, while a handler thread (same
+ * CPU affinity as the caller; it sleeps in poll() on the userfaultfd, as a
+ * pager does) serves each fault by copying a local page (UFFDIO_COPY). The
+ * time from the access to its return - fault delivery, hand-off, copy,
+ * wake-up - of each page goes into hist. 0, or a negative errno with a
+ * message in err (userfaultfd unavailable, also when HTOE_DIMM_NO_UFFD is
+ * set; out of memory). Also tests/dimm/bench_dimm's first figure.
+ */
+int dimm_uffd_roundtrip(unsigned pages, struct lat_hist *hist, char *err, size_t errlen);
 
 /* Measure both (each part may fail on its own: *_done false, *_why says
  * why). Returns true if both were measured. */

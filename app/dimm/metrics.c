@@ -80,9 +80,9 @@ void dm_publish(struct dnode *x, const struct dimm_pager *p, uint64_t now)
 		put(&m->bytes_in, s->bytes_in);
 		put(&m->bytes_out, s->bytes_out);
 		put(&m->poisoned, s->poisoned);
-		put(&m->lat_p50_ns, dimm_hist_quantile(s->hist, 0.5));
-		put(&m->lat_p99_ns, dimm_hist_quantile(s->hist, 0.99));
-		put(&m->lat_max_ns, dimm_hist_quantile(s->hist, 1.0));
+		put(&m->lat_p50_ns, (uint64_t)lat_quantile(&s->hist, 0.5));
+		put(&m->lat_p99_ns, (uint64_t)lat_quantile(&s->hist, 0.99));
+		put(&m->lat_max_ns, (uint64_t)lat_quantile(&s->hist, 1.0));
 	}
 }
 

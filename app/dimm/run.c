@@ -409,8 +409,8 @@ static void inproc_faults(struct dapp *d, const struct run_opts *ro, struct run_
 	if (dimm_pager_error(p, r->inproc_why, sizeof(r->inproc_why)) == 0) {
 		const struct dimm_pager_stats *st = dimm_pager_stats(p);
 
-		r->ip50 = dimm_hist_quantile(st->hist, 0.5);
-		r->ip99 = dimm_hist_quantile(st->hist, 0.99);
+		r->ip50 = (uint64_t)lat_quantile(&st->hist, 0.5);
+		r->ip99 = (uint64_t)lat_quantile(&st->hist, 0.99);
 		r->inproc_done = st->faults > 0;
 	}
 	dimm_pager_free(p);
@@ -535,12 +535,10 @@ static void stats_add(struct dimm_pager_stats *a, const struct dimm_pager_stats 
 
 	for (size_t i = 0; i < offsetof(struct dimm_pager_stats, hist) / sizeof(uint64_t); i++)
 		x[i] += y[i];
-	for (unsigned i = 0; i < DIMM_HIST_BUCKETS; i++) {
-		a->hist[i] += b->hist[i];
-		a->hist_wp[i] += b->hist_wp[i];
-		a->hist_victim[i] += b->hist_victim[i];
-		a->hist_batch[i] += b->hist_batch[i];
-	}
+	lat_merge(&a->hist, &b->hist);
+	lat_merge(&a->hist_wp, &b->hist_wp);
+	lat_merge(&a->hist_victim, &b->hist_victim);
+	lat_merge(&a->hist_batch, &b->hist_batch);
 	a->in_use_max = max;
 	a->budget_max = bmax;
 	a->in_use = b->in_use;
@@ -650,8 +648,8 @@ static void run_remote(struct dapp *d, const struct run_opts *ro, const char *pr
 	r->t = mono() - t0;
 	if (p)
 		detach(d, p, r);
-	r->p50 = dimm_hist_quantile(r->st.hist, 0.5);
-	r->p99 = dimm_hist_quantile(r->st.hist, 0.99);
+	r->p50 = (uint64_t)lat_quantile(&r->st.hist, 0.5);
+	r->p99 = (uint64_t)lat_quantile(&r->st.hist, 0.99);
 out:
 	if (memfd >= 0)
 		close(memfd);
@@ -740,9 +738,9 @@ static int write_json(const struct dapp *d, const struct run_opts *ro, const str
 				      (json_int_t)st->room_waits, "victim_waits",
 				      (json_int_t)st->victim_waits, "batch_waits",
 				      (json_int_t)st->batch_waits, "victim_wait_p50_us",
-				      (double)dimm_hist_quantile(st->hist_victim, 0.5) / 1e3,
+				      lat_quantile(&st->hist_victim, 0.5) / 1e3,
 				      "batch_wait_p50_us",
-				      (double)dimm_hist_quantile(st->hist_batch, 0.5) / 1e3));
+				      lat_quantile(&st->hist_batch, 0.5) / 1e3));
 	json_object_set_new(json_object_get(j, "pager"), "spurious", json_integer((json_int_t)st->spurious));
 	json_object_set_new(json_object_get(j, "pager"), "wp_faults", json_integer((json_int_t)st->wp_faults));
 	json_object_set_new(j, "lease",

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * dimm_pager: remote memory behind plain pointers, with userfaultfd. See
  * dimm_pager.h for the design (dirty tracking, eviction, error path).
+ * This is the shell: the kernel calls (userfaultfd, mmap, madvise,
+ * PAGEMAP_SCAN, signals), threads, the clock and the client's operations.
+ * What each page is and which pages to evict and read ahead is the
+ * policy's (dimm_policy.c, sans-I/O).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,11 +63,6 @@ struct pm_scan_arg {
 enum { ROOM_NEED = 0, ROOM_WAIT, ROOM_OK };
 /* what a fetch waited for to get its slot (dimm_pager_stats victim_waits, batch_waits) */
 enum { WAIT_NONE = 0, WAIT_VICTIM, WAIT_BATCH };
-/* PG_EVICTING: resident, its write-back in flight (from the mapping);
- * PG_WRITING: dropped already, its write-back in flight from a copy (the
- * page is fetched again only once that is confirmed) */
-enum { PG_ABSENT = 0, PG_FETCHING, PG_CLEAN, PG_DIRTY, PG_EVICTING, PG_POISONED, PG_WRITING };
-
 #define N_FETCH  16u     /* fetches in flight (demand + readahead) */
 #define N_EVICT  16u     /* dirty write-backs in flight */
 #define N_CLEAN  2u      /* of them at most this many the cleaner's: the next fault's reads
@@ -74,26 +73,10 @@ enum { PG_ABSENT = 0, PG_FETCHING, PG_CLEAN, PG_DIRTY, PG_EVICTING, PG_POISONED,
 #define N_SIGQ   64u     /* faults posted by SIGBUS handlers, not yet read */
 #define N_STOP   16u     /* threads in a SIGBUS handler that app_stopped sees */
 
-/* pflags */
-/* Eviction in batches: a fault that evicts a clean page also gives back up
- * to DIMM_EVICT_BATCH - 1 more of the next clean, unreferenced pages CLOCK
- * would take (an eighth of the budget at most in all), found by one scan of
- * DIMM_EVICT_SCAN pages ahead, in one system call (drop_pages): the next
- * faults find free slots. A fault whose victim is dirty likewise writes back
- * up to DIMM_EVICT_BATCH - 1 more of the next dirty, unreferenced pages with
- * it, confirmed by one flush and dropped in one call (evict_batch). The
- * scan covers DIMM_EVICT_SCAN pages times mapping/budget (evict_span): about
- * DIMM_EVICT_SCAN resident ones at any budget, at most DIMM_EVICT_SPAN_MAX. */
-#define DIMM_EVICT_BATCH 8u
-#define DIMM_EVICT_SCAN  16u
-#define DIMM_EVICT_SPAN_MAX 256u
+/* Eviction in batches (dimm_policy.h): the clean pages that go with a
+ * victim are given back in one system call (drop_pages), the dirty ones
+ * written back under one flush and dropped in one call (evict_batch). */
 _Static_assert(DIMM_EVICT_BATCH <= N_EVICT, "a batch's write-backs fit the eviction slots");
-
-#define PF_WASHED  0x01u /* clean because the cleaner wrote it back (clean_hits) */
-#define PF_WRITTEN 0x02u /* wp-async: a scan found it written while it was sent */
-#define PF_SEEN    0x04u /* wp-async: the cleaner scanned it since it was installed */
-#define PF_FRESH   0x08u /* external: never written by the process (or given back): its
-			    fault installs zeros, a fetch of it is discarded */
 
 enum { K_FETCH = 1, K_WB, K_FL, K_SWB, K_SFL };
 
@@ -117,7 +100,7 @@ struct evict {
 	bool     used;
 	bool     keep;        /* the cleaner's: the page stays resident, clean */
 	bool     copied;      /* the page was copied to buf and dropped at once
-				 (PG_WRITING): written back from buf, its slot
+				 (DIMM_PG_WRITING): written back from buf, its slot
 				 free already */
 	uint8_t *buf;         /* DIMM_PAGE bytes: the copy */
 	uint8_t  left;        /* completions outstanding (write, flush) */
@@ -149,23 +132,17 @@ struct dimm_pager {
 				 process's; else base) */
 	bool     ext;         /* DIMM_PAGER_F_EXTERNAL */
 	int      memfd;       /* external: the memfd behind both mappings */
-	uint32_t in_use;      /* external: pages not PF_FRESH */
 	size_t   size;
 	uint32_t npages;
-	unsigned budget;
-	uint32_t evict_span;  /* pages an eviction scans from its victim on */
 	bool     wp, poison;
 	bool     wp_async;    /* UFFD_FEATURE_WP_ASYNC: writes never fault,
 				 PAGEMAP_SCAN finds them (wp_scan) */
 	int      pagemap;     /* /proc/self/pagemap (wp_async), or -1 */
 	int      pidfd;       /* this process (process_madvise of a batch), or -1 */
-	uint8_t *state, *ref, *sync_mark;
-	uint8_t *pflags;      /* PF_*, per page */
+	struct dimm_policy pol; /* page states, budget, CLOCK, batches, readahead */
+	uint8_t *sync_mark;   /* per page: a sync writes it back */
 	unsigned clean_low;   /* cleaner's watermark (0: off) */
 	bool     clean_due;   /* something changed since the cleaner last looked */
-	uint32_t mapped;      /* CLEAN + DIRTY + EVICTING: pages that use memory */
-	uint32_t reserved;    /* fetches that have their slot (mapped + reserved <= budget) */
-	uint32_t hand;
 	struct fetch fe[N_FETCH];
 	struct evict ev[N_EVICT];
 	struct pend pend[N_PEND];
@@ -206,61 +183,11 @@ struct dimm_pager {
 	int      registry_slot;
 	_Atomic bool idle;           /* set by dimm_pager_poll for other threads */
 	unsigned polls;              /* dimm_pager_poll calls (fault_read_due) */
-	unsigned ra_win;             /* readahead window (do_readahead) */
-	uint32_t ra_lo, ra_hi;       /* the last fault and the pages read after it */
 
 	struct dimm_pager_stats st;
 };
 
 static int wp_scan_probe(struct dimm_pager *p);
-
-/* ------------------------------------------------------------ histogram */
-
-void dimm_hist_add(uint32_t *hist, uint64_t ns)
-{
-	unsigned b;
-
-	if (ns < 32) {
-		b = (unsigned)ns;
-	} else {
-		unsigned e = 63u - (unsigned)__builtin_clzll(ns);    /* >= 5 */
-		unsigned sub = (unsigned)(ns >> (e - 5)) & 31u;
-
-		b = (e - 4) * 32u + sub;
-	}
-	if (b >= DIMM_HIST_BUCKETS)
-		b = DIMM_HIST_BUCKETS - 1;
-	hist[b]++;
-}
-
-static uint64_t bucket_value(unsigned b)
-{
-	if (b < 32)
-		return b;
-	unsigned e = b / 32u + 4u, sub = b % 32u;
-
-	/* middle of the bucket */
-	return ((uint64_t)(32u + sub) << (e - 5)) + (1ull << (e - 5)) / 2;
-}
-
-uint64_t dimm_hist_quantile(const uint32_t *hist, double q)
-{
-	uint64_t total = 0, acc = 0, want;
-
-	for (unsigned b = 0; b < DIMM_HIST_BUCKETS; b++)
-		total += hist[b];
-	if (total == 0)
-		return 0;
-	want = (uint64_t)(q * (double)total);
-	if (want >= total)
-		want = total - 1;
-	for (unsigned b = 0; b < DIMM_HIST_BUCKETS; b++) {
-		acc += hist[b];
-		if (acc > want)
-			return bucket_value(b);
-	}
-	return 0;
-}
 
 static uint64_t now_ns(void)
 {
@@ -376,15 +303,14 @@ int dimm_pager_run(struct dimm_pager *p, void (*fn)(void *), void *arg, void **a
 
 /* ------------------------------------------------------------ setup */
 
-/* HTOE_DIMM_NO_UFFD set (and not "0"): act as if userfaultfd were unavailable. */
-static bool uffd_off_by_env(void)
+bool dimm_uffd_off_by_env(void)
 {
 	const char *env = getenv("HTOE_DIMM_NO_UFFD");
 
 	return env && *env && strcmp(env, "0") != 0;
 }
 
-static int uffd_open(void)
+int dimm_uffd_open(void)
 {
 	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	int e = errno;
@@ -406,29 +332,15 @@ static int uffd_open(void)
 #define ERR(...) snprintf(err, errlen, __VA_ARGS__)
 #define UNAVAIL "; the transparent mapping is off, the explicit API (dimm.h) still works"
 
-/* Pages an eviction scans from its victim on (the span of CLOCK's next
- * victims it may take with it): DIMM_EVICT_SCAN resident pages are spread
- * over npages/budget times as many. One PAGEMAP_SCAN costs about the same
- * for 16 pages or 256 (its TLB flush dominates), so a small budget must not
- * mean a scan for every two or three evictions. */
-static uint32_t evict_span(uint32_t npages, unsigned budget)
-{
-	uint64_t s = (uint64_t)DIMM_EVICT_SCAN * npages / (budget ? budget : 1);
-
-	return s < DIMM_EVICT_SCAN ? DIMM_EVICT_SCAN : s > DIMM_EVICT_SPAN_MAX ? DIMM_EVICT_SPAN_MAX
-										 : (uint32_t)s;
-}
-
 /* The per-page arrays and the bounce buffers. */
 static int pager_arrays(struct dimm_pager *p)
 {
-	p->state = calloc(p->npages, 1);
-	p->ref = calloc(p->npages, 1);
+	if (dimm_policy_init(&p->pol, p->npages, p->cfg.budget, p->cfg.budget_pct))
+		return -1;
 	p->sync_mark = calloc(p->npages, 1);
-	p->pflags = calloc(p->npages, 1);
 	p->bufs = aligned_alloc(DIMM_PAGE, (size_t)N_FETCH * DIMM_PAGE);
 	p->ebufs = aligned_alloc(DIMM_PAGE, (size_t)N_EVICT * DIMM_PAGE);
-	if (!p->state || !p->ref || !p->sync_mark || !p->pflags || !p->bufs || !p->ebufs)
+	if (!p->sync_mark || !p->bufs || !p->ebufs)
 		return -1;
 	for (unsigned i = 0; i < N_FETCH; i++)
 		p->fe[i].buf = p->bufs + (size_t)i * DIMM_PAGE;
@@ -476,7 +388,7 @@ static struct dimm_pager *ext_new(const struct dimm_pager_cfg *cfg, char *err, s
 		ERR("dimm pager: out of memory");
 		goto fail;
 	}
-	memset(p->pflags, PF_FRESH, p->npages);
+	dimm_policy_all_fresh(&p->pol);
 	p->base = mmap(NULL, p->size, PROT_READ | PROT_WRITE, MAP_SHARED, p->memfd, 0);
 	if (p->base == MAP_FAILED) {
 		p->base = NULL;
@@ -534,7 +446,7 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 		    "and have a depth of at least %u", 3 * N_FETCH + 1);
 		return NULL;
 	}
-	if ((cfg->flags & DIMM_PAGER_F_NO_UFFD) || uffd_off_by_env()) {
+	if ((cfg->flags & DIMM_PAGER_F_NO_UFFD) || dimm_uffd_off_by_env()) {
 		ERR("userfaultfd unavailable: disabled (%s)" UNAVAIL,
 		    (cfg->flags & DIMM_PAGER_F_NO_UFFD) ? "simulated" : "HTOE_DIMM_NO_UFFD is set");
 		return NULL;
@@ -542,7 +454,7 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	if (ext)
 		return ext_new(cfg, err, errlen);
 	/* which features does the kernel have? (one API handshake per fd) */
-	fd = uffd_open();
+	fd = dimm_uffd_open();
 	if (fd < 0) {
 		int e = errno;
 
@@ -573,8 +485,6 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	p->registry_slot = -1;
 	p->size = cfg->size;
 	p->npages = (uint32_t)(cfg->size / DIMM_PAGE);
-	p->budget = cfg->budget && cfg->budget < p->npages ? cfg->budget : p->npages;
-	p->evict_span = evict_span(p->npages, p->budget);
 	if (!p->cfg.max_retries)
 		p->cfg.max_retries = DIMM_PAGER_RETRIES;
 	if (p->cfg.max_retries > UINT8_MAX) /* counted in a uint8_t per operation */
@@ -607,7 +517,7 @@ struct dimm_pager *dimm_pager_new(const struct dimm_pager_cfg *cfg, char *err, s
 	p->uaddr = (uintptr_t)p->base;
 
 again:
-	p->fd = uffd_open();
+	p->fd = dimm_uffd_open();
 	if (p->fd < 0) {
 		ERR("userfaultfd unavailable: %s" UNAVAIL, strerror(errno));
 		goto fail;
@@ -644,7 +554,7 @@ again:
 	p->clean_low = p->cfg.clean_low;
 	if (p->clean_low > DIMM_PAGER_CLEAN_MAX)
 		p->clean_low = DIMM_PAGER_CLEAN_MAX;
-	if (!p->wp || p->budget >= p->npages)
+	if (!p->wp || p->pol.budget >= p->npages)
 		p->clean_low = 0;
 	if (p->wp_async && wp_scan_probe(p) != 0) {
 		/* WP_ASYNC without a working PAGEMAP_SCAN: writes would go
@@ -694,10 +604,8 @@ void dimm_pager_free(struct dimm_pager *p)
 		close(p->pidfd);
 	if (p->base)
 		munmap(p->base, p->size);
-	free(p->state);
-	free(p->ref);
+	dimm_policy_fini(&p->pol);
 	free(p->sync_mark);
-	free(p->pflags);
 	free(p->bufs);
 	free(p->ebufs);
 	free(p);
@@ -705,28 +613,14 @@ void dimm_pager_free(struct dimm_pager *p)
 
 unsigned dimm_pager_budget(const struct dimm_pager *p)
 {
-	return p->budget;
+	return p->pol.budget;
 }
 
-/* budget_pct: a percentage of the pages in use, within [DIMM_PAGER_MIN_BUDGET,
- * cfg.budget or the mapping] */
+/* budget_pct: the budget follows the pages in use (dimm_policy) */
 static void budget_update(struct dimm_pager *p)
 {
-	uint64_t b, cap = p->cfg.budget && p->cfg.budget < p->npages ? p->cfg.budget : p->npages;
+	unsigned b = dimm_policy_budget_update(&p->pol);
 
-	if (!p->cfg.budget_pct) {
-		b = cap;
-	} else {
-		b = ((uint64_t)p->in_use * p->cfg.budget_pct + 99) / 100;
-		if (b < DIMM_PAGER_MIN_BUDGET)
-			b = DIMM_PAGER_MIN_BUDGET;
-		if (b > cap)
-			b = cap;
-	}
-	if (b != p->budget) {
-		p->budget = (unsigned)b;
-		p->evict_span = evict_span(p->npages, p->budget);
-	}
 	if (b > p->st.budget_max)
 		p->st.budget_max = b;
 }
@@ -810,7 +704,7 @@ static int uf_wp(struct dimm_pager *p, uint32_t pg, bool on)
  *
  * wp_scan: write-protect the written pages of [pg, pg + n) (not if
  * !protect: a scan that changes no page table needs no TLB flush), mark
- * them PG_DIRTY (when resident) and return how many there were, or -errno.
+ * them DIMM_PG_DIRTY (when resident) and return how many there were, or -errno.
  */
 static long wp_scan(struct dimm_pager *p, uint32_t pg, uint32_t n, bool protect)
 {
@@ -837,12 +731,12 @@ static long wp_scan(struct dimm_pager *p, uint32_t pg, uint32_t n, bool protect)
 			for (uint64_t x = vec[i].start; x < vec[i].end; x += DIMM_PAGE) {
 				uint32_t q = (uint32_t)((x - (uintptr_t)p->base) / DIMM_PAGE);
 
-				if (p->state[q] == PG_CLEAN)
-					p->state[q] = PG_DIRTY;
+				if (p->pol.state[q] == DIMM_PG_CLEAN)
+					p->pol.state[q] = DIMM_PG_DIRTY;
 				/* being written back: the write is this scan's
 				 * to remember (finish_evicts), not the next's */
-				if (p->state[q] == PG_EVICTING)
-					p->pflags[q] |= PF_WRITTEN;
+				if (p->pol.state[q] == DIMM_PG_EVICTING)
+					p->pol.pflags[q] |= DIMM_PF_WRITTEN;
 				found++;
 			}
 		p->st.wp_scans++;
@@ -866,10 +760,7 @@ static int wp_scan_probe(struct dimm_pager *p)
 /* The bookkeeping of a page whose memory was given back. */
 static void page_dropped(struct dimm_pager *p, uint32_t pg)
 {
-	p->state[pg] = PG_ABSENT;
-	p->ref[pg] = 0;
-	p->pflags[pg] &= PF_FRESH;
-	p->mapped--;
+	dimm_policy_dropped(&p->pol, pg);
 	p->clean_due = true;
 }
 
@@ -979,7 +870,7 @@ static void poison_page(struct dimm_pager *p, uint32_t pg)
 	po.range.start = page_uaddr(p, pg);
 	po.range.len = DIMM_PAGE;
 	if (ioctl(p->fd, UFFDIO_POISON, &po) == 0 || errno == EEXIST) {
-		p->state[pg] = PG_POISONED;
+		p->pol.state[pg] = DIMM_PG_POISONED;
 		p->st.poisoned++;
 	} else {
 		uf_wake(p, pg);
@@ -1018,10 +909,11 @@ static struct dimm_client *fetch_client(const struct dimm_pager *p)
 static bool reset_retryable(struct dimm_pager *p, int status, uint8_t ht_err,
 			    unsigned tries)
 {
-	if (!dimm_reset_retryable(status, ht_err))
-		return false;
-	return tries < p->cfg.max_retries && !atomic_load(&p->err) &&
-	       !dimm_client_lost(p->cfg.client) && !dimm_client_lost(fetch_client(p));
+	bool gone = atomic_load(&p->err) || dimm_client_lost(p->cfg.client) ||
+		    dimm_client_lost(fetch_client(p));
+
+	return dimm_policy_may_retry(dimm_reset_retryable(status, ht_err), tries,
+				     p->cfg.max_retries, gone);
 }
 
 /* " after N retries" for an error message, "" when there was none. */
@@ -1123,9 +1015,9 @@ static struct evict *evict_claim(struct dimm_pager *p, uint32_t pg, bool keep)
 	e->waiter = -1;
 	e->retries = 0;
 	e->quiet = false;
-	p->state[pg] = PG_EVICTING;
+	p->pol.state[pg] = DIMM_PG_EVICTING;
 	p->sync_mark[pg] = 0;
-	p->pflags[pg] = 0;
+	p->pol.pflags[pg] = 0;
 	if (keep)
 		p->st.cleaned++;
 	else
@@ -1176,51 +1068,37 @@ static struct evict *cleaning_of(struct dimm_pager *p, uint32_t pg)
  * mode, where such a write sets ref), rather than a write-back now. */
 static bool rewritten_after_clean(struct dimm_pager *p, uint32_t pg)
 {
-	if (!p->wp_async || p->state[pg] != PG_DIRTY || !(p->pflags[pg] & PF_WASHED))
+	if (!p->wp_async || p->pol.state[pg] != DIMM_PG_DIRTY ||
+	    !(p->pol.pflags[pg] & DIMM_PF_WASHED))
 		return false;
-	p->ref[pg] = 1;
-	p->pflags[pg] &= (uint8_t)~PF_WASHED;
+	p->pol.ref[pg] = 1;
+	p->pol.pflags[pg] &= (uint8_t)~DIMM_PF_WASHED;
 	return true;
 }
 
-/* A candidate victim for CLOCK: resident and not being evicted (a page
- * the cleaner is writing back is one). */
-static bool victim_state(struct dimm_pager *p, uint32_t pg)
+/* A candidate victim for CLOCK (dimm_policy_clock, the cleaner's look
+ * ahead): resident and not being evicted (a page the cleaner is writing
+ * back is one). */
+static bool victim_cand(void *arg, uint32_t pg)
 {
-	uint8_t s = p->state[pg];
+	struct dimm_pager *p = arg;
+	uint8_t s = p->pol.state[pg];
 
-	return s == PG_CLEAN || s == PG_DIRTY || (s == PG_EVICTING && cleaning_of(p, pg));
-}
-
-/* The most pages one fault evicts at once: DIMM_EVICT_BATCH, and at most
- * an eighth of the budget (a small resident set is not emptied ahead of
- * the faults that need it), at least the victim. */
-static unsigned evict_batch_max(const struct dimm_pager *p)
-{
-	unsigned max = p->budget / 8u;
-
-	return max > DIMM_EVICT_BATCH ? DIMM_EVICT_BATCH : max < 1 ? 1 : max;
+	return s == DIMM_PG_CLEAN || s == DIMM_PG_DIRTY ||
+	       (s == DIMM_PG_EVICTING && cleaning_of(p, pg));
 }
 
 /* Evict the clean victim pg and, with it, the next clean unreferenced
  * pages after it up to `known` (the end of what this fault's scan saw),
- * evict_batch_max() in all at most, in one drop_pages. */
+ * as dimm_policy_clean_batch chooses them, in one drop_pages. */
 static void drop_clean_victims(struct dimm_pager *p, uint32_t pg, uint32_t known)
 {
-	uint32_t v[DIMM_EVICT_BATCH], end = pg + p->evict_span;
-	unsigned n = 0, max = evict_batch_max(p);
+	uint32_t v[DIMM_EVICT_BATCH];
+	unsigned n = dimm_policy_clean_batch(&p->pol, pg, known, v);
 
-	if (end > known)
-		end = known;
-	for (uint32_t q = pg; q < end && n < max; q++) {
-		if (q != pg && (p->state[q] != PG_CLEAN || p->ref[q]))
-			continue;
-		if (p->pflags[q] & PF_WASHED)
+	for (unsigned k = 0; k < n; k++)
+		if (p->pol.pflags[v[k]] & DIMM_PF_WASHED)
 			p->st.clean_hits++;
-		v[n++] = q;
-	}
-	if (!n) /* pg beyond `known`: scanned alone before (cannot happen) */
-		v[n++] = pg;
 	if (drop_pages(p, v, n))
 		p->st.batched_drops += n;
 	p->st.evictions += n;
@@ -1234,7 +1112,7 @@ static void drop_clean_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
  * slot's buffer, all are dropped in one drop_pages and written back from
  * the copies with one flush; the fault has its slot at once and waits for
  * no write-back, and a fault on one of them waits until its write-back is
- * confirmed (PG_WRITING), then fetches it. Else the victim's write-back
+ * confirmed (DIMM_PG_WRITING), then fetches it. Else the victim's write-back
  * goes with a flush of its own, which the fault waits for, then the
  * others' together with one flush, and the pages that flush confirms are
  * dropped together (finish_evicts): the next faults find free slots
@@ -1249,22 +1127,18 @@ static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 			       unsigned res0, bool copy)
 {
 	struct evict *es[DIMM_EVICT_BATCH];
-	uint32_t end = pg + p->evict_span;
-	unsigned n = 0, max = evict_batch_max(p);
+	uint32_t more[DIMM_EVICT_BATCH];
+	unsigned n = 0, nmore = p->wp ? dimm_policy_dirty_batch(&p->pol, pg, known, p->wp_async,
+							     more) : 0;
 
-	if (end > known)
-		end = known;
 	es[n] = evict_claim(p, pg, false);
 	if (!es[n])
 		return -2;
 	es[n]->quiet = quiet && pg < known;
 	es[n]->res0 = res0;
 	n++;
-	for (uint32_t q = pg + 1; p->wp && q < end && n < max; q++) {
-		if (p->state[q] != PG_DIRTY || p->ref[q] ||
-		    (p->wp_async && (p->pflags[q] & PF_WASHED)))
-			continue;
-		es[n] = evict_claim(p, q, false);
+	for (unsigned k = 0; k < nmore; k++) {
+		es[n] = evict_claim(p, more[k], false);
 		if (!es[n])
 			break;
 		n++;
@@ -1281,7 +1155,7 @@ static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 		}
 		drop_pages(p, drop, n);
 		for (unsigned k = 0; k < n; k++)
-			p->state[drop[k]] = PG_WRITING;
+			p->pol.state[drop[k]] = DIMM_PG_WRITING;
 		p->st.copied_writebacks += n;
 		evict_go(p, es, n);
 		return -1;
@@ -1311,7 +1185,7 @@ static int make_room(struct dimm_pager *p, uint8_t *why)
 	bool copy, slot_free = false;
 	int oldest = -1; /* of the copied write-backs in flight that no fetch waits for */
 
-	if (p->mapped + p->reserved < p->budget)
+	if (!dimm_policy_full(&p->pol))
 		return -1;
 	/* may dirty victims be copied and dropped at once (evict_dirty_victims)?
 	 * With wp the claim protects them (several application threads may
@@ -1344,18 +1218,14 @@ static int make_room(struct dimm_pager *p, uint8_t *why)
 		return oldest;
 	}
 	/* CLOCK: two sweeps find an unreferenced resident page if there is one */
-	for (uint64_t n = 0; n < 2ull * p->npages + 1; n++) {
-		uint32_t pg = p->hand;
+	uint64_t left = 2ull * p->npages + 1;
+	int64_t v;
 
-		p->hand = p->hand + 1 == p->npages ? 0 : p->hand + 1;
-		if (!victim_state(p, pg))
-			continue;
-		if (p->ref[pg]) {
-			p->ref[pg] = 0;
-			continue;
-		}
+	while ((v = dimm_policy_clock(&p->pol, &left, victim_cand, p)) >= 0) {
+		uint32_t pg = (uint32_t)v;
+
 		p->clean_due = true;
-		if (p->state[pg] == PG_EVICTING) {
+		if (p->pol.state[pg] == DIMM_PG_EVICTING) {
 			/* the cleaner is writing it back: the slot frees when
 			 * that flush confirms it */
 			struct evict *e = cleaning_of(p, pg);
@@ -1371,15 +1241,14 @@ static int make_room(struct dimm_pager *p, uint8_t *why)
 			 * faulting thread is stopped: nothing writes them
 			 * before this call drops them or starts writing them
 			 * back) */
-			uint32_t span = p->npages - pg < p->evict_span ? p->npages - pg :
-									      p->evict_span;
+			uint32_t span = dimm_policy_span(&p->pol, pg);
 
 			res0 = atomic_load(&p->resumed);
 			quiet = p->sigbus && app_stopped(p);
 			/* (copy: the pages found written go at once, and the
 			 * others stay dirty: nothing to protect) */
 			if (wp_scan(p, pg, span, !copy) < 0) {
-				p->state[pg] = PG_DIRTY; /* not known: write it back */
+				p->pol.state[pg] = DIMM_PG_DIRTY; /* not known: write it back */
 				span = 0;
 			}
 			scanned = pg;
@@ -1387,7 +1256,7 @@ static int make_room(struct dimm_pager *p, uint8_t *why)
 		}
 		if (rewritten_after_clean(p, pg))
 			continue;
-		if (p->state[pg] == PG_CLEAN) {
+		if (p->pol.state[pg] == DIMM_PG_CLEAN) {
 			drop_clean_victims(p, pg, p->wp_async ? scanned_end : p->npages);
 			return -1;
 		}
@@ -1410,11 +1279,11 @@ static void fetch_room(struct dimm_pager *p, struct fetch *f)
 	/* wp-async: a write to a page between the scan that finds it clean
 	 * and its drop would be lost, so pages are evicted only while the
 	 * faulting thread is stopped: never for a readahead (see try_install) */
-	if (p->wp_async && !f->waiter && p->mapped + p->reserved >= p->budget)
+	if (p->wp_async && !f->waiter && dimm_policy_full(&p->pol))
 		return;
 	r = make_room(p, &why);
 	if (r == -1) {
-		p->reserved++;
+		p->pol.reserved++;
 		f->room = ROOM_OK;
 	} else if (r >= 0) {
 		p->ev[r].waiter = (int)(f - p->fe);
@@ -1459,8 +1328,9 @@ static bool app_stopped(struct dimm_pager *p)
 			uint32_t v = atomic_load(&p->stopped_at[i]);
 
 			if (v && v <= p->npages &&
-			    (p->state[v - 1] == PG_ABSENT || p->state[v - 1] == PG_FETCHING ||
-			     p->state[v - 1] == PG_WRITING))
+			    (p->pol.state[v - 1] == DIMM_PG_ABSENT ||
+			     p->pol.state[v - 1] == DIMM_PG_FETCHING ||
+			     p->pol.state[v - 1] == DIMM_PG_WRITING))
 				return true;
 		}
 		return false;
@@ -1510,7 +1380,7 @@ static void copy_back(struct dimm_pager *p, struct evict *e)
 	struct uffdio_copy cp;
 
 	writeback_failed(p, e);
-	p->state[pg] = PG_ABSENT;
+	p->pol.state[pg] = DIMM_PG_ABSENT;
 	if (p->dead)
 		return; /* unregistered (no poisoning here): nothing maps it */
 	memset(&cp, 0, sizeof(cp));
@@ -1518,9 +1388,9 @@ static void copy_back(struct dimm_pager *p, struct evict *e)
 	cp.src = (uintptr_t)e->buf;
 	cp.len = DIMM_PAGE;
 	if (ioctl(p->fd, UFFDIO_COPY, &cp) == 0) {
-		p->state[pg] = PG_DIRTY;
-		p->ref[pg] = 1;
-		p->mapped++;
+		p->pol.state[pg] = DIMM_PG_DIRTY;
+		p->pol.ref[pg] = 1;
+		p->pol.mapped++;
 		p->st.restored++;
 	}
 }
@@ -1565,7 +1435,7 @@ static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
 	bool may_drop = !p->wp_async || app_stopped(p);
 
 	/* wp-async: written during the write-back? (the pages are still
-	 * PG_EVICTING: the scan remembers a write in PF_WRITTEN) Not asked
+	 * DIMM_PG_EVICTING: the scan remembers a write in DIMM_PF_WRITTEN) Not asked
 	 * when none of them can have been: each one scanned while the
 	 * application was stopped, and stopped ever since (quiet_since) */
 	if (p->wp_async && lo <= hi && !atomic_load(&p->err) && !quiet_since(p, es, m))
@@ -1582,20 +1452,20 @@ static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
 			if (!ok)
 				copy_back(p, e);
 			else
-				p->state[pg] = PG_ABSENT;
+				p->pol.state[pg] = DIMM_PG_ABSENT;
 			continue;
 		}
-		if (ok && p->wp_async && (scan < 0 || (p->pflags[pg] & PF_WRITTEN))) {
+		if (ok && p->wp_async && (scan < 0 || (p->pol.pflags[pg] & DIMM_PF_WRITTEN))) {
 			/* written during the write-back (or not known): stays, dirty */
-			p->state[pg] = PG_DIRTY;
-			p->ref[pg] = 1;
+			p->pol.state[pg] = DIMM_PG_DIRTY;
+			p->pol.ref[pg] = 1;
 		} else if (ok && e->keep) {
 			/* the cleaner's: resident and clean (still write-protected: a
 			 * write from now on is seen, by a WP fault or the next scan) */
-			p->state[pg] = PG_CLEAN;
-			p->pflags[pg] = PF_WASHED | PF_SEEN;
+			p->pol.state[pg] = DIMM_PG_CLEAN;
+			p->pol.pflags[pg] = DIMM_PF_WASHED | DIMM_PF_SEEN;
 		} else if (ok && !may_drop) {
-			p->state[pg] = PG_CLEAN;
+			p->pol.state[pg] = DIMM_PG_CLEAN;
 			p->st.evictions--; /* not evicted after all */
 		} else if (ok) {
 			drop[nd++] = pg;
@@ -1604,7 +1474,7 @@ static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
 			/* the data stays here, writable */
 			if (p->wp && !p->dead)
 				uf_wp(p, pg, false);
-			p->state[pg] = PG_DIRTY;
+			p->pol.state[pg] = DIMM_PG_DIRTY;
 		}
 	}
 	if (nd)
@@ -1616,8 +1486,8 @@ static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
 			struct fetch *f = &p->fe[e->waiter];
 
 			f->room = ROOM_NEED; /* (a copied one's slot was free already) */
-			if (!e->copied && p->state[e->page] == PG_ABSENT) {
-				p->reserved++;
+			if (!e->copied && p->pol.state[e->page] == DIMM_PG_ABSENT) {
+				p->pol.reserved++;
 				f->room = ROOM_OK;
 			}
 		}
@@ -1712,7 +1582,7 @@ static void start_fetch(struct dimm_pager *p, struct fetch *f, uint32_t pg, bool
 	f->room_why = WAIT_NONE;
 	f->waited = false;
 	f->retries = 0;
-	p->state[pg] = PG_FETCHING;
+	p->pol.state[pg] = DIMM_PG_FETCHING;
 	p->st.fetches++;
 	if (!waiter)
 		p->st.readaheads++;
@@ -1736,14 +1606,14 @@ static void start_zero(struct dimm_pager *p, struct fetch *f, uint32_t pg, uint6
 	f->done = true;
 	f->status = 0;
 	f->ht_err = 0;
-	p->state[pg] = PG_FETCHING;
+	p->pol.state[pg] = DIMM_PG_FETCHING;
 	fetch_room(p, f);
 }
 
 static void fetch_release(struct dimm_pager *p, struct fetch *f)
 {
 	if (f->room == ROOM_OK)
-		p->reserved--;
+		p->pol.reserved--;
 	if (f->room == ROOM_WAIT)
 		for (unsigned i = 0; i < N_EVICT; i++)
 			if (p->ev[i].used && p->ev[i].waiter == (int)(f - p->fe))
@@ -1760,10 +1630,10 @@ static bool try_install(struct dimm_pager *p, struct fetch *f)
 
 	if (!f->done)
 		return false;
-	if (p->pflags[pg] & PF_FRESH) {
+	if (p->pol.pflags[pg] & DIMM_PF_FRESH) {
 		/* a fresh page: zeros for a thread that waits, else nothing */
 		if (!f->waiter) {
-			p->state[pg] = PG_ABSENT;
+			p->pol.state[pg] = DIMM_PG_ABSENT;
 			p->st.readahead_dropped++;
 			fetch_release(p, f);
 			return true;
@@ -1781,7 +1651,7 @@ static bool try_install(struct dimm_pager *p, struct fetch *f)
 				  (unsigned long long)page_off(p, pg),
 				  retries_text(rt, sizeof(rt), f->retries),
 				  dimm_strerror(f->status, f->ht_err));
-		p->state[pg] = PG_ABSENT;
+		p->pol.state[pg] = DIMM_PG_ABSENT;
 		if (f->waiter)
 			poison_page(p, pg);
 		fetch_release(p, f);
@@ -1791,7 +1661,7 @@ static bool try_install(struct dimm_pager *p, struct fetch *f)
 	if (f->room != ROOM_OK) {
 		if (p->wp_async && !f->waiter && f->room == ROOM_NEED) {
 			/* a readahead without a free slot: dropped (fetch_room) */
-			p->state[pg] = PG_ABSENT;
+			p->pol.state[pg] = DIMM_PG_ABSENT;
 			p->st.readahead_dropped++;
 			fetch_release(p, f);
 			return true;
@@ -1808,25 +1678,21 @@ static bool try_install(struct dimm_pager *p, struct fetch *f)
 			return false; /* the mm changed: try again */
 		if (p->ext && errno == ESRCH) {
 			/* the process exited or exec'd: nobody waits */
-			p->state[pg] = PG_ABSENT;
+			p->pol.state[pg] = DIMM_PG_ABSENT;
 			fetch_release(p, f);
 			return true;
 		}
 		set_error(p, -errno, "UFFDIO_COPY of page %u: %s", pg, strerror(errno));
-		p->state[pg] = PG_ABSENT;
+		p->pol.state[pg] = DIMM_PG_ABSENT;
 		fetch_release(p, f);
 		return true;
 	}
-	p->state[pg] = p->wp && !f->write ? PG_CLEAN : PG_DIRTY;
-	p->ref[pg] = 1;
-	p->mapped++;
+	dimm_policy_installed(&p->pol, pg, !p->wp || f->write);
 	p->clean_due = true;
-	if (p->pflags[pg] & PF_FRESH) {
-		p->pflags[pg] &= (uint8_t)~PF_FRESH;
-		p->in_use++;
-		p->st.in_use = p->in_use;
-		if (p->in_use > p->st.in_use_max)
-			p->st.in_use_max = p->in_use;
+	if (dimm_policy_in_use(&p->pol, pg)) {
+		p->st.in_use = p->pol.in_use;
+		if (p->pol.in_use > p->st.in_use_max)
+			p->st.in_use_max = p->pol.in_use;
 		p->st.zero_fills++;
 		budget_update(p);
 		fetch_release(p, f);
@@ -1837,13 +1703,13 @@ static bool try_install(struct dimm_pager *p, struct fetch *f)
 		uint64_t ns = now_ns() - f->t0;
 
 		p->st.faults++;
-		dimm_hist_add(p->st.hist, ns);
+		lat_add(&p->st.hist, ns);
 		if (f->room_why == WAIT_VICTIM) {
 			p->st.victim_waits++;
-			dimm_hist_add(p->st.hist_victim, ns);
+			lat_add(&p->st.hist_victim, ns);
 		} else if (f->room_why == WAIT_BATCH) {
 			p->st.batch_waits++;
-			dimm_hist_add(p->st.hist_batch, ns);
+			lat_add(&p->st.hist_batch, ns);
 		}
 	}
 	fetch_release(p, f);
@@ -1862,27 +1728,19 @@ static bool try_install(struct dimm_pager *p, struct fetch *f)
  */
 static void do_readahead(struct dimm_pager *p, uint32_t pg)
 {
-	unsigned max = p->cfg.readahead, w;
+	unsigned w;
 
-	if (!max || atomic_load(&p->err))
+	if (!p->cfg.readahead || atomic_load(&p->err))
 		return;
-	if (max > p->budget / 4)
-		max = p->budget / 4 ? p->budget / 4 : 1;
-	if (p->ra_win && pg >= p->ra_lo && pg <= p->ra_hi + 1)
-		w = 2 * p->ra_win;
-	else if (pg == p->ra_lo + 1)
-		w = 1;
-	else
-		w = p->ra_win / 2;
-	p->ra_win = w < max ? w : max;
-	p->ra_lo = p->ra_hi = pg;
-	for (unsigned k = 1; k <= p->ra_win && pg + k < p->npages; k++) {
+	w = dimm_policy_readahead(&p->pol, pg, p->cfg.readahead);
+	for (unsigned k = 1; k <= w && pg + k < p->npages; k++) {
 		struct fetch *f;
 
-		p->ra_hi = pg + k;
-		if (p->state[pg + k] != PG_ABSENT || (p->pflags[pg + k] & PF_FRESH))
+		p->pol.ra_hi = pg + k;
+		if (p->pol.state[pg + k] != DIMM_PG_ABSENT ||
+		    (p->pol.pflags[pg + k] & DIMM_PF_FRESH))
 			continue;
-		if (p->wp_async && p->mapped + p->reserved >= p->budget)
+		if (p->wp_async && dimm_policy_full(&p->pol))
 			break;
 		f = fetch_alloc(p, 4); /* keep some for demand faults */
 		if (!f)
@@ -1901,12 +1759,12 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 	bool write = m->flags & UFFD_PAGEFAULT_FLAG_WRITE;
 	struct fetch *f;
 
-	switch (p->state[pg]) {
-	case PG_ABSENT:
-		if (atomic_load(&p->err)) {
-			poison_page(p, pg);
-			return true;
-		}
+	switch (dimm_policy_fault(&p->pol, pg, wp, atomic_load(&p->err) != 0)) {
+	case DIMM_FA_POISON:
+		poison_page(p, pg);
+		return true;
+	case DIMM_FA_FETCH:
+	case DIMM_FA_ZERO:
 		if (p->sigbus && !sigbus_waits_for(p, pg)) {
 			p->st.spurious++; /* a stale post: nobody waits */
 			return true;
@@ -1914,14 +1772,14 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 		f = fetch_alloc(p, 0);
 		if (!f)
 			return false;
-		if (p->pflags[pg] & PF_FRESH) {
+		if (p->pol.pflags[pg] & DIMM_PF_FRESH) {
 			start_zero(p, f, pg, m->t0);
 			return true;
 		}
 		start_fetch(p, f, pg, write || wp, true, m->t0);
 		do_readahead(p, pg);
 		return true;
-	case PG_FETCHING:
+	case DIMM_FA_JOIN:
 		f = fetch_of(p, pg);
 		if (f) {
 			if (write || wp)
@@ -1934,31 +1792,21 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 		}
 		do_readahead(p, pg);
 		return true;
-	case PG_CLEAN:
-		if (wp) {
-			/* first write: dirty from now on */
-			uf_wp(p, pg, false);
-			p->state[pg] = PG_DIRTY;
-			p->ref[pg] = 1;
-			p->sync_mark[pg] = 0;
-			p->clean_due = true;
-			p->st.wp_faults++;
-			dimm_hist_add(p->st.hist_wp, now_ns() - m->t0);
-			return true;
-		}
-		break;
-	case PG_DIRTY:
-		if (wp) {
-			/* written while a sync copied it: dirty again */
-			p->sync_mark[pg] = 0;
-			uf_wp(p, pg, false);
-			return true;
-		}
-		break;
-	case PG_EVICTING:
-	case PG_WRITING:
-		return false; /* after the write-back: then it is absent */
-	default:
+	case DIMM_FA_FIRST_WRITE:
+		uf_wp(p, pg, false);
+		p->sync_mark[pg] = 0;
+		p->clean_due = true;
+		p->st.wp_faults++;
+		lat_add(&p->st.hist_wp, now_ns() - m->t0);
+		return true;
+	case DIMM_FA_REWRITE:
+		/* written while a sync copied it: dirty again */
+		p->sync_mark[pg] = 0;
+		uf_wp(p, pg, false);
+		return true;
+	case DIMM_FA_WAIT:
+		return false;
+	case DIMM_FA_SPURIOUS:
 		break;
 	}
 	/* handled already (stale message, or a poisoned page): let it retry */
@@ -1986,17 +1834,17 @@ static void given_back(struct dimm_pager *p, uint64_t start, uint64_t end)
 	     o += DIMM_PAGE) {
 		uint32_t pg = (uint32_t)(o / DIMM_PAGE);
 
-		if (p->pflags[pg] & PF_FRESH)
+		int r = dimm_policy_given_back(&p->pol, pg);
+
+		if (!r)
 			continue;
-		if (p->state[pg] == PG_CLEAN || p->state[pg] == PG_DIRTY) {
-			page_dropped(p, pg);
+		if (r == 2) {
 			p->sync_mark[pg] = 0;
+			p->clean_due = true;
 		}
-		p->pflags[pg] |= PF_FRESH;
-		p->in_use--;
 		p->st.removed++;
 	}
-	p->st.in_use = p->in_use;
+	p->st.in_use = p->pol.in_use;
 	budget_update(p);
 }
 
@@ -2126,7 +1974,7 @@ static unsigned sync_step(struct dimm_pager *p)
 		while (!p->sync_st && p->sync_cursor < p->npages && p->sync_wb < SYNC_MAX) {
 			uint32_t pg = p->sync_cursor;
 
-			if (p->state[pg] == PG_DIRTY) {
+			if (p->pol.state[pg] == DIMM_PG_DIRTY) {
 				if (p->wp && !p->wp_async)
 					uf_wp(p, pg, true);
 				int h = dimm_write_async(c, page_off(p, pg), page_addr(p, pg),
@@ -2140,7 +1988,7 @@ static unsigned sync_step(struct dimm_pager *p)
 					break; /* -EAGAIN: no descriptor now, later */
 				}
 				p->sync_mark[pg] = 1;
-				p->pflags[pg] = 0;
+				p->pol.pflags[pg] = 0;
 				p->sync_wb++;
 				p->st.writebacks++;
 				p->st.bytes_out += DIMM_PAGE;
@@ -2167,18 +2015,18 @@ static unsigned sync_step(struct dimm_pager *p)
 		bool drop = atomic_load(&p->sync_drop);
 
 		for (uint32_t pg = 0; pg < p->npages; pg++) {
-			if (p->sync_mark[pg] && p->state[pg] == PG_DIRTY) {
+			if (p->sync_mark[pg] && p->pol.state[pg] == DIMM_PG_DIRTY) {
 				if (p->sync_st) {
 					if (p->wp && !p->dead)
 						uf_wp(p, pg, false);
 				} else if (p->wp) {
-					p->state[pg] = PG_CLEAN;
+					p->pol.state[pg] = DIMM_PG_CLEAN;
 				}
 			}
 			p->sync_mark[pg] = 0;
 			if (drop && !p->sync_st &&
-			    (p->state[pg] == PG_CLEAN ||
-			     (p->state[pg] == PG_DIRTY && !p->wp))) {
+			    (p->pol.state[pg] == DIMM_PG_CLEAN ||
+			     (p->pol.state[pg] == DIMM_PG_DIRTY && !p->wp))) {
 				drop_page(p, pg);
 			}
 		}
@@ -2214,14 +2062,14 @@ static bool demand_in_flight(const struct dimm_pager *p)
  * the CLOCK hand reaches next, wrapping around. */
 static long scan_ahead(struct dimm_pager *p, uint64_t n)
 {
-	uint32_t to_end = p->npages - p->hand;
+	uint32_t to_end = p->npages - p->pol.hand;
 	long r;
 
 	if (n >= p->npages)
 		return wp_scan(p, 0, p->npages, true);
 	if (n <= to_end)
-		return wp_scan(p, p->hand, (uint32_t)n, true);
-	r = wp_scan(p, p->hand, to_end, true);
+		return wp_scan(p, p->pol.hand, (uint32_t)n, true);
+	r = wp_scan(p, p->pol.hand, to_end, true);
 	return r < 0 ? r : wp_scan(p, 0, (uint32_t)(n - to_end), true);
 }
 
@@ -2241,8 +2089,8 @@ static long scan_ahead(struct dimm_pager *p, uint64_t n)
 static unsigned clean_step(struct dimm_pager *p)
 {
 	uint32_t cand[DIMM_PAGER_CLEAN_MAX];
-	unsigned want, nc = 0, started = 0, busy = 0;
-	uint32_t used = p->mapped + p->reserved;
+	unsigned want, nc, started = 0, busy = 0;
+	uint32_t used = p->pol.mapped + p->pol.reserved;
 	uint64_t n;
 
 	if (!p->clean_low || !p->clean_due || p->n_pend || p->sync_phase || p->dead ||
@@ -2254,25 +2102,20 @@ static unsigned clean_step(struct dimm_pager *p)
 	if (p->sigbus && !demand_in_flight(p))
 		return 0;
 	p->clean_due = false;
-	if (used + p->clean_low <= p->budget)
+	want = dimm_policy_clean_want(&p->pol, p->clean_low);
+	if (!want)
 		return 0;
-	want = p->clean_low - (used < p->budget ? p->budget - used : 0);
-	for (n = 0; n < 2ull * p->npages && nc < want; n++) {
-		uint32_t pg = (uint32_t)((p->hand + n) % p->npages);
-
-		if (victim_state(p, pg) && (n < p->npages) == !p->ref[pg])
-			cand[nc++] = pg;
-	}
+	nc = dimm_policy_next_victims(&p->pol, want, victim_cand, p, cand, &n);
 	/* wp-async: a scan costs an ioctl (and a TLB flush when it protects
 	 * a page again), so scan in bursts: only when fewer than half the
 	 * watermark are known ready, then every victim up to it at once. A
 	 * page written after the cleaner saw it is the eviction's to find. */
 	if (p->wp_async) {
-		unsigned ready = p->budget > used ? p->budget - used : 0, unseen = 0;
+		unsigned ready = p->pol.budget > used ? p->pol.budget - used : 0, unseen = 0;
 
 		for (unsigned i = 0; i < nc; i++) {
-			if (p->state[cand[i]] == PG_EVICTING ||
-			    (p->pflags[cand[i]] & PF_SEEN))
+			if (p->pol.state[cand[i]] == DIMM_PG_EVICTING ||
+			    (p->pol.pflags[cand[i]] & DIMM_PF_SEEN))
 				ready++;
 			else
 				unseen++;
@@ -2287,14 +2130,14 @@ static unsigned clean_step(struct dimm_pager *p)
 					cand[i] = UINT32_MAX;
 					continue;
 				}
-				p->pflags[pg] |= PF_SEEN;
+				p->pol.pflags[pg] |= DIMM_PF_SEEN;
 			}
 		}
 	}
 	for (unsigned i = 0; i < N_EVICT; i++)
 		busy += p->ev[i].used && p->ev[i].keep;
 	for (unsigned i = 0; i < nc && started < CLEAN_BURST && busy < N_CLEAN; i++) {
-		if (cand[i] == UINT32_MAX || p->state[cand[i]] != PG_DIRTY)
+		if (cand[i] == UINT32_MAX || p->pol.state[cand[i]] != DIMM_PG_DIRTY)
 			continue;
 		if (start_evict(p, cand[i], true) < 0)
 			break;
@@ -2382,15 +2225,15 @@ static bool sigbus_wait(struct dimm_pager *p, uint32_t pg)
 	int slot = -1;
 
 	for (;;) {
-		uint8_t st = __atomic_load_n(&p->state[pg], __ATOMIC_ACQUIRE);
+		uint8_t st = __atomic_load_n(&p->pol.state[pg], __ATOMIC_ACQUIRE);
 
-		if (atomic_load(&p->err) || st == PG_POISONED)
+		if (atomic_load(&p->err) || st == DIMM_PG_POISONED)
 			return false;
-		if (st == PG_CLEAN || st == PG_DIRTY || st == PG_EVICTING)
+		if (st == DIMM_PG_CLEAN || st == DIMM_PG_DIRTY || st == DIMM_PG_EVICTING)
 			return true;
 		/* (again if it was read and the page is absent anyway: a
 		 * duplicate is harmless, a lost one would wait for ever) */
-		if (slot >= 0 && st == PG_ABSENT && atomic_load(&p->sigq[slot]) != pg + 1)
+		if (slot >= 0 && st == DIMM_PG_ABSENT && atomic_load(&p->sigq[slot]) != pg + 1)
 			slot = -1;
 		for (unsigned i = 0; slot < 0 && i < N_SIGQ; i++) {
 			uint32_t none = 0;
@@ -2510,93 +2353,4 @@ bool dimm_pager_busy(const struct dimm_pager *p)
 		if (p->ev[i].used)
 			return true;
 	return false;
-}
-
-/* ------------------------------------------------------------ baseline */
-
-struct rt_server {
-	int fd;
-	_Atomic int stop;
-	uint8_t *src;
-};
-
-static void *rt_serve(void *arg)
-{
-	struct rt_server *sv = arg;
-
-	while (!atomic_load(&sv->stop)) {
-		struct pollfd pf = { .fd = sv->fd, .events = POLLIN };
-		struct uffd_msg m;
-
-		if (poll(&pf, 1, 10) <= 0 || read(sv->fd, &m, sizeof(m)) != sizeof(m) ||
-		    m.event != UFFD_EVENT_PAGEFAULT)
-			continue;
-		struct uffdio_copy c = {
-			.dst = m.arg.pagefault.address & ~(uint64_t)(DIMM_PAGE - 1),
-			.src = (uintptr_t)sv->src,
-			.len = DIMM_PAGE,
-		};
-
-		ioctl(sv->fd, UFFDIO_COPY, &c);
-	}
-	return NULL;
-}
-
-int dimm_uffd_roundtrip(unsigned pages, uint32_t *hist, char *err, size_t errlen)
-{
-	struct rt_server sv = { .fd = uffd_open() };
-	struct uffdio_api api = { .api = UFFD_API };
-	size_t size = (size_t)pages * DIMM_PAGE;
-	uint8_t *m = MAP_FAILED;
-	pthread_t th;
-	int e = 0;
-
-	sv.src = aligned_alloc(DIMM_PAGE, DIMM_PAGE);
-	if (uffd_off_by_env()) {
-		e = -EPERM;
-		ERR("userfaultfd round trip: userfaultfd unavailable: disabled "
-		    "(HTOE_DIMM_NO_UFFD is set)");
-		goto out;
-	}
-	if (sv.fd < 0 || ioctl(sv.fd, UFFDIO_API, &api)) {
-		e = -errno;
-		ERR("userfaultfd round trip: userfaultfd unavailable: %s", strerror(errno));
-		goto out;
-	}
-	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (!pages || !sv.src || m == MAP_FAILED) {
-		e = -ENOMEM;
-		ERR("userfaultfd round trip: no memory for %u pages", pages);
-		goto out;
-	}
-	memset(sv.src, 0x5a, DIMM_PAGE);
-	madvise(m, size, MADV_NOHUGEPAGE);
-	struct uffdio_register reg = { .range = { (uintptr_t)m, size },
-				       .mode = UFFDIO_REGISTER_MODE_MISSING };
-
-	if (ioctl(sv.fd, UFFDIO_REGISTER, &reg)) {
-		e = -errno;
-		ERR("userfaultfd round trip: UFFDIO_REGISTER: %s", strerror(errno));
-		goto out;
-	}
-	if (pthread_create(&th, NULL, rt_serve, &sv)) {
-		e = -EAGAIN;
-		ERR("userfaultfd round trip: cannot start the handler thread");
-		goto out;
-	}
-	for (unsigned i = 0; i < pages; i++) {
-		uint64_t t0 = now_ns();
-
-		(void)*(volatile uint8_t *)(m + (size_t)i * DIMM_PAGE);
-		dimm_hist_add(hist, now_ns() - t0);
-	}
-	atomic_store(&sv.stop, 1);
-	pthread_join(th, NULL);
-out:
-	if (m != MAP_FAILED)
-		munmap(m, size);
-	if (sv.fd >= 0)
-		close(sv.fd);
-	free(sv.src);
-	return e;
 }

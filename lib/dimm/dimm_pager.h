@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * dimm_pager: transparent remote memory through userfaultfd (docs/dimm.md).
+ * The shell around dimm_policy.h (page states, budget, CLOCK, batches,
+ * readahead), which does no I/O.
  *
  * dimm_pager_new() maps a region of anonymous memory and registers it with
  * userfaultfd. Code that only sees plain pointers into it runs on remote
@@ -92,7 +94,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/lat_hist.h"
 #include "dimm.h"
+#include "dimm_policy.h"
 
 #define DIMM_PAGE 4096u
 
@@ -167,16 +171,13 @@ struct dimm_pager_cfg {
 	unsigned budget_pct;
 };
 
-#define DIMM_PAGER_MIN_BUDGET 64u
+#define DIMM_PAGER_MIN_BUDGET DIMM_POLICY_MIN_BUDGET
 
 #define DIMM_PAGER_RETRIES 32u
 /* A watermark for the cleaner: a sixteenth of the budget, 2 to 16 pages. */
 #define DIMM_PAGER_CLEAN_LOW(budget) \
 	((budget) / 16u < 2u ? 2u : (budget) / 16u > 16u ? 16u : (budget) / 16u)
 #define DIMM_PAGER_CLEAN_MAX 64u
-
-/* Latency histogram: log-linear, 32 sub-buckets per power of two of ns. */
-#define DIMM_HIST_BUCKETS (64u * 32u)
 
 struct dimm_pager_stats {
 	uint64_t faults;          /* missing faults served by a fetch */
@@ -220,10 +221,10 @@ struct dimm_pager_stats {
 	uint64_t in_use;          /* external: pages touched and not given back (now) */
 	uint64_t in_use_max;      /* ... at most */
 	uint64_t budget_max;      /* the budget at its largest (budget_pct: it follows in_use) */
-	uint32_t hist[DIMM_HIST_BUCKETS]; /* fault service time: message read -> page installed */
-	uint32_t hist_wp[DIMM_HIST_BUCKETS]; /* WP fault service time */
-	uint32_t hist_victim[DIMM_HIST_BUCKETS]; /* of hist: the victim_waits faults */
-	uint32_t hist_batch[DIMM_HIST_BUCKETS];  /* of hist: the batch_waits faults */
+	struct lat_hist hist;        /* fault service time: message read -> page installed */
+	struct lat_hist hist_wp;     /* WP fault service time */
+	struct lat_hist hist_victim; /* of hist: the victim_waits faults */
+	struct lat_hist hist_batch;  /* of hist: the batch_waits faults */
 };
 
 struct dimm_pager;
@@ -276,21 +277,11 @@ int dimm_pager_error(const struct dimm_pager *p, char *msg, size_t len);
 int dimm_pager_run(struct dimm_pager *p, void (*fn)(void *), void *arg, void **addr);
 
 const struct dimm_pager_stats *dimm_pager_stats(const struct dimm_pager *p);
-/* Quantile q (0..1) of the fault service time in ns, from a histogram. */
-uint64_t dimm_hist_quantile(const uint32_t *hist, double q);
-void dimm_hist_add(uint32_t *hist, uint64_t ns);
-
-/*
- * The baseline of a remote fault: the local userfaultfd round trip. Maps
- * `pages` pages of anonymous memory, registers them for missing faults and
- * touches each once from the calling thread, while a handler thread (same
- * CPU affinity as the caller; it sleeps in poll() on the userfaultfd, as a
- * pager does) serves each fault by copying a local page (UFFDIO_COPY). The
- * time from the access to its return - fault delivery, hand-off, copy,
- * wake-up - of each page goes into hist (dimm_hist_add). 0, or a negative
- * errno with a message in err (userfaultfd unavailable, also when
- * HTOE_DIMM_NO_UFFD is set; out of memory).
- */
-int dimm_uffd_roundtrip(unsigned pages, uint32_t *hist, char *err, size_t errlen);
+/* A userfaultfd (non-blocking, close-on-exec), through the system call or
+ * /dev/userfaultfd where the system call is refused; -1 with errno. */
+int dimm_uffd_open(void);
+/* HTOE_DIMM_NO_UFFD is set (and not "0"): act as if userfaultfd were
+ * unavailable. */
+bool dimm_uffd_off_by_env(void);
 
 #endif

@@ -2,7 +2,8 @@
  * bench_dimm: where the time of a remote page fault goes, without a network
  * (meson benchmark, suite 'dimm'; docs/dimm.md quotes it).
  *
- *   1. userfaultfd alone (dimm_uffd_roundtrip, also htoe-dimm's baseline): a
+ *   1. userfaultfd alone (dimm_uffd_roundtrip, app/dimm/baselines.c, also
+ *      htoe-dimm's baseline): a
  *      fault served by a thread that copies a local page (UFFDIO_COPY) - the
  *      kernel's and the thread hand-off's share;
  *   2. the pager over the in-memory loopback link (dimm_loop): 1. plus the
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "baselines.h"
 #include "dimm.h"
 #include "dimm_loop.h"
 #include "dimm_pager.h"
@@ -61,8 +63,7 @@ static void idle(void *arg)
 
 int main(void)
 {
-	static uint32_t h_raw[DIMM_HIST_BUCKETS], h_app[DIMM_HIST_BUCKETS], h64[DIMM_HIST_BUCKETS],
-		h4k[DIMM_HIST_BUCKETS];
+	static struct lat_hist h_raw, h_app, h64, h4k;
 	char err[256];
 	uint8_t *mem = calloc(1, SIZE);
 	struct dimm_loop_cfg lc = { .gbase = GBASE, .size = SIZE, .mem = mem };
@@ -73,7 +74,7 @@ int main(void)
 	pthread_t th;
 	volatile uint8_t sink = 0;
 
-	if (dimm_uffd_roundtrip(PAGES, h_raw, err, sizeof(err)))
+	if (dimm_uffd_roundtrip(PAGES, &h_raw, err, sizeof(err)))
 		printf("bench_dimm: %s\n", err);
 	memset(&ec, 0, sizeof(ec));
 	dimm_loop_link(l, &ec.link);
@@ -97,7 +98,7 @@ int main(void)
 			uint64_t t0 = now_ns();
 
 			sink += m[(size_t)i * DIMM_PAGE];
-			dimm_hist_add(h_app, now_ns() - t0);
+			lat_add(&h_app, now_ns() - t0);
 		}
 		atomic_store(&stop, 1);
 		pthread_join(th, NULL);
@@ -114,19 +115,19 @@ int main(void)
 		uint64_t t0 = now_ns();
 
 		dimm_read(c2, (uint64_t)(i % PAGES) * DIMM_PAGE, buf, 64);
-		dimm_hist_add(h64, now_ns() - t0);
+		lat_add(&h64, now_ns() - t0);
 		t0 = now_ns();
 		dimm_read(c2, (uint64_t)(i % PAGES) * DIMM_PAGE, buf, DIMM_PAGE);
-		dimm_hist_add(h4k, now_ns() - t0);
+		lat_add(&h4k, now_ns() - t0);
 	}
-#define Q(h, q) ((double)dimm_hist_quantile(h, q) / 1e3)
+#define Q(h, q) (lat_quantile(&(h), q) / 1e3)
 	printf("bench_dimm: userfaultfd alone (copy of a local page):  p50 %6.1f us  p99 %6.1f us\n",
 	       Q(h_raw, 0.5), Q(h_raw, 0.99));
 	if (P)
 		printf("bench_dimm: pager, loopback (64 HT reads per page):   p50 %6.1f us  p99 %6.1f us"
 		       "  (service: p50 %.1f us)\n",
 		       Q(h_app, 0.5), Q(h_app, 0.99),
-		       (double)dimm_hist_quantile(dimm_pager_stats(P)->hist, 0.5) / 1e3);
+		       lat_quantile(&dimm_pager_stats(P)->hist, 0.5) / 1e3);
 	printf("bench_dimm: explicit read, loopback, 64 B:            p50 %6.1f us  p99 %6.1f us\n",
 	       Q(h64, 0.5), Q(h64, 0.99));
 	printf("bench_dimm: explicit read, loopback, 4 KiB:           p50 %6.1f us  p99 %6.1f us\n",

@@ -279,7 +279,7 @@ static void run_budget(unsigned budget, unsigned flags, unsigned readahead)
 	}
 	if (readahead)
 		assert_true(st->readaheads > 0);
-	assert_true(dimm_hist_quantile(st->hist, 0.5) > 0);
+	assert_true(lat_quantile(&st->hist, 0.5) > 0);
 	char msg[256];
 
 	assert_int_equal(dimm_pager_error(e.p, msg, sizeof(msg)), 0);
@@ -468,15 +468,6 @@ static void test_evict_batch_wp_async(void **state)
  * nothing was lost. rtc: run to completion (SIGBUS, no pager thread). */
 static void rtc_drive(void *arg);
 
-static uint64_t hist_count(const uint32_t *h)
-{
-	uint64_t n = 0;
-
-	for (unsigned b = 0; b < DIMM_HIST_BUCKETS; b++)
-		n += h[b];
-	return n;
-}
-
 static void evict_dirty(unsigned flags, bool rtc, unsigned reset_every)
 {
 	struct env e;
@@ -536,8 +527,8 @@ static void evict_dirty(unsigned flags, bool rtc, unsigned reset_every)
 	assert_true(st->victim_waits + st->batch_waits <= st->faults);
 	assert_int_equal(st->copied_writebacks, st->evictions - st->drops_clean);
 	assert_int_equal(st->victim_waits, 0);
-	assert_int_equal(hist_count(st->hist_victim), st->victim_waits);
-	assert_int_equal(hist_count(st->hist_batch), st->batch_waits);
+	assert_int_equal(st->hist_victim.count, st->victim_waits);
+	assert_int_equal(st->hist_batch.count, st->batch_waits);
 	assert_true(st->batched_writebacks <= st->writebacks);
 	/* wp-async, run to completion (the count is the same in every run:
 	 * the application's thread drives the pager): one PAGEMAP_SCAN finds a
@@ -604,7 +595,7 @@ static void test_evict_dirty_resets(void **state)
  * test thread polls; the faulting thread is held in its handler
  * (held_drive) until its page is installed, then runs while the
  * write-backs are still on their way and writes pages 1-7 again: a fault
- * on a page whose write-back is in flight (PG_WRITING) waits for its
+ * on a page whose write-back is in flight (DIMM_PG_WRITING) waits for its
  * confirmation, then fetches it. Nothing lost. (Before the copies the
  * batch stayed resident until its flush, and the pager once dropped such a
  * batch, confirmed after the install, while the thread could already write
@@ -1458,23 +1449,6 @@ static void test_no_uffd(void **state)
 	free(e.mem);
 }
 
-static void test_hist(void **state)
-{
-	(void)state;
-	static uint32_t h[DIMM_HIST_BUCKETS];
-
-	for (uint64_t v = 1; v <= 1000; v++)
-		dimm_hist_add(h, v * 1000);
-	uint64_t p50 = dimm_hist_quantile(h, 0.5), p99 = dimm_hist_quantile(h, 0.99);
-
-	assert_true(p50 > 480000 && p50 < 520000);
-	assert_true(p99 > 960000 && p99 < 1020000);
-	memset(h, 0, sizeof(h));
-	assert_int_equal(dimm_hist_quantile(h, 0.5), 0);
-	dimm_hist_add(h, 7);
-	assert_int_equal(dimm_hist_quantile(h, 0.5), 7);
-}
-
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -1482,7 +1456,6 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		cmocka_set_test_filter(argv[2]); /* by hand: e.g. 1 'test_clean_*' */
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hist),
 		cmocka_unit_test(test_budget_full),
 		cmocka_unit_test(test_evict_batch_wp),
 		cmocka_unit_test(test_evict_batch_wp_async),

@@ -3,9 +3,10 @@
  * only, no clock, no allocation. Values below 32 ns are exact; above, each
  * power of two is split into 32 buckets (at most 3.1 % relative error), up
  * to 2^41 ns (~37 minutes; larger values land in the last bucket). Exact
- * count, sum, min and max are kept besides. Used by app/node (read round
- * trips of the bridge's workload) and by htoe-bench (TCP ping-pong);
- * tested by tests/test_lat_hist.c.
+ * count, sum, min and max are kept besides. The one histogram of the
+ * project: lib/dimm's pager (fault service times), app/node (read round trips
+ * of the bridge's workload), htoe-bench (TCP ping-pong) and htoe-dimm; in
+ * lib/ so that the libraries may use it. Tested by tests/test_lat_hist.c.
  */
 #ifndef LAT_HIST_H
 #define LAT_HIST_H
@@ -58,6 +59,21 @@ static inline void lat_add(struct lat_hist *h, uint64_t ns)
 	h->count++;
 	h->sum_ns += ns;
 	h->bucket[lat_index(ns)]++;
+}
+
+/* Add b's samples to a (the histograms of several runs as one). */
+static inline void lat_merge(struct lat_hist *a, const struct lat_hist *b)
+{
+	if (!b->count)
+		return;
+	if (!a->count || b->min_ns < a->min_ns)
+		a->min_ns = b->min_ns;
+	if (b->max_ns > a->max_ns)
+		a->max_ns = b->max_ns;
+	a->count += b->count;
+	a->sum_ns += b->sum_ns;
+	for (unsigned i = 0; i < LAT_BUCKETS; i++)
+		a->bucket[i] += b->bucket[i];
 }
 
 /* The q-quantile (0..1): the middle of the bucket holding it, clamped to

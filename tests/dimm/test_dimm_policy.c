@@ -1,0 +1,583 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The pager's policy (lib/dimm/dimm_policy.c) without userfaultfd: known
+ * answers for the budget (fixed, a percentage of the pages in use, the
+ * floor and the cap), the span and the batch size; CLOCK's second chance
+ * and its victims; the clean and dirty batches that go with a victim; the
+ * readahead window; what a fault asks for in each page state; which
+ * failures are sent again; the external mode's fresh pages; the
+ * bookkeeping of installed and dropped pages (fresh pages stay fresh); and a run of faults against a budget, driven as the
+ * pager drives it, that never holds more pages than the budget, writes
+ * back exactly the dirty pages it evicts and loses no write.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dimm_policy.h"
+
+#define DIMM_TEST_RETRIES 32u
+
+static void test_budget(void **state)
+{
+	struct dimm_policy pol;
+
+	(void)state;
+	/* fixed: 0 or more than the mapping is the mapping */
+	assert_int_equal(dimm_policy_init(&pol, 1000, 0, 0), 0);
+	assert_int_equal(pol.budget, 1000);
+	dimm_policy_fini(&pol);
+	assert_int_equal(dimm_policy_init(&pol, 1000, 5000, 0), 0);
+	assert_int_equal(pol.budget, 1000);
+	dimm_policy_fini(&pol);
+	assert_int_equal(dimm_policy_init(&pol, 1000, 100, 0), 0);
+	assert_int_equal(pol.budget, 100);
+	pol.in_use = 1000; /* no budget_pct: the pages in use do not matter */
+	assert_int_equal(dimm_policy_budget_update(&pol), 100);
+	dimm_policy_fini(&pol);
+
+	/* 25 % of the pages in use, rounded up, at least the floor */
+	assert_int_equal(dimm_policy_init(&pol, 10000, 0, 25), 0);
+	pol.in_use = 0;
+	assert_int_equal(dimm_policy_budget_update(&pol), DIMM_POLICY_MIN_BUDGET);
+	pol.in_use = 1001;
+	assert_int_equal(dimm_policy_budget_update(&pol), 251);
+	pol.in_use = 10000;
+	assert_int_equal(dimm_policy_budget_update(&pol), 2500);
+	dimm_policy_fini(&pol);
+	/* ... and at most the fixed budget */
+	assert_int_equal(dimm_policy_init(&pol, 10000, 1000, 25), 0);
+	pol.in_use = 8000;
+	assert_int_equal(dimm_policy_budget_update(&pol), 1000);
+	dimm_policy_fini(&pol);
+}
+
+static void test_span_and_batch(void **state)
+{
+	struct dimm_policy pol;
+
+	(void)state;
+	/* DIMM_EVICT_SCAN resident pages: 16 pages times mapping/budget, 16..256 */
+	assert_int_equal(dimm_policy_init(&pol, 1024, 0, 0), 0);
+	assert_int_equal(pol.evict_span, 16);
+	assert_int_equal(dimm_policy_batch_max(&pol), DIMM_EVICT_BATCH);
+	/* near the end of the mapping the span stops there */
+	assert_int_equal(dimm_policy_span(&pol, 1020), 4);
+	assert_int_equal(dimm_policy_span(&pol, 0), 16);
+	dimm_policy_fini(&pol);
+	assert_int_equal(dimm_policy_init(&pol, 1024, 256, 0), 0);
+	assert_int_equal(pol.evict_span, 64);
+	dimm_policy_fini(&pol);
+	assert_int_equal(dimm_policy_init(&pol, 1024, 16, 0), 0);
+	assert_int_equal(pol.evict_span, DIMM_EVICT_SPAN_MAX);
+	/* an eighth of the budget: 2 of 16 */
+	assert_int_equal(dimm_policy_batch_max(&pol), 2);
+	dimm_policy_fini(&pol);
+	/* at least the victim */
+	assert_int_equal(dimm_policy_init(&pol, 1024, 3, 0), 0);
+	assert_int_equal(dimm_policy_batch_max(&pol), 1);
+	dimm_policy_fini(&pol);
+}
+
+static void test_install_drop(void **state)
+{
+	struct dimm_policy pol;
+
+	(void)state;
+	assert_int_equal(dimm_policy_init(&pol, 16, 4, 0), 0);
+	assert_false(dimm_policy_full(&pol));
+	dimm_policy_installed(&pol, 1, false);
+	dimm_policy_installed(&pol, 2, true);
+	dimm_policy_installed(&pol, 3, false);
+	assert_int_equal(pol.state[1], DIMM_PG_CLEAN);
+	assert_int_equal(pol.state[2], DIMM_PG_DIRTY);
+	assert_int_equal(pol.ref[2], 1);
+	assert_int_equal(pol.mapped, 3);
+	assert_false(dimm_policy_full(&pol));
+	pol.reserved++; /* a fetch took the last slot */
+	assert_true(dimm_policy_full(&pol));
+	/* dropped: absent, unreferenced, only FRESH kept */
+	pol.pflags[2] = DIMM_PF_FRESH | DIMM_PF_WASHED | DIMM_PF_SEEN;
+	dimm_policy_dropped(&pol, 2);
+	assert_int_equal(pol.state[2], DIMM_PG_ABSENT);
+	assert_int_equal(pol.ref[2], 0);
+	assert_int_equal(pol.pflags[2], DIMM_PF_FRESH);
+	assert_int_equal(pol.mapped, 2);
+	assert_false(dimm_policy_full(&pol));
+	dimm_policy_fini(&pol);
+}
+
+static bool odd_only(void *arg, uint32_t pg)
+{
+	const struct dimm_policy *pol = arg;
+
+	return (pg & 1) && pol->state[pg] != DIMM_PG_ABSENT;
+}
+
+static void test_clock(void **state)
+{
+	struct dimm_policy pol;
+	uint64_t left;
+
+	(void)state;
+	assert_int_equal(dimm_policy_init(&pol, 8, 0, 0), 0);
+	/* nothing resident: two sweeps and no victim */
+	left = 2 * 8 + 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, NULL, NULL), -1);
+	assert_int_equal(left, 0);
+	assert_int_equal(pol.hand, 17 % 8); /* the hand went round twice and one more */
+	pol.hand = 0;
+	for (uint32_t pg = 0; pg < 8; pg++)
+		if (pg != 3)
+			dimm_policy_installed(&pol, pg, pg == 5);
+	pol.state[6] = DIMM_PG_POISONED;
+	pol.state[7] = DIMM_PG_FETCHING;
+	/* every page referenced: the first sweep takes the bits, the second
+	 * finds page 0 */
+	left = 2 * 8 + 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, NULL, NULL), 0);
+	assert_int_equal(left, 2 * 8 + 1 - 9);
+	for (uint32_t pg = 0; pg < 6; pg++)
+		assert_int_equal(pol.ref[pg], 0);
+	assert_int_equal(pol.ref[6], 1); /* not a candidate: its bit is not CLOCK's */
+	/* the hand moved on: a page referenced since gets a second chance */
+	pol.ref[1] = 1;
+	left = 2 * 8 + 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, NULL, NULL), 2);
+	assert_int_equal(pol.ref[1], 0);
+	/* absent, poisoned and fetching pages are never victims; dirty ones are */
+	left = 2 * 8 + 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, NULL, NULL), 4);
+	left = 2 * 8 + 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, NULL, NULL), 5);
+	assert_int_equal(pol.state[5], DIMM_PG_DIRTY);
+	left = 2 * 8 + 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, NULL, NULL), 0);
+	/* the caller says what a candidate is */
+	left = 2 * 8 + 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, odd_only, &pol), 1);
+	left = 2 * 8 + 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, odd_only, &pol), 5);
+	/* the steps given are a bound */
+	pol.hand = 0;
+	left = 1;
+	assert_int_equal(dimm_policy_clock(&pol, &left, odd_only, &pol), -1);
+	dimm_policy_fini(&pol);
+}
+
+/* The cleaner's look ahead names the victims CLOCK then takes, in order:
+ * random states and reference bits, the victims each dropped when taken. */
+static void test_next_victims(void **state)
+{
+	struct dimm_policy pol;
+	uint32_t ahead[64];
+	uint64_t x = 0x243f6a8885a308d3ull, looked;
+
+	(void)state;
+	for (unsigned round = 0; round < 50; round++) {
+		assert_int_equal(dimm_policy_init(&pol, 40, 0, 0), 0);
+		for (uint32_t pg = 0; pg < 40; pg++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			if (x % 5 == 0)
+				continue; /* absent */
+			dimm_policy_installed(&pol, pg, x % 3 == 0);
+			pol.ref[pg] = (x >> 8) % 2;
+			if ((x >> 9) % 7 == 0)
+				pol.state[pg] = DIMM_PG_FETCHING;
+		}
+		pol.hand = (uint32_t)(x >> 20) % 40;
+		unsigned max = 1 + (unsigned)(x >> 30) % 40;
+		unsigned n = dimm_policy_next_victims(&pol, max, NULL, NULL, ahead, &looked);
+
+		assert_true(n <= max);
+		assert_true(looked <= 2 * 40);
+		for (unsigned k = 0; k < n; k++) {
+			uint64_t left = 2 * 40 + 1;
+
+			assert_int_equal(dimm_policy_clock(&pol, &left, NULL, NULL), ahead[k]);
+			dimm_policy_dropped(&pol, ahead[k]);
+		}
+		if (n < max) { /* it found every candidate: none is left */
+			uint64_t left = 2 * 40 + 1;
+
+			assert_int_equal(dimm_policy_clock(&pol, &left, NULL, NULL), -1);
+		}
+		dimm_policy_fini(&pol);
+	}
+}
+
+static void test_clean_want(void **state)
+{
+	struct dimm_policy pol;
+
+	(void)state;
+	assert_int_equal(dimm_policy_init(&pol, 1000, 100, 0), 0);
+	pol.mapped = 80;
+	assert_int_equal(dimm_policy_clean_want(&pol, 16), 0); /* 20 free */
+	pol.mapped = 84;
+	assert_int_equal(dimm_policy_clean_want(&pol, 16), 0); /* 16 free */
+	pol.reserved = 6;
+	assert_int_equal(dimm_policy_clean_want(&pol, 16), 6); /* 10 free */
+	pol.mapped = 100;
+	assert_int_equal(dimm_policy_clean_want(&pol, 16), 16); /* none free */
+	dimm_policy_fini(&pol);
+}
+
+static void test_clean_batch(void **state)
+{
+	struct dimm_policy pol;
+	uint32_t v[DIMM_EVICT_BATCH];
+	unsigned n;
+
+	(void)state;
+	assert_int_equal(dimm_policy_init(&pol, 64, 0, 0), 0); /* span 16, batch 8 */
+	for (uint32_t pg = 0; pg < 24; pg++) {
+		dimm_policy_installed(&pol, pg, pg == 2);
+		pol.ref[pg] = 0;
+	}
+	pol.ref[3] = 1;
+	/* the victim, then the next clean unreferenced pages: not 2 (dirty),
+	 * not 3 (referenced) */
+	n = dimm_policy_clean_batch(&pol, 0, 64, v);
+	assert_int_equal(n, 8);
+	static const uint32_t want[] = { 0, 1, 4, 5, 6, 7, 8, 9 };
+
+	assert_memory_equal(v, want, sizeof(want));
+	/* only what the scan saw (known) */
+	n = dimm_policy_clean_batch(&pol, 0, 5, v);
+	assert_int_equal(n, 3);
+	assert_int_equal(v[2], 4);
+	/* only within the span: from 20, pages 20..35, of them 20..23 resident */
+	n = dimm_policy_clean_batch(&pol, 20, 64, v);
+	assert_int_equal(n, 4);
+	assert_int_equal(v[3], 23);
+	/* the victim beyond `known` goes alone */
+	n = dimm_policy_clean_batch(&pol, 10, 10, v);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0], 10);
+	dimm_policy_fini(&pol);
+	/* a budget of 16: an eighth, two pages at once */
+	assert_int_equal(dimm_policy_init(&pol, 64, 16, 0), 0);
+	for (uint32_t pg = 0; pg < 8; pg++) {
+		dimm_policy_installed(&pol, pg, false);
+		pol.ref[pg] = 0;
+	}
+	assert_int_equal(dimm_policy_clean_batch(&pol, 0, 64, v), 2);
+	dimm_policy_fini(&pol);
+}
+
+static void test_dirty_batch(void **state)
+{
+	struct dimm_policy pol;
+	uint32_t v[DIMM_EVICT_BATCH];
+	unsigned n;
+
+	(void)state;
+	assert_int_equal(dimm_policy_init(&pol, 64, 0, 0), 0);
+	for (uint32_t pg = 0; pg < 24; pg++) {
+		dimm_policy_installed(&pol, pg, pg != 4);
+		pol.ref[pg] = 0;
+	}
+	pol.ref[2] = 1;
+	pol.pflags[3] = DIMM_PF_WASHED;
+	/* not the victim itself, not 2 (referenced), not 4 (clean); 7 at most */
+	n = dimm_policy_dirty_batch(&pol, 0, 64, false, v);
+	assert_int_equal(n, DIMM_EVICT_BATCH - 1);
+	static const uint32_t want[] = { 1, 3, 5, 6, 7, 8, 9 };
+
+	assert_memory_equal(v, want, sizeof(want));
+	/* wp-async: a page the cleaner washed waits for its second chance */
+	n = dimm_policy_dirty_batch(&pol, 0, 64, true, v);
+	assert_int_equal(n, DIMM_EVICT_BATCH - 1);
+	assert_int_equal(v[1], 5);
+	/* nothing beyond `known` */
+	assert_int_equal(dimm_policy_dirty_batch(&pol, 0, 2, false, v), 1);
+	assert_int_equal(dimm_policy_dirty_batch(&pol, 0, 1, false, v), 0);
+	dimm_policy_fini(&pol);
+}
+
+/* Every page state against a read, a write-protect fault and the error
+ * state: the action, and the state after it. */
+static void test_fault(void **state)
+{
+	static const struct {
+		uint8_t st, pf;
+		bool wp, failed;
+		enum dimm_fault_action want;
+		uint8_t after;
+	} cases[] = {
+		{ DIMM_PG_ABSENT, 0, false, false, DIMM_FA_FETCH, DIMM_PG_ABSENT },
+		{ DIMM_PG_ABSENT, 0, true, false, DIMM_FA_FETCH, DIMM_PG_ABSENT },
+		{ DIMM_PG_ABSENT, DIMM_PF_FRESH, false, false, DIMM_FA_ZERO, DIMM_PG_ABSENT },
+		{ DIMM_PG_ABSENT, 0, false, true, DIMM_FA_POISON, DIMM_PG_ABSENT },
+		{ DIMM_PG_ABSENT, DIMM_PF_FRESH, false, true, DIMM_FA_POISON, DIMM_PG_ABSENT },
+		{ DIMM_PG_FETCHING, 0, false, false, DIMM_FA_JOIN, DIMM_PG_FETCHING },
+		{ DIMM_PG_FETCHING, 0, false, true, DIMM_FA_JOIN, DIMM_PG_FETCHING },
+		{ DIMM_PG_CLEAN, 0, true, false, DIMM_FA_FIRST_WRITE, DIMM_PG_DIRTY },
+		{ DIMM_PG_CLEAN, 0, false, false, DIMM_FA_SPURIOUS, DIMM_PG_CLEAN },
+		{ DIMM_PG_DIRTY, 0, true, false, DIMM_FA_REWRITE, DIMM_PG_DIRTY },
+		{ DIMM_PG_DIRTY, 0, false, false, DIMM_FA_SPURIOUS, DIMM_PG_DIRTY },
+		{ DIMM_PG_EVICTING, 0, true, false, DIMM_FA_WAIT, DIMM_PG_EVICTING },
+		{ DIMM_PG_EVICTING, 0, false, true, DIMM_FA_WAIT, DIMM_PG_EVICTING },
+		{ DIMM_PG_WRITING, 0, false, false, DIMM_FA_WAIT, DIMM_PG_WRITING },
+		{ DIMM_PG_POISONED, 0, false, false, DIMM_FA_SPURIOUS, DIMM_PG_POISONED },
+		{ DIMM_PG_POISONED, 0, false, true, DIMM_FA_SPURIOUS, DIMM_PG_POISONED },
+	};
+	struct dimm_policy pol;
+
+	(void)state;
+	assert_int_equal(dimm_policy_init(&pol, 4, 0, 0), 0);
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pol.state[2] = cases[i].st;
+		pol.pflags[2] = cases[i].pf;
+		pol.ref[2] = 0;
+		assert_int_equal(dimm_policy_fault(&pol, 2, cases[i].wp, cases[i].failed),
+				 cases[i].want);
+		assert_int_equal(pol.state[2], cases[i].after);
+		/* a first write references the page: CLOCK passes it once */
+		assert_int_equal(pol.ref[2], cases[i].want == DIMM_FA_FIRST_WRITE);
+		assert_int_equal(pol.state[1], DIMM_PG_ABSENT); /* nothing else moved */
+	}
+	dimm_policy_fini(&pol);
+}
+
+/* External mode (htoe-dimm --run, lib/dimm_preload): every page starts
+ * fresh, its first fault installs zeros and puts it in use, the budget
+ * follows the pages in use (budget_pct), and a page the process gives back
+ * is fresh again, dropped if it was resident. */
+static void test_external(void **state)
+{
+	struct dimm_policy pol;
+
+	(void)state;
+	assert_int_equal(dimm_policy_init(&pol, 1000, 0, 50), 0);
+	dimm_policy_all_fresh(&pol);
+	assert_int_equal(dimm_policy_budget_update(&pol), DIMM_POLICY_MIN_BUDGET);
+	assert_int_equal(dimm_policy_fault(&pol, 7, false, false), DIMM_FA_ZERO);
+	for (uint32_t pg = 0; pg < 300; pg++) {
+		dimm_policy_installed(&pol, pg, true);
+		assert_true(dimm_policy_in_use(&pol, pg));
+		assert_false(dimm_policy_in_use(&pol, pg)); /* once */
+	}
+	assert_int_equal(pol.in_use, 300);
+	assert_int_equal(pol.budget, 150);
+	assert_int_equal(dimm_policy_fault(&pol, 7, false, false), DIMM_FA_SPURIOUS);
+	/* a resident page given back: dropped, fresh */
+	assert_int_equal(dimm_policy_given_back(&pol, 7), 2);
+	assert_int_equal(pol.state[7], DIMM_PG_ABSENT);
+	assert_int_equal(pol.pflags[7], DIMM_PF_FRESH);
+	assert_int_equal(pol.mapped, 299);
+	assert_int_equal(dimm_policy_fault(&pol, 7, true, false), DIMM_FA_ZERO);
+	/* again: nothing changes */
+	assert_int_equal(dimm_policy_given_back(&pol, 7), 0);
+	assert_int_equal(pol.in_use, 299);
+	/* a page evicted before (absent, not fresh: its data is remote) */
+	dimm_policy_dropped(&pol, 8);
+	assert_int_equal(dimm_policy_fault(&pol, 8, false, false), DIMM_FA_FETCH);
+	assert_int_equal(dimm_policy_given_back(&pol, 8), 1);
+	assert_int_equal(dimm_policy_fault(&pol, 8, false, false), DIMM_FA_ZERO);
+	assert_int_equal(pol.mapped, 298);
+	/* a page being written back keeps its state: the write-back finishes */
+	pol.state[9] = DIMM_PG_EVICTING;
+	assert_int_equal(dimm_policy_given_back(&pol, 9), 1);
+	assert_int_equal(pol.state[9], DIMM_PG_EVICTING);
+	assert_int_equal(pol.in_use, 297);
+	/* the budget follows: half of 297, rounded up */
+	assert_int_equal(dimm_policy_budget_update(&pol), 149);
+	for (uint32_t pg = 10; pg < 300; pg++)
+		dimm_policy_given_back(&pol, pg);
+	assert_int_equal(dimm_policy_budget_update(&pol), DIMM_POLICY_MIN_BUDGET);
+	dimm_policy_fini(&pol);
+}
+
+/* A failure a warm VL reset causes is sent again, max times in a row at
+ * most; never another failure, never once the lease is gone. */
+static void test_retry(void **state)
+{
+	(void)state;
+	for (unsigned t = 0; t < DIMM_TEST_RETRIES; t++)
+		assert_true(dimm_policy_may_retry(true, t, DIMM_TEST_RETRIES, false));
+	assert_false(dimm_policy_may_retry(true, DIMM_TEST_RETRIES, DIMM_TEST_RETRIES, false));
+	assert_false(dimm_policy_may_retry(true, 0, DIMM_TEST_RETRIES, true));
+	assert_false(dimm_policy_may_retry(false, 0, DIMM_TEST_RETRIES, false));
+	assert_false(dimm_policy_may_retry(true, 0, 0, false));
+}
+
+static void test_readahead(void **state)
+{
+	struct dimm_policy pol;
+
+	(void)state;
+	assert_int_equal(dimm_policy_init(&pol, 4096, 64, 0), 0); /* a quarter: 16 */
+	/* off: nothing changes */
+	assert_int_equal(dimm_policy_readahead(&pol, 100, 0), 0);
+	assert_int_equal(pol.ra_lo, 0);
+	/* a first fault reads nothing ahead; the next page starts a window of 1 */
+	assert_int_equal(dimm_policy_readahead(&pol, 100, 8), 0);
+	assert_int_equal(dimm_policy_readahead(&pol, 101, 8), 1);
+	pol.ra_hi = 102;
+	/* a sweep doubles it up to max */
+	assert_int_equal(dimm_policy_readahead(&pol, 103, 8), 2);
+	pol.ra_hi = 105;
+	assert_int_equal(dimm_policy_readahead(&pol, 105, 8), 4);
+	pol.ra_hi = 109;
+	assert_int_equal(dimm_policy_readahead(&pol, 110, 8), 8);
+	pol.ra_hi = 118;
+	assert_int_equal(dimm_policy_readahead(&pol, 119, 8), 8);
+	pol.ra_hi = 127;
+	/* a random fault halves it, and again */
+	assert_int_equal(dimm_policy_readahead(&pol, 3000, 8), 4);
+	assert_int_equal(dimm_policy_readahead(&pol, 50, 8), 2);
+	dimm_policy_fini(&pol);
+	/* at most a quarter of the budget (at least one page) */
+	assert_int_equal(dimm_policy_init(&pol, 4096, 3, 0), 0);
+	assert_int_equal(dimm_policy_readahead(&pol, 1, 8), 1);
+	pol.ra_hi = 2;
+	assert_int_equal(dimm_policy_readahead(&pol, 3, 8), 1);
+	dimm_policy_fini(&pol);
+}
+
+/*
+ * Eviction under a budget, driven as the pager drives the policy (one
+ * fault at a time, served at once): a fault on an absent page needs a
+ * slot; when the budget is full, CLOCK names a victim; a clean one goes
+ * with its clean batch (given back, no write-back), a dirty one with its
+ * dirty batch (written back: the model's remote image takes the page's
+ * content, then the pages are given back). A write makes a resident page
+ * dirty. The model checks, at every step, that the resident pages never
+ * exceed the budget and that every page reads what was last written to it
+ * (from memory when resident, else from the remote image).
+ */
+#define M_PAGES  96u
+#define M_BUDGET 24u
+
+struct model {
+	struct dimm_policy pol;
+	uint32_t local[M_PAGES], remote[M_PAGES];
+	uint64_t writebacks, drops, clean_drops, faults;
+};
+
+static void m_evict(struct model *m)
+{
+	uint64_t left = 2ull * M_PAGES + 1;
+	int64_t v = dimm_policy_clock(&m->pol, &left, NULL, NULL);
+	uint32_t b[DIMM_EVICT_BATCH];
+	unsigned n;
+
+	assert_true(v >= 0);
+	if (m->pol.state[v] == DIMM_PG_CLEAN) {
+		n = dimm_policy_clean_batch(&m->pol, (uint32_t)v, M_PAGES, b);
+		for (unsigned k = 0; k < n; k++) {
+			assert_int_equal(m->pol.state[b[k]], DIMM_PG_CLEAN);
+			assert_int_equal(m->local[b[k]], m->remote[b[k]]);
+		}
+		m->clean_drops += n;
+	} else {
+		b[0] = (uint32_t)v;
+		n = 1 + dimm_policy_dirty_batch(&m->pol, (uint32_t)v, M_PAGES, false, b + 1);
+		for (unsigned k = 0; k < n; k++) {
+			assert_int_equal(m->pol.state[b[k]], DIMM_PG_DIRTY);
+			m->remote[b[k]] = m->local[b[k]]; /* the write-back */
+		}
+		m->writebacks += n;
+	}
+	assert_true(n <= dimm_policy_batch_max(&m->pol));
+	for (unsigned k = 0; k < n; k++) {
+		m->local[b[k]] = 0xdeadbeef; /* given back: the memory is gone */
+		dimm_policy_dropped(&m->pol, b[k]);
+	}
+	m->drops += n;
+}
+
+static void m_access(struct model *m, uint32_t pg, bool write, uint32_t val)
+{
+	if (m->pol.state[pg] == DIMM_PG_ABSENT) {
+		assert_int_equal(dimm_policy_fault(&m->pol, pg, false, false), DIMM_FA_FETCH);
+		m->faults++;
+		if (dimm_policy_full(&m->pol))
+			m_evict(m);
+		assert_false(dimm_policy_full(&m->pol));
+		m->local[pg] = m->remote[pg]; /* the fetch */
+		dimm_policy_installed(&m->pol, pg, write);
+	} else {
+		m->pol.ref[pg] = 1;
+		if (write && m->pol.state[pg] == DIMM_PG_CLEAN) /* the write-protect fault */
+			assert_int_equal(dimm_policy_fault(&m->pol, pg, true, false),
+					 DIMM_FA_FIRST_WRITE);
+	}
+	assert_true(m->pol.mapped <= m->pol.budget);
+	if (write)
+		m->local[pg] = val;
+}
+
+static void test_eviction_model(void **state)
+{
+	static struct model m;
+	static uint32_t shadow[M_PAGES];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	memset(shadow, 0, sizeof(shadow));
+	assert_int_equal(dimm_policy_init(&m.pol, M_PAGES, M_BUDGET, 0), 0);
+	/* a read-only sweep: every eviction is a clean drop */
+	for (uint32_t pg = 0; pg < M_PAGES; pg++)
+		m_access(&m, pg, false, 0);
+	assert_int_equal(m.faults, M_PAGES);
+	assert_int_equal(m.writebacks, 0);
+	assert_true(m.clean_drops >= M_PAGES - M_BUDGET);
+	/* a mix: a hot set of 8 pages, random others, a third of them writes */
+	for (unsigned i = 0; i < 20000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint32_t pg = (uint32_t)(x % 4 ? x % 8 : (x >> 8) % M_PAGES);
+		bool write = (x >> 20) % 3 == 0;
+
+		m_access(&m, pg, write, (uint32_t)(x >> 32));
+		if (write)
+			shadow[pg] = (uint32_t)(x >> 32);
+		uint32_t q = (uint32_t)(x >> 40) % M_PAGES; /* any page reads its last write */
+
+		assert_int_equal(m.pol.state[q] == DIMM_PG_ABSENT ? m.remote[q] : m.local[q], shadow[q]);
+	}
+	assert_true(m.writebacks > 0);
+	assert_true(m.clean_drops > M_PAGES - M_BUDGET);
+	/* every page is what was last written to it */
+	for (uint32_t pg = 0; pg < M_PAGES; pg++)
+		assert_int_equal(m.pol.state[pg] == DIMM_PG_ABSENT ? m.remote[pg] : m.local[pg],
+				 shadow[pg]);
+	/* the hot set stayed resident (CLOCK keeps referenced pages) */
+	unsigned hot = 0;
+
+	for (uint32_t pg = 0; pg < 8; pg++)
+		hot += m.pol.state[pg] != DIMM_PG_ABSENT;
+	assert_true(hot >= 6);
+	dimm_policy_fini(&m.pol);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_span_and_batch),
+		cmocka_unit_test(test_install_drop),
+		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_next_victims),
+		cmocka_unit_test(test_clean_want),
+		cmocka_unit_test(test_clean_batch),
+		cmocka_unit_test(test_dirty_batch),
+		cmocka_unit_test(test_fault),
+		cmocka_unit_test(test_external),
+		cmocka_unit_test(test_retry),
+		cmocka_unit_test(test_readahead),
+		cmocka_unit_test(test_eviction_model),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
