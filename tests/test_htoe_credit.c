@@ -684,6 +684,88 @@ static void test_check_detects(void **state)
 	assert_int_equal(htoe_credit_check_pair(&tx, &rx[0], err, sizeof(err)), -EINVAL);
 }
 
+/* htoe_credit_check_changed() on pool p (VLs rx[0..3)), changed VLs bit by
+ * bit: 0 or -EINVAL */
+#define CHECK_CHANGED(bits)                                                           \
+	htoe_credit_check_changed(&p, rx, 3, sizeof(rx[0]), (bits), err, sizeof(err))
+
+/* The check of the changed VLs only fails on every invariant the full check
+ * states, and on a VL that changed without being named. */
+static void test_check_changed_detects(void **state)
+{
+	static struct htoe_rxpool p;
+	struct htoe_credit_rx rx[3];
+	uint16_t t[HT_VC_COUNT][2];
+	char err[160];
+
+	(void)state;
+	set_all(t, 40);
+	assert_int_equal(htoe_rxpool_init(&p, t, 4, 16, 3), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(htoe_credit_rx_init(&p, &rx[i]), 0);
+		htoe_credit_rx_regrant(&p, &rx[i]);
+	}
+	assert_int_equal(CHECK_CHANGED(0), 0); /* the first call sees every VL */
+	assert_int_equal(htoe_credit_check_changed(&p, rx, 2, sizeof(rx[0]), 1, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(CHECK_CHANGED(0), 0);
+	/* work on VL 1, named: fine */
+	assert_int_equal(htoe_credit_rx_receive_n(&rx[1], HT_VC_P, 3, 2), 0);
+	assert_int_equal(CHECK_CHANGED(2), 0);
+	assert_int_equal(htoe_credit_rx_release_n(&p, &rx[1], HT_VC_P, 3, 2), 0);
+	htoe_credit_rx_regrant(&p, &rx[1]);
+	assert_int_equal(CHECK_CHANGED(2), 0);
+	/* a grant behind the pool's back, on the VL named or another */
+	rx[1].granted[HT_VC_R][0]++;
+	assert_int_equal(CHECK_CHANGED(2), -EINVAL);
+	assert_non_null(strstr(err, "committed"));
+	rx[1].granted[HT_VC_R][0]--;
+	assert_int_equal(CHECK_CHANGED(2), 0);
+	rx[2].granted[HT_VC_NP][1]++;
+	assert_int_equal(CHECK_CHANGED(1), 0); /* not visited (nor the pool changed) */
+	assert_int_equal(CHECK_CHANGED(4), -EINVAL);
+	assert_non_null(strstr(err, "committed"));
+	rx[2].granted[HT_VC_NP][1]--;
+	assert_int_equal(CHECK_CHANGED(0), 0); /* after a failure: all again */
+	/* the pool changed for a VL not named */
+	assert_int_equal(htoe_credit_rx_receive_n(&rx[2], HT_VC_NP, 2, 0), 0);
+	assert_int_equal(htoe_credit_rx_release_n(&p, &rx[2], HT_VC_NP, 2, 0), 0);
+	assert_int_equal(CHECK_CHANGED(1), -EINVAL);
+	assert_non_null(strstr(err, "committed"));
+	assert_int_equal(CHECK_CHANGED(4), 0);
+	htoe_credit_rx_regrant(&p, &rx[2]);
+	assert_int_equal(CHECK_CHANGED(4), 0);
+	/* received beyond granted; released beyond received; beyond the cap */
+	rx[0].received[HT_VC_NP][0] = 5;
+	assert_int_equal(CHECK_CHANGED(1), -EINVAL);
+	assert_non_null(strstr(err, "granted"));
+	rx[0].received[HT_VC_NP][0] = 0;
+	rx[0].released[HT_VC_NP][0] = 1;
+	assert_int_equal(CHECK_CHANGED(1), -EINVAL);
+	assert_non_null(strstr(err, "released"));
+	rx[0].released[HT_VC_NP][0] = 0;
+	rx[0].granted[HT_VC_NP][0] = 17;
+	assert_int_equal(CHECK_CHANGED(1), -EINVAL);
+	assert_non_null(strstr(err, "cap"));
+	rx[0].granted[HT_VC_NP][0] = 4;
+	assert_int_equal(CHECK_CHANGED(1), 0);
+	/* a busy VL the pool does not count, named or not */
+	rx[2].busy[HT_VC_R][1] = true;
+	assert_int_equal(CHECK_CHANGED(4), -EINVAL);
+	assert_non_null(strstr(err, "busy"));
+	assert_int_equal(CHECK_CHANGED(0), -EINVAL);
+	rx[2].busy[HT_VC_R][1] = false;
+	assert_int_equal(CHECK_CHANGED(0), 0);
+	/* the pool's own bounds */
+	p.excess[HT_VC_R][0] = p.shared[HT_VC_R][0] + 1;
+	assert_int_equal(CHECK_CHANGED(0), -EINVAL);
+	p.excess[HT_VC_R][0] = 0;
+	p.committed[HT_VC_R][0] = 41;
+	assert_int_equal(CHECK_CHANGED(0), -EINVAL);
+	p.committed[HT_VC_R][0] = 12;
+	assert_int_equal(CHECK_CHANGED(0), 0);
+}
+
 /* Releasing a frame's packets at once (release_n) leaves the pool and the
  * VL exactly as releasing them one by one, across the reserve boundary
  * (some of the released buffers were excess, some reserve). */
@@ -916,6 +998,7 @@ int main(void)
 		cmocka_unit_test(test_rx_reset),
 		cmocka_unit_test(test_release_n),
 		cmocka_unit_test(test_check_detects),
+		cmocka_unit_test(test_check_changed_detects),
 		cmocka_unit_test(test_randomized_pool),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1263,7 +1263,10 @@ static void check_ok(const struct htoe_retry *r)
 
 	if (htoe_retry_check(r, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
+	if (htoe_retry_check_full(r, err, sizeof(err)) != 0)
+		fail_msg("full walk: %s", err);
 }
+
 
 /* A SACK block: ack-relative offsets given in offs[0..n). */
 static size_t mk_sack(uint8_t *b, const unsigned *offs, unsigned n, unsigned words)
@@ -1274,6 +1277,90 @@ static size_t mk_sack(uint8_t *b, const unsigned *offs, unsigned n, unsigned wor
 	for (unsigned i = 0; i < n; i++)
 		b[HTOE_SACK_HDR_LEN + offs[i] / 8] |= (uint8_t)(0x80u >> (offs[i] % 8));
 	return HTOE_SACK_HDR_LEN + 4u * words;
+}
+
+/* r's state is wrong: the check (walking only what is outstanding and
+ * held) and the full walk both say so. */
+#define check_fails(r)                                                                  \
+	do {                                                                            \
+		char err_[160];                                                         \
+		assert_int_equal(htoe_retry_check((r), err_, sizeof(err_)), -EINVAL);    \
+		assert_int_equal(htoe_retry_check_full((r), err_, sizeof(err_)), -EINVAL); \
+	} while (0)
+
+/* The scoreboard's TX flags as htoe_retry.c spells them. */
+#define T_SACKED 0x01u
+#define T_LOST   0x02u
+
+/* r selective (scoreboard g_sb[k]): 0..5 sent, 0 and 1 acked, 3 SACKed. */
+static void init_checked(struct htoe_retry *r, int k)
+{
+	uint8_t blk[8];
+	unsigned off = 1;
+
+	init_sel(r, k);
+	for (int i = 0; i < 6; i++)
+		send1(r, 0);
+	assert_int_equal(htoe_retry_tx_ack(r, 2, 10), 2);
+	assert_int_equal(htoe_retry_tx_sack(r, 2, blk, mk_sack(blk, &off, 1, 1), 10), 1);
+	assert_true(g_sb[k][3].flags & T_SACKED);
+	check_ok(r);
+}
+
+/* Each invariant htoe_retry_check() states can fail, though it walks only
+ * the outstanding and held frames. */
+static void test_sel_check_catches(void **state)
+{
+	struct htoe_retry r;
+	char err[160];
+
+	(void)state;
+	/* flags left on a delivered frame (a release that forgot to clear) */
+	init_checked(&r, 0);
+	g_sb[0][1].flags |= T_SACKED;
+	r.sb_txf++;
+	check_fails(&r);
+	/* flags written behind the count on a frame not sent: the full walk
+	 * sees them at once, the check when the entry is next written */
+	init_checked(&r, 0);
+	g_sb[0][9].flags |= T_SACKED;
+	assert_int_equal(htoe_retry_check_full(&r, err, sizeof(err)), -EINVAL);
+	for (int i = 6; i < 10; i++)
+		send1(&r, 20);
+	check_fails(&r);
+	/* an outstanding frame both SACKed and lost */
+	init_checked(&r, 0);
+	g_sb[0][3].flags |= T_LOST;
+	r.lost_n++;
+	check_fails(&r);
+	/* lost frames miscounted */
+	init_checked(&r, 0);
+	r.lost_n++;
+	check_fails(&r);
+	/* more held frames counted than held (fewer: a flag behind the count,
+	 * below) */
+	init_checked(&r, 0);
+	assert_int_equal(htoe_retry_rx_frame(&r, 2, 10), HTOE_RX_OUT_OF_ORDER);
+	assert_int_equal(htoe_retry_rx_hold(&r, 2, 10), 0);
+	check_ok(&r);
+	r.rx_held++;
+	check_fails(&r);
+	/* a held flag behind the count: the full walk sees it, the check once
+	 * the frame is delivered */
+	init_checked(&r, 0);
+	g_sb[0][1].flags |= HTOE_RETRY_SB_HELD;
+	assert_int_equal(htoe_retry_check_full(&r, err, sizeof(err)), -EINVAL);
+	assert_int_equal(htoe_retry_rx_frame(&r, 0, 10), HTOE_RX_ACCEPT);
+	assert_int_equal(htoe_retry_rx_frame(&r, 1, 10), HTOE_RX_ACCEPT);
+	check_fails(&r);
+	/* selective state in Go-Back-N mode */
+	init_checked(&r, 0);
+	g_sb[0][4].flags |= T_LOST;
+	r.sb_txf++;
+	r.lost_n++;
+	check_ok(&r);
+	r.sel = false;
+	check_fails(&r);
 }
 
 static void test_sel_mode_setup(void **state)
@@ -1767,6 +1854,78 @@ static void test_sel_fast_rtx_no_rack(void **state)
 	check_ok(&r);
 }
 
+/* two posted WrSized (dword, 32-bit address): 12 bytes each */
+static const uint8_t rob_pl[] = {
+	0x2C, 0x01, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x44, 0x33, 0x22, 0x11,
+	0x2C, 0x01, 0x00, 0x04, 0x10, 0x00, 0x00, 0x00, 0xEF, 0xBE, 0xAD, 0xDE,
+};
+
+/* rob's state is wrong: the check (visiting the stored frames only) and
+ * the full walk both say so. */
+#define rob_fails(rob)                                                                  \
+	do {                                                                            \
+		char err_[160];                                                         \
+		assert_int_equal(htoe_rob_check((rob), err_, sizeof(err_)), -EINVAL);    \
+		assert_int_equal(htoe_rob_check_full((rob), err_, sizeof(err_)), -EINVAL); \
+	} while (0)
+
+/* Each invariant htoe_rob_check() states can fail. */
+static void test_rob_check_catches(void **state)
+{
+	static struct htoe_rob_frame fr[8];
+	static struct htoe_rob_pkt pk[6];
+	struct htoe_rob rob;
+	char err[160];
+#define ROB_SETUP()                                                                   \
+	do {                                                                          \
+		assert_int_equal(htoe_rob_init(&rob, fr, 8, pk, 6, 2), 0);            \
+		assert_int_equal(htoe_rob_put(&rob, 2, 0, rob_pl, sizeof(rob_pl), 2), 0);     \
+		assert_int_equal(htoe_rob_put(&rob, 5, 1, rob_pl, sizeof(rob_pl), 2), 0);     \
+		assert_true(htoe_rob_unpool(&rob, 5));                                \
+		assert_int_equal(htoe_rob_check(&rob, err, sizeof(err)), 0);          \
+		assert_int_equal(htoe_rob_check_full(&rob, err, sizeof(err)), 0);     \
+	} while (0)
+
+	(void)state;
+	/* a frame stored but not counted (the last one, where the check stops
+	 * early): its slots are neither used nor free */
+	ROB_SETUP();
+	rob.frames--;
+	rob.pkts[1] -= 2;
+	rob.data[1] -= 2;
+	rob.upkts[1] -= 2;
+	rob.udata[1] -= 2;
+	rob.unpooled -= 2;
+	rob_fails(&rob);
+	/* a frame counted but not stored */
+	ROB_SETUP();
+	rob.frames++;
+	rob_fails(&rob);
+	/* a frame's packet count, or its entry, wrong */
+	ROB_SETUP();
+	fr[2].npkts++;
+	rob_fails(&rob);
+	ROB_SETUP();
+	fr[5].seq = 6;
+	rob_fails(&rob);
+	/* slots lost from the free list */
+	ROB_SETUP();
+	rob.nfree--;
+	rob_fails(&rob);
+	/* per-VC counts */
+	ROB_SETUP();
+	rob.pkts[0]++;
+	rob_fails(&rob);
+	ROB_SETUP();
+	rob.udata[1]--;
+	rob_fails(&rob);
+	/* unpooled packets beyond their slots */
+	ROB_SETUP();
+	rob.unpooled_max = 1;
+	rob_fails(&rob);
+#undef ROB_SETUP
+}
+
 /* The reorder buffer: bounded slots, packets kept in order. */
 static void test_rob(void **state)
 {
@@ -1774,17 +1933,15 @@ static void test_rob(void **state)
 	static struct htoe_rob_pkt pk[4];
 	struct htoe_rob rob;
 	char err[160];
-	/* two posted WrSized (dword, 32-bit address): 12 bytes each */
-	const uint8_t pl[] = { 0x2C, 0x01, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x44, 0x33, 0x22, 0x11,
-			       0x2C, 0x01, 0x00, 0x04, 0x10, 0x00, 0x00, 0x00, 0xEF, 0xBE, 0xAD, 0xDE };
+	const uint8_t *pl = rob_pl;
 
 	(void)state;
 	assert_int_equal(htoe_rob_init(&rob, fr, 6, pk, 4, 0), -EINVAL);
 	assert_int_equal(htoe_rob_init(&rob, fr, 8, pk, 4, 5), -EINVAL); /* unpooled > slots */
 	assert_int_equal(htoe_rob_init(&rob, fr, 8, pk, 4, 2), 0);
-	assert_int_equal(htoe_rob_put(&rob, 5, 0, pl, sizeof(pl), 2), 0);
-	assert_int_equal(htoe_rob_put(&rob, 13, 0, pl, sizeof(pl), 2), -EEXIST); /* same slot */
-	assert_int_equal(htoe_rob_put(&rob, 6, 0, pl, sizeof(pl), 2), 0);
+	assert_int_equal(htoe_rob_put(&rob, 5, 0, pl, sizeof(rob_pl), 2), 0);
+	assert_int_equal(htoe_rob_put(&rob, 13, 0, pl, sizeof(rob_pl), 2), -EEXIST); /* same slot */
+	assert_int_equal(htoe_rob_put(&rob, 6, 0, pl, sizeof(rob_pl), 2), 0);
 	assert_int_equal(htoe_rob_put(&rob, 7, 0, pl, 12, 1), -ENOSPC);         /* all slots used */
 	assert_int_equal(htoe_rob_check(&rob, err, sizeof(err)), 0);
 	const struct htoe_rob_frame *f = htoe_rob_get(&rob, 5);
@@ -1862,6 +2019,8 @@ int main(void)
 		cmocka_unit_test(test_sel_dup_after_probe),
 		cmocka_unit_test(test_sel_fast_rtx_no_rack),
 		cmocka_unit_test(test_rob),
+		cmocka_unit_test(test_rob_check_catches),
+		cmocka_unit_test(test_sel_check_catches),
 		cmocka_unit_test(test_sel_lossy_channel),
 		cmocka_unit_test(test_sel_lossy_channel_heavy),
 	};

@@ -1222,8 +1222,7 @@ static int check_vls(const struct htoe *b, uint64_t vls, char *err, size_t errle
 			}
 		}
 	}
-	return htoe_credit_check(&b->pool, &b->vl[0].crx, b->n_vl, sizeof(struct htoe_vl),
-				 err, errlen);
+	return 0;
 }
 
 static uint64_t all_vls(const struct htoe *b)
@@ -1233,7 +1232,9 @@ static uint64_t all_vls(const struct htoe *b)
 
 int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen)
 {
-	return check_vls(b, all_vls(b), err, errlen);
+	return check_vls(b, all_vls(b), err, errlen) ||
+	       (b->n_vl && htoe_credit_check(&b->pool, &b->vl[0].crx, b->n_vl,
+					     sizeof(struct htoe_vl), err, errlen)) ? -EINVAL : 0;
 }
 
 int htoe_check_invariants_changed(struct htoe *b, char *err, size_t errlen)
@@ -1241,7 +1242,10 @@ int htoe_check_invariants_changed(struct htoe *b, char *err, size_t errlen)
 	uint64_t vls = b->touched & all_vls(b);
 
 	b->touched = 0;
-	return check_vls(b, vls, err, errlen);
+	return check_vls(b, vls, err, errlen) ||
+	       (b->n_vl && htoe_credit_check_changed(&b->pool, &b->vl[0].crx, b->n_vl,
+						     sizeof(struct htoe_vl), vls, err,
+						     errlen)) ? -EINVAL : 0;
 }
 
 int htoe_vl_reset(struct htoe *b, uint16_t node, bool cold, uint64_t now)

@@ -360,45 +360,32 @@ static const char *const cls_name[HT_VC_COUNT][2] = {
 	{ "P cmd", "P data" }, { "NP cmd", "NP data" }, { "R cmd", "R data" },
 };
 
-int htoe_credit_check(const struct htoe_rxpool *p, const struct htoe_credit_rx *first,
-		      size_t n, size_t stride, char *err, size_t errlen)
+/* VL i's class (v, d): its outstanding buffers in *o, within its bounds. */
+static int check_class(const struct htoe_rxpool *p, const struct htoe_credit_rx *rx, size_t i,
+		       int v, int d, uint32_t *o, char *err, size_t errlen)
 {
-	uint32_t sum_o[HT_VC_COUNT][2] = { { 0 } }, sum_e[HT_VC_COUNT][2] = { { 0 } };
-	uint32_t sum_busy[HT_VC_COUNT][2] = { { 0 } };
-	const uint32_t R = p->reserve;
-	const uint32_t cap = p->max_per_vl > R ? p->max_per_vl : R;
+	const uint32_t cap = p->max_per_vl > p->reserve ? p->max_per_vl : p->reserve;
+	int32_t held = htoe_seq_diff(rx->received[v][d], rx->released[v][d]);
+	int32_t unused = htoe_seq_diff(rx->granted[v][d], rx->received[v][d]);
 
-	if (n != p->n_attached)
-		return fail(err, errlen, "credit: %zu VLs given, %u attached",
-			    n, p->n_attached);
-	for (size_t i = 0; i < n; i++) {
-		const struct htoe_credit_rx *rx = (const struct htoe_credit_rx *)
-			(const void *)((const char *)first + i * stride);
-		for (int v = 0; v < HT_VC_COUNT; v++) {
-			for (int d = 0; d < 2; d++) {
-				int32_t held = htoe_seq_diff(rx->received[v][d], rx->released[v][d]);
-				int32_t unused = htoe_seq_diff(rx->granted[v][d], rx->received[v][d]);
-				if (held < 0)
-					return fail(err, errlen,
-						    "credit: VL %zu %s released %u > received %u",
-						    i, cls_name[v][d], rx->released[v][d],
-						    rx->received[v][d]);
-				if (unused < 0)
-					return fail(err, errlen,
-						    "credit: VL %zu %s received %u > granted %u",
-						    i, cls_name[v][d], rx->received[v][d],
-						    rx->granted[v][d]);
-				uint32_t o = (uint32_t)(held + unused);
-				if (o > cap)
-					return fail(err, errlen,
-						    "credit: VL %zu %s outstanding %u > cap %u",
-						    i, cls_name[v][d], o, cap);
-				sum_o[v][d] += o;
-				sum_e[v][d] += excess_of(o, R);
-				sum_busy[v][d] += rx->busy[v][d];
-			}
-		}
-	}
+	if (held < 0)
+		return fail(err, errlen, "credit: VL %zu %s released %u > received %u", i,
+			    cls_name[v][d], rx->released[v][d], rx->received[v][d]);
+	if (unused < 0)
+		return fail(err, errlen, "credit: VL %zu %s received %u > granted %u", i,
+			    cls_name[v][d], rx->received[v][d], rx->granted[v][d]);
+	*o = (uint32_t)(held + unused);
+	if (*o > cap)
+		return fail(err, errlen, "credit: VL %zu %s outstanding %u > cap %u", i,
+			    cls_name[v][d], *o, cap);
+	return 0;
+}
+
+/* The pool's counters against the sums over its VLs. */
+static int check_sums(const struct htoe_rxpool *p, const uint32_t sum_o[HT_VC_COUNT][2],
+		      const uint32_t sum_e[HT_VC_COUNT][2],
+		      const uint32_t sum_busy[HT_VC_COUNT][2], char *err, size_t errlen)
+{
 	for (int v = 0; v < HT_VC_COUNT; v++) {
 		for (int d = 0; d < 2; d++) {
 			if (sum_o[v][d] != p->committed[v][d])
@@ -423,6 +410,80 @@ int htoe_credit_check(const struct htoe_rxpool *p, const struct htoe_credit_rx *
 					    cls_name[v][d], p->committed[v][d], p->total[v][d]);
 		}
 	}
+	return 0;
+}
+
+static const struct htoe_credit_rx *rx_at(const struct htoe_credit_rx *first, size_t i,
+					  size_t stride)
+{
+	return (const struct htoe_credit_rx *)(const void *)((const char *)first + i * stride);
+}
+
+int htoe_credit_check(const struct htoe_rxpool *p, const struct htoe_credit_rx *first,
+		      size_t n, size_t stride, char *err, size_t errlen)
+{
+	uint32_t sum_o[HT_VC_COUNT][2] = { { 0 } }, sum_e[HT_VC_COUNT][2] = { { 0 } };
+	uint32_t sum_busy[HT_VC_COUNT][2] = { { 0 } };
+
+	if (n != p->n_attached)
+		return fail(err, errlen, "credit: %zu VLs given, %u attached",
+			    n, p->n_attached);
+	for (size_t i = 0; i < n; i++) {
+		const struct htoe_credit_rx *rx = rx_at(first, i, stride);
+
+		for (int v = 0; v < HT_VC_COUNT; v++) {
+			for (int d = 0; d < 2; d++) {
+				uint32_t o;
+
+				if (check_class(p, rx, i, v, d, &o, err, errlen))
+					return -EINVAL;
+				sum_o[v][d] += o;
+				sum_e[v][d] += excess_of(o, p->reserve);
+				sum_busy[v][d] += rx->busy[v][d];
+			}
+		}
+	}
+	return check_sums(p, sum_o, sum_e, sum_busy, err, errlen);
+}
+
+int htoe_credit_check_changed(struct htoe_rxpool *p, const struct htoe_credit_rx *first,
+			      size_t n, size_t stride, uint64_t changed, char *err,
+			      size_t errlen)
+{
+	if (n > HTOE_CREDIT_CHECK_VLS)
+		return htoe_credit_check(p, first, n, stride, err, errlen);
+	if (n != p->n_attached)
+		return fail(err, errlen, "credit: %zu VLs given, %u attached",
+			    n, p->n_attached);
+	if (!p->chk_valid || p->chk_n != n)
+		changed = n >= 64 ? ~0ull : (1ull << n) - 1;
+	p->chk_valid = false; /* until this check passes */
+	p->chk_n = (uint16_t)n;
+	for (uint64_t m = changed; m; m &= m - 1) {
+		size_t i = (size_t)__builtin_ctzll(m);
+		const struct htoe_credit_rx *rx = rx_at(first, i, stride);
+
+		if (i >= n)
+			break;
+		for (int v = 0; v < HT_VC_COUNT; v++) {
+			for (int d = 0; d < 2; d++) {
+				uint32_t o, was = p->chk_o[i][v][d];
+
+				if (check_class(p, rx, i, v, d, &o, err, errlen))
+					return -EINVAL;
+				p->chk_sum_o[v][d] += o - was;
+				p->chk_sum_e[v][d] += excess_of(o, p->reserve) -
+						      excess_of(was, p->reserve);
+				p->chk_sum_busy[v][d] += (uint32_t)rx->busy[v][d] -
+							 p->chk_busy[i][v][d];
+				p->chk_o[i][v][d] = (uint16_t)o;
+				p->chk_busy[i][v][d] = rx->busy[v][d];
+			}
+		}
+	}
+	if (check_sums(p, p->chk_sum_o, p->chk_sum_e, p->chk_sum_busy, err, errlen))
+		return -EINVAL;
+	p->chk_valid = true;
 	return 0;
 }
 

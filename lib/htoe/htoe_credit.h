@@ -193,6 +193,9 @@ uint64_t htoe_credit_tx_starved_ns(const struct htoe_credit_tx *tx,
 
 /* ---- receive pool (one per bridge) ------------------------------------ */
 
+/* VLs htoe_credit_check_changed() checks incrementally (more: all, always) */
+#define HTOE_CREDIT_CHECK_VLS 64
+
 struct htoe_rxpool {
 	uint16_t total[HT_VC_COUNT][2];
 	uint16_t reserve;                   /* R, every class */
@@ -210,6 +213,14 @@ struct htoe_rxpool {
 	 * at a regrant since the last bump (room_limited, bit = class). */
 	uint64_t gen;
 	uint8_t  room_limited;
+	/* htoe_credit_check_changed(): what each VL held at its last check
+	 * (o and busy per class, by position) and their sums */
+	bool     chk_valid;
+	uint16_t chk_n;
+	uint16_t chk_o[HTOE_CREDIT_CHECK_VLS][HT_VC_COUNT][2];
+	bool     chk_busy[HTOE_CREDIT_CHECK_VLS][HT_VC_COUNT][2];
+	uint32_t chk_sum_o[HT_VC_COUNT][2], chk_sum_e[HT_VC_COUNT][2];
+	uint32_t chk_sum_busy[HT_VC_COUNT][2];
 };
 
 /*
@@ -339,6 +350,19 @@ int htoe_credit_rx_reset(struct htoe_rxpool *p, struct htoe_credit_rx *rx);
  */
 int htoe_credit_check(const struct htoe_rxpool *p, const struct htoe_credit_rx *first,
 		      size_t n, size_t stride, char *err, size_t errlen);
+
+/*
+ * The same invariants at the cost of the VLs that changed: bit i of
+ * changed set for every VL (position i) whose receive credits changed since
+ * the previous call. The sums are kept from each VL's state at its last
+ * check: a VL whose change moved the pool's counters but was not named
+ * shows as a sum that differs from the pool's; a VL's own bounds are
+ * checked when it is named. The first call (and any after a failure, or
+ * with another n) checks every VL. Returns 0, or -EINVAL with a message.
+ */
+int htoe_credit_check_changed(struct htoe_rxpool *p, const struct htoe_credit_rx *first,
+			      size_t n, size_t stride, uint64_t changed, char *err,
+			      size_t errlen);
 
 /*
  * Check one direction of a VL end to end (sender tx, receiver rx, both in

@@ -76,6 +76,7 @@ static void state_reset(struct htoe_retry *r)
 	r->rack_valid = false;
 	r->rack_deadline = HTOE_RETRY_NEVER;
 	r->rx_held = 0;
+	r->sb_txf = 0;
 	r->rx_dup = false;
 	r->tlp_deadline = HTOE_RETRY_NEVER;
 	r->tlp_n = 0;
@@ -114,6 +115,7 @@ int htoe_retry_attach(struct htoe_retry *r, struct htoe_retry_sb *sb, unsigned n
 		return -EINVAL;
 	r->sb = sb;
 	r->sb_mask = (uint16_t)(n - 1);
+	r->sb_txf = 0;
 	memset(sb, 0, (size_t)n * sizeof(*sb));
 	return 0;
 }
@@ -138,9 +140,61 @@ static inline struct htoe_retry_sb *sb_at(const struct htoe_retry *r, uint16_t s
 	return &r->sb[seq & r->sb_mask];
 }
 
+/* Set an entry's flags, keeping the count of entries with TX flags. */
+static inline void sb_set(struct htoe_retry *r, struct htoe_retry_sb *e, unsigned flags)
+{
+	r->sb_txf = (uint16_t)(r->sb_txf + !!(flags & SB_TX) - !!(e->flags & SB_TX));
+	e->flags = (uint8_t)flags;
+}
+
+static int sb_counts(const struct htoe_retry *r, unsigned lost, unsigned held, char *err,
+		     size_t errlen)
+{
+	if (lost != r->lost_n || held != r->rx_held) {
+		snprintf(err, errlen, "retry: %u lost frames counted %u, %u held counted %u", lost,
+			 r->lost_n, held, r->rx_held);
+		return -EINVAL;
+	}
+	if (!r->sel && (lost || held)) {
+		snprintf(err, errlen, "retry: selective state in Go-Back-N mode");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int htoe_retry_check(const struct htoe_retry *r, char *err, size_t errlen)
 {
-	unsigned n, lost = 0, held = 0, out = htoe_seq_diff(r->next_seq, r->una);
+	unsigned lost = 0, held = 0, txf = 0, out = htoe_seq_diff(r->next_seq, r->una);
+
+	if (!r->sb)
+		return 0;
+	if (out > (unsigned)r->sb_mask + 1)
+		out = (unsigned)r->sb_mask + 1;
+	for (unsigned i = 0; i < out; i++) {
+		const struct htoe_retry_sb *e = sb_at(r, (uint16_t)(r->una + i));
+
+		if ((e->flags & (SB_SACKED | SB_LOST)) == (SB_SACKED | SB_LOST)) {
+			snprintf(err, errlen, "retry: seq %u both SACKed and lost",
+				 (unsigned)(uint16_t)(r->una + i));
+			return -EINVAL;
+		}
+		txf += !!(e->flags & SB_TX);
+		lost += !!(e->flags & SB_LOST);
+	}
+	if (txf != r->sb_txf) {
+		snprintf(err, errlen, "retry: scoreboard flags on %u entries, %u of them outstanding "
+			 "(seq %u..%u)", r->sb_txf, txf, r->una, r->next_seq);
+		return -EINVAL;
+	}
+	/* held frames lie within sb_mask after the expected one */
+	for (unsigned i = 1; held < r->rx_held && i <= r->sb_mask; i++)
+		held += !!(sb_at(r, (uint16_t)(r->expected + i))->flags & SB_HELD);
+	return sb_counts(r, lost, held, err, errlen);
+}
+
+int htoe_retry_check_full(const struct htoe_retry *r, char *err, size_t errlen)
+{
+	unsigned n, lost = 0, held = 0, txf = 0, out = htoe_seq_diff(r->next_seq, r->una);
 
 	if (!r->sb)
 		return 0;
@@ -153,26 +207,16 @@ int htoe_retry_check(const struct htoe_retry *r, char *err, size_t errlen)
 				 (unsigned)(uint16_t)(r->una + i));
 			return -EINVAL;
 		}
-		if ((e->flags & (SB_SACKED | SB_LOST)) == (SB_SACKED | SB_LOST)) {
-			snprintf(err, errlen, "retry: seq %u both SACKed and lost",
-				 (unsigned)(uint16_t)(r->una + i));
-			return -EINVAL;
-		}
-		if (e->flags & SB_LOST)
-			lost++;
-		if (e->flags & SB_HELD)
-			held++;
+		txf += !!(e->flags & SB_TX);
+		lost += !!(e->flags & SB_LOST);
+		held += !!(e->flags & SB_HELD);
 	}
-	if (lost != r->lost_n || held != r->rx_held) {
-		snprintf(err, errlen, "retry: %u lost frames counted %u, %u held counted %u", lost,
-			 r->lost_n, held, r->rx_held);
+	if (txf != r->sb_txf) {
+		snprintf(err, errlen, "retry: scoreboard flags on %u entries, counted %u", txf,
+			 r->sb_txf);
 		return -EINVAL;
 	}
-	if (!r->sel && (lost || held)) {
-		snprintf(err, errlen, "retry: selective state in Go-Back-N mode");
-		return -EINVAL;
-	}
-	return 0;
+	return htoe_retry_check(r, err, errlen) ? -EINVAL : sb_counts(r, lost, held, err, errlen);
 }
 
 /* ---- TX ----------------------------------------------------------------- */
@@ -215,7 +259,7 @@ static void sb_sent(struct htoe_retry *r, uint16_t seq, uint64_t now, bool rtx)
 {
 	struct htoe_retry_sb *e = sb_at(r, seq);
 
-	e->flags = (uint8_t)((e->flags & ~SB_TX) | (rtx ? SB_RTX | (e->flags & SB_BLIND) : 0));
+	sb_set(r, e, (e->flags & ~SB_TX) | (rtx ? SB_RTX | (e->flags & SB_BLIND) : 0));
 	if (e->flags & SB_BLIND)
 		r->blind_at = now;
 	e->xmit_ns = now;
@@ -268,8 +312,7 @@ static void mark_lost(struct htoe_retry *r, uint16_t seq, bool blind)
 
 	if (e->flags & SB_LOST)
 		return;
-	e->flags = (uint8_t)((e->flags & ~(SB_SACKED | SB_BLIND)) | SB_LOST |
-			     (blind ? SB_BLIND : 0));
+	sb_set(r, e, (e->flags & ~(SB_SACKED | SB_BLIND)) | SB_LOST | (blind ? SB_BLIND : 0));
 	r->lost_n++;
 	if (htoe_seq_lt(seq, r->rtx_from))
 		r->rtx_from = seq;
@@ -413,7 +456,7 @@ static void sel_release(struct htoe_retry *r, uint16_t ack, uint64_t now)
 		if (e->flags & SB_LOST)
 			r->lost_n--;
 		rack_update(r, e, now);
-		e->flags &= (uint8_t)~SB_TX;
+		sb_set(r, e, e->flags & ~SB_TX);
 	}
 	if (htoe_seq_lt(r->rtx_from, ack))
 		r->rtx_from = ack;
@@ -699,11 +742,9 @@ int htoe_retry_tx_sack(struct htoe_retry *r, uint16_t ack, const uint8_t *blk, s
 
 		if (e->flags & SB_SACKED)
 			continue;
-		if (e->flags & SB_LOST) {
-			e->flags &= (uint8_t)~SB_LOST;
+		if (e->flags & SB_LOST)
 			r->lost_n--;
-		}
-		e->flags |= SB_SACKED;
+		sb_set(r, e, (e->flags & ~SB_LOST) | SB_SACKED);
 		rack_update(r, e, now);
 		if (r->rtt_timing && r->rtt_seq == seq) {
 			/* timed from its only transmission to the first sign
@@ -976,14 +1017,14 @@ void htoe_rob_free(struct htoe_rob *rob, uint16_t seq)
 	f->first = HTOE_ROB_NONE;
 }
 
-int htoe_rob_check(const struct htoe_rob *rob, char *err, size_t errlen)
+static int rob_check(const struct htoe_rob *rob, bool full, char *err, size_t errlen)
 {
 	uint32_t used = 0, frames = 0, pk[3] = { 0 }, dt[3] = { 0 }, upk[3] = { 0 }, udt[3] = { 0 };
 	uint32_t unpooled = 0;
 
 	if (!rob->fr)
 		return 0;
-	for (unsigned k = 0; k <= rob->fr_mask; k++) {
+	for (unsigned k = 0; k <= rob->fr_mask && (full || frames < rob->frames); k++) {
 		const struct htoe_rob_frame *f = &rob->fr[k];
 		unsigned n = 0, nd = 0;
 
@@ -1026,4 +1067,14 @@ int htoe_rob_check(const struct htoe_rob *rob, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+int htoe_rob_check(const struct htoe_rob *rob, char *err, size_t errlen)
+{
+	return rob_check(rob, false, err, errlen);
+}
+
+int htoe_rob_check_full(const struct htoe_rob *rob, char *err, size_t errlen)
+{
+	return rob_check(rob, true, err, errlen);
 }

@@ -267,6 +267,9 @@ struct htoe_retry {
 	uint64_t rack_rtt_ns;   /*     and its RTT */
 	uint64_t rack_deadline; /* TX: reordering timer */
 	uint16_t rx_held;       /* RX: frames held */
+	uint16_t sb_txf;        /* TX: scoreboard entries with TX flags (kept at
+	                         * every write, so htoe_retry_check() walks only
+	                         * the outstanding ones) */
 	bool     rx_dup;        /* RX: a duplicate arrived since the last block */
 	uint64_t tlp_deadline;  /* TX: tail loss probe due (HTOE_RETRY_NEVER: none) */
 	uint8_t  tlp_n;         /* TX: probes since the last progress (after
@@ -317,8 +320,15 @@ int htoe_retry_set_mode(struct htoe_retry *r, enum htoe_retry_mode mode);
 enum htoe_retry_mode htoe_retry_mode(const struct htoe_retry *r);
 
 /* Internal consistency of the selective state (scoreboard flags only on
- * outstanding frames, counters match): 0 or -EINVAL with a message. */
+ * outstanding frames, counters match): 0 or -EINVAL with a message.
+ * Costs what is outstanding and held: the entries [una, next_seq) and the
+ * held ones; flags left outside them are seen through the count of
+ * flagged entries, which every write of a flag keeps (a flag written
+ * behind its back shows when the entry is next written). */
 int htoe_retry_check(const struct htoe_retry *r, char *err, size_t errlen);
+/* The same, and more, by a walk of the whole scoreboard: flags outside the
+ * outstanding frames however they got there (for tests and debugging). */
+int htoe_retry_check_full(const struct htoe_retry *r, char *err, size_t errlen);
 
 /* ---- TX side ------------------------------------------------------------ */
 
@@ -704,7 +714,12 @@ int htoe_rob_put(struct htoe_rob *rob, uint16_t seq, unsigned vc, const uint8_t 
 const struct htoe_rob_frame *htoe_rob_get(const struct htoe_rob *rob, uint16_t seq);
 /* Free frame seq's slots (no-op if not stored). */
 void htoe_rob_free(struct htoe_rob *rob, uint16_t seq);
-/* Consistency: free + used slots == npkt, per-VC counts match. 0/-EINVAL. */
+/* Consistency: free + used slots == npkt, per-VC counts match. 0/-EINVAL.
+ * Visits the stored frames only: stops when `frames` are found (a stored
+ * frame beyond them holds slots neither used nor free, so the slot count
+ * fails). */
 int htoe_rob_check(const struct htoe_rob *rob, char *err, size_t errlen);
+/* The same by a walk of every frame entry (for tests and debugging). */
+int htoe_rob_check_full(const struct htoe_rob *rob, char *err, size_t errlen);
 
 #endif
