@@ -283,7 +283,7 @@ int br_print_summary(struct br_app *a, FILE *f)
 					a->nodes[i].id, a->nodes[i].vl_node[k]);
 	if (pass && all.wl_nodes)
 		fputc('\n', f);
-	else
+	else if (all.wl_nodes)
 		fprintf(f, "htoe-bridge: RESULT: FAIL: %" PRIu64 " mismatches, %" PRIu64
 			" errors, %" PRIu64 " unexpected, %" PRIu64 " bytes of memory differ%s\n",
 			all.mismatches, all.errors, all.unexpected, image_bad,

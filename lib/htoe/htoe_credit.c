@@ -433,7 +433,7 @@ int htoe_credit_check(const struct htoe_rxpool *p, const struct htoe_credit_rx *
 
 		for (int v = 0; v < HT_VC_COUNT; v++) {
 			for (int d = 0; d < 2; d++) {
-				uint32_t o;
+				uint32_t o = 0; /* set by check_class; LTO cannot tell */
 
 				if (check_class(p, rx, i, v, d, &o, err, errlen))
 					return -EINVAL;
