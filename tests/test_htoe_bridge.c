@@ -1956,6 +1956,60 @@ static void test_loss_events(void **state)
 	free_nodes();
 }
 
+/* A reset reports the requests in flight on the VL it poisons, each with its
+ * global address and length: the peer may have executed a non-posted write
+ * whose answer the reset lost, so the requester cannot trust what it knew of
+ * those bytes. Here node 2 applied the write and answered; node 1 resets
+ * before the answer arrives. Node 3's request, on another VL, is not
+ * reported, and reads issued as a run (htoe_local_input_reads) are. */
+static void test_loss_events_requests(void **state)
+{
+	uint8_t raw[HT_MAX_PKT_LEN], tags[2][2] = { { 2, 0 }, { 2, 1 } };
+	struct ht_pkt p, q, r;
+	struct ht_desc d;
+	int n;
+
+	(void)state;
+	mk_nodes(3, NULL);
+	bring_up();
+	n_lost = 0;
+	htoe_set_loss_cb(N[1].b, record_loss, NULL);
+	mk_write(&p, gaddr(2, 0x4000), false, 1, 5);
+	assert_int_equal(local_in(1, &p, 1 * US), 0);
+	mk_read(&p, gaddr(3, 0x4000), 1, 6);
+	assert_int_equal(local_in(1, &p, 1 * US), 0);
+	mk_read(&p, gaddr(2, 0x6000), 1, 7);
+	n = ht_encode(&p, raw, sizeof(raw));
+	assert_int_equal(ht_desc_parse(raw, (size_t)n, &d), n);
+	assert_int_equal(htoe_local_input_reads(N[1].b, &d, (const uint8_t(*)[2])tags, 2, 1 * US),
+			 2);
+	pump(1 * US, HTOE_TX_FLUSH, NULL, NULL);
+	/* node 2 applies the write and answers: the answer is not yet there */
+	assert_true(local_out(2, &q, 2 * US));
+	assert_int_equal(q.kind, HT_K_WRSIZED);
+	mk_answer(&q, &r);
+	assert_int_equal(local_in(2, &r, 2 * US), 0);
+	assert_int_equal(n_lost, 0);
+	assert_int_equal(htoe_vl_reset(N[1].b, 2, false, 3 * US), 0);
+	assert_int_equal(n_lost, 3);
+	for (unsigned i = 0; i < n_lost; i++) {
+		assert_int_equal(lost[i].kind, HTOE_LOSS_RESET);
+		assert_int_equal(lost[i].node, 2);
+		assert_int_equal(lost[i].len, 64);
+	}
+	/* in (UnitID, SrcTag) order: the write (1, 5), the reads (2, 0), (2, 1) */
+	assert_int_equal(lost[0].addr, gaddr(2, 0x4000));
+	assert_int_equal(lost[1].addr, gaddr(2, 0x6000));
+	assert_int_equal(lost[2].addr, gaddr(2, 0x6040));
+	/* the late answer changes nothing; the requester gets errors */
+	pump(4 * US, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(htoe_vl_is_up(N[1].b, 2));
+	assert_int_equal(n_lost, 3);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->poisoned, 3);
+	htoe_set_loss_cb(N[1].b, NULL, NULL);
+	free_nodes();
+}
+
 /* A CTRL frame carrying a new incarnation (a restart whose RESET was lost
  * and whose epoch happens to match, or a forger) also cold-resets the VL,
  * but only the handshake says who the peer is: here the real peer answers
@@ -2888,6 +2942,7 @@ int main(void)
 		cmocka_unit_test(test_reset_ack_nonce),
 		cmocka_unit_test(test_peer_restart),
 		cmocka_unit_test(test_loss_events),
+		cmocka_unit_test(test_loss_events_requests),
 		cmocka_unit_test(test_ctrl_new_incarnation),
 		cmocka_unit_test(test_forged_reset),
 		cmocka_unit_test(test_forged_claim_then_restart),

@@ -645,6 +645,8 @@ static int local_request(struct htoe *b, struct lin *x, uint64_t now)
 		    htoe_outstanding_add(&b->out, d->unitid, d->srctag, htoe_vl_index(b, v),
 					 v->epoch, &np, now) != 0)
 			return -EINVAL;
+		htoe_outstanding_set_span(&b->out, d->unitid, d->srctag, d->addr,
+					  (uint32_t)htoe_access_len(d));
 	}
 	if (enqueue_request(v, x, m.addr, now) != 0) {
 		if (vc == HT_VC_NP)
@@ -792,6 +794,8 @@ unsigned htoe_local_input_reads(struct htoe *b, const struct ht_desc *d,
 		    htoe_outstanding_add(&b->out, unitid, srctag, htoe_vl_index(b, v), v->epoch, &np,
 					 now) != 0)
 			break;
+		htoe_outstanding_set_span(&b->out, unitid, srctag, d->addr + k * len,
+					  (uint32_t)len);
 		s = htoe_encap_enqueue_like(v, d, NULL, m.addr + k * len, now);
 		ht_bytes_set_tag(s->bytes, s->len, unitid, srctag);
 	}

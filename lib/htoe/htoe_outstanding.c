@@ -104,6 +104,17 @@ int htoe_outstanding_add(struct htoe_outstanding *t, uint8_t unitid, uint8_t src
 	return 0;
 }
 
+void htoe_outstanding_set_span(struct htoe_outstanding *t, uint8_t unitid, uint8_t srctag,
+			       uint64_t addr, uint32_t len)
+{
+	int idx = key(unitid, srctag);
+
+	if (idx >= 0 && in_use(t, (unsigned)idx)) {
+		t->e[idx].addr = addr;
+		t->e[idx].len = len;
+	}
+}
+
 unsigned htoe_outstanding_free_tags(const struct htoe_outstanding *t, uint8_t unitid)
 {
 	if (unitid >= HTOE_TAG_UNITIDS)

@@ -32,6 +32,8 @@ struct htoe_outstanding_entry {
 	uint8_t  epoch;         /* that VL's epoch when it was sent */
 	struct htoe_np_info np; /* kind, response Count, response PassPW */
 	uint64_t deadline;      /* now + np_timeout_ns when added */
+	uint64_t addr;          /* global address and bytes it reads or writes */
+	uint32_t len;           /* (0: none, a Flush): what a VL reset loses */
 };
 
 struct htoe_outstanding_stats {
@@ -87,6 +89,12 @@ int htoe_outstanding_complete(struct htoe_outstanding *t, uint16_t vl, uint8_t u
  * Returns 0 or -ENOENT (counted as unknown). */
 int htoe_outstanding_remove(struct htoe_outstanding *t, uint8_t unitid, uint8_t srctag,
 			    struct htoe_outstanding_entry *out);
+
+/* The global address and length of outstanding (unitid, srctag), kept for
+ * the loss report of a VL reset (added with none). No-op if not
+ * outstanding. */
+void htoe_outstanding_set_span(struct htoe_outstanding *t, uint8_t unitid, uint8_t srctag,
+			       uint64_t addr, uint32_t len);
 
 /* The entry of an outstanding tag, or NULL. Valid until it is removed. */
 const struct htoe_outstanding_entry *htoe_outstanding_find(const struct htoe_outstanding *t,

@@ -33,7 +33,8 @@
  *    epoch: we reset to e+1 ourselves, which the peer adopts.
 
  * Clean-up of a VL, on either side: every local NP request outstanding on
- * that VL is answered to the local requester with target abort; queued NP
+ * that VL is reported lost (the loss event: the peer may have executed it)
+ * and answered to the local requester with target abort; queued NP
  * requests and responses for the peer are dropped; posted writes framed but
  * not acknowledged are dropped and counted as posted_lost_reset (the peer may
  * or may not have applied them); posted writes not yet framed are kept for
@@ -353,10 +354,19 @@ void htoe_poison_entry(struct htoe *b, const struct htoe_outstanding_entry *e,
 	htoe_lq_push_pkt(b, &r);
 }
 
+/* A request the reset of its VL poisons: the peer may have executed it (a
+ * write, an atomic) and its answer is lost, so its bytes are reported lost
+ * (htoe_set_loss_cb) before the requester gets its error. */
 static void poison_cb(void *arg, const struct htoe_outstanding_entry *e)
 {
 	struct htoe *b = arg;
 
+	if (b->loss_fn && e->len) {
+		struct htoe_loss l = { .kind = HTOE_LOSS_RESET, .node = b->vl[e->vl].node,
+				       .addr = e->addr, .len = e->len };
+
+		b->loss_fn(b->loss_ctx, &l);
+	}
 	htoe_poison_entry(b, e, HTOE_POISON_VL_RESET);
 }
 

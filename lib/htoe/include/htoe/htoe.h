@@ -229,8 +229,12 @@ void htoe_set_local_sink(struct htoe *b, const struct htoe_local_sink *s);
  * them.
  *   HTOE_LOSS_RESET: one call per posted write dropped from a VL's queue
  *     by a reset (framed and not acknowledged: the peer may or may not have
- *     applied it; or, on a cold reset, not yet sent). addr/len: its global
- *     address (as the requester used it) and length in bytes.
+ *     applied it; or, on a cold reset, not yet sent), and one per request
+ *     (read, non-posted write, atomic) in flight on the VL that the reset
+ *     answers with an error (the peer may have executed it and its answer
+ *     is lost), before that error. addr/len: its global address (as the
+ *     requester used it) and length in bytes. What a reset does not report
+ *     is delivered exactly once, in order.
  *   HTOE_LOSS_RESTART: the peer proved a new incarnation (it restarted and
  *     its memory is gone): one call per range of the address map that is
  *     the peer's memory (addr/len global; in mask mode the peer's lowest
