@@ -185,7 +185,8 @@ void ht_wl_stop(struct ht_workload *w);
 
 /* Every op generated, committed and completed. */
 bool ht_wl_done(const struct ht_workload *w);
-/* Bytes where mem (size bytes, the window) differs from the shadow. */
+/* Bytes where mem (size bytes, the window) differs from the shadow, in the
+ * blocks not tainted (a tainted block holds any value: ht_wl_taint). */
 uint64_t ht_wl_check_image(const struct ht_workload *w, const uint8_t *mem);
 const struct ht_wl_stats *ht_wl_stats(const struct ht_workload *w);
 
