@@ -15,8 +15,13 @@
  *  - read and atomic results, and at the end the memory image, equal the
  *    shadow;
  *  - error responses only on slices where a VL reset or a request timeout
- *    happened (those slices are "tainted": their later results are not
- *    judged, since a poisoned write may or may not have been applied);
+ *    happened. A reset reports what it loses (the bridge's loss events:
+ *    posted writes and requests in flight, by address): the slice's
+ *    workload taints exactly those bytes, and every other result and byte
+ *    is still judged; its posted writes may then be missing from the FIFO,
+ *    but none may be applied twice or out of order. A request timeout (or
+ *    a restart) makes the slice "tainted": its later results are not
+ *    judged, since a poisoned write may or may not have been applied;
  *  - credits conserved (htoe_check_invariants) after every step;
  *  - progress: some transaction completes within stall_bound_ns of
  *    virtual time while work remains (0: a bound that follows the timers
@@ -94,6 +99,7 @@ struct slice {
 	uint64_t *fifo;        /* posted-write hashes, issue order */
 	uint32_t fifo_mask, fifo_head, fifo_tail;
 	bool tainted;
+	bool reset;            /* its VL was reset: posted writes may be missing */
 	bool active;           /* a workload exists (false after its node restarted until rebuilt) */
 };
 
@@ -532,6 +538,15 @@ static void switch_send(struct sim *s, struct node *src, uint8_t *f, size_t len)
 
 /* ------------------------------------------------------------ local side */
 
+/* Did a request on node nd's VL to dst time out (so that an answer the
+ * bridge made up may hide a write the peer applied later)? */
+static bool timed_out(struct node *nd, unsigned dst)
+{
+	const struct htoe_vl_stats *vs = htoe_get_vl_stats(nd->core.b, (uint16_t)(dst + 1));
+
+	return vs && vs->np_timeouts;
+}
+
 /* An error response is legitimate only after a reset or a request timeout
  * on the VL it used; a Flush goes to every VL with posted writes, so any
  * VL of the node explains it. */
@@ -587,8 +602,9 @@ static void on_completed(struct htnode *core, unsigned dst, const struct ht_comp
 			s->res->unexplained_poison++;
 			violation(s, "poisoned response without a reset or timeout", nd->idx, dst);
 		}
-		/* a poisoned write or atomic may or may not have been applied */
-		if (c->type != HT_OP_FLUSH)
+		/* a write or atomic poisoned by a timeout may or may not have
+		 * been applied; one a reset poisoned was reported lost */
+		if (c->type != HT_OP_FLUSH && timed_out(nd, dst))
 			sl->tainted = true;
 	}
 	if (wl_rc == 1 && c->status == HT_RSP_OK && !sl->tainted) {
@@ -685,14 +701,15 @@ static void on_posted_write(struct htnode *core, const struct ht_pkt *p)
 		sl->fifo_head++;
 		return;
 	}
-	if (sl->tainted) {
+	if (sl->tainted || sl->reset) {
 		/* after a reset posted writes in flight may be lost: skip them */
 		for (uint32_t i = sl->fifo_head; i != sl->fifo_tail; i++)
 			if (sl->fifo[i & sl->fifo_mask] == h) {
 				sl->fifo_head = i + 1;
 				return;
 			}
-		return;
+		if (sl->tainted)
+			return;
 	}
 	for (uint32_t i = sl->fifo_head; i != sl->fifo_tail; i++)
 		if (sl->fifo[i & sl->fifo_mask] == h) {
@@ -758,8 +775,8 @@ static void note_resets(struct sim *s, struct node *nd)
 				s->res->liveness_failures++;
 				violation(s, "liveness: VL reset", nd->idx, k);
 			}
-			slice_of(s, nd->idx, k)->tainted = true;
-			slice_of(s, k, nd->idx)->tainted = true;
+			slice_of(s, nd->idx, k)->reset = true;
+			slice_of(s, k, nd->idx)->reset = true;
 		}
 	}
 }
@@ -988,7 +1005,7 @@ static bool item_done(struct sim *s, unsigned k)
 		return false;
 	/* posted writes still travelling (the sweep's reads, which follow
 	 * them, are off in incast runs) */
-	return sl->tainted || sl->fifo_head == sl->fifo_tail;
+	return sl->tainted || sl->reset || sl->fifo_head == sl->fifo_tail;
 }
 
 /* All items done? The scan starts at the item that was not done last time:
@@ -1020,7 +1037,7 @@ static void final_checks(struct sim *s)
 				s->res->tainted_slices++;
 				continue;
 			}
-			if (sl->fifo_head != sl->fifo_tail) {
+			if (sl->fifo_head != sl->fifo_tail && !sl->reset) {
 				s->res->lost += sl->fifo_tail - sl->fifo_head;
 				violation(s, "posted writes never applied", src, dst);
 			}

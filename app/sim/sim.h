@@ -136,7 +136,7 @@ struct sim_result {
 	uint64_t duplicated;       /* posted applied twice, NP answered twice */
 	uint64_t misordered;       /* posted applied out of order within (src, dst) */
 	uint64_t wrong_data;       /* read/atomic results or memory differing from the oracle */
-	uint64_t tainted_slices;   /* slices where a reset made results uncertain */
+	uint64_t tainted_slices;   /* slices a timeout or restart made uncertain */
 	uint64_t unexplained_poison; /* poisoned without a reset or timeout */
 	uint64_t credit_errors;    /* credit invariant violations */
 	uint64_t stalls;           /* times a node was not polled */
