@@ -138,6 +138,12 @@ static const struct cfg_key keys[] = {
 	K(G, "drain_timeout", CFG_DUR, MS_, 3600 * SEC, "10s", 0, GL, drain_timeout_ns, NULL,
 	  "after a stop (duration, SIGINT/SIGTERM), quit anyway if not quiescent after this; the "
 	  "run then counts as incomplete (exit 1)"),
+	K(G, "peer_dead_timeout", CFG_DUR, 100 * MS_, 3600 * SEC, "5s", 0, GL, peer_dead_ns, NULL,
+	  "in the drain (after `duration` or a signal) a peer that answered before and then "
+	  "sends nothing for this long while the node still waits on it is gone: its memory is "
+	  "counted lost, its VL reset and the run ends without waiting for `drain_timeout` "
+	  "(bridge.md, `peers gone`). Make it longer than a live peer's poller may be "
+	  "descheduled (up to 4 s seen on shared 2-vCPU VMs) and shorter than `drain_timeout`"),
 	K(G, "lcore_pause", CFG_PROB, 0, 0, "0", 0, GL, lcore_pause, NULL,
 	  "test hook: with this probability per poll iteration an lcore sleeps "
 	  "1 µs..`lcore_pause_max` (a poller descheduled by a busy host), for robustness tests "

@@ -126,6 +126,7 @@ struct br_config {
 	uint64_t stats_interval_ns;  /* 0: no periodic line */
 	uint64_t duration_ns;        /* 0: no limit */
 	uint64_t drain_timeout_ns;   /* finishing bound after a stop */
+	uint64_t peer_dead_ns;       /* the drain gives up on a peer silent this long */
 	char     capture_dir[BR_PATH_MAX];
 	char     capture_where[BR_WHERE_MAX];
 	unsigned capture_ring;

@@ -278,19 +278,19 @@ static void node_check_done(struct br_node *n, uint64_t now)
 	n->c.done = !n->wl || (wl_done && !htnode_busy(&n->hn));
 }
 
-/* In the drain (after --duration or a signal) a peer that was heard from and
- * then sends nothing for this long while the node still waits on it (its VL is down, or times out
- * against it, or the workload uses its memory) is gone for good: a live peer
- * answers a retransmission within milliseconds, its keepalives included. */
-#define BR_PEER_GONE_NS 1000000000ull
-
 /* How long each VL's peer has been silent is followed all along (from the
- * time its received-frame count last moved); in the drain the node gives up
+ * time its received-frame count last moved). In the drain (after --duration
+ * or a signal) a peer that was heard from and then sends nothing for
+ * `dead_ns` ([global] peer_dead_timeout) while the node still waits on it
+ * (its VL is down, or times out against it, or the workload uses its memory)
+ * is gone for good. A live peer whose poller is descheduled is silent for as
+ * long as that lasts (seconds on a shared host), so the bound is the
+ * configured one, not a round trip. The node gives up
  * on a gone peer instead of waiting for drain_timeout: its memory is reported
  * lost (htnode_peer_gone stops a workload on it) and the VL is reset cold,
  * which poisons the requests to it and drops what was queued for it; the
  * node's own verification of the rest stands. */
-static void drain_gone(struct br_node *n, uint64_t now, bool finishing)
+static void drain_gone(struct br_node *n, uint64_t now, bool finishing, uint64_t dead_ns)
 {
 	const struct br_wl_cfg *w = &n->cfg->wl;
 
@@ -308,7 +308,7 @@ static void drain_gone(struct br_node *n, uint64_t now, bool finishing)
 		/* a peer never heard from may still be starting: the drain waits
 		 * for it (drain_timeout), as for any peer before */
 		if (!finishing || n->c.done || (n->gone >> i & 1) || !v->rx_frames ||
-		    now - n->silent[i].since < BR_PEER_GONE_NS ||
+		    now - n->silent[i].since < dead_ns ||
 		    (htoe_vl_is_up(n->b, peer) && v->timeouts == n->silent[i].timeouts && !uses))
 			continue;
 		n->gone |= 1ull << i;
@@ -467,7 +467,8 @@ int br_lcore_loop(void *arg)
 		}
 		if (tsc - prev_pub >= pub_tsc) {
 			for (unsigned i = 0; i < lc->n_nodes; i++) {
-				drain_gone(lc->nodes[i], now, phase == BR_FINISH);
+				drain_gone(lc->nodes[i], now, phase == BR_FINISH,
+					   a->cfg.peer_dead_ns);
 				node_check_done(lc->nodes[i], now);
 				br_node_publish(lc->nodes[i]);
 				br_drv_watch(&lc->nodes[i]->drv, now);

@@ -59,6 +59,8 @@ check "line too long" "syn8.ini:2" "longer than" -- --config "$f"
 check "not a regular file" "/dev/zero: a character device" "not a configuration file" -- --config /dev/zero --check
 f=$(file nul.ini '[global]\nduration = 1s\n\0\n')
 check "NUL byte" "nul.ini:3: a NUL byte" -- --config "$f" --check
+f=$(file dead.ini '[global]\npeer_dead_timeout = 10ms\n')
+check "peer_dead_timeout too short" "dead.ini:2" "[global] peer_dead_timeout = '10ms': out of range 100ms..3600s" -- --config "$f"
 head -c 1100000 /dev/zero | tr '\0' ';' >"$TMP/big.ini"
 check "file too large" "big.ini: 1100000 bytes" "at most 1048576" -- --config "$TMP/big.ini"
 
