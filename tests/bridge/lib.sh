@@ -158,7 +158,20 @@ stop_when_done() {
     done
     [ "$all" = 1 ] && break
     [ "$SECONDS" -lt "$deadline" ] || {
-      for i in "${BR_NAMES[@]}"; do echo "== $i"; tail -n 5 "$TMP/$i.out"; done
+      # a hang is read from the summaries (drop reasons, VL states): ask
+      # each process for its summary as the guide's SIGINT does, bounded
+      for i in "${!BR_NAMES[@]}"; do kill -INT "${BR_PIDS[$i]}" 2>/dev/null || true; done
+      for _ in $(seq 100); do
+        all=1
+        for i in "${!BR_NAMES[@]}"; do kill -0 "${BR_PIDS[$i]}" 2>/dev/null && all=0; done
+        [ "$all" = 1 ] && break
+        sleep 0.1
+      done
+      for i in "${!BR_NAMES[@]}"; do
+        echo "== ${BR_NAMES[$i]}"
+        grep -v '^\[ *[0-9.]* s\] ops' "$TMP/${BR_NAMES[$i]}.out" || true
+        tail -n 3 "$TMP/${BR_NAMES[$i]}.out"
+      done
       fail "workloads not done after $1 s"; }
     sleep 0.5
   done
