@@ -1020,6 +1020,12 @@ static void scen_write64_bridge(json_t *fig)
 	json_object_set_new(w, "baseline_fps", json_real(num(b, "fps")));
 	json_object_set_new(w, "ratio_frames", json_real(num(w, "frames_per_s") / num(b, "fps")));
 	json_object_set_new(w, "ratio_ht", json_real(num(w, "ht_pps") / num(b, "fps")));
+	/* the model's run beside it, against the same raw rate */
+	json_t *w64 = json_object_get(fig, "write64");
+
+	if (w64)
+		json_object_set_new(w64, "ratio_ht_injected_raw",
+				    json_real(num(w64, "ht_pps") / num(b, "fps")));
 	json_decref(b);
 	printf("  injected: %.3f M HT packets/s, %.0f frames/s of %.0f B = %.1f %% of raw "
 	       "forwarding (%.0f frames/s; HT packets/s %.1f %% of it); memory image identical\n",
@@ -1694,8 +1700,8 @@ static void set_targets(json_t *fig, double crypto_fig)
 	       0.9, false, 100, "%", nm);
 	target("incast 8 -> 1: Jain's fairness index", get_or_nan(i8, "jain"), 0.99, false, 1, "",
 	       nm);
-	target("64-byte writes injected, bridge / raw frames/s", get_or_nan(json_object_get(fig,
-	       "write64_bridge"), "ratio_frames"), 0.6, false, 100, "%", nm);
+	target("64-byte writes injected, writes/s / raw frames/s", get_or_nan(json_object_get(fig,
+	       "write64_bridge"), "ratio_ht"), 0.6, false, 100, "%", nm);
 	target("63 idle-but-configured peers / 1 peer, writes/s", get_or_nan(json_object_get(
 	       json_object_get(fig, "peers_scale"), "63"), "vs_one"), 0.8, false, 100, "%", nm);
 }

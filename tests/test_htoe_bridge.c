@@ -2668,6 +2668,45 @@ static void test_local_output_burst(void **state)
 	free_nodes();
 }
 
+/* A burst of the local side that spans several VLs' packets (the receive
+ * buffers of a run of one VL's packets are released at once) gives every
+ * buffer back: two senders to one node with 4 credits each finish all their
+ * writes, and the credit accounting holds after every burst. */
+static void test_local_output_burst_release(void **state)
+{
+	struct htoe_pkt_ref ref[5];
+	struct ht_pkt p;
+	unsigned delivered = 0, from[4] = { 0 }, k;
+	uint64_t now = 10 * US;
+
+	(void)state;
+	mk_nodes(3, tiny_pool);
+	bring_up();
+	for (unsigned i = 0; i < 12; i++)
+		for (uint16_t id = 1; id <= 3; id += 2) {
+			mk_write(&p, gaddr(2, 64u * (i + 16u * id)), true, 1, 0);
+			assert_int_equal(local_in(id, &p, now), 0);
+		}
+	for (unsigned round = 0; round < 50 && delivered < 24; round++) {
+		pump(now, HTOE_TX_FLUSH, NULL, NULL);
+		/* bursts of 5: each crosses from node 1's packets to node 3's */
+		while ((k = htoe_local_output_burst(N[2].b, ref, 5, now)) > 0) {
+			for (unsigned i = 0; i < k; i++) {
+				assert_int_equal(ht_decode(ref[i].pkt, ref[i].len, &p), (int)ref[i].len);
+				from[(p.addr - MEM_BASE) / (64u * 16u) % 4]++;
+			}
+			delivered += k;
+			htoe_local_output_done(N[2].b);
+			inv_ok();
+		}
+		now += 10 * US;
+	}
+	assert_int_equal(delivered, 24);
+	assert_int_equal(from[1], 12);
+	assert_int_equal(from[3], 12);
+	free_nodes();
+}
+
 /* A local-side sink (htoe_set_local_sink): what it was handed, in order,
  * per node; serve answers reads with data byte 0xAB unless told not to. */
 struct sunk {
@@ -2955,6 +2994,7 @@ int main(void)
 		cmocka_unit_test(test_sel_reset_while_held),
 		cmocka_unit_test(test_sel_forged_sacks),
 		cmocka_unit_test(test_local_output_burst),
+		cmocka_unit_test(test_local_output_burst_release),
 		cmocka_unit_test(test_sink_posted),
 		cmocka_unit_test(test_sink_serve),
 	};

@@ -346,12 +346,28 @@ static int acl_refuse(struct htoe *b, const struct ht_desc *p, struct htoe_lent 
 	return 0;
 }
 
+/* Receive buffers of entries taken but not yet released: consecutive
+ * entries of one VL and VC, released at once (lq_rel_flush). */
+struct lq_rel {
+	uint16_t vl;
+	enum ht_vc vc;
+	unsigned n, ndata;
+};
+
+static void lq_rel_flush(struct htoe *b, struct lq_rel *r)
+{
+	if (r->n)
+		htoe_lq_release_n(b, r->vc, r->vl, r->n, r->ndata);
+	r->n = r->ndata = 0;
+}
+
 /* Take the next entry due for the local side off its queue (its receive
- * buffer released): NULL when none is due (*rc 0) or when it is longer than
- * cap (*rc -ENOSPC, the entry stays). The entry's slot is not reused before
- * htoe_local_output_done() (lq_hold). */
+ * buffer released, or added to *rel when rel is not NULL): NULL when none
+ * is due (*rc 0) or when it is longer than cap (*rc -ENOSPC, the entry
+ * stays). The entry's slot is not reused before htoe_local_output_done()
+ * (lq_hold). */
 static inline __attribute__((always_inline)) const struct htoe_lent *
-lq_take(struct htoe *b, size_t cap, int *rc, uint64_t now)
+lq_take(struct htoe *b, size_t cap, int *rc, uint64_t now, struct lq_rel *rel)
 {
 	static const enum ht_vc order[] = { HT_VC_P, HT_VC_R, HT_VC_NP };
 
@@ -399,7 +415,16 @@ lq_take(struct htoe *b, size_t cap, int *rc, uint64_t now)
 			b->st.tag_full++;
 			continue;
 		}
-		htoe_lq_release(b, vc, e);
+		if (rel && e->pooled) {
+			if (rel->n && (rel->vl != e->vl || rel->vc != vc))
+				lq_rel_flush(b, rel);
+			rel->vl = e->vl;
+			rel->vc = vc;
+			rel->n++;
+			rel->ndata += e->has_data;
+		} else {
+			htoe_lq_release(b, vc, e);
+		}
 		if (vc == HT_VC_P)
 			b->lq_p_out++;
 		q->head++;
@@ -426,7 +451,7 @@ void htoe_set_local_sink(struct htoe *b, const struct htoe_local_sink *s)
 int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
 {
 	int rc;
-	const struct htoe_lent *e = lq_take(b, cap, &rc, now);
+	const struct htoe_lent *e = lq_take(b, cap, &rc, now, NULL);
 
 	if (!e)
 		return rc;
@@ -439,6 +464,7 @@ int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
 unsigned htoe_local_output_burst(struct htoe *b, struct htoe_pkt_ref *out, unsigned n,
 				 uint64_t now)
 {
+	struct lq_rel rel = { .n = 0, .ndata = 0 };
 	unsigned k = 0;
 	int rc;
 
@@ -446,13 +472,14 @@ unsigned htoe_local_output_burst(struct htoe *b, struct htoe_pkt_ref *out, unsig
 	    b->lq[HT_VC_R].head == b->lq[HT_VC_R].tail)
 		return 0; /* the common case of a poll */
 	for (; k < n; k++) {
-		const struct htoe_lent *e = lq_take(b, HT_MAX_PKT_LEN, &rc, now);
+		const struct htoe_lent *e = lq_take(b, HT_MAX_PKT_LEN, &rc, now, &rel);
 
 		if (!e)
 			break;
 		out[k].pkt = e->bytes;
 		out[k].len = e->len;
 	}
+	lq_rel_flush(b, &rel);
 	b->lq_lent |= k != 0;
 	return k;
 }

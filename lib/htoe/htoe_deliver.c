@@ -53,12 +53,15 @@ int htoe_lq_push_pkt(struct htoe *b, const struct ht_pkt *p)
 /* The local side consumed an entry: free its receive buffer. */
 void htoe_lq_release(struct htoe *b, enum ht_vc vc, const struct htoe_lent *e)
 {
-	struct htoe_vl *v;
+	if (e->pooled)
+		htoe_lq_release_n(b, vc, e->vl, 1, e->has_data);
+}
 
-	if (!e->pooled)
-		return;
-	v = &b->vl[e->vl];
-	htoe_credit_rx_release(&b->pool, &v->crx, vc, e->has_data);
+void htoe_lq_release_n(struct htoe *b, enum ht_vc vc, uint16_t vl, unsigned n, unsigned ndata)
+{
+	struct htoe_vl *v = &b->vl[vl];
+
+	htoe_credit_rx_release_n(&b->pool, &v->crx, vc, n, ndata);
 	v->regrant_due = true; /* granted again once, before v's next frame */
 	htoe_vl_wake(v);
 }

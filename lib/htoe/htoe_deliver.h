@@ -33,6 +33,10 @@ static inline bool htoe_lq_ordered(const struct htoe *b, const struct htoe_lent 
 /* The local side took (or the bridge dropped) entry e: free its receive
  * buffer and let its VL grant it again. */
 void htoe_lq_release(struct htoe *b, enum ht_vc vc, const struct htoe_lent *e);
+/* The same for n pooled entries of VL vl on vc (ndata of them with data),
+ * released at once: a burst of the local side costs one release per run of
+ * one VL's entries, not one per packet. */
+void htoe_lq_release_n(struct htoe *b, enum ht_vc vc, uint16_t vl, unsigned n, unsigned ndata);
 
 /* VL reset: the entries of v still queued leave the pool (its accounting
  * restarts at zero) but stay queued (see htoe_deliver.c). */

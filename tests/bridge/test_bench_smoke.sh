@@ -266,6 +266,11 @@ need(isnum(wb["ht_pps"]) and wb["ht_pps"] > 0 and isnum(wb["baseline_fps"]),
      "write64_bridge: figures")
 close(wb["ratio_frames"], wb["frames_per_s"] / wb["baseline_fps"], "write64_bridge: ratio")
 close(wb["ratio_ht"], wb["ht_pps"] / wb["baseline_fps"], "write64_bridge: HT ratio")
+close(f["write64"]["ratio_ht_injected_raw"], f["write64"]["ht_pps"] / wb["baseline_fps"],
+      "write64 beside write64_bridge: HT ratio")
+tb = [t for t in d["targets"] if t["figure"].startswith("64-byte writes injected")]
+need(len(tb) == 1 and tb[0]["value"] == wb["ratio_ht"],
+     "write64_bridge: the target is writes/s over raw frames/s: %s" % tb)
 
 # peers_scale: 1 (the reference), 8, 63 configured peers; writes got through,
 # each the median of its rounds, ratios recomputed from the writes/s
