@@ -1923,32 +1923,67 @@ static void test_sel_rtt_from_sack(void **state)
 	check_ok(&r);
 }
 
+/* Selective, an RTT of 1 us, one frame sent at 2000 and probed at *t (it
+ * had arrived): the frame's seq. */
+static uint16_t sel_probed(struct htoe_retry *r, uint64_t *t)
+{
+	uint16_t seq, s;
+
+	init_sel(r, 0);
+	send1(r, 0);
+	assert_int_equal(htoe_retry_tx_ack(r, 1, 1000), 1);
+	s = send1(r, 2000);
+	*t = htoe_retry_next_deadline(r);
+	assert_int_equal(htoe_retry_tx_timer(r, *t), HTOE_RETRY_IDLE);
+	assert_true(htoe_retry_tx_retransmit_at(r, *t, &seq));
+	assert_int_equal(seq, s);
+	return s;
+}
+
+/* The frame of sel_probed() is acknowledged `after` the probe, with a
+ * DUP report: that answers the probe (one spurious retransmission), no
+ * sign of reordering. The SACK block in blk, its length returned. */
+static size_t dup_answers_probe(struct htoe_retry *r, uint64_t after, uint8_t *blk)
+{
+	uint64_t t;
+	uint16_t s = sel_probed(r, &t);
+	size_t len = mk_sack(blk, NULL, 0, 1);
+
+	assert_int_equal(htoe_retry_tx_ack(r, (uint16_t)(s + 1), t + after), 1);
+	blk[2] = HTOE_SACK_F_DUP;
+	assert_int_equal(htoe_retry_tx_sack(r, (uint16_t)(s + 1), blk, len, t + after), 0);
+	assert_int_equal(r->stats.spurious, 1);
+	assert_int_equal(r->reo_mult, 1);
+	return len;
+}
+
 /* A duplicate reported right after a probe answers the probe (its ack was
  * lost): the probes back off, the reordering window does not widen. */
 static void test_sel_dup_after_probe(void **state)
 {
 	struct htoe_retry r;
 	uint8_t blk[HTOE_SACK_MAX_LEN];
-	uint16_t seq, s;
-	uint64_t t;
 
 	(void)state;
-	init_sel(&r, 0);
-	send1(&r, 0);
-	assert_int_equal(htoe_retry_tx_ack(&r, 1, 1000), 1);
-	s = send1(&r, 2000);
-	t = htoe_retry_next_deadline(&r);
-	assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_IDLE);
-	assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
-	assert_int_equal(seq, s);
-	assert_int_equal(htoe_retry_tx_ack(&r, (uint16_t)(s + 1), t + 600), 1);
-	size_t len = mk_sack(blk, NULL, 0, 1);
-
-	blk[2] = HTOE_SACK_F_DUP;
-	assert_int_equal(htoe_retry_tx_sack(&r, (uint16_t)(s + 1), blk, len, t + 600), 0);
-	assert_int_equal(r.stats.spurious, 1);
-	assert_int_equal(r.reo_mult, 1);
+	dup_answers_probe(&r, 600, blk);
 	assert_int_equal(r.tlp_shift, 1);
+	check_ok(&r);
+}
+
+/* A peer that was not polled for a while reports the probe's copy as a
+ * duplicate when it runs again, long after the probe (5 ms): the answer
+ * to the probe too; a second duplicate report after it is a sign of
+ * reordering. */
+static void test_sel_dup_after_stall(void **state)
+{
+	struct htoe_retry r;
+	uint8_t blk[HTOE_SACK_MAX_LEN];
+	size_t len;
+
+	(void)state;
+	len = dup_answers_probe(&r, 5000000, blk);
+	assert_int_equal(htoe_retry_tx_sack(&r, htoe_retry_tx_una(&r), blk, len, 9000000), 0);
+	assert_int_equal(r.reo_mult, 2);
 	check_ok(&r);
 }
 
@@ -2152,6 +2187,7 @@ int main(void)
 		cmocka_unit_test(test_sel_sack_collapses_backoff),
 		cmocka_unit_test(test_sel_rtt_from_sack),
 		cmocka_unit_test(test_sel_dup_after_probe),
+		cmocka_unit_test(test_sel_dup_after_stall),
 		cmocka_unit_test(test_sel_fast_rtx_no_rack),
 		cmocka_unit_test(test_rob),
 		cmocka_unit_test(test_rob_check_catches),

@@ -275,8 +275,10 @@ static void sb_sent(struct htoe_retry *r, uint16_t seq, uint64_t now, bool rtx)
 	struct htoe_retry_sb *e = sb_at(r, seq);
 
 	sb_set(r, e, (e->flags & ~SB_TX) | (rtx ? SB_RTX | (e->flags & SB_BLIND) : 0));
-	if (e->flags & SB_BLIND)
+	if (e->flags & SB_BLIND) {
 		r->blind_at = now;
+		r->blind_dup = true;
+	}
 	e->xmit_ns = now;
 	e->txn = ++r->txn;
 }
@@ -764,11 +766,15 @@ int htoe_retry_tx_sack(struct htoe_retry *r, uint16_t ack, const uint8_t *blk, s
 	r->stats.sacks_received++;
 	if (r->failed)
 		return 0;
-	/* a duplicate reported soon after a probe or a go-back answers it (an
-	 * ack was lost or late): the probes back off, but it is no sign of
-	 * reordering */
-	if (blk[2] & HTOE_SACK_F_DUP)
-		spurious(r, now - r->blind_at > add_sat(2 * r->srtt_ns, r->cfg.ack_delay_ns));
+	/* a duplicate reported soon after a probe or a go-back, or the first
+	 * one since (a peer that was not polled reports it when it runs
+	 * again, however late), answers it (an ack was lost or late): the
+	 * probes back off, but it is no sign of reordering */
+	if (blk[2] & HTOE_SACK_F_DUP) {
+		spurious(r, !r->blind_dup &&
+			    now - r->blind_at > add_sat(2 * r->srtt_ns, r->cfg.ack_delay_ns));
+		r->blind_dup = false;
+	}
 	bits = 32u * blk[1];
 	for (unsigned i = 0; i < bits; i++) {
 		if (!(blk[HTOE_SACK_HDR_LEN + i / 8] & (0x80u >> (i % 8))))

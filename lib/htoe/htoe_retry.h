@@ -81,7 +81,8 @@
  *      must also cover an ack that was lost and the late one after it); a
  *      SACK block with the DUP flag (the receiver got a frame twice) counts
  *      as such a sign too, unless it comes within 2 SRTT + ack_delay of a
- *      probe or go-back (then it answers that: an ack was lost). A
+ *      probe or go-back, or is the first since one (then it answers
+ *      that: an ack was lost, or the peer was not polled for a while). A
  *      retransmission acknowledged sooner than the smallest RTT says
  *      nothing of the frames sent before it (RFC 8985 step 2), unless a
  *      probe or the RTO sent it (it left after a silence of the peer,
@@ -288,6 +289,7 @@ struct htoe_retry {
 	bool     tlp_heard;     /* TX: a frame from the peer since the last
 	                         * probe or timeout (none: no further probe) */
 	uint64_t blind_at;      /* TX: last retransmission by a probe or the RTO */
+	bool     blind_dup;     /* TX: no DUP report since that retransmission */
 	uint64_t min_rtt_ns;    /* TX: smallest RTT sample (0: none) */
 	uint8_t  reo_mult;      /* TX: reordering window multiplier, 1..64 */
 	uint8_t  reo_calm;      /* TX: losses since the last spurious one */
