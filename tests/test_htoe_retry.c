@@ -1623,8 +1623,8 @@ static void test_sel_tail_probe(void **state)
 	assert_int_equal(seq, 3); /* the probe: the last frame */
 	assert_false(htoe_retry_tx_retransmit_at(&r, t, &seq));
 	assert_int_equal(r.stats.tail_probes, 1);
-	/* the next probe, should this one be lost too, waits twice as long */
-	assert_int_equal(htoe_retry_next_deadline(&r), t + 2 * (2 * htoe_retry_srtt(&r) + 300));
+	/* until the peer answers, no other probe: the RTO comes next */
+	assert_int_equal(htoe_retry_next_deadline(&r), 2000 + htoe_retry_tx_rto(&r));
 	/* the probe arrives: ack 1, seq 3 held -> 1 and 2 lost, resent */
 	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, mk_sack(blk, held, 1, 1), t + 1000), 1);
 	uint64_t t2 = t + 1000; /* overdue already: lost at once */
@@ -1702,14 +1702,16 @@ static void test_sel_tail_probe_backoff(void **state)
 
 /* A retransmission that is lost when nothing can be sent after it (the
  * peer holds every frame behind the hole, and with them every credit) is
- * probed again before the RTO, the repeats twice as far apart as the first
- * probe from the last transmission: the RTO stays the last resort. */
+ * probed before the RTO; should the probe be lost too, the RTO resends it
+ * (the peer, silent, is not probed again), and once the peer answers
+ * without progress the probes resume, each twice as far from the last
+ * transmission as the one before. */
 static void test_sel_probe_repeats(void **state)
 {
 	struct htoe_retry r;
 	uint8_t blk[HTOE_SACK_MAX_LEN];
 	const unsigned held[] = { 1, 2, 3 };
-	uint64_t t, base, rto_at;
+	uint64_t t, base, d;
 	uint16_t seq;
 
 	(void)state;
@@ -1725,22 +1727,152 @@ static void test_sel_probe_repeats(void **state)
 	assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_IDLE);
 	assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
 	assert_int_equal(seq, 1);
-	rto_at = 2000 + htoe_retry_tx_rto(&r); /* armed when 1 was sent */
-	for (unsigned k = 0; t + 2 * base < rto_at; k++) {
-		uint64_t d = htoe_retry_next_deadline(&r);
-
-		assert_int_equal(d, t + (k ? 2 * base : base));
-		assert_int_equal(htoe_retry_tx_timer(&r, d), HTOE_RETRY_IDLE);
-		assert_true(htoe_retry_tx_retransmit_at(&r, d, &seq));
-		assert_int_equal(seq, 1); /* the only frame not SACKed */
-		t = d;
-	}
-	assert_true(r.stats.tail_probes >= 6);
-	assert_int_equal(r.stats.timeouts, 0);
+	/* the probe, one base delay later: the only frame not SACKed */
+	d = htoe_retry_next_deadline(&r);
+	assert_int_equal(d, t + base);
+	assert_int_equal(htoe_retry_tx_timer(&r, d), HTOE_RETRY_IDLE);
+	assert_true(htoe_retry_tx_retransmit_at(&r, d, &seq));
+	assert_int_equal(seq, 1);
+	assert_int_equal(r.stats.tail_probes, 1);
+	/* lost too, and the peer is silent: the RTO is next, and resends 1 */
+	d = htoe_retry_next_deadline(&r);
+	assert_int_equal(d, 2000 + htoe_retry_tx_rto(&r)); /* armed when 1..4 left */
+	assert_int_equal(htoe_retry_tx_timer(&r, d), HTOE_RETRY_GOBACK);
+	assert_true(htoe_retry_tx_retransmit_at(&r, d, &seq));
+	assert_int_equal(seq, 1);
+	assert_false(htoe_retry_tx_retransmit_at(&r, d, &seq));
+	t = d;
+	/* the peer answers without progress (a repeated ack): probes resume,
+	 * their delay doubled by each probe or timeout since the progress */
+	assert_int_equal(htoe_retry_tx_ack(&r, 1, t + 500), 0);
+	assert_true(htoe_retry_next_deadline(&r) > t + htoe_retry_tx_rto(&r) / 2);
+	send1(&r, t + 600); /* a transmission re-arms the probe */
+	assert_int_equal(htoe_retry_next_deadline(&r), t + 600 + (base << 2));
+	assert_int_equal(r.stats.timeouts, 1);
 	/* one gets through: progress, the probes start from their base again */
 	assert_int_equal(htoe_retry_tx_ack(&r, 5, t + 1000), 4);
 	send1(&r, t + 2000);
 	assert_int_equal(htoe_retry_next_deadline(&r), t + 2000 + 2 * htoe_retry_srtt(&r) + 300);
+	check_ok(&r);
+}
+
+/* Selective, an RTT of 3 us measured, then frames 1..n sent at 4000. */
+static void init_sel_flight(struct htoe_retry *r, int n)
+{
+	init_sel(r, 0);
+	send1(r, 0);
+	assert_int_equal(htoe_retry_tx_ack(r, 1, 3000), 1);
+	for (int i = 0; i < n; i++)
+		send1(r, 4000);
+}
+
+/* A peer that is not polled for a while (a descheduled poller) gets one
+ * probe and then, per timeout, the oldest frame, then the two oldest, the
+ * four oldest...: not the whole window each time. When it runs again, its
+ * answer releases everything and nothing more is resent. */
+static void test_sel_stalled_peer(void **state)
+{
+	struct htoe_retry r;
+	uint64_t t, d;
+	uint16_t seq;
+
+	(void)state;
+	init_sel_flight(&r, 16);
+	t = 4000;
+	d = htoe_retry_next_deadline(&r);
+	assert_int_equal(htoe_retry_tx_timer(&r, d), HTOE_RETRY_IDLE);
+	assert_true(htoe_retry_tx_retransmit_at(&r, d, &seq));
+	assert_int_equal(seq, 16); /* the probe: the last frame */
+	assert_false(htoe_retry_tx_retransmit_at(&r, d, &seq));
+	for (unsigned k = 0; k < 3; k++) { /* three timeouts, no probe between */
+		d = htoe_retry_next_deadline(&r);
+		assert_true(d > t);
+		assert_int_equal(htoe_retry_tx_timer(&r, d), HTOE_RETRY_GOBACK);
+		for (uint16_t want = 1; want <= 1u << k; want++) {
+			assert_true(htoe_retry_tx_retransmit_at(&r, d, &seq));
+			assert_int_equal(seq, want);
+		}
+		assert_false(htoe_retry_tx_retransmit_at(&r, d, &seq));
+		t = d;
+	}
+	assert_int_equal(r.stats.tail_probes, 1);
+	assert_int_equal(r.stats.timeouts, 3);
+	assert_int_equal(r.stats.retransmitted, 1 + 1 + 2 + 4);
+	/* it runs again: every frame arrived */
+	assert_int_equal(htoe_retry_tx_ack(&r, 17, t + 100), 16);
+	assert_int_equal(htoe_retry_tx_outstanding(&r), 0);
+	assert_false(htoe_retry_tx_retransmit_at(&r, t + 100, &seq));
+	assert_int_equal(htoe_retry_next_deadline(&r), HTOE_RETRY_NEVER);
+	check_ok(&r);
+}
+
+/* An RTT sample that measured a stalled poller (its ack ended a silence
+ * far longer than the path's round trip) leaves the RTO alone: a timeout
+ * costs a copy or two in selective mode, while an RTO grown to the longest
+ * stall would make every loss it repairs wait that long. Four such samples
+ * in a row are the path's own round trip, which did grow. */
+static void test_sel_rtt_stall(void **state)
+{
+	struct htoe_retry r;
+	uint64_t now = 0, rto;
+
+	(void)state;
+	init_sel(&r, 0);
+	r.cfg.rto_min_ns = 1000; /* the RTO follows the RTT */
+	send1(&r, now);
+	assert_int_equal(htoe_retry_tx_ack(&r, 1, now + 3000), 1); /* RTT 3 us */
+	assert_int_equal(htoe_retry_srtt(&r), 3000);
+	rto = htoe_retry_tx_rto(&r);
+	for (unsigned k = 0; k < 4; k++) { /* the peer stalls for 5 ms */
+		now += 10000000;
+		send1(&r, now);
+		assert_int_equal(htoe_retry_tx_ack(&r, (uint16_t)(k + 2), now + 5000000), 1);
+		assert_int_equal(htoe_retry_srtt(&r), 3000);
+		assert_int_equal(htoe_retry_tx_rto(&r), rto);
+	}
+	assert_int_equal(r.stats.rtt_stalled, 4);
+	/* a fifth in a row: the path's round trip is 5 ms now */
+	now += 10000000;
+	send1(&r, now);
+	assert_int_equal(htoe_retry_tx_ack(&r, 6, now + 5000000), 1);
+	assert_true(htoe_retry_srtt(&r) > 3000);
+	assert_true(htoe_retry_tx_rto(&r) > rto);
+	/* an ordinary sample is taken as ever */
+	now += 10000000;
+	send1(&r, now);
+	assert_int_equal(htoe_retry_tx_ack(&r, 7, now + 4000), 1);
+	assert_int_equal(r.stats.rtt_stalled, 4);
+	check_ok(&r);
+}
+
+/* The whole window lost (a burst): the timeout resends the oldest frame,
+ * and the peer's answer to it exposes the others, resent at once without
+ * another timeout. */
+static void test_sel_rto_window_lost(void **state)
+{
+	struct htoe_retry r;
+	uint64_t d;
+	uint16_t seq;
+
+	(void)state;
+	init_sel_flight(&r, 8); /* all lost, and the probe too */
+	d = htoe_retry_next_deadline(&r);
+	htoe_retry_tx_timer(&r, d);
+	assert_true(htoe_retry_tx_retransmit_at(&r, d, &seq));
+	assert_int_equal(seq, 8);
+	d = htoe_retry_next_deadline(&r);
+	assert_int_equal(htoe_retry_tx_timer(&r, d), HTOE_RETRY_GOBACK);
+	assert_true(htoe_retry_tx_retransmit_at(&r, d, &seq));
+	assert_int_equal(seq, 1);
+	assert_false(htoe_retry_tx_retransmit_at(&r, d, &seq));
+	/* 1's copy arrives: ack 2, one round trip later */
+	assert_int_equal(htoe_retry_tx_ack(&r, 2, d + 3000), 1);
+	for (uint16_t want = 2; want <= 7; want++) {
+		assert_true(htoe_retry_tx_retransmit_at(&r, d + 3000, &seq));
+		assert_int_equal(seq, want);
+	}
+	/* 8 was probed after 2..7 were last sent: its own copy may still come */
+	assert_int_equal(r.stats.timeouts, 1);
 	check_ok(&r);
 }
 
@@ -1791,32 +1923,67 @@ static void test_sel_rtt_from_sack(void **state)
 	check_ok(&r);
 }
 
+/* Selective, an RTT of 1 us, one frame sent at 2000 and probed at *t (it
+ * had arrived): the frame's seq. */
+static uint16_t sel_probed(struct htoe_retry *r, uint64_t *t)
+{
+	uint16_t seq, s;
+
+	init_sel(r, 0);
+	send1(r, 0);
+	assert_int_equal(htoe_retry_tx_ack(r, 1, 1000), 1);
+	s = send1(r, 2000);
+	*t = htoe_retry_next_deadline(r);
+	assert_int_equal(htoe_retry_tx_timer(r, *t), HTOE_RETRY_IDLE);
+	assert_true(htoe_retry_tx_retransmit_at(r, *t, &seq));
+	assert_int_equal(seq, s);
+	return s;
+}
+
+/* The frame of sel_probed() is acknowledged `after` the probe, with a
+ * DUP report: that answers the probe (one spurious retransmission), no
+ * sign of reordering. The SACK block in blk, its length returned. */
+static size_t dup_answers_probe(struct htoe_retry *r, uint64_t after, uint8_t *blk)
+{
+	uint64_t t;
+	uint16_t s = sel_probed(r, &t);
+	size_t len = mk_sack(blk, NULL, 0, 1);
+
+	assert_int_equal(htoe_retry_tx_ack(r, (uint16_t)(s + 1), t + after), 1);
+	blk[2] = HTOE_SACK_F_DUP;
+	assert_int_equal(htoe_retry_tx_sack(r, (uint16_t)(s + 1), blk, len, t + after), 0);
+	assert_int_equal(r->stats.spurious, 1);
+	assert_int_equal(r->reo_mult, 1);
+	return len;
+}
+
 /* A duplicate reported right after a probe answers the probe (its ack was
  * lost): the probes back off, the reordering window does not widen. */
 static void test_sel_dup_after_probe(void **state)
 {
 	struct htoe_retry r;
 	uint8_t blk[HTOE_SACK_MAX_LEN];
-	uint16_t seq, s;
-	uint64_t t;
 
 	(void)state;
-	init_sel(&r, 0);
-	send1(&r, 0);
-	assert_int_equal(htoe_retry_tx_ack(&r, 1, 1000), 1);
-	s = send1(&r, 2000);
-	t = htoe_retry_next_deadline(&r);
-	assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_IDLE);
-	assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
-	assert_int_equal(seq, s);
-	assert_int_equal(htoe_retry_tx_ack(&r, (uint16_t)(s + 1), t + 600), 1);
-	size_t len = mk_sack(blk, NULL, 0, 1);
-
-	blk[2] = HTOE_SACK_F_DUP;
-	assert_int_equal(htoe_retry_tx_sack(&r, (uint16_t)(s + 1), blk, len, t + 600), 0);
-	assert_int_equal(r.stats.spurious, 1);
-	assert_int_equal(r.reo_mult, 1);
+	dup_answers_probe(&r, 600, blk);
 	assert_int_equal(r.tlp_shift, 1);
+	check_ok(&r);
+}
+
+/* A peer that was not polled for a while reports the probe's copy as a
+ * duplicate when it runs again, long after the probe (5 ms): the answer
+ * to the probe too; a second duplicate report after it is a sign of
+ * reordering. */
+static void test_sel_dup_after_stall(void **state)
+{
+	struct htoe_retry r;
+	uint8_t blk[HTOE_SACK_MAX_LEN];
+	size_t len;
+
+	(void)state;
+	len = dup_answers_probe(&r, 5000000, blk);
+	assert_int_equal(htoe_retry_tx_sack(&r, htoe_retry_tx_una(&r), blk, len, 9000000), 0);
+	assert_int_equal(r.reo_mult, 2);
 	check_ok(&r);
 }
 
@@ -2014,9 +2181,13 @@ int main(void)
 		cmocka_unit_test(test_rto_peer_answers_no_limit),
 		cmocka_unit_test(test_rto_dead_peer),
 		cmocka_unit_test(test_sel_probe_repeats),
+		cmocka_unit_test(test_sel_stalled_peer),
+		cmocka_unit_test(test_sel_rtt_stall),
+		cmocka_unit_test(test_sel_rto_window_lost),
 		cmocka_unit_test(test_sel_sack_collapses_backoff),
 		cmocka_unit_test(test_sel_rtt_from_sack),
 		cmocka_unit_test(test_sel_dup_after_probe),
+		cmocka_unit_test(test_sel_dup_after_stall),
 		cmocka_unit_test(test_sel_fast_rtx_no_rack),
 		cmocka_unit_test(test_rob),
 		cmocka_unit_test(test_rob_check_catches),

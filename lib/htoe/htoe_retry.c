@@ -4,6 +4,7 @@
 #include "htoe/htoe_retry.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -231,6 +232,20 @@ static void rtt_sample(struct htoe_retry *r, uint64_t rtt)
 {
 	uint64_t rto;
 
+	/* Selective mode: a sample taken from a frame that ended a silence
+	 * longer than the path explains (4 SRTT + ack_delay) measured a
+	 * poller that was not run (the peer's, or ours), not the path. A
+	 * stall costs one copy per timeout in this mode, so the RTO follows
+	 * the path: stalls measured into it would make every loss the RTO
+	 * must repair wait as long as the longest stall. Four such samples in
+	 * a row are the path itself (its round trip grew). */
+	if (r->sel && r->have_rtt &&
+	    r->quiet_ns > add_sat(4 * r->srtt_ns, r->cfg.ack_delay_ns) && r->rtt_skips < 4) {
+		r->rtt_skips++;
+		r->stats.rtt_stalled++;
+		return;
+	}
+	r->rtt_skips = 0;
 	if (!r->have_rtt) {
 		r->srtt_ns = rtt;
 		r->rttvar_ns = rtt / 2;
@@ -260,8 +275,10 @@ static void sb_sent(struct htoe_retry *r, uint16_t seq, uint64_t now, bool rtx)
 	struct htoe_retry_sb *e = sb_at(r, seq);
 
 	sb_set(r, e, (e->flags & ~SB_TX) | (rtx ? SB_RTX | (e->flags & SB_BLIND) : 0));
-	if (e->flags & SB_BLIND)
+	if (e->flags & SB_BLIND) {
 		r->blind_at = now;
+		r->blind_dup = true;
+	}
 	e->xmit_ns = now;
 	e->txn = ++r->txn;
 }
@@ -296,8 +313,14 @@ static void rack_update(struct htoe_retry *r, const struct htoe_retry_sb *e, uin
 	/* a retransmission delivered sooner than any round trip allows: the
 	 * news is of the original, sent long before; taken as the copy's, it
 	 * would declare every frame sent before the copy lost (RFC 8985
-	 * step 2) */
-	if ((e->flags & SB_RTX) && r->min_rtt_ns && now - e->xmit_ns < r->min_rtt_ns)
+	 * step 2). Not so for a probe's or a timeout's copy: it went out
+	 * after nothing came from the peer for a while, so the peer reports
+	 * it (or its original) after every frame sent before it, which it
+	 * would report alongside had they arrived; and the copy that fills a
+	 * hole is acknowledged at once, sooner than the round trips measured
+	 * against the acks the receiver delays. */
+	if ((e->flags & (SB_RTX | SB_BLIND)) == SB_RTX && r->min_rtt_ns &&
+	    now - e->xmit_ns < r->min_rtt_ns)
 		return;
 	if (r->rack_valid && (int32_t)(e->txn - r->rack_txn) <= 0)
 		return;
@@ -417,11 +440,16 @@ int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq)
  * receiver holds every credit behind the hole). */
 static void tlp_arm(struct htoe_retry *r, uint64_t now)
 {
-	unsigned sh = (unsigned)r->tlp_shift + (r->tlp_n ? 1 : 0);
+	unsigned sh = (unsigned)r->tlp_shift + r->tlp_n;
 	uint64_t t;
 
 	r->tlp_deadline = HTOE_RETRY_NEVER;
 	if (!r->sel || !r->have_rtt || r->una == r->next_seq || r->failed)
+		return;
+	/* nothing at all from the peer since the last probe or timeout: it is
+	 * not polled (or the link is down), and every further copy would only
+	 * reach it as a duplicate when it runs again; the RTO comes next */
+	if (r->tlp_n && !r->tlp_heard)
 		return;
 	if (sh > HTOE_RETRY_TLP_SHIFT_MAX)
 		sh = HTOE_RETRY_TLP_SHIFT_MAX;
@@ -437,6 +465,7 @@ static void tlp_fire(struct htoe_retry *r)
 	r->tlp_deadline = HTOE_RETRY_NEVER;
 	if (r->tlp_n < UINT8_MAX)
 		r->tlp_n++;
+	r->tlp_heard = false;
 	for (uint16_t s = (uint16_t)(r->next_seq - 1); s != (uint16_t)(r->una - 1); s--) {
 		if (!(sb_at(r, s)->flags & SB_SACKED)) {
 			mark_lost(r, s, true);
@@ -499,7 +528,9 @@ static int ack_common(struct htoe_retry *r, uint16_t ack, uint64_t now)
 		r->stats.invalid_acks++;
 		return -EINVAL;
 	}
+	r->quiet_ns = now - min_u64(r->heard_ns, now); /* the silence this frame ends */
 	heard(r, now); /* the peer is alive, whatever the ack says */
+	r->tlp_heard = true;
 	if (!htoe_seq_lt(r->una, ack))
 		return 0; /* ack == una, or stale */
 	if (r->failed) {
@@ -518,23 +549,38 @@ static int ack_common(struct htoe_retry *r, uint16_t ack, uint64_t now)
  * `all` also every later frame the peer has not SACKed (RTO, the peer lost
  * our retransmission, a NAK without a SACK block). `from` is resent even
  * if SACKed: the oldest frame never waits for a SACK that may be false. */
-static void sel_goback(struct htoe_retry *r, uint16_t from, bool all, uint64_t now)
+static void sel_goback(struct htoe_retry *r, uint16_t from, unsigned max, uint64_t now)
 {
-	uint16_t end = all ? r->next_seq : (uint16_t)(from + 1);
-
-	for (uint16_t s = from; s != end; s++)
-		if (!(sb_at(r, s)->flags & SB_SACKED) || s == from)
+	for (uint16_t s = from; s != r->next_seq && max; s++) {
+		if (!(sb_at(r, s)->flags & SB_SACKED) || s == from) {
 			mark_lost(r, s, true);
+			max--;
+		}
+	}
 	r->gb_from = from;
 	r->gb_at = now;
 	r->rto_deadline = add_sat(now, r->rto_ns);
 	r->stats.gobacks++;
 }
 
+/* A go-back on the word of a timer (or of an ack that still names una
+ * after one). Selective mode resends the oldest frame alone at the first
+ * timeout since progress, and twice as many frames not SACKed at each
+ * further one (as TCP's window restarts from one segment after a
+ * timeout): the peer's answer exposes the other lost frames through the
+ * RACK rule within a round trip, a peer that was merely not polled (a
+ * descheduled poller) gets a duplicate or two instead of the whole window
+ * at every timeout, and a burst that swallows every copy is still crossed
+ * within a few timeouts. */
 static void goback(struct htoe_retry *r, uint16_t from, uint64_t now)
 {
 	if (r->sel) {
-		sel_goback(r, from, true, now);
+		unsigned k = r->retries ? r->retries - 1 : 0;
+
+		sel_goback(r, from, 1u << (k < 12 ? k : 12), now);
+		if (r->tlp_n < UINT8_MAX)
+			r->tlp_n++; /* like a probe: none follows while the peer is silent */
+		r->tlp_heard = false;
 		return;
 	}
 	r->gb_active = true;
@@ -576,7 +622,7 @@ int htoe_retry_tx_nak(struct htoe_retry *r, uint16_t ack, uint64_t now)
 	}
 	if (r->sel) {
 		r->tlp_shift = 0; /* the peer saw a gap: the path loses frames */
-		sel_goback(r, ack, true, now);
+		sel_goback(r, ack, UINT_MAX, now);
 	} else {
 		goback(r, ack, now);
 	}
@@ -720,11 +766,15 @@ int htoe_retry_tx_sack(struct htoe_retry *r, uint16_t ack, const uint8_t *blk, s
 	r->stats.sacks_received++;
 	if (r->failed)
 		return 0;
-	/* a duplicate reported soon after a probe or a go-back answers it (an
-	 * ack was lost or late): the probes back off, but it is no sign of
-	 * reordering */
-	if (blk[2] & HTOE_SACK_F_DUP)
-		spurious(r, now - r->blind_at > add_sat(2 * r->srtt_ns, r->cfg.ack_delay_ns));
+	/* a duplicate reported soon after a probe or a go-back, or the first
+	 * one since (a peer that was not polled reports it when it runs
+	 * again, however late), answers it (an ack was lost or late): the
+	 * probes back off, but it is no sign of reordering */
+	if (blk[2] & HTOE_SACK_F_DUP) {
+		spurious(r, !r->blind_dup &&
+			    now - r->blind_at > add_sat(2 * r->srtt_ns, r->cfg.ack_delay_ns));
+		r->blind_dup = false;
+	}
 	bits = 32u * blk[1];
 	for (unsigned i = 0; i < bits; i++) {
 		if (!(blk[HTOE_SACK_HDR_LEN + i / 8] & (0x80u >> (i % 8))))

@@ -81,9 +81,12 @@
  *      must also cover an ack that was lost and the late one after it); a
  *      SACK block with the DUP flag (the receiver got a frame twice) counts
  *      as such a sign too, unless it comes within 2 SRTT + ack_delay of a
- *      probe or go-back (then it answers that: an ack was lost). A
+ *      probe or go-back, or is the first since one (then it answers
+ *      that: an ack was lost, or the peer was not polled for a while). A
  *      retransmission acknowledged sooner than the smallest RTT says
- *      nothing of the frames sent before it (RFC 8985 step 2). A lost
+ *      nothing of the frames sent before it (RFC 8985 step 2), unless a
+ *      probe or the RTO sent it (it left after a silence of the peer,
+ *      which reports it after every frame sent before it). A lost
  *      retransmission is found the same way, so burst loss is repaired
  *      within about one RTT without the RTO.
  *      A NAK without a SACK block (the peer could not hold the frame):
@@ -93,16 +96,21 @@
  *      2 SRTT + ack_delay after the last transmission, new or repeated
  *      (and that is before the RTO), the last frame not SACKed is resent:
  *      its SACK or ack exposes lost frames before it through the RACK rule,
- *      so a lost tail costs about a round trip instead of an RTO. Without
- *      progress the next probes wait twice as long, so a
- *      lost retransmission that nothing sent after it can expose (the
- *      receiver holds every credit behind the hole) is repeated within a
- *      few round trips too; progress (an ack or a new SACK) brings the
- *      delay back.
+ *      so a lost tail costs about a round trip instead of an RTO. No
+ *      further probe is sent until something arrives from the peer (a
+ *      peer that is not polled would get every copy as a duplicate), and
+ *      each probe or timeout since the last progress doubles the next
+ *      probe's delay; progress (an ack or a new SACK) brings it back.
  *      RTO (or an ack for una from a peer that lost our go-back, as in
- *      GBN): every frame not SACKed is lost (the oldest one even if
- *      SACKed), with the RTO backoff of GBN; a new SACK, like an ack,
- *      collapses that backoff.
+ *      GBN): the oldest frame is resent (even if SACKed), at the k-th
+ *      timeout in a row the 2^(k-1) oldest frames not SACKed: the
+ *      peer's answer exposes the rest through the RACK rule, and a
+ *      descheduled peer gets a copy or two per timeout, not the window.
+ *      The RTO has the backoff of GBN; a new SACK, like an ack, collapses
+ *      it. An RTT sample whose ack ended a silence of the peer longer
+ *      than 4 SRTT + ack_delay measured a poller that was not run, not
+ *      the path: it is left out (stats.rtt_stalled), unless four in a
+ *      row are (the path's round trip grew).
  *
  * In both modes the RTO's backoff is capped (HTOE_RETRY_RTO_SHIFT_MAX),
  * and the peer is given up (HTOE_RETRY_LIMIT) for its silence, not for a
@@ -201,6 +209,8 @@ struct htoe_retry_stats {
 	uint64_t spurious;        /* retransmissions found needless (the
 	                           * original was acked sooner than the RTT
 	                           * allows after the copy): widen reo_wnd */
+	uint64_t rtt_stalled;     /* RTT samples left out: they measured a
+	                           * poller that was not run (selective) */
 	uint64_t silent_timeouts; /* RTO expiries with nothing heard from the
 	                           * peer since the previous one (the evidence
 	                           * of a dead peer; the others are loss) */
@@ -272,9 +282,14 @@ struct htoe_retry {
 	                         * the outstanding ones) */
 	bool     rx_dup;        /* RX: a duplicate arrived since the last block */
 	uint64_t tlp_deadline;  /* TX: tail loss probe due (HTOE_RETRY_NEVER: none) */
-	uint8_t  tlp_n;         /* TX: probes since the last progress (after
-	                         * one, the next ones wait twice as long) */
+	uint8_t  tlp_n;         /* TX: probes and timeouts since the last progress
+	                         * (each doubles the next probe's delay) */
+	uint8_t  rtt_skips;     /* TX: RTT samples left out in a row */
+	uint64_t quiet_ns;      /* TX: the silence the peer's last frame ended */
+	bool     tlp_heard;     /* TX: a frame from the peer since the last
+	                         * probe or timeout (none: no further probe) */
 	uint64_t blind_at;      /* TX: last retransmission by a probe or the RTO */
+	bool     blind_dup;     /* TX: no DUP report since that retransmission */
 	uint64_t min_rtt_ns;    /* TX: smallest RTT sample (0: none) */
 	uint8_t  reo_mult;      /* TX: reordering window multiplier, 1..64 */
 	uint8_t  reo_calm;      /* TX: losses since the last spurious one */
