@@ -4,8 +4,9 @@
  * htoe/htoe_digest.h; docs/bridge.md "Memory cross-check").
  *
  * Asker: once a verified workload on another process's node is done (the
- * read-back sweep verified, nothing in flight), its window's bytes not
- * reported lost (runs of untainted 64-byte blocks) are asked of the target
+ * read-back sweep verified, nothing in flight), its window's bytes it owns
+ * (runs of 64-byte blocks not tainted: not reported lost, and written or read
+ * whole since the start, ht_wl_tainted) are asked of the target
  * node, one run at a time, retried with backoff until answered. Each answer's
  * CRC32C is compared with the shadow's: a difference is a run that differs.
  * Answerer: answers from its memory once every write its peers' acknowledged
@@ -58,7 +59,7 @@ struct pc_asker {
 	uint64_t lost;                  /* the workload's loss reports when the runs were made */
 	struct pc_run run[PC_MAX_RUNS];
 	unsigned n_run, cur, differ;
-	uint64_t excluded;              /* bytes of the window tainted (reported lost) */
+	uint64_t excluded;              /* bytes of the window not owned (ht_wl_tainted) */
 	uint64_t uncompared;            /* bytes beyond PC_MAX_RUNS runs */
 	uint64_t next_tx_ns, backoff_ns;
 	uint64_t requests;              /* REQUESTs sent (retransmissions too) */
