@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Frames built by hand: a RESET or RESET_ACK with its 12-byte payload
-(incarnation, 64-bit nonce), a DATA frame resealed with another sequence
-number and payload, in the format of docs/wire-format.md. Imported by
+(incarnation, 64-bit nonce), a CTRL frame, a DATA frame resealed with another
+sequence number and payload, in the format of docs/wire-format.md. Imported by
 the bridge tests (with scripts/ on sys.path), and a command:
 
   /usr/bin/python3 scripts/htoe_forge.py with-reset IN.pcap OUT.pcap
@@ -33,6 +33,20 @@ def reset_frame(ftype, src, dst, epoch, nonce, inc, credits, dst_mac, src_mac, c
     pl = struct.pack(">IQ", inc, nonce)
     hdr[28:32] = struct.pack(">I", crc32c(bytes(hdr[:28]) + pl))
     return dst_mac + src_mac + b"\x88\xb5" + bytes(hdr) + pl + bytes(2)
+
+
+def ctrl_frame(src, dst, epoch, msg, inc, dst_mac, src_mac, credits=bytes(12)):
+    """An untagged CTRL frame (type 6) from node src to node dst carrying msg,
+    then the sender's incarnation inc; ack 0 (laps 0). Padded to 60."""
+    hdr = bytearray(32)
+    hdr[0], hdr[3] = 0x16, epoch
+    hdr[4:8] = struct.pack(">HH", src, dst)
+    hdr[12:24] = credits
+    pl = msg + struct.pack(">I", inc)
+    hdr[24:26] = struct.pack(">H", len(pl))
+    hdr[28:32] = struct.pack(">I", crc32c(bytes(hdr[:28]) + pl))
+    f = dst_mac + src_mac + b"\x88\xb5" + bytes(hdr) + pl
+    return f + bytes(max(0, 60 - len(f)))
 
 
 def data_frame(template, seq, ack, credits, payload, seq_lap=0, ack_lap=0):

@@ -112,14 +112,15 @@ aout, bout = open("a.out").read(), open("b.out").read()
 check(n1["shadow_crc32c"] != n2["mem_crc32c"],
       f"the forged writes landed: node 2's memory crc32c {n2['mem_crc32c']:#010x}, node 1's "
       f"shadow {n1['shadow_crc32c']:#010x}")
-check(n1["peer_check"]["state"] == "confirmed", f"node 1's digest was confirmed before: {n1['peer_check']}")
+check(n1.get("peer_check", {}).get("state") == "confirmed",
+      f"node 1's digest was confirmed before: {n1.get('peer_check')}")
 check(re.search(r"RESULT: PASS", aout) and open("a.rc").read().strip() == "0",
       "node 1: PASS (what it verified held when it verified it)")
 m = re.search(r"memory \[\+0, \+0x10000\) that node 1 confirmed \(crc32c (0x[0-9a-f]+)\) "
               r"CHANGED afterwards \(crc32c (0x[0-9a-f]+) now\)", bout)
 check(m and int(m.group(1), 16) == n1["shadow_crc32c"] and int(m.group(2), 16) == n2["mem_crc32c"],
       "node 2 names the range node 1 confirmed, and both CRCs")
-check(n2["digests"]["changed"] == 1, f"node 2's digests: {n2['digests']}")
+check(n2.get("digests", {}).get("changed") == 1, f"node 2's digests: {n2.get('digests')}")
 check(re.search(r"RESULT: FAIL", bout) and open("b.rc").read().strip() == "1",
       "node 2: RESULT: FAIL, exit status 1")
 done()
