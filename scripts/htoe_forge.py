@@ -66,17 +66,26 @@ def data_frame(template, seq, ack, credits, payload, seq_lap=0, ack_lap=0):
 
 def listen(tmp, watch, iface="htoe0"):
     """An attacker's ears (the bridge tests): watch(packet) for every frame
-    on iface, TMP/listening once listening, until TMP/stop exists."""
+    on iface, TMP/listening once listening, until TMP/stop exists and the
+    frames captured so far are all watched (none for 1 s: on a loaded machine
+    the sniffer's thread lags behind the wire; at most 60 s more)."""
     import os
     import time
     from scapy.all import AsyncSniffer
-    sn = AsyncSniffer(iface=iface, prn=watch, store=False)
+    last = [time.monotonic()]
+
+    def seen(p):
+        last[0] = time.monotonic()
+        watch(p)
+    sn = AsyncSniffer(iface=iface, prn=seen, store=False)
     sn.start()
     time.sleep(1)
     open(os.path.join(tmp, "listening"), "w").close()
     while not os.path.exists(os.path.join(tmp, "stop")):
         time.sleep(0.1)
-    time.sleep(0.5)
+    end = time.monotonic() + 60
+    while time.monotonic() - last[0] < 1 and time.monotonic() < end:
+        time.sleep(0.1)
     sn.stop()
 
 

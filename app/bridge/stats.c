@@ -193,6 +193,8 @@ static unsigned print_peercheck(FILE *f, const struct br_node *n)
 		k->state == PC_DIFFERS ? "DIFFERS" : pc_state_name[k->state]);
 	if (k->state == PC_GONE)
 		fprintf(f, " (the peer is gone: its memory is lost, reported; nothing compared)");
+	else if (!k->n_run)
+		fprintf(f, " (nothing the workload owns to compare)");
 	else
 		fprintf(f, " (%u of %u ranges answered, %" PRIu64 " bytes compared)", k->cur,
 			k->n_run, bytes);

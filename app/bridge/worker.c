@@ -297,7 +297,9 @@ static void node_peercheck(struct br_app *a, struct br_node *n, uint64_t now)
 		if (remote)
 			pc_ask_start(k, w->target, k->session, w->fill_offset, n->wl, now);
 	}
-	for (unsigned i = 0; pc_asking(k) && i < n->n_vl && i < HTOE_MAX_PEERS; i++)
+	/* (a difference found before the peer went stays a difference) */
+	for (unsigned i = 0; (pc_asking(k) || (k->state == PC_CONFIRMED && !k->n_run)) &&
+			     i < n->n_vl && i < HTOE_MAX_PEERS; i++)
 		if (n->vl_node[i] == k->peer && (n->gone >> i & 1))
 			pc_ask_gone(k);
 	if (pc_poll(&n->pc, n->b, n->wl, n->mem, n->cfg->mem_size, now))
