@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Frames built by hand: a RESET or RESET_ACK with its 12-byte payload
-(incarnation, 64-bit nonce), in the format of docs/wire-format.md. Imported by
+(incarnation, 64-bit nonce), a CTRL frame, a DATA frame resealed with another
+sequence number and payload, in the format of docs/wire-format.md. Imported by
 the bridge tests (with scripts/ on sys.path), and a command:
 
   /usr/bin/python3 scripts/htoe_forge.py with-reset IN.pcap OUT.pcap
@@ -32,6 +33,60 @@ def reset_frame(ftype, src, dst, epoch, nonce, inc, credits, dst_mac, src_mac, c
     pl = struct.pack(">IQ", inc, nonce)
     hdr[28:32] = struct.pack(">I", crc32c(bytes(hdr[:28]) + pl))
     return dst_mac + src_mac + b"\x88\xb5" + bytes(hdr) + pl + bytes(2)
+
+
+def ctrl_frame(src, dst, epoch, msg, inc, dst_mac, src_mac, credits=bytes(12)):
+    """An untagged CTRL frame (type 6) from node src to node dst carrying msg,
+    then the sender's incarnation inc; ack 0 (laps 0). Padded to 60."""
+    hdr = bytearray(32)
+    hdr[0], hdr[3] = 0x16, epoch
+    hdr[4:8] = struct.pack(">HH", src, dst)
+    hdr[12:24] = credits
+    pl = msg + struct.pack(">I", inc)
+    hdr[24:26] = struct.pack(">H", len(pl))
+    hdr[28:32] = struct.pack(">I", crc32c(bytes(hdr[:28]) + pl))
+    f = dst_mac + src_mac + b"\x88\xb5" + bytes(hdr) + pl
+    return f + bytes(max(0, 60 - len(f)))
+
+
+def data_frame(template, seq, ack, credits, payload, seq_lap=0, ack_lap=0):
+    """A DATA frame like `template` (an untagged DATA frame as captured: its
+    MACs, type, VC, npkts, epoch, nodes) with sequence number seq, ack,
+    credits (12 bytes) and payload, sealed with the laps of seq and ack
+    (docs/wire-format.md "Sequence laps"). Padded to 60."""
+    hdr = bytearray(template[14:46])
+    hdr[8:12] = struct.pack(">HH", seq & 0xFFFF, ack & 0xFFFF)
+    hdr[12:24] = credits
+    hdr[24:26] = struct.pack(">H", len(payload))
+    laps = struct.pack(">II", seq_lap, ack_lap) if seq_lap or ack_lap else b""
+    hdr[28:32] = struct.pack(">I", crc32c(bytes(hdr[:28]) + payload + laps))
+    f = template[:14] + bytes(hdr) + payload
+    return f + bytes(max(0, 60 - len(f)))
+
+
+def listen(tmp, watch, iface="htoe0"):
+    """An attacker's ears (the bridge tests): watch(packet) for every frame
+    on iface, TMP/listening once listening, until TMP/stop exists and the
+    frames captured so far are all watched (none for 1 s: on a loaded machine
+    the sniffer's thread lags behind the wire; at most 60 s more)."""
+    import os
+    import time
+    from scapy.all import AsyncSniffer
+    last = [time.monotonic()]
+
+    def seen(p):
+        last[0] = time.monotonic()
+        watch(p)
+    sn = AsyncSniffer(iface=iface, prn=seen, store=False)
+    sn.start()
+    time.sleep(1)
+    open(os.path.join(tmp, "listening"), "w").close()
+    while not os.path.exists(os.path.join(tmp, "stop")):
+        time.sleep(0.1)
+    end = time.monotonic() + 60
+    while time.monotonic() - last[0] < 1 and time.monotonic() < end:
+        time.sleep(0.1)
+    sn.stop()
 
 
 def with_reset(src, dst, node=1, peer=2):

@@ -60,8 +60,8 @@ for l in htoe htmodel; do
 	check "$l.pc" test -f "$LIB/pkgconfig/$l.pc"
 done
 check "libhtoe.so needs libhtmodel.so.0" sh -c "objdump -p '$LIB/libhtoe.so' | grep -q 'NEEDED *libhtmodel.so.0'"
-for h in htoe/htoe.h htoe/htoe_map.h htoe/htoe_wire.h htoe/htoe_lease.h htmodel/ht_packet.h \
-	 htmodel/ht_crc.h htmodel/ht_link.h htmodel/ht_requester.h htmodel/ht_target.h \
+for h in htoe/htoe.h htoe/htoe_map.h htoe/htoe_wire.h htoe/htoe_lease.h htoe/htoe_digest.h \
+	 htmodel/ht_packet.h htmodel/ht_crc.h htmodel/ht_link.h htmodel/ht_requester.h htmodel/ht_target.h \
 	 htmodel/ht_workload.h htmodel/ht_rand.h htmodel/ht_b2b.h; do
 	check "include/$h installed" test -f "$INC/$h"
 done

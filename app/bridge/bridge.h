@@ -35,6 +35,7 @@
 #include "impair.h"
 #include "node/inject.h"
 #include "node/node.h"
+#include "node/peercheck.h"
 
 #define BR_PUBLISH_NS  1000000ull   /* counter snapshots every 1 ms */
 
@@ -99,6 +100,7 @@ struct br_node {
 	uint64_t last_poll_ns;
 	struct { uint64_t rx, timeouts, since; } silent[HTOE_MAX_PEERS]; /* drain: per VL */
 	uint64_t gone;                      /* drain: VLs whose peer is gone (bits) */
+	struct peercheck pc;                /* end-of-run cross-check with other processes */
 	struct br_counters c;
 	struct br_pub pub;
 	struct br_drv drv;                  /* its port: RX, TX, timers (driver.c) */

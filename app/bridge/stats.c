@@ -158,6 +158,94 @@ static uint64_t image_check(const struct br_app *a, const struct br_node *n, boo
 	return ht_wl_check_image(n->wl, tg->mem + n->cfg->wl.fill_offset);
 }
 
+static const char *const pc_state_name[] = {
+	[PC_IDLE] = "none", [PC_ASKING] = "unanswered", [PC_CONFIRMED] = "confirmed",
+	[PC_DIFFERS] = "differs", [PC_GONE] = "gone",
+};
+
+/* A range this node answered a peer's digest request for holds something
+ * else now (its CRC32C in *now), and that peer has not restarted since (a
+ * restarted peer owns nothing here any more: its view was lost and reported). */
+static bool pc_changed(const struct br_node *n, const struct pc_record *r, uint32_t *now)
+{
+	const struct htoe_vl_stats *v = htoe_get_vl_stats(n->b, r->node);
+
+	*now = n->mem ? htoe_crc32c(n->mem + r->off, r->len) : r->crc;
+	return *now != r->crc && !(v && v->peer_restarts != r->restarts);
+}
+
+/* The cross-check's asking side (node/peercheck.h), after the node's line:
+ * what was compared with the peer's memory, what was left out and why, each
+ * run that differs with both CRCs. Returns the runs that differ or were not
+ * answered (0 when there was nothing to ask: target in this process). */
+static unsigned print_peercheck(FILE *f, const struct br_node *n)
+{
+	const struct pc_asker *k = &n->pc.ask;
+	uint64_t bytes = 0;
+	unsigned bad = 0;
+
+	if (!n->wl || (k->state == PC_IDLE && !k->n_run))
+		return 0;
+	for (unsigned i = 0; i < k->n_run; i++)
+		bytes += k->run[i].len;
+	fprintf(f, "          memory of node %u (window [+%#" PRIx64 ", +%#" PRIx64 ")) against the "
+		"shadow, over the wire: %s", k->peer, n->cfg->wl.fill_offset, n->cfg->wl.size,
+		k->state == PC_DIFFERS ? "DIFFERS" : pc_state_name[k->state]);
+	if (k->state == PC_GONE)
+		fprintf(f, " (the peer is gone: its memory is lost, reported; nothing compared)");
+	else if (!k->n_run)
+		fprintf(f, " (nothing the workload owns to compare)");
+	else
+		fprintf(f, " (%u of %u ranges answered, %" PRIu64 " bytes compared)", k->cur,
+			k->n_run, bytes);
+	if (k->excluded || k->uncompared)
+		fprintf(f, "; left out: %" PRIu64 " bytes the workload does not own (reported "
+			"lost, or never written or read whole), %" PRIu64 " bytes beyond %u ranges",
+			k->excluded, k->uncompared, PC_MAX_RUNS);
+	fputc('\n', f);
+	for (unsigned i = 0; i < k->n_run; i++) {
+		const struct pc_run *r = &k->run[i];
+
+		if (!r->answered || (r->status == HTOE_DIGEST_OK && r->there == r->here))
+			continue;
+		bad++;
+		if (r->status != HTOE_DIGEST_OK)
+			fprintf(f, "          node %u refused the digest of [+%#" PRIx64 ", +%#" PRIx64
+				") of its memory: %s\n", k->peer, r->off, r->len,
+				htoe_digest_status_name(r->status));
+		else
+			fprintf(f, "          node %u's memory [+%#" PRIx64 ", +%#" PRIx64 ") DIFFERS "
+				"from node %u's shadow: crc32c %#010" PRIx32 " there, %#010" PRIx32
+				" here\n", k->peer, r->off, r->len, n->id, r->there, r->here);
+	}
+	if (k->state == PC_ASKING || (k->state == PC_IDLE && k->n_run))
+		bad += k->n_run - k->cur;
+	return bad;
+}
+
+/* The cross-check's answering side: ranges of this node's memory a peer
+ * confirmed (the CRC32C answered) that hold something else now: written after
+ * that peer's last access. Returns the changed ranges. */
+static unsigned print_changed(FILE *f, const struct br_node *n)
+{
+	const struct pc_answerer *s = &n->pc.ans;
+	unsigned changed = 0;
+
+	for (unsigned i = 0; i < s->n; i++) {
+		const struct pc_record *r = &s->rec[i];
+		uint32_t now;
+
+		if (!pc_changed(n, r, &now))
+			continue;
+		changed++;
+		fprintf(f, "          memory [+%#" PRIx64 ", +%#" PRIx64 ") that node %u confirmed "
+			"(crc32c %#010" PRIx32 ") CHANGED afterwards (crc32c %#010" PRIx32 " now): "
+			"written after node %u's last access\n", r->off, r->len, r->node, r->crc, now,
+			r->node);
+	}
+	return changed;
+}
+
 /* Why the bridge refused frames, and the VLs' other trouble (non-zero only). */
 static void print_drops(FILE *f, const struct br_node *n, const uint64_t *drops)
 {
@@ -193,7 +281,7 @@ int br_print_summary(struct br_app *a, FILE *f)
 	double el = elapsed_s(a);
 	bool pass = !a->incomplete;
 	uint64_t image_bad = 0;
-	unsigned images = 0;
+	unsigned images = 0, cross_bad = 0;
 
 	br_totals(a, -1, &all);
 	fprintf(f, "htoe-bridge: summary after %.3f s%s\n", (double)a->run_ns / 1e9,
@@ -246,6 +334,10 @@ int br_print_summary(struct br_app *a, FILE *f)
 			t.resets, t.poisoned, t.late_responses, t.unexpected_responses,
 			t.peer_restarts);
 		print_drops(f, n, t.drops);
+		if (print_peercheck(f, n) + print_changed(f, n)) {
+			pass = false;
+			cross_bad++;
+		}
 		fprintf(f, "          eth tx refused %" PRIu64 ", mbuf alloc failures %" PRIu64
 			", longest poll %.3f ms, longest gap between polls %.3f ms",
 			t.tx_refused, t.alloc_fail, (double)RD(n->pub.c.poll_max_ns) / 1e6,
@@ -266,7 +358,11 @@ int br_print_summary(struct br_app *a, FILE *f)
 		all.ops, el, el > 0 ? (double)all.ops / el / 1e6 : 0, all.tx_frames,
 		el > 0 ? (double)all.tx_frames / el / 1e6 : 0, all.retransmits, all.resets,
 		all.poisoned);
-	if (!all.wl_nodes)
+	if (!all.wl_nodes && cross_bad)
+		fprintf(f, "htoe-bridge: RESULT: FAIL: no workload ran; memory a peer confirmed "
+			"changed afterwards (the ranges above)%s\n",
+			a->incomplete ? ", stopped before quiescence" : "");
+	else if (!all.wl_nodes)
 		fprintf(f, "htoe-bridge: RESULT: %s: no workload ran\n",
 			pass ? "PASS" : "FAIL (stopped before quiescence)");
 	else if (pass)
@@ -285,8 +381,9 @@ int br_print_summary(struct br_app *a, FILE *f)
 		fputc('\n', f);
 	else if (all.wl_nodes)
 		fprintf(f, "htoe-bridge: RESULT: FAIL: %" PRIu64 " mismatches, %" PRIu64
-			" errors, %" PRIu64 " unexpected, %" PRIu64 " bytes of memory differ%s\n",
+			" errors, %" PRIu64 " unexpected, %" PRIu64 " bytes of memory differ%s%s\n",
 			all.mismatches, all.errors, all.unexpected, image_bad,
+			cross_bad ? ", memory differs across processes (the ranges above)" : "",
 			a->incomplete ? ", stopped before quiescence" : "");
 	if (!pass && all.resets)
 		fprintf(f, "htoe-bridge: note: %" PRIu64 " VL resets: a reset poisons the requests in "
@@ -321,6 +418,31 @@ static void json_node_extra(struct br_app *a, FILE *f, const struct br_node *n)
 		fprintf(f, ",\"target\":%u,\"wl_offset\":%" PRIu64 ",\"wl_size\":%" PRIu64
 			",\"shadow_crc32c\":%" PRIu32, n->cfg->wl.target, n->cfg->wl.fill_offset,
 			n->cfg->wl.size, htoe_crc32c(n->shadow, n->cfg->wl.size));
+	/* the cross-check (node/peercheck.h): asked of the target's node, and
+	 * answered to peers (changed: confirmed ranges that changed since) */
+	if (n->wl) {
+		const struct pc_asker *k = &n->pc.ask;
+		uint64_t bytes = 0;
+
+		for (unsigned i = 0; i < k->n_run; i++)
+			bytes += k->run[i].len;
+		fprintf(f, ",\"peer_check\":{\"peer\":%u,\"state\":\"%s\",\"ranges\":%u"
+			",\"answered\":%u,\"differ\":%u,\"bytes\":%" PRIu64 ",\"excluded\":%" PRIu64
+			",\"uncompared\":%" PRIu64 ",\"requests\":%" PRIu64 "}", k->peer,
+			pc_state_name[k->state], k->n_run, k->cur, k->differ, bytes, k->excluded, k->uncompared,
+			k->requests);
+	}
+	{
+		const struct pc_answerer *s = &n->pc.ans;
+		unsigned changed = 0;
+		uint32_t now;
+
+		for (unsigned i = 0; i < s->n; i++)
+			changed += pc_changed(n, &s->rec[i], &now);
+		fprintf(f, ",\"digests\":{\"answered\":%" PRIu64 ",\"refused\":%" PRIu64
+			",\"bad\":%" PRIu64 ",\"stale\":%" PRIu64 ",\"ranges\":%u,\"changed\":%u}",
+			s->answered, s->refused, s->bad, s->stale, s->n, changed);
+	}
 	/* per VL: the adaptive RTO's estimators (0: no RTT sample yet), the time
 	 * it waited for credits, the posted HT packets received from the peer */
 	fputs(",\"vl\":[", f);

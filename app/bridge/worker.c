@@ -83,6 +83,7 @@ int br_node_setup(struct br_app *a, struct br_node *n, const struct br_node_cfg 
 		snprintf(err, errlen, "%s: %s", nc->where, msg);
 		return -1;
 	}
+	n->pc.ask.session = bc.incarnation;
 	n->b = htoe_new(&bc, msg, sizeof(msg));
 	if (!n->b) {
 		snprintf(err, errlen, "%s: bridge: %s", nc->where, msg);
@@ -275,7 +276,34 @@ static void node_check_done(struct br_node *n, uint64_t now)
 	if (n->wl && wl_done && !n->c.wl_finish_ns)
 		n->c.wl_finish_ns = now ? now : 1;
 	/* a node without a workload only serves: it never holds up the end */
-	n->c.done = !n->wl || (wl_done && !htnode_busy(&n->hn));
+	n->c.done = !n->wl || (wl_done && !htnode_busy(&n->hn) && !pc_asking(&n->pc.ask));
+}
+
+/* The end-of-run cross-check (node/peercheck.h): the node answers its peers'
+ * digest requests; once its workload is done and quiet, it asks its target's
+ * node for the digest of the window, when that node is in another process (in
+ * this one the summary compares the bytes). A peer given up on is asked no
+ * more. Every publish, not per packet. */
+static void node_peercheck(struct br_app *a, struct br_node *n, uint64_t now)
+{
+	struct pc_asker *k = &n->pc.ask;
+	const struct br_wl_cfg *w = &n->cfg->wl;
+
+	if (n->wl && k->state == PC_IDLE && ht_wl_done(n->wl) && !htnode_busy(&n->hn)) {
+		bool remote = w->target != n->id;
+
+		for (unsigned i = 0; i < a->n_nodes; i++)
+			remote &= a->nodes[i].id != w->target;
+		if (remote)
+			pc_ask_start(k, w->target, k->session, w->fill_offset, n->wl, now);
+	}
+	/* (a difference found before the peer went stays a difference) */
+	for (unsigned i = 0; (pc_asking(k) || (k->state == PC_CONFIRMED && !k->n_run)) &&
+			     i < n->n_vl && i < HTOE_MAX_PEERS; i++)
+		if (n->vl_node[i] == k->peer && (n->gone >> i & 1))
+			pc_ask_gone(k);
+	if (pc_poll(&n->pc, n->b, n->wl, n->mem, n->cfg->mem_size, now))
+		n->drv.deadline = 0; /* the next poll frames them */
 }
 
 /* How long each VL's peer has been silent is followed all along (from the
@@ -297,7 +325,8 @@ static void drain_gone(struct br_node *n, uint64_t now, bool finishing, uint64_t
 	for (unsigned i = 0; i < n->n_vl && i < HTOE_MAX_PEERS; i++) {
 		uint16_t peer = n->vl_node[i];
 		const struct htoe_vl_stats *v = htoe_get_vl_stats(n->b, peer);
-		bool uses = n->wl && w->target == peer && !ht_wl_done(n->wl);
+		bool uses = n->wl && w->target == peer &&
+			    (!ht_wl_done(n->wl) || pc_asking(&n->pc.ask));
 
 		if (!n->silent[i].since || v->rx_frames != n->silent[i].rx) {
 			n->silent[i].rx = v->rx_frames;
@@ -469,6 +498,7 @@ int br_lcore_loop(void *arg)
 			for (unsigned i = 0; i < lc->n_nodes; i++) {
 				drain_gone(lc->nodes[i], now, phase == BR_FINISH,
 					   a->cfg.peer_dead_ns);
+				node_peercheck(a, lc->nodes[i], now);
 				node_check_done(lc->nodes[i], now);
 				br_node_publish(lc->nodes[i]);
 				br_drv_watch(&lc->nodes[i]->drv, now);

@@ -460,6 +460,11 @@ bool ht_wl_done(const struct ht_workload *w)
 	       (!w->cfg.sweep || w->sweep_next >= nblocks(w)) && !w->inflight;
 }
 
+bool ht_wl_tainted(const struct ht_workload *w, uint64_t off)
+{
+	return off < w->cfg.size && tainted(w, w->cfg.base + off);
+}
+
 uint64_t ht_wl_check_image(const struct ht_workload *w, const uint8_t *mem)
 {
 	uint64_t diff = 0;

@@ -185,8 +185,11 @@ void ht_wl_stop(struct ht_workload *w);
 
 /* Every op generated, committed and completed. */
 bool ht_wl_done(const struct ht_workload *w);
+/* The 64-byte block at window offset off holds bytes reported lost and not
+ * owned again (ht_wl_taint): its value is unknown, nothing to verify there. */
+bool ht_wl_tainted(const struct ht_workload *w, uint64_t off);
 /* Bytes where mem (size bytes, the window) differs from the shadow, in the
- * blocks not tainted (a tainted block holds any value: ht_wl_taint). */
+ * blocks not tainted (a tainted block holds any value). */
 uint64_t ht_wl_check_image(const struct ht_workload *w, const uint8_t *mem);
 const struct ht_wl_stats *ht_wl_stats(const struct ht_workload *w);
 

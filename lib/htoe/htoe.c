@@ -1192,13 +1192,21 @@ bool htoe_vl_is_up(const struct htoe *b, uint16_t node)
 
 unsigned htoe_busy(const struct htoe *b)
 {
-	unsigned n = htoe_outstanding_count(&b->out) + htoe_tagremap_in_use(&b->tags);
+	unsigned n = htoe_outstanding_count(&b->out) + htoe_tagremap_in_use(&b->tags) +
+		     htoe_local_pending(b);
 
-	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
-		n += b->lq[vc].tail - b->lq[vc].head;
 	for (unsigned i = 0; i < b->n_vl; i++)
 		for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
 			n += vcq_len(&b->vl[i].q[vc]);
+	return n;
+}
+
+unsigned htoe_local_pending(const struct htoe *b)
+{
+	unsigned n = 0;
+
+	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
+		n += b->lq[vc].tail - b->lq[vc].head;
 	return n;
 }
 

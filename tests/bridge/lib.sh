@@ -113,6 +113,18 @@ forger_netns() {
   veth "$NA" "$NB"
 }
 
+# start_netns_bridges N: once the attacker's sniffer listens ($TMP/listening;
+# its output in $TMP/ears.out), the two-namespace deployment's processes a
+# (config/netns-a.ini in $NA) and b (netns-b.ini in $NB), N transactions, --json
+start_netns_bridges() {
+  for _ in $(seq 100); do [ -e "$TMP/listening" ] && break; sleep 0.1; done
+  [ -e "$TMP/listening" ] || { cat "$TMP/ears.out"; fail "the attacker's sniffer did not start"; }
+  start_bridge a ip netns exec "$NA" "$BRIDGE" $(eal_proc a 0) -- \
+    --config "$SRC/config/netns-a.ini" --transactions "$1" --json
+  start_bridge b ip netns exec "$NB" "$BRIDGE" $(eal_proc b 1) -- \
+    --config "$SRC/config/netns-b.ini" --transactions "$1" --json
+}
+
 # eal_proc NAME LCORE [SHCONF]: EAL arguments of one process (prefix
 # $PREFIX-NAME); SHCONF "shconf" keeps the shared configuration (memif).
 eal_proc() {

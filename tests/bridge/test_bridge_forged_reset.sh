@@ -26,9 +26,10 @@ forger_netns fr
 # the attacker's ears on node 2's end of the veth (af_packet sends bypass
 # the sender's own packet sockets): node 1's incarnation from its RESETs,
 # the epoch in use from its DATA frames, kept in $TMP/seen
-ip netns exec "$NB" "$PY" - "$TMP" >"$TMP/ears.out" 2>&1 <<'PY' &
-import os, sys, time
-from scapy.all import AsyncSniffer
+ip netns exec "$NB" "$PY" - "$TMP" "$SRC/scripts" >"$TMP/ears.out" 2>&1 <<'PY' &
+import os, sys
+sys.path.insert(0, sys.argv[2])
+from htoe_forge import listen
 tmp = sys.argv[1]
 MAC1 = bytes.fromhex("024854000001")
 seen = {"inc": None, "epoch": None}
@@ -50,13 +51,7 @@ def watch(p):
             o.write(f"{seen['inc']} {seen['epoch']}\n")
         os.rename(os.path.join(tmp, "seen.tmp"), os.path.join(tmp, "seen"))
 
-sn = AsyncSniffer(iface="htoe0", prn=watch, store=False)
-sn.start()
-time.sleep(1)
-open(os.path.join(tmp, "listening"), "w").close()
-while not os.path.exists(os.path.join(tmp, "stop")):
-    time.sleep(0.1)
-sn.stop()
+listen(tmp, watch)
 PY
 EARS=$!
 # the attacker's mouth on node 1's end: injects when $TMP/go exists
@@ -99,12 +94,7 @@ send(MAC2, rnd(4) | 1, seen()[1] + 1, "node 2's own MAC")
 send(STRANGER, rnd(4) | 1, seen()[1] + 1, "a stranger's MAC")
 PY
 ATTACKER=$!
-for _ in $(seq 100); do [ -e "$TMP/listening" ] && break; sleep 0.1; done
-[ -e "$TMP/listening" ] || { cat "$TMP/ears.out"; fail "the attacker's sniffer did not start"; }
-start_bridge a ip netns exec "$NA" "$BRIDGE" $(eal_proc a 0) -- \
-  --config "$SRC/config/netns-a.ini" --transactions "$N" --json
-start_bridge b ip netns exec "$NB" "$BRIDGE" $(eal_proc b 1) -- \
-  --config "$SRC/config/netns-b.ini" --transactions "$N" --json
+start_netns_bridges "$N"
 # attack once node 2's VL is in use (its first stats line); a watchdog, not an assertion
 for _ in $(seq 600); do grep -q "ops [1-9]" "$TMP/b.out" 2>/dev/null && break; sleep 0.1; done
 touch "$TMP/go"

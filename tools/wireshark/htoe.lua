@@ -53,7 +53,12 @@ local rsp_err_names = { [0] = "ok", [1] = "data error", [2] = "target abort",
 
 -- CTRL protocols and lease messages (lib/htoe/htoe_lease.h)
 local LEASE_PROTO, LEASE_VERSION, LEASE_MSG_LEN = 0x4C, 1, 48
-local ctrl_protos = { [LEASE_PROTO] = "lease" }
+-- digest messages (lib/htoe/include/htoe/htoe_digest.h): the end-of-run memory cross-check
+local DIGEST_PROTO, DIGEST_VERSION, DIGEST_MSG_LEN = 0x44, 1, 32
+local ctrl_protos = { [LEASE_PROTO] = "lease", [DIGEST_PROTO] = "digest" }
+local digest_types = { [1] = "REQUEST", [2] = "ANSWER" }
+local digest_status = { [0] = "ok", [1] = "range not in the exported memory",
+                        [2] = "exports no memory", [3] = "no more ranges kept" }
 local lease_types = { [1] = "REQUEST", [2] = "GRANT", [3] = "REFUSE", [4] = "RENEW",
                       [5] = "RENEW_ACK", [6] = "RELEASE", [7] = "RELEASE_ACK" }
 local lease_status = { [0] = "ok", [1] = "no space", [2] = "too many leases",
@@ -133,6 +138,17 @@ local hf = {
     l_addr      = ProtoField.uint64("htoe.lease.addr", "HT address at the lessor", base.HEX),
     l_duration  = ProtoField.uint64("htoe.lease.duration", "Duration (ns)", base.DEC),
     l_extra     = ProtoField.bytes("htoe.lease.extra", "Bytes after the version-1 message"),
+    -- digest messages, protocol 0x44 (docs/wire-format.md "Digest messages")
+    digest      = ProtoField.bytes("htoe.digest", "Digest message"),
+    d_version   = ProtoField.uint8("htoe.digest.version", "Version", base.DEC),
+    d_type      = ProtoField.uint8("htoe.digest.type", "Type", base.DEC, digest_types),
+    d_type_name = ProtoField.string("htoe.digest.type_name", "Type name"),
+    d_status    = ProtoField.uint8("htoe.digest.status", "Status", base.DEC, digest_status),
+    d_session   = ProtoField.uint32("htoe.digest.session", "Session (asker incarnation)", base.HEX),
+    d_req_id    = ProtoField.uint32("htoe.digest.req_id", "Request id", base.DEC),
+    d_crc       = ProtoField.uint32("htoe.digest.crc", "CRC32C of the range", base.HEX),
+    d_offset    = ProtoField.uint64("htoe.digest.offset", "Offset in the answering node's memory", base.HEX),
+    d_len       = ProtoField.uint64("htoe.digest.len", "Length (bytes)", base.DEC),
 }
 p_htoe.fields = {
     hf.version, hf.type, hf.type_name, hf.flags, hf.flags_rsvd, hf.sack, hf.credit_req, hf.cold, hf.vc,
@@ -144,7 +160,8 @@ p_htoe.fields = {
     hf.undecoded, hf.npkts_found, hf.retrans, hf.icv,
     hf.ctrl_proto, hf.lease, hf.l_proto, hf.l_version, hf.l_type, hf.l_type_name, hf.l_status,
     hf.l_session, hf.l_req_id, hf.l_lease_id, hf.l_size, hf.l_offset, hf.l_addr, hf.l_duration,
-    hf.l_extra,
+    hf.l_extra, hf.digest, hf.d_version, hf.d_type, hf.d_type_name, hf.d_status, hf.d_session,
+    hf.d_req_id, hf.d_crc, hf.d_offset, hf.d_len,
 }
 
 -- Wireshark 4.0's MACsec dissector hands an integrity-only frame's secure data to the
@@ -263,6 +280,9 @@ local ex = {
                                   "Invalid lease message (version or type)", G.MALFORMED, S.ERROR),
     lease_status = ProtoExpert.new("htoe.expert.lease_status", "Lease message with an error status",
                                    G.RESPONSE_CODE, S.WARN),
+    digest_bad  = ProtoExpert.new("htoe.expert.digest_invalid",
+                                  "Invalid digest message (length, version, type or range)",
+                                  G.MALFORMED, S.ERROR),
     lease_extra = ProtoExpert.new("htoe.expert.lease_extra",
                                   "Lease message longer than 48 bytes (later version?)",
                                   G.PROTOCOL, S.NOTE),
@@ -273,7 +293,7 @@ p_htoe.prefs.mtu = Pref.uint("HToE MTU", 1500,
 p_htoe.experts = {
     ex.trunc_hdr, ex.bad_len, ex.bad_version, ex.bad_type, ex.bad_crc, ex.reserved, ex.npkts,
     ex.mtu, ex.retrans, ex.nak, ex.reset, ex.credit_req, ex.lease, ex.lease_trunc, ex.sack,
-    ex.lease_bad, ex.lease_status, ex.lease_extra,
+    ex.lease_bad, ex.lease_status, ex.lease_extra, ex.digest_bad,
 }
 local hx = {
     truncated    = ProtoExpert.new("ht.expert.truncated", "Truncated HT packet",
@@ -737,6 +757,50 @@ local function ns_text(v)
     return tostring(v) .. "ns"
 end
 
+-- A digest message at tvb(off, len) (protocol byte checked): its fields, and what a
+-- receiver drops it for (htoe_digest_decode). Returns the Info text and a list of errors.
+local function digest_tree(tvb, off, len, top)
+    local errs = {}
+    local dt = top:add(hf.digest, tvb(off, len))
+    local function bad(item, msg)
+        item:add_proto_expert_info(ex.digest_bad, msg .. " (dropped by the receiver)")
+        errs[#errs + 1] = "digest invalid"
+    end
+    dt:set_text(string.format("Digest message (%d bytes)", len))
+    if len ~= DIGEST_MSG_LEN then
+        bad(dt, string.format("Digest message of %d bytes, must be 32", len))
+        return " Digest [invalid]", errs
+    end
+    local version, dtype, status = tvb(off + 1, 1):uint(), tvb(off + 2, 1):uint(),
+                                   tvb(off + 3, 1):uint()
+    local vi = dt:add(hf.d_version, tvb(off + 1, 1))
+    local ti = dt:add(hf.d_type, tvb(off + 2, 1))
+    local tname = digest_types[dtype] or string.format("type %d", dtype)
+    dt:add(hf.d_type_name, tvb(off + 2, 1), tname):set_generated()
+    local si = dt:add(hf.d_status, tvb(off + 3, 1))
+    dt:add(hf.d_session, tvb(off + 4, 4))
+    dt:add(hf.d_req_id, tvb(off + 8, 4))
+    local ci = dt:add(hf.d_crc, tvb(off + 12, 4))
+    dt:add(hf.d_offset, tvb(off + 16, 8))
+    local li = dt:add(hf.d_len, tvb(off + 24, 8))
+    dt:append_text(": " .. tname)
+    if version ~= DIGEST_VERSION then bad(vi, string.format("Version %d, expected 1", version)) end
+    if not digest_types[dtype] then bad(ti, string.format("Type %d, expected 1 or 2", dtype)) end
+    if not digest_status[status] or (dtype == 1 and status ~= 0) then
+        bad(si, string.format("Status %d not allowed here", status))
+    end
+    if dtype == 1 and tvb(off + 12, 4):uint() ~= 0 then bad(ci, "A REQUEST carries no CRC") end
+    local o, l = tvb(off + 16, 8):uint64(), tvb(off + 24, 8):uint64()
+    if l == UInt64(0) or o + l < o then bad(li, "Empty range, or offset + length wraps") end
+    local info = string.format(" Digest %s id=%d off=0x%s len=%s", tname, tvb(off + 8, 4):uint(),
+                               o:tohex():gsub("^0+(.)", "%1"), tostring(l))
+    if dtype == 2 then
+        info = info .. (status == 0 and string.format(" crc=0x%08x", tvb(off + 12, 4):uint())
+                        or " " .. (digest_status[status] or "?"))
+    end
+    return info, errs
+end
+
 -- One CTRL message at tvb(off, len): the protocol byte, and a lease message in full.
 -- Returns the Info text and a list of errors (for the Info column).
 local function ctrl_tree(tvb, off, len, top)
@@ -744,6 +808,7 @@ local function ctrl_tree(tvb, off, len, top)
     if len == 0 then return "", errs end
     local proto = tvb(off, 1):uint()
     top:add(hf.ctrl_proto, tvb(off, 1))
+    if proto == DIGEST_PROTO then return digest_tree(tvb, off, len, top) end
     if proto ~= LEASE_PROTO then
         top:add(hf.payload, tvb(off, len))
         return string.format(" proto=0x%02x", proto), errs

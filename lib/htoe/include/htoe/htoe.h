@@ -386,6 +386,10 @@ uint64_t htoe_siphash24(const uint8_t key[16], const void *msg, size_t len);
 /* Outstanding work: HT packets queued or in flight on all VLs, pending
  * remote requests, outstanding local NP requests. 0 when quiescent. */
 unsigned htoe_busy(const struct htoe *b);
+/* HT packets received from peers that htoe_local_output() has not handed
+ * out yet (0: every write a peer's acknowledged frames carried is with the
+ * local side). */
+unsigned htoe_local_pending(const struct htoe *b);
 
 /* Invariant checks used by tests and the simulator (credits conserved,
  * queue accounting); returns 0 or a negative value with a message. */
