@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The poll watchdog (HTOE_POLL_WATCHDOG, docs/bridge.md "Stalled pollers"):
+ * a thread that notices a polling thread stuck in one iteration of its loop
+ * for longer than a limit and says why: how much CPU the thread had in that
+ * time (all of it: a loop in the poll path; little: the thread was not
+ * scheduled) and where it is (its stack, printed by the thread itself from
+ * a signal handler). Off by default; a poller pays two relaxed stores per
+ * iteration either way.
+ */
+#ifndef HTOE_BRIDGE_STALL_H
+#define HTOE_BRIDGE_STALL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One polling thread's slot. `since` is written by its thread only. */
+struct br_stall {
+	uint64_t since;                     /* TSC at the iteration's start; 0: outside one */
+	char     name[48];                  /* "lcore 1 (node 2)": in messages */
+	/* the rest is the registration's and the watchdog's */
+	int      used;
+	void    *priv;
+};
+
+/* Reads HTOE_POLL_WATCHDOG (seconds, e.g. 2 or 0.5; unset, empty or 0:
+ * off). 0 (off, or *limit_ns set), or -1 with a message naming the
+ * variable and its value. */
+int br_stall_config(uint64_t *limit_ns, char *err, size_t errlen);
+
+/* Starts the watchdog thread (limit_ns 0: nothing; `prog` in messages).
+ * 0, or -1 with a message. */
+int br_stall_start(uint64_t limit_ns, uint64_t tsc_hz, const char *prog, char *err,
+		   size_t errlen);
+/* Stops it (before the polling threads' slots go away). */
+void br_stall_stop(void);
+
+/* On the polling thread, before its loop: its slot (never NULL; with no
+ * free slot one that is not watched). */
+struct br_stall *br_stall_register(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+/* On the polling thread, after its loop. */
+void br_stall_unregister(struct br_stall *s);
+
+/* An iteration starts at TSC `tsc` / has ended (outside the sleeps of an
+ * idle poller). */
+static inline void br_stall_enter(struct br_stall *s, uint64_t tsc)
+{
+	__atomic_store_n(&s->since, tsc ? tsc : 1, __ATOMIC_RELAXED);
+}
+
+static inline void br_stall_leave(struct br_stall *s)
+{
+	__atomic_store_n(&s->since, 0, __ATOMIC_RELAXED);
+}
+
+#endif

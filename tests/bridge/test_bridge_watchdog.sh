@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The poll watchdog (HTOE_POLL_WATCHDOG, docs/bridge.md "Stalled pollers"),
+# suite 'bridge': the demo with every lcore iteration paused for up to
+# 400 ms (the lcore_pause test hook: a sleep inside the iteration) and a
+# 50 ms limit. Each lcore's long iterations are reported once with the
+# share of CPU the thread had (none: it slept, "off CPU") and its stack,
+# taken by the thread itself (the hook's rte_delay_us_sleep is on it), and
+# their end is reported; the run still verifies. A value that is not
+# seconds is refused before anything starts (exit 2).
+#   test_bridge_watchdog.sh BRIDGE
+BRIDGE=$1
+. "$(dirname "$0")/lib.sh"
+
+rc=0
+HTOE_POLL_WATCHDOG=2x timeout -k 10 60 "$BRIDGE" $(eal) -- --transactions 10 \
+  >"$TMP/bad.out" 2>"$TMP/bad.err" || rc=$?
+[ "$rc" -eq 2 ] || { cat "$TMP/bad.err" >&2; fail "HTOE_POLL_WATCHDOG=2x: exit $rc, want 2"; }
+grep -q "HTOE_POLL_WATCHDOG='2x': not seconds" "$TMP/bad.err" ||
+  { cat "$TMP/bad.err" >&2; fail "HTOE_POLL_WATCHDOG=2x: no message naming the variable"; }
+
+rc=0
+HTOE_POLL_WATCHDOG=0.05 timeout -k 10 240 "$BRIDGE" $(eal) -- --transactions 100 --stats 0 \
+  --set global.lcore_pause=100% --set global.lcore_pause_max=400ms \
+  >"$TMP/out" 2>"$TMP/err" || rc=$?
+cat "$TMP/out"
+[ "$rc" -eq 0 ] || { cat "$TMP/err" >&2; fail "exit status $rc"; }
+grep -q "RESULT: PASS" "$TMP/out" || fail "no PASS line"
+e=$TMP/err
+grep -q "poll watchdog on: a poll iteration longer than 0.050 s" "$e" ||
+  { cat "$e" >&2; fail "the watchdog did not say it is on"; }
+grep -Eq "poll watchdog: lcore [01] \(node [12]\) has been in one iteration of its poll loop for [0-9.]+ s \(limit 0.050 s\); it ran on a CPU [0-9]+ % of the last [0-9.]+ s: off CPU" "$e" ||
+  { cat "$e" >&2; fail "no report of a long iteration, off CPU"; }
+grep -A8 "its stack" "$e" | grep -q "rte_delay_us_sleep" ||
+  { cat "$e" >&2; fail "the reported stack does not show the sleep"; }
+grep -Eq "poll watchdog: lcore [01] \(node [12]\): that iteration ended" "$e" ||
+  { cat "$e" >&2; fail "the end of a reported iteration was not said"; }
+ok "$(grep -c 'has been in one iteration' "$e") long iterations reported with their stacks"
