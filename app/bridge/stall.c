@@ -37,6 +37,9 @@ struct stall_priv {
 	uint64_t  seen_tsc;                 /* when it was first seen */
 	uint64_t  cpu0_ns;                  /* the thread's CPU time then */
 	bool      reported;
+	bool      has_pin;                  /* its affinity, when it is not every CPU */
+	bool      widened;                  /* moved to every CPU until the iteration ends */
+	cpu_set_t pin;
 };
 
 static struct br_stall slots[STALL_SLOTS];
@@ -97,6 +100,29 @@ static uint64_t cpu_ns(const struct stall_priv *p)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static void all_cpus(cpu_set_t *set)
+{
+	long n_cpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	CPU_ZERO(set);
+	for (long c = 0; c < n_cpu && c < CPU_SETSIZE; c++)
+		CPU_SET((int)c, set);
+}
+
+/* A pinned thread that its CPU does not run may run on another: the
+ * kernel can move it only if its affinity allows. */
+static void widen(const struct br_stall *s, struct stall_priv *p)
+{
+	cpu_set_t all;
+
+	all_cpus(&all);
+	if (!p->has_pin || pthread_setaffinity_np(p->th, sizeof(all), &all) != 0)
+		return;
+	p->widened = true;
+	fprintf(stderr, "%s: poll watchdog: %s: allowed on every CPU until that iteration ends\n",
+		wd.prog, s->name);
+}
+
 static void report(const struct br_stall *s, struct stall_priv *p, uint64_t now)
 {
 	double len = (double)(now - p->seen) / (double)wd.hz;
@@ -113,6 +139,8 @@ static void report(const struct br_stall *s, struct stall_priv *p, uint64_t now)
 			    "another thread)" :
 			    "off CPU: the thread was descheduled (an overloaded host, a CPU "
 			    "shared with other busy threads) or asleep, not looping");
+	if (p->has_cpu && pct < 50)
+		widen(s, p);
 	__atomic_store_n(&stack_done, 0, __ATOMIC_RELAXED);
 	if (pthread_kill(p->th, STALL_SIGNAL) == 0)
 		/* up to 1 s for the thread to run its handler */
@@ -149,8 +177,12 @@ static void look(uint64_t now)
 		if (since != p->seen) {
 			if (p->reported)
 				fprintf(stderr, "%s: poll watchdog: %s: that iteration ended, after "
-					"%.3f s at most\n", wd.prog, s->name,
-					(double)(now - p->seen) / (double)wd.hz);
+					"%.3f s at most%s\n", wd.prog, s->name,
+					(double)(now - p->seen) / (double)wd.hz,
+					p->widened ? "; pinned again" : "");
+			if (p->widened &&
+			    pthread_setaffinity_np(p->th, sizeof(p->pin), &p->pin) == 0)
+				p->widened = false;
 			p->seen = since;
 			p->seen_tsc = now;
 			p->cpu0_ns = cpu_ns(p);
@@ -216,11 +248,8 @@ int br_stall_start(uint64_t limit_ns, uint64_t tsc_hz, const char *prog, char *e
 	/* not on the pollers' CPUs alone (the EAL pinned the thread that
 	 * created it): a CPU they keep busy must not hide them from it */
 	cpu_set_t all;
-	long n_cpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	CPU_ZERO(&all);
-	for (long c = 0; c < n_cpu && c < CPU_SETSIZE; c++)
-		CPU_SET((int)c, &all);
+	all_cpus(&all);
 	(void)pthread_setaffinity_np(wd.th, sizeof(all), &all);
 	wd.running = true;
 	fprintf(stderr, "%s: poll watchdog on: a poll iteration longer than %.3f s is reported "
@@ -258,6 +287,11 @@ struct br_stall *br_stall_register(const char *fmt, ...)
 		memset(p, 0, sizeof(*p));
 		p->th = pthread_self();
 		p->has_cpu = pthread_getcpuclockid(p->th, &p->cpu) == 0;
+		cpu_set_t all;
+
+		all_cpus(&all);
+		p->has_pin = pthread_getaffinity_np(p->th, sizeof(p->pin), &p->pin) == 0 &&
+			     !CPU_EQUAL(&p->pin, &all);
 		s->priv = p;
 		__atomic_store_n(&s->used, 1, __ATOMIC_RELEASE);
 		return s;

@@ -4,8 +4,9 @@
 # 400 ms (the lcore_pause test hook: a sleep inside the iteration) and a
 # 50 ms limit. Each lcore's long iterations are reported once with the
 # share of CPU the thread had (none: it slept, "off CPU") and its stack,
-# taken by the thread itself (the hook's rte_delay_us_sleep is on it), and
-# their end is reported; the run still verifies. A value that is not
+# taken by the thread itself (the hook's rte_delay_us_sleep is on it); the
+# pinned lcore is allowed on every CPU until the iteration ends, then pinned
+# again; the end is reported; the run still verifies. A value that is not
 # seconds is refused before anything starts (exit 2).
 #   test_bridge_watchdog.sh BRIDGE
 BRIDGE=$1
@@ -34,4 +35,12 @@ grep -A8 "its stack" "$e" | grep -q "rte_delay_us_sleep" ||
   { cat "$e" >&2; fail "the reported stack does not show the sleep"; }
 grep -Eq "poll watchdog: lcore [01] \(node [12]\): that iteration ended" "$e" ||
   { cat "$e" >&2; fail "the end of a reported iteration was not said"; }
+# each lcore is pinned to one CPU (-l 0-1): off CPU, it is let onto every CPU
+# until the iteration ends, then pinned again
+if [ "$(nproc)" -ge 2 ]; then
+  grep -Eq "poll watchdog: lcore [01] \(node [12]\): allowed on every CPU until that iteration ends" "$e" ||
+    { cat "$e" >&2; fail "a pinned lcore off CPU was not allowed on every CPU"; }
+  grep -Eq "poll watchdog: lcore [01] \(node [12]\): that iteration ended, after [0-9.]+ s at most; pinned again" "$e" ||
+    { cat "$e" >&2; fail "a widened lcore was not pinned again"; }
+fi
 ok "$(grep -c 'has been in one iteration' "$e") long iterations reported with their stacks"
