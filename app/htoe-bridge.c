@@ -203,6 +203,7 @@ int main(int argc, char **argv)
 	char **app_argv;
 	struct br_app *a;
 	uint64_t u, watchdog_ns;
+	bool watchdog_report;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	br_overrides_init(&ov);
@@ -284,7 +285,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "htoe-bridge: %s\n", err);
 		return 2;
 	}
-	if (br_stall_config(&watchdog_ns, err, sizeof(err))) {
+	if (br_stall_config(&watchdog_ns, &watchdog_report, err, sizeof(err))) {
 		fprintf(stderr, "htoe-bridge: %s\n", err);
 		return 2;
 	}
@@ -352,7 +353,8 @@ int main(int argc, char **argv)
 		goto fail;
 	print_plan(a);
 
-	if (br_stall_start(watchdog_ns, a->tsc_hz, "htoe-bridge", err, sizeof(err)))
+	if (br_stall_start(watchdog_ns, watchdog_report, a->tsc_hz, "htoe-bridge", err,
+			   sizeof(err)))
 		goto fail;
 	/* go */
 	{

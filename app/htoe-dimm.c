@@ -1286,6 +1286,7 @@ int main(int argc, char **argv)
 	char err[1024], cfgpath[64], set_mem[64], set_map[96];
 	int eal_argc, rc = 0, cfd = -1;
 	uint64_t export_size, watchdog_ns = 0;
+	bool watchdog_report = false;
 	pthread_t th;
 	bool th_started = false, out_failed = false;
 
@@ -1388,7 +1389,7 @@ int main(int argc, char **argv)
 		goto out_free;
 	}
 	d->lessor = (uint16_t)o.lessor;
-	if (br_stall_config(&watchdog_ns, err, sizeof(err))) {
+	if (br_stall_config(&watchdog_ns, &watchdog_report, err, sizeof(err))) {
 		fprintf(stderr, "htoe-dimm: %s\n", err);
 		rc = 2;
 		goto out_free;
@@ -1412,7 +1413,8 @@ int main(int argc, char **argv)
 	a->tsc_hz = rte_get_tsc_hz();
 	a->ns_mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / a->tsc_hz);
 	a->tsc0 = rte_rdtsc();
-	if (br_stall_start(watchdog_ns, a->tsc_hz, "htoe-dimm", err, sizeof(err))) {
+	if (br_stall_start(watchdog_ns, watchdog_report, a->tsc_hz, "htoe-dimm", err,
+			   sizeof(err))) {
 		rc = 3;
 		goto fail;
 	}

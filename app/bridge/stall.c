@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * The poll watchdog (stall.h): a thread of its own, started only when
- * HTOE_POLL_WATCHDOG asks for it, that looks at every registered polling
- * thread a few times per limit. An iteration that has lasted longer than
- * the limit is reported once: its length, the share of it the thread spent
- * on a CPU (its CPU clock, read from here), and the thread's stack, which
- * the thread itself collects in a signal handler (backtrace(3)) and this
- * thread prints.
+ * The poll watchdog (stall.h): a thread of its own, not pinned, that looks
+ * at every registered polling thread a few times per limit. A poller that
+ * the EAL pinned to some CPUs and that has not been run for longer than the
+ * limit in the middle of an iteration (its CPU clock, read from here, moved
+ * less than half that time) is allowed on every CPU until the iteration
+ * ends: a CPU whose kernel leaves its pinned threads waiting (seen for
+ * minutes on 2-vCPU VMs) no longer holds it. With HTOE_POLL_WATCHDOG set,
+ * every iteration over the limit is also reported once, with that CPU
+ * share and the thread's stack, which the thread itself collects in a
+ * signal handler (backtrace(3)) and this thread prints.
  */
 #include <errno.h>
 #include <execinfo.h>
@@ -50,6 +53,7 @@ static struct {
 	bool      running;
 	int       stop;                     /* atomic */
 	uint64_t  limit_ns, limit_tsc, hz;
+	bool      report;                   /* HTOE_POLL_WATCHDOG: reports and stacks */
 	const char *prog;
 } wd;
 
@@ -68,26 +72,28 @@ static void on_stack_signal(int sig)
 	errno = saved;
 }
 
-int br_stall_config(uint64_t *limit_ns, char *err, size_t errlen)
+int br_stall_config(uint64_t *limit_ns, bool *report, char *err, size_t errlen)
 {
 	const char *v = getenv("HTOE_POLL_WATCHDOG");
 	char *end;
 	double s;
 
-	*limit_ns = 0;
+	*limit_ns = BR_STALL_RESCUE_NS;
+	*report = false;
 	if (!v || !*v)
 		return 0;
 	errno = 0;
 	s = strtod(v, &end);
 	if (errno || end == v || *end || s < 0 || s > 3600 || s != s) {
-		snprintf(err, errlen, "environment HTOE_POLL_WATCHDOG='%s': not seconds (0: off, "
-			 "or the longest poll iteration that goes unreported, e.g. 2 or 0.5; at "
-			 "most 3600)", v);
+		snprintf(err, errlen, "environment HTOE_POLL_WATCHDOG='%s': not seconds (0: no "
+			 "watchdog thread at all, or the longest poll iteration that goes "
+			 "unreported, e.g. 2 or 0.5; at most 3600)", v);
 		return -1;
 	}
 	*limit_ns = (uint64_t)(s * 1e9);
 	if (*limit_ns && *limit_ns < 1000000)
 		*limit_ns = 1000000; /* the watchdog looks a few times per limit */
+	*report = *limit_ns != 0;
 	return 0;
 }
 
@@ -119,27 +125,38 @@ static void widen(const struct br_stall *s, struct stall_priv *p)
 	if (!p->has_pin || pthread_setaffinity_np(p->th, sizeof(all), &all) != 0)
 		return;
 	p->widened = true;
-	fprintf(stderr, "%s: poll watchdog: %s: allowed on every CPU until that iteration ends\n",
-		wd.prog, s->name);
+	fprintf(stderr, "%s: poll watchdog: %s: not run on its CPU for %.3f s: allowed on every "
+		"CPU until that iteration ends\n", wd.prog, s->name,
+		(double)(rte_rdtsc() - p->seen) / (double)wd.hz);
+}
+
+/* The share of the iteration seen so far that the thread spent on a CPU,
+ * in percent; -1 when unknown. */
+static double on_cpu_pct(const struct stall_priv *p, uint64_t now)
+{
+	double win = (double)(now - p->seen_tsc) / (double)wd.hz;
+
+	if (!p->has_cpu || win <= 0)
+		return -1;
+	return 100.0 * ((double)(cpu_ns(p) - p->cpu0_ns) / 1e9) / win;
 }
 
 static void report(const struct br_stall *s, struct stall_priv *p, uint64_t now)
 {
 	double len = (double)(now - p->seen) / (double)wd.hz;
 	double win = (double)(now - p->seen_tsc) / (double)wd.hz;
-	double on = (double)(cpu_ns(p) - p->cpu0_ns) / 1e9;
-	double pct = win > 0 && p->has_cpu ? 100.0 * on / win : 0;
+	double pct = on_cpu_pct(p, now);
 	char **sym;
 
 	fprintf(stderr, "%s: poll watchdog: %s has been in one iteration of its poll loop for "
 		"%.3f s (limit %.3f s); it ran on a CPU %.0f %% of the last %.3f s: %s\n",
 		wd.prog, s->name, len, (double)wd.limit_ns / 1e9, pct, win,
-		!p->has_cpu ? "its CPU time is unknown" :
+		pct < 0 ? "its CPU time is unknown" :
 		pct >= 50 ? "on CPU: a loop in the poll path (a retry, or a spin waiting for "
 			    "another thread)" :
 			    "off CPU: the thread was descheduled (an overloaded host, a CPU "
 			    "shared with other busy threads) or asleep, not looping");
-	if (p->has_cpu && pct < 50)
+	if (pct >= 0 && pct < 50)
 		widen(s, p);
 	__atomic_store_n(&stack_done, 0, __ATOMIC_RELAXED);
 	if (pthread_kill(p->th, STALL_SIGNAL) == 0)
@@ -175,7 +192,7 @@ static void look(uint64_t now)
 			continue;
 		since = __atomic_load_n(&s->since, __ATOMIC_RELAXED);
 		if (since != p->seen) {
-			if (p->reported)
+			if (p->reported && (wd.report || p->widened))
 				fprintf(stderr, "%s: poll watchdog: %s: that iteration ended, after "
 					"%.3f s at most%s\n", wd.prog, s->name,
 					(double)(now - p->seen) / (double)wd.hz,
@@ -192,7 +209,14 @@ static void look(uint64_t now)
 		if (!since || p->reported || now - since < wd.limit_tsc)
 			continue;
 		p->reported = true;
-		report(s, p, now);
+		if (wd.report) {
+			report(s, p, now);
+		} else {
+			double pct = on_cpu_pct(p, now);
+
+			if (pct >= 0 && pct < 50)
+				widen(s, p);
+		}
 	}
 }
 
@@ -213,8 +237,8 @@ static void *watchdog(void *arg)
 	return NULL;
 }
 
-int br_stall_start(uint64_t limit_ns, uint64_t tsc_hz, const char *prog, char *err,
-		   size_t errlen)
+int br_stall_start(uint64_t limit_ns, bool report, uint64_t tsc_hz, const char *prog,
+		   char *err, size_t errlen)
 {
 	struct sigaction sa;
 	void *warm[2];
@@ -223,36 +247,42 @@ int br_stall_start(uint64_t limit_ns, uint64_t tsc_hz, const char *prog, char *e
 	if (!limit_ns || wd.running)
 		return 0;
 	/* backtrace() loads its unwinder on first use: not in the handler */
-	(void)backtrace(warm, 2);
+	if (report)
+		(void)backtrace(warm, 2);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stack_signal;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(STALL_SIGNAL, &sa, NULL) != 0) {
+	if (report && sigaction(STALL_SIGNAL, &sa, NULL) != 0) {
 		snprintf(err, errlen, "HTOE_POLL_WATCHDOG: cannot install the signal handler: %s",
 			 strerror(errno));
 		return -1;
 	}
 	wd.limit_ns = limit_ns;
+	wd.report = report;
 	wd.hz = tsc_hz;
 	wd.limit_tsc = (uint64_t)((unsigned __int128)limit_ns * tsc_hz / 1000000000u);
 	wd.prog = prog;
 	__atomic_store_n(&wd.stop, 0, __ATOMIC_RELAXED);
-	r = pthread_create(&wd.th, NULL, watchdog, NULL);
+	/* not on the pollers' CPUs alone (the EAL pinned the thread that
+	 * creates it): a CPU that does not run them must not hold it */
+	pthread_attr_t attr;
+	cpu_set_t all;
+
+	all_cpus(&all);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(all), &all);
+	r = pthread_create(&wd.th, &attr, watchdog, NULL);
+	pthread_attr_destroy(&attr);
 	if (r) {
 		snprintf(err, errlen, "HTOE_POLL_WATCHDOG: cannot start the watchdog thread: %s",
 			 strerror(r));
 		return -1;
 	}
 	pthread_setname_np(wd.th, "htoe-watchdog");
-	/* not on the pollers' CPUs alone (the EAL pinned the thread that
-	 * created it): a CPU they keep busy must not hide them from it */
-	cpu_set_t all;
-
-	all_cpus(&all);
-	(void)pthread_setaffinity_np(wd.th, sizeof(all), &all);
 	wd.running = true;
-	fprintf(stderr, "%s: poll watchdog on: a poll iteration longer than %.3f s is reported "
+	if (report)
+		fprintf(stderr, "%s: poll watchdog on: a poll iteration longer than %.3f s is reported "
 		"with the poller's stack\n", prog, (double)limit_ns / 1e9);
 	return 0;
 }

@@ -1,17 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * The poll watchdog (HTOE_POLL_WATCHDOG, docs/bridge.md "Stalled pollers"):
- * a thread that notices a polling thread stuck in one iteration of its loop
- * for longer than a limit and says why: how much CPU the thread had in that
+ * The poll watchdog (docs/bridge.md "Stalled pollers"): a thread that
+ * notices a polling thread stuck in one iteration of its loop for longer
+ * than a limit. By default (limit BR_STALL_RESCUE_NS) it only acts: a
+ * pinned poller that its CPU has not run is allowed on every CPU until the
+ * iteration ends. With HTOE_POLL_WATCHDOG=SECONDS it also says why, for
+ * every iteration over that limit: how much CPU the thread had in that
  * time (all of it: a loop in the poll path; little: the thread was not
  * scheduled) and where it is (its stack, printed by the thread itself from
- * a signal handler). Off by default; a poller pays two relaxed stores per
- * iteration either way.
+ * a signal handler). A poller pays two relaxed stores per iteration.
  */
 #ifndef HTOE_BRIDGE_STALL_H
 #define HTOE_BRIDGE_STALL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* An iteration this long of a pinned poller that was not run: it may run
+ * on every CPU (well below the ~9 s of silence a peer tolerates, well
+ * above a time slice) */
+#define BR_STALL_RESCUE_NS 500000000ull
 
 /* One polling thread's slot. `since` is written by its thread only. */
 struct br_stall {
@@ -22,15 +30,16 @@ struct br_stall {
 	void    *priv;
 };
 
-/* Reads HTOE_POLL_WATCHDOG (seconds, e.g. 2 or 0.5; unset, empty or 0:
- * off). 0 (off, or *limit_ns set), or -1 with a message naming the
- * variable and its value. */
-int br_stall_config(uint64_t *limit_ns, char *err, size_t errlen);
+/* Reads HTOE_POLL_WATCHDOG: unset or empty: *limit_ns BR_STALL_RESCUE_NS,
+ * no reports; 0: *limit_ns 0 (no watchdog); SECONDS (e.g. 2 or 0.5): that
+ * limit, with reports. 0, or -1 with a message naming the variable and its
+ * value. */
+int br_stall_config(uint64_t *limit_ns, bool *report, char *err, size_t errlen);
 
 /* Starts the watchdog thread (limit_ns 0: nothing; `prog` in messages).
  * 0, or -1 with a message. */
-int br_stall_start(uint64_t limit_ns, uint64_t tsc_hz, const char *prog, char *err,
-		   size_t errlen);
+int br_stall_start(uint64_t limit_ns, bool report, uint64_t tsc_hz, const char *prog,
+		   char *err, size_t errlen);
 /* Stops it (before the polling threads' slots go away). */
 void br_stall_stop(void);
 

@@ -6,8 +6,9 @@
 # share of CPU the thread had (none: it slept, "off CPU") and its stack,
 # taken by the thread itself (the hook's rte_delay_us_sleep is on it); the
 # pinned lcore is allowed on every CPU until the iteration ends, then pinned
-# again; the end is reported; the run still verifies. A value that is not
-# seconds is refused before anything starts (exit 2).
+# again; the end is reported; the run still verifies. Unset, the watchdog
+# only does that (at 0.5 s) and reports nothing; 0: it is not there. A value
+# that is not seconds is refused before anything starts (exit 2).
 #   test_bridge_watchdog.sh BRIDGE
 BRIDGE=$1
 . "$(dirname "$0")/lib.sh"
@@ -38,9 +39,33 @@ grep -Eq "poll watchdog: lcore [01] \(node [12]\): that iteration ended" "$e" ||
 # each lcore is pinned to one CPU (-l 0-1): off CPU, it is let onto every CPU
 # until the iteration ends, then pinned again
 if [ "$(nproc)" -ge 2 ]; then
-  grep -Eq "poll watchdog: lcore [01] \(node [12]\): allowed on every CPU until that iteration ends" "$e" ||
+  grep -Eq "poll watchdog: lcore [01] \(node [12]\): not run on its CPU for [0-9.]+ s: allowed on every CPU until that iteration ends" "$e" ||
     { cat "$e" >&2; fail "a pinned lcore off CPU was not allowed on every CPU"; }
   grep -Eq "poll watchdog: lcore [01] \(node [12]\): that iteration ended, after [0-9.]+ s at most; pinned again" "$e" ||
     { cat "$e" >&2; fail "a widened lcore was not pinned again"; }
 fi
-ok "$(grep -c 'has been in one iteration' "$e") long iterations reported with their stacks"
+n_rep=$(grep -c 'has been in one iteration' "$e")
+
+# By default (no HTOE_POLL_WATCHDOG) the watchdog only acts, at 0.5 s: a
+# pinned lcore that slept longer is allowed on every CPU, then pinned again;
+# nothing else is said. HTOE_POLL_WATCHDOG=0: no watchdog, nothing said.
+for mode in default off; do
+  rc=0
+  if [ $mode = default ]; then env=(env -u HTOE_POLL_WATCHDOG); else env=(env HTOE_POLL_WATCHDOG=0); fi
+  "${env[@]}" timeout -k 10 240 "$BRIDGE" $(eal) -- --transactions 20 --stats 0 \
+    --set global.lcore_pause=100% --set global.lcore_pause_max=1500ms \
+    >"$TMP/$mode.out" 2>"$TMP/$mode.err" || rc=$?
+  [ "$rc" -eq 0 ] || { cat "$TMP/$mode.out" "$TMP/$mode.err" >&2; fail "$mode: exit status $rc"; }
+  grep -q "RESULT: PASS" "$TMP/$mode.out" || { cat "$TMP/$mode.out" >&2; fail "$mode: no PASS line"; }
+  grep -Eq "has been in one iteration|its stack|poll watchdog on" "$TMP/$mode.err" &&
+    { cat "$TMP/$mode.err" >&2; fail "$mode: a report without HTOE_POLL_WATCHDOG=SECONDS"; }
+  if [ $mode = off ] || [ "$(nproc)" -lt 2 ]; then
+    grep -q "poll watchdog" "$TMP/$mode.err" && { cat "$TMP/$mode.err" >&2; fail "$mode: the watchdog acted"; }
+  else
+    grep -Eq "poll watchdog: lcore [01] \(node [12]\): not run on its CPU for [0-9.]+ s: allowed on every CPU" "$TMP/$mode.err" ||
+      { cat "$TMP/$mode.err" >&2; fail "default: a pinned lcore off CPU for 0.5 s was not allowed on every CPU"; }
+    grep -Eq "that iteration ended, after [0-9.]+ s at most; pinned again" "$TMP/$mode.err" ||
+      { cat "$TMP/$mode.err" >&2; fail "default: a widened lcore was not pinned again"; }
+  fi
+done
+ok "$n_rep long iterations reported with their stacks; by default a pinned lcore off CPU for 0.5 s is let onto every CPU, with HTOE_POLL_WATCHDOG=0 not"
