@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * The poll watchdog (stall.h): a thread of its own, not pinned, that looks
  * at every registered polling thread a few times per limit. A poller that
- * the EAL pinned to some CPUs and that has not been run for longer than the
- * limit in the middle of an iteration (its CPU clock, read from here, moved
- * less than half that time) is allowed on every CPU until the iteration
- * ends: a CPU whose kernel leaves its pinned threads waiting (seen for
- * minutes on 2-vCPU VMs) no longer holds it. With HTOE_POLL_WATCHDOG set,
- * every iteration over the limit is also reported once, with that CPU
+ * the EAL pinned to some CPUs and that has begun no iteration of its loop
+ * for longer than the limit while not being run (its CPU clock, read from
+ * here, moved less than half that time) is allowed on every CPU until it
+ * begins one: a CPU whose kernel leaves its pinned threads waiting (seen
+ * for minutes on 2-vCPU VMs) no longer holds it. With HTOE_POLL_WATCHDOG
+ * set, every such wait over the limit is also reported once, with that CPU
  * share and the thread's stack, which the thread itself collects in a
  * signal handler (backtrace(3)) and this thread prints.
  */
@@ -41,7 +41,7 @@ struct stall_priv {
 	uint64_t  cpu0_ns;                  /* the thread's CPU time then */
 	bool      reported;
 	bool      has_pin;                  /* its affinity, when it is not every CPU */
-	bool      widened;                  /* moved to every CPU until the iteration ends */
+	bool      widened;                  /* on every CPU until it begins an iteration */
 	cpu_set_t pin;
 };
 
@@ -86,8 +86,8 @@ int br_stall_config(uint64_t *limit_ns, bool *report, char *err, size_t errlen)
 	s = strtod(v, &end);
 	if (errno || end == v || *end || s < 0 || s > 3600 || s != s) {
 		snprintf(err, errlen, "environment HTOE_POLL_WATCHDOG='%s': not seconds (0: no "
-			 "watchdog thread at all, or the longest poll iteration that goes "
-			 "unreported, e.g. 2 or 0.5; at most 3600)", v);
+			 "watchdog thread at all, or the longest time a poller may begin no "
+			 "iteration unreported, e.g. 2 or 0.5; at most 3600)", v);
 		return -1;
 	}
 	*limit_ns = (uint64_t)(s * 1e9);
@@ -126,12 +126,12 @@ static void widen(const struct br_stall *s, struct stall_priv *p)
 		return;
 	p->widened = true;
 	fprintf(stderr, "%s: poll watchdog: %s: not run on its CPU for %.3f s: allowed on every "
-		"CPU until that iteration ends\n", wd.prog, s->name,
+		"CPU until it begins an iteration\n", wd.prog, s->name,
 		(double)(rte_rdtsc() - p->seen) / (double)wd.hz);
 }
 
-/* The share of the iteration seen so far that the thread spent on a CPU,
- * in percent; -1 when unknown. */
+/* The share of the time since the iteration was first seen that the
+ * thread spent on a CPU, in percent; -1 when unknown. */
 static double on_cpu_pct(const struct stall_priv *p, uint64_t now)
 {
 	double win = (double)(now - p->seen_tsc) / (double)wd.hz;
@@ -148,7 +148,7 @@ static void report(const struct br_stall *s, struct stall_priv *p, uint64_t now)
 	double pct = on_cpu_pct(p, now);
 	char **sym;
 
-	fprintf(stderr, "%s: poll watchdog: %s has been in one iteration of its poll loop for "
+	fprintf(stderr, "%s: poll watchdog: %s has begun no iteration of its poll loop for "
 		"%.3f s (limit %.3f s); it ran on a CPU %.0f %% of the last %.3f s: %s\n",
 		wd.prog, s->name, len, (double)wd.limit_ns / 1e9, pct, win,
 		pct < 0 ? "its CPU time is unknown" :
@@ -193,8 +193,8 @@ static void look(uint64_t now)
 		since = __atomic_load_n(&s->since, __ATOMIC_RELAXED);
 		if (since != p->seen) {
 			if (p->reported && (wd.report || p->widened))
-				fprintf(stderr, "%s: poll watchdog: %s: that iteration ended, after "
-					"%.3f s at most%s\n", wd.prog, s->name,
+				fprintf(stderr, "%s: poll watchdog: %s: it began an iteration again, "
+					"after %.3f s at most%s\n", wd.prog, s->name,
 					(double)(now - p->seen) / (double)wd.hz,
 					p->widened ? "; pinned again" : "");
 			if (p->widened &&
@@ -282,8 +282,8 @@ int br_stall_start(uint64_t limit_ns, bool report, uint64_t tsc_hz, const char *
 	pthread_setname_np(wd.th, "htoe-watchdog");
 	wd.running = true;
 	if (report)
-		fprintf(stderr, "%s: poll watchdog on: a poll iteration longer than %.3f s is reported "
-		"with the poller's stack\n", prog, (double)limit_ns / 1e9);
+		fprintf(stderr, "%s: poll watchdog on: a poller that begins no iteration for %.3f s "
+			"is reported with its stack\n", prog, (double)limit_ns / 1e9);
 	return 0;
 }
 

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * The poll watchdog (docs/bridge.md "Stalled pollers"): a thread that
- * notices a polling thread stuck in one iteration of its loop for longer
+ * notices a polling thread that begins no iteration of its loop for longer
  * than a limit. By default (limit BR_STALL_RESCUE_NS) it only acts: a
- * pinned poller that its CPU has not run is allowed on every CPU until the
- * iteration ends. With HTOE_POLL_WATCHDOG=SECONDS it also says why, for
- * every iteration over that limit: how much CPU the thread had in that
+ * pinned poller that its CPU has not run is allowed on every CPU until it
+ * begins an iteration. With HTOE_POLL_WATCHDOG=SECONDS it also says why,
+ * for every such wait over that limit: how much CPU the thread had in that
  * time (all of it: a loop in the poll path; little: the thread was not
  * scheduled) and where it is (its stack, printed by the thread itself from
- * a signal handler). A poller pays two relaxed stores per iteration.
+ * a signal handler). A poller pays one relaxed store per iteration.
  */
 #ifndef HTOE_BRIDGE_STALL_H
 #define HTOE_BRIDGE_STALL_H
@@ -16,14 +16,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* An iteration this long of a pinned poller that was not run: it may run
+/* A pinned poller not run for this long begins no iteration: it may run
  * on every CPU (well below the ~9 s of silence a peer tolerates, well
  * above a time slice) */
 #define BR_STALL_RESCUE_NS 500000000ull
 
 /* One polling thread's slot. `since` is written by its thread only. */
 struct br_stall {
-	uint64_t since;                     /* TSC at the iteration's start; 0: outside one */
+	uint64_t since;                     /* TSC at the start of its latest iteration */
 	char     name[48];                  /* "lcore 1 (node 2)": in messages */
 	/* the rest is the registration's and the watchdog's */
 	int      used;
@@ -50,16 +50,12 @@ struct br_stall *br_stall_register(const char *fmt, ...)
 /* On the polling thread, after its loop. */
 void br_stall_unregister(struct br_stall *s);
 
-/* An iteration starts at TSC `tsc` / has ended (outside the sleeps of an
- * idle poller). */
+/* An iteration of the loop starts at TSC `tsc`. A poller's sleeps between
+ * two iterations are short (milliseconds: idle.h, htoe-dimm's naps), so one
+ * that starts none for the limit is stuck in an iteration or not run. */
 static inline void br_stall_enter(struct br_stall *s, uint64_t tsc)
 {
 	__atomic_store_n(&s->since, tsc ? tsc : 1, __ATOMIC_RELAXED);
-}
-
-static inline void br_stall_leave(struct br_stall *s)
-{
-	__atomic_store_n(&s->since, 0, __ATOMIC_RELAXED);
 }
 
 #endif

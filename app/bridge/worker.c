@@ -484,7 +484,6 @@ int br_lcore_loop(void *arg)
 				control(a, &ctl, now);
 			tend = rte_rdtsc();
 		}
-		br_stall_leave(lc->stall);
 		if (!lc->n_nodes) {
 			rte_delay_us_sleep(100);
 			tsc = rte_rdtsc();

@@ -239,7 +239,6 @@ int dr_exporter_loop(void *arg)
 		work = br_drv_rx(&x->drv, now);
 		if (__atomic_load_n(&x->drv.deaf, __ATOMIC_RELAXED)) {
 			/* crashed: it answers nothing, keeps no time */
-			br_stall_leave(st);
 			tsc = br_idle_after(&x->idle, work, now, UINT64_MAX, 0);
 			continue;
 		}
@@ -252,7 +251,6 @@ int dr_exporter_loop(void *arg)
 		br_drv_watch(&x->drv, now);
 		if (x->pub)
 			dm_publish(x, NULL, now);
-		br_stall_leave(st);
 		tsc = br_idle_after(&x->idle, work || htoe_busy(x->b), now, br_drv_next_wake(&x->drv),
 				    0);
 	}
@@ -613,7 +611,6 @@ void dr_borrower_loop(struct dapp *d)
 		       htoe_busy(x->b);
 		if (d->rtc)
 			dr_disown(d);
-		br_stall_leave(st);
 		if (work && atomic_load(&d->app_waiting))
 			app_wake(d);
 		if (busy) {

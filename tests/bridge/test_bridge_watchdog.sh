@@ -5,8 +5,8 @@
 # 50 ms limit. Each lcore's long iterations are reported once with the
 # share of CPU the thread had (none: it slept, "off CPU") and its stack,
 # taken by the thread itself (the hook's rte_delay_us_sleep is on it); the
-# pinned lcore is allowed on every CPU until the iteration ends, then pinned
-# again; the end is reported; the run still verifies. Unset, the watchdog
+# pinned lcore is allowed on every CPU until it begins an iteration, then
+# pinned again; that is reported too; the run still verifies. Unset, the watchdog
 # only does that (at 0.5 s) and reports nothing; 0: it is not there. A value
 # that is not seconds is refused before anything starts (exit 2).
 #   test_bridge_watchdog.sh BRIDGE
@@ -28,23 +28,24 @@ cat "$TMP/out"
 [ "$rc" -eq 0 ] || { cat "$TMP/err" >&2; fail "exit status $rc"; }
 grep -q "RESULT: PASS" "$TMP/out" || fail "no PASS line"
 e=$TMP/err
-grep -q "poll watchdog on: a poll iteration longer than 0.050 s" "$e" ||
+grep -q "poll watchdog on: a poller that begins no iteration for 0.050 s" "$e" ||
   { cat "$e" >&2; fail "the watchdog did not say it is on"; }
-grep -Eq "poll watchdog: lcore [01] \(node [12]\) has been in one iteration of its poll loop for [0-9.]+ s \(limit 0.050 s\); it ran on a CPU [0-9]+ % of the last [0-9.]+ s: off CPU" "$e" ||
+grep -Eq "poll watchdog: lcore [01] \(node [12]\) has begun no iteration of its poll loop for [0-9.]+ s \(limit 0.050 s\); it ran on a CPU [0-9]+ % of the last [0-9.]+ s: off CPU" "$e" ||
   { cat "$e" >&2; fail "no report of a long iteration, off CPU"; }
-grep -A8 "its stack" "$e" | grep -q "rte_delay_us_sleep" ||
+stacks=$(grep -A8 "its stack" "$e")
+grep -q "rte_delay_us_sleep" <<<"$stacks" ||
   { cat "$e" >&2; fail "the reported stack does not show the sleep"; }
-grep -Eq "poll watchdog: lcore [01] \(node [12]\): that iteration ended" "$e" ||
+grep -Eq "poll watchdog: lcore [01] \(node [12]\): it began an iteration again" "$e" ||
   { cat "$e" >&2; fail "the end of a reported iteration was not said"; }
 # each lcore is pinned to one CPU (-l 0-1): off CPU, it is let onto every CPU
 # until the iteration ends, then pinned again
 if [ "$(nproc)" -ge 2 ]; then
-  grep -Eq "poll watchdog: lcore [01] \(node [12]\): not run on its CPU for [0-9.]+ s: allowed on every CPU until that iteration ends" "$e" ||
+  grep -Eq "poll watchdog: lcore [01] \(node [12]\): not run on its CPU for [0-9.]+ s: allowed on every CPU until it begins an iteration" "$e" ||
     { cat "$e" >&2; fail "a pinned lcore off CPU was not allowed on every CPU"; }
-  grep -Eq "poll watchdog: lcore [01] \(node [12]\): that iteration ended, after [0-9.]+ s at most; pinned again" "$e" ||
+  grep -Eq "poll watchdog: lcore [01] \(node [12]\): it began an iteration again, after [0-9.]+ s at most; pinned again" "$e" ||
     { cat "$e" >&2; fail "a widened lcore was not pinned again"; }
 fi
-n_rep=$(grep -c 'has been in one iteration' "$e")
+n_rep=$(grep -c 'has begun no iteration' "$e")
 
 # By default (no HTOE_POLL_WATCHDOG) the watchdog only acts, at 0.5 s: a
 # pinned lcore that slept longer is allowed on every CPU, then pinned again;
@@ -57,14 +58,14 @@ for mode in default off; do
     >"$TMP/$mode.out" 2>"$TMP/$mode.err" || rc=$?
   [ "$rc" -eq 0 ] || { cat "$TMP/$mode.out" "$TMP/$mode.err" >&2; fail "$mode: exit status $rc"; }
   grep -q "RESULT: PASS" "$TMP/$mode.out" || { cat "$TMP/$mode.out" >&2; fail "$mode: no PASS line"; }
-  grep -Eq "has been in one iteration|its stack|poll watchdog on" "$TMP/$mode.err" &&
+  grep -Eq "has begun no iteration|its stack|poll watchdog on" "$TMP/$mode.err" &&
     { cat "$TMP/$mode.err" >&2; fail "$mode: a report without HTOE_POLL_WATCHDOG=SECONDS"; }
   if [ $mode = off ] || [ "$(nproc)" -lt 2 ]; then
     grep -q "poll watchdog" "$TMP/$mode.err" && { cat "$TMP/$mode.err" >&2; fail "$mode: the watchdog acted"; }
   else
     grep -Eq "poll watchdog: lcore [01] \(node [12]\): not run on its CPU for [0-9.]+ s: allowed on every CPU" "$TMP/$mode.err" ||
       { cat "$TMP/$mode.err" >&2; fail "default: a pinned lcore off CPU for 0.5 s was not allowed on every CPU"; }
-    grep -Eq "that iteration ended, after [0-9.]+ s at most; pinned again" "$TMP/$mode.err" ||
+    grep -Eq "it began an iteration again, after [0-9.]+ s at most; pinned again" "$TMP/$mode.err" ||
       { cat "$TMP/$mode.err" >&2; fail "default: a widened lcore was not pinned again"; }
   fi
 done
