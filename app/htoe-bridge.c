@@ -202,7 +202,8 @@ int main(int argc, char **argv)
 	int eal_argc, app_argc, opt, rc = 0;
 	char **app_argv;
 	struct br_app *a;
-	uint64_t u;
+	uint64_t u, watchdog_ns;
+	bool watchdog_report;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	br_overrides_init(&ov);
@@ -284,6 +285,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "htoe-bridge: %s\n", err);
 		return 2;
 	}
+	if (br_stall_config(&watchdog_ns, &watchdog_report, err, sizeof(err))) {
+		fprintf(stderr, "htoe-bridge: %s\n", err);
+		return 2;
+	}
 	/* before the EAL pins this thread: the HTTP thread must not share a poller's CPU */
 	if (br_metrics_start(a, err, sizeof(err))) {
 		fprintf(stderr, "htoe-bridge: %s\n", err);
@@ -348,6 +353,9 @@ int main(int argc, char **argv)
 		goto fail;
 	print_plan(a);
 
+	if (br_stall_start(watchdog_ns, watchdog_report, a->tsc_hz, "htoe-bridge", err,
+			   sizeof(err)))
+		goto fail;
 	/* go */
 	{
 		struct timespec ts;
@@ -370,6 +378,7 @@ int main(int argc, char **argv)
 	}
 	br_lcore_loop(&a->lcores[rte_get_main_lcore()]);
 	rte_eal_mp_wait_lcore();
+	br_stall_stop();
 	/* the loops are over: a signal now ends the process */
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
@@ -382,6 +391,7 @@ int main(int argc, char **argv)
 fail:
 	fprintf(stderr, "htoe-bridge: %s\n", err);
 cleanup:
+	br_stall_stop();
 	br_metrics_stop();
 	br_capture_close(a);
 	br_ports_stop(a);

@@ -1285,7 +1285,8 @@ int main(int argc, char **argv)
 	struct app_state *s;
 	char err[1024], cfgpath[64], set_mem[64], set_map[96];
 	int eal_argc, rc = 0, cfd = -1;
-	uint64_t export_size;
+	uint64_t export_size, watchdog_ns = 0;
+	bool watchdog_report = false;
 	pthread_t th;
 	bool th_started = false, out_failed = false;
 
@@ -1388,6 +1389,11 @@ int main(int argc, char **argv)
 		goto out_free;
 	}
 	d->lessor = (uint16_t)o.lessor;
+	if (br_stall_config(&watchdog_ns, &watchdog_report, err, sizeof(err))) {
+		fprintf(stderr, "htoe-dimm: %s\n", err);
+		rc = 2;
+		goto out_free;
+	}
 	/* before the EAL pins this thread: the HTTP thread must not share a poller's CPU */
 	if (dm_metrics_start(d, err, sizeof(err))) {
 		fprintf(stderr, "htoe-dimm: %s\n", err);
@@ -1407,6 +1413,11 @@ int main(int argc, char **argv)
 	a->tsc_hz = rte_get_tsc_hz();
 	a->ns_mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / a->tsc_hz);
 	a->tsc0 = rte_rdtsc();
+	if (br_stall_start(watchdog_ns, watchdog_report, a->tsc_hz, "htoe-dimm", err,
+			   sizeof(err))) {
+		rc = 3;
+		goto fail;
+	}
 	/* the exporters only serve: they sleep when idle unless [global] poll = busy */
 	a->poll = a->cfg.poll == 1 ? BR_POLL_BUSY : BR_POLL_ADAPTIVE;
 
@@ -1576,6 +1587,7 @@ fail:
 cleanup:
 	if (rc == 1 && !s->fatal[0] && !s->failed)
 		fprintf(stderr, "htoe-dimm: %s\n", err);
+	br_stall_stop();
 	br_ports_stop(a);
 	dr_nodes_teardown(d);
 	if (a->pool)

@@ -33,6 +33,7 @@
 #include "config.h"
 #include "driver.h"
 #include "impair.h"
+#include "stall.h"
 #include "node/inject.h"
 #include "node/node.h"
 #include "node/peercheck.h"
@@ -115,6 +116,7 @@ struct br_lcore {
 	struct br_idle idle;                /* busy or adaptive polling (driver.h) */
 	uint64_t pub_busy, pub_total, pub_sleep; /* idle's TSC counters, published */
 	uint64_t line_busy, line_total;     /* main lcore: at the previous stats line */
+	struct br_stall *stall;             /* the poll watchdog's slot (stall.h) */
 } __rte_cache_aligned;
 
 struct br_app {

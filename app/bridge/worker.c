@@ -456,6 +456,9 @@ int br_lcore_loop(void *arg)
 	for (unsigned i = 0; i < lc->n_nodes; i++)
 		ports[i] = lc->nodes[i]->drv.port->port_id;
 	br_idle_init(&lc->idle, a->poll, ports, lc->n_nodes, a->tsc_hz);
+	lc->stall = br_stall_register("lcore %u (node%s %u%s)", lc->lcore_id,
+				      lc->n_nodes > 1 ? "s" : "", lc->n_nodes ? lc->nodes[0]->id : 0,
+				      lc->n_nodes > 1 ? ", ..." : "");
 	/* One TSC read per node poll: the time after a node's poll is the start
 	 * of the next node's and, with the drain and publish checks that
 	 * follow (tens of ns), of the next iteration's; re-read only after
@@ -469,6 +472,7 @@ int br_lcore_loop(void *arg)
 
 		if (phase == BR_QUIT)
 			break;
+		br_stall_enter(lc->stall, tsc);
 		for (unsigned i = 0; i < lc->n_nodes; i++) {
 			struct br_node *n = lc->nodes[i];
 			uint64_t t0 = t1;
@@ -518,6 +522,7 @@ int br_lcore_loop(void *arg)
 			tsc = br_idle_after(&lc->idle, worked, now, wake, tend);
 		}
 	}
+	br_stall_unregister(lc->stall);
 	br_idle_fini(&lc->idle);
 	for (unsigned i = 0; i < lc->n_nodes; i++) {
 		struct br_node *n = lc->nodes[i];

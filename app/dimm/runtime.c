@@ -228,11 +228,13 @@ int dr_exporter_loop(void *arg)
 	br_idle_init(&x->idle, d->br->poll, &port, 1, d->br->tsc_hz);
 	/* one TSC read per iteration: br_idle_after's, which starts the next */
 	uint64_t tsc = rte_rdtsc();
+	struct br_stall *st = br_stall_register("exporter node %u", x->id);
 
 	while (!atomic_load_explicit(&d->quit_b, memory_order_relaxed)) {
 		uint64_t now = br_now_ns(d->br, tsc);
 		unsigned work;
 
+		br_stall_enter(st, tsc);
 		x->c.polls++;
 		work = br_drv_rx(&x->drv, now);
 		if (__atomic_load_n(&x->drv.deaf, __ATOMIC_RELAXED)) {
@@ -252,6 +254,7 @@ int dr_exporter_loop(void *arg)
 		tsc = br_idle_after(&x->idle, work || htoe_busy(x->b), now, br_drv_next_wake(&x->drv),
 				    0);
 	}
+	br_stall_unregister(st);
 	br_idle_fini(&x->idle);
 	return 0; /* the driver's mbufs go back in br_drv_fini (dr_nodes_teardown) */
 }
@@ -579,12 +582,14 @@ void dr_borrower_loop(struct dapp *d)
 	struct dnode *x = d->borrower;
 	uint64_t idle_since = 0, now = 0;
 	struct pollfd pfd[2];
+	struct br_stall *st = br_stall_register("borrower node %u", x->id);
 
 	while (!atomic_load(&d->quit_a)) {
 		struct dimm_pager *p = atomic_load(&d->pager);
 		unsigned work;
 		bool busy;
 
+		br_stall_enter(st, rte_rdtsc());
 		uint64_t prev = now;
 
 		now = dr_now(d);
@@ -665,4 +670,5 @@ void dr_borrower_loop(struct dapp *d)
 		} while (li.state == HTOE_LS_RELEASING && now - t0 < 500000000ull);
 		htoe_lease_get(x->lease, d->lease_h, &d->lease);
 	}
+	br_stall_unregister(st);
 }
