@@ -125,37 +125,6 @@ static int assign_lcores(struct br_app *a, char *err, size_t errlen)
 	return 0;
 }
 
-static int make_pool(struct br_app *a, char *err, size_t errlen)
-{
-	const struct br_config *c = &a->cfg;
-	unsigned need = 4096 + 2 * 256 * rte_lcore_count(), n;
-	uint32_t room = RTE_MAX((uint32_t)RTE_MBUF_DEFAULT_DATAROOM, (uint32_t)c->max_frame);
-
-	for (unsigned i = 0; i < c->n_ports; i++) {
-		const struct br_port_cfg *p = &c->ports[i];
-
-		if (!p->used)
-			continue;
-		need += p->rxd + p->txd + 2 * c->burst + (p->crossover >= 0 ? p->ring_size : 0);
-		if (p->imp_tx || p->imp_rx)
-			need += p->imp.queue;
-	}
-	if (c->mbufs)
-		need = c->mbufs;
-	for (n = 8192; n < need + 1; n <<= 1)
-		;
-	a->pool = rte_pktmbuf_pool_create("htoe_mbufs", n - 1, 256, 0,
-					  (uint16_t)(RTE_PKTMBUF_HEADROOM + room),
-					  (int)rte_socket_id());
-	if (!a->pool) {
-		snprintf(err, errlen, "cannot create the mbuf pool (%u mbufs of %u bytes): %s "
-			 "(more memory: EAL -m)", n - 1, RTE_PKTMBUF_HEADROOM + room,
-			 rte_strerror(rte_errno));
-		return -1;
-	}
-	return 0;
-}
-
 static void print_plan(const struct br_app *a)
 {
 	for (unsigned i = 0; i < a->n_nodes; i++) {
@@ -303,10 +272,9 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
-	a->tsc_hz = rte_get_tsc_hz();
+	br_clock_init(a);
 	/* busy polling unless [global] poll = adaptive: the demo measures speed */
 	a->poll = a->cfg.poll == 2 ? BR_POLL_ADAPTIVE : BR_POLL_BUSY;
-	a->ns_mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / a->tsc_hz);
 	a->n_nodes = a->cfg.n_nodes;
 	/* plain heap, not DPDK memory: the telemetry thread may read the
 	 * published counters until exit, after rte_eal_cleanup() */
@@ -327,7 +295,7 @@ int main(int argc, char **argv)
 	if (assign_lcores(a, err, sizeof(err)))
 		goto fail;
 	rc = 3;
-	if (make_pool(a, err, sizeof(err)))
+	if (br_pool_create(a, "htoe_mbufs", 4096 + 2 * 256 * rte_lcore_count(), err, sizeof(err)))
 		goto fail;
 	for (unsigned i = 0; i < a->n_nodes; i++)
 		if (br_node_setup(a, &a->nodes[i], &a->cfg.nodes[i], err, sizeof(err)))
@@ -357,13 +325,7 @@ int main(int argc, char **argv)
 			   sizeof(err)))
 		goto fail;
 	/* go */
-	{
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		a->realtime0_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-		a->tsc0 = rte_rdtsc();
-	}
+	br_clock_start(a);
 	for (unsigned l = 0; l < RTE_MAX_LCORE; l++) {
 		struct br_lcore *lc = &a->lcores[l];
 

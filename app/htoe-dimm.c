@@ -1235,33 +1235,6 @@ static void print_macsec(struct dnode *x)
 
 /* ------------------------------------------------------------ setup */
 
-static int make_pool(struct br_app *a, char *err, size_t errlen)
-{
-	unsigned need = 8192;
-	uint32_t room = RTE_MAX((uint32_t)RTE_MBUF_DEFAULT_DATAROOM, (uint32_t)a->cfg.max_frame);
-
-	for (unsigned i = 0; i < a->cfg.n_ports; i++) {
-		const struct br_port_cfg *p = &a->cfg.ports[i];
-
-		if (p->used)
-			need += p->rxd + p->txd + 2 * a->cfg.burst +
-				(p->crossover >= 0 ? p->ring_size : 0) +
-				(p->imp_tx || p->imp_rx ? p->imp.queue : 0);
-	}
-	unsigned n = 8192;
-
-	while (n < need + 1)
-		n <<= 1;
-	a->pool = rte_pktmbuf_pool_create("dimm_mbufs", n - 1, 256, 0,
-					  (uint16_t)(RTE_PKTMBUF_HEADROOM + room), (int)rte_socket_id());
-	if (!a->pool) {
-		snprintf(err, errlen, "cannot create the mbuf pool: %s (more memory: EAL -m)",
-			 rte_strerror(rte_errno));
-		return -1;
-	}
-	return 0;
-}
-
 /* The embedded default configuration, as a file br_cfg_load can read. */
 static int embedded_config(char *path, size_t len)
 {
@@ -1410,9 +1383,8 @@ int main(int argc, char **argv)
 	g_dapp = d;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	a->tsc_hz = rte_get_tsc_hz();
-	a->ns_mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / a->tsc_hz);
-	a->tsc0 = rte_rdtsc();
+	br_clock_init(a);
+	br_clock_start(a);
 	if (br_stall_start(watchdog_ns, watchdog_report, a->tsc_hz, "htoe-dimm", err,
 			   sizeof(err))) {
 		rc = 3;
@@ -1431,7 +1403,7 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	rc = 3;
-	if (make_pool(a, err, sizeof(err)))
+	if (br_pool_create(a, "dimm_mbufs", 8192, err, sizeof(err)))
 		goto fail;
 	rc = 2;
 	if (dr_nodes_setup(d, borrower_here ? (uint16_t)o.borrower : 0, err, sizeof(err)))

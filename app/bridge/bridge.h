@@ -161,10 +161,32 @@ static inline uint64_t br_rd(const uint64_t *p)
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
-/* worker.c (runtime of one node: set-up, snapshot, the lcore loop) */
+/* setup.c: what htoe-bridge and htoe-dimm set up alike */
+/* The TSC's rate (tsc_hz, ns_mult for br_now_ns); then time 0 of the run
+ * (tsc0, and realtime0_ns the wall clock then). */
+void br_clock_init(struct br_app *a);
+void br_clock_start(struct br_app *a);
+/* a->pool: room for `base` mbufs plus every used port's descriptors, rings
+ * and impairment queues ([global] mbufs overrides), rounded up to 2^k - 1. */
+int br_pool_create(struct br_app *a, const char *name, unsigned base, char *err, size_t errlen);
+/* One node's bridge (drv->b, a new random incarnation: into *incarnation
+ * when not NULL) and its port driver with MACsec ([macsec] of nc). On
+ * failure what was made is freed by br_node_close. */
+int br_node_bridge(struct br_app *a, const struct br_node_cfg *nc, struct br_drv *drv,
+		   struct br_counters *c, uint32_t *incarnation, char *err, size_t errlen);
+/* The driver (its mbufs, MACsec keys) and the bridge; the MACsec snapshot
+ * stays (br_macsec_free), so do the capture dumpers (br_dumper_free). */
+void br_node_close(struct br_drv *drv);
+/* The memory a node exports, nc->mem_size bytes (aligned to `align`, 0:
+ * malloc's), filled as ht_wl_fill(mem_seed) or zeroed, served by *tgt. */
+uint8_t *br_node_memory(const struct br_node_cfg *nc, size_t align, bool fill,
+			struct ht_target *tgt, char *err, size_t errlen);
+/* htoe-bridge's node: the above, its requester, workload or injector. */
 int br_node_setup(struct br_app *a, struct br_node *n, const struct br_node_cfg *nc,
 		  char *err, size_t errlen);
 void br_node_teardown(struct br_node *n);
+
+/* worker.c (runtime of one node: snapshot, the lcore loop) */
 void br_node_publish(struct br_node *n);
 int br_lcore_loop(void *arg);
 

@@ -33,22 +33,7 @@ _Static_assert(sizeof(struct htoe_vl_stats) % 8 == 0, "u64 words");
 _Static_assert(sizeof(struct ht_wl_stats) % 8 == 0, "u64 words");
 _Static_assert(sizeof(struct htnode_stats) % 8 == 0, "u64 words");
 
-/* ------------------------------------------------------------ node setup */
-
-/* [workload] mode = inject: pre-built writes instead of the model's ops.
- * The workload object stays (its start, stop and done logic, its shadow
- * for the image check) but issues nothing: the node holds the model. */
-static int inject_setup(struct br_node *n, const struct br_wl_cfg *w, char *err, size_t errlen)
-{
-	n->inj = calloc(1, sizeof(*n->inj));
-	if (!n->inj || htinject_init(n->inj, n->b, w->base, w->size, 1, (uint32_t)w->seed)) {
-		snprintf(err, errlen, "%s: mode = inject: cannot set up the writes (memory, or a "
-			 "window that is not whole 64-byte blocks)", w->where);
-		return -1;
-	}
-	n->hn.hold = true;
-	return 0;
-}
+/* --------------------------------------------------------- injector */
 
 static void finish_workload(struct br_node *n);
 
@@ -66,118 +51,6 @@ static unsigned inject_poll(struct br_node *n, uint64_t now)
 	if (!n->c.wl_finish_ns)
 		htinject_expect(n->inj, n->shadow);
 	return 0;
-}
-
-int br_node_setup(struct br_app *a, struct br_node *n, const struct br_node_cfg *nc,
-		  char *err, size_t errlen)
-{
-	struct ht_target_cfg tc;
-	struct htoe_config bc = nc->bc;
-	char msg[256];
-
-	n->cfg = nc;
-	n->id = nc->id;
-	/* every start is a new incarnation, with a fresh nonce key, so
-	 * that peers tell a restart from a replayed RESET */
-	if (htnode_random_incarnation(&bc, msg, sizeof(msg)) != 0) {
-		snprintf(err, errlen, "%s: %s", nc->where, msg);
-		return -1;
-	}
-	n->pc.ask.session = bc.incarnation;
-	n->b = htoe_new(&bc, msg, sizeof(msg));
-	if (!n->b) {
-		snprintf(err, errlen, "%s: bridge: %s", nc->where, msg);
-		return -1;
-	}
-	n->mem = malloc(nc->mem_size);
-	if (!n->mem) {
-		snprintf(err, errlen, "%s: cannot allocate mem_size %" PRIu64 " bytes", nc->where,
-			 nc->mem_size);
-		return -1;
-	}
-	ht_wl_fill(nc->mem_seed, n->mem, nc->mem_size);
-	memset(&tc, 0, sizeof(tc));
-	tc.base = nc->mem_base;
-	tc.size = nc->mem_size;
-	tc.mem = n->mem;
-	if (ht_tgt_init(&n->hn.tgt, &tc)) {
-		snprintf(err, errlen, "%s: memory target: bad region", nc->where);
-		return -1;
-	}
-	if (nc->wl.enabled) {
-		const struct br_wl_cfg *w = &nc->wl;
-		struct ht_wl_cfg wc;
-
-		n->shadow = malloc(w->fill_offset + w->size);
-		n->busy = calloc(w->size / 64, 1);
-		n->wl = calloc(1, sizeof(*n->wl));
-		if (!n->shadow || !n->busy || !n->wl) {
-			snprintf(err, errlen, "%s: cannot allocate the workload", w->where);
-			return -1;
-		}
-		/* the target's memory starts as ht_wl_fill(mem_seed) */
-		ht_wl_fill(w->fill_seed, n->shadow, w->fill_offset + w->size);
-		memmove(n->shadow, n->shadow + w->fill_offset, w->size);
-		ht_wl_cfg_default(&wc);
-		memcpy(wc.weight, w->weight, sizeof(wc.weight));
-		wc.byte_pct = w->byte_pct;
-		wc.max_inflight = w->window;
-		wc.seed = w->seed;
-		wc.base = w->base;
-		wc.size = w->size;
-		wc.n_ops = w->ops;
-		wc.shadow = n->shadow;
-		wc.busy = n->busy;
-		wc.sweep = w->sweep && !w->mode;
-		wc.fixed_len = w->fixed_len;
-		if (ht_wl_init(n->wl, &wc)) {
-			snprintf(err, errlen, "%s: the workload refuses this configuration",
-				 w->where);
-			return -1;
-		}
-		n->wlp[0] = n->wl;
-	}
-	if (htnode_init(&n->hn, n->b, nc->bc.unitid_base, nc->bc.n_unitids, nc->req_unitids, 1,
-			n->wl ? n->wlp : NULL, n->wl ? 1 : 0)) {
-		snprintf(err, errlen, "%s: requester UnitIDs", nc->where);
-		return -1;
-	}
-	if (n->wl && nc->wl.mode && inject_setup(n, &nc->wl, err, errlen))
-		return -1;
-	n->n_vl = htoe_n_vls(n->b);
-	n->vl_node = calloc(n->n_vl ? n->n_vl : 1, sizeof(*n->vl_node));
-	n->pub.vl = calloc(n->n_vl ? n->n_vl : 1, sizeof(*n->pub.vl));
-	n->pub.vl_up = calloc(n->n_vl ? n->n_vl : 1, sizeof(uint64_t));
-	n->pub.vl_epoch = calloc(n->n_vl ? n->n_vl : 1, sizeof(uint64_t));
-	if (!n->vl_node || !n->pub.vl || !n->pub.vl_up || !n->pub.vl_epoch) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	for (unsigned i = 0; i < n->n_vl; i++)
-		n->vl_node[i] = htoe_vl_node(n->b, i);
-	if (br_drv_init(&n->drv, n->b, NULL, a->pool, (uint16_t)a->cfg.burst, n->id, &n->c, err,
-			errlen))
-		return -1;
-	return br_macsec_setup(&n->drv, &nc->macsec, err, errlen);
-}
-
-/* Frees what other threads never read; the published snapshot, the VL
- * table and the config stay for the telemetry thread (see htoe-bridge.c). */
-void br_node_teardown(struct br_node *n)
-{
-	br_drv_fini(&n->drv);
-	htoe_free(n->b);
-	n->b = NULL;
-	free(n->mem);
-	free(n->shadow);
-	free(n->busy);
-	free(n->wl);
-	if (n->inj)
-		htinject_fini(n->inj);
-	free(n->inj);
-	n->inj = NULL;
-	n->mem = n->shadow = n->busy = NULL;
-	n->wl = NULL;
 }
 
 /* --------------------------------------------------------------- publish */

@@ -30,10 +30,7 @@ uint64_t dr_now(const struct dapp *d)
 int dr_ports_assign(struct dapp *d, char *err, size_t errlen)
 {
 	const struct br_config *c = &d->br->cfg;
-	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	d->br->realtime0_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - dr_now(d);
 	for (unsigned i = 0; i < d->n_nodes; i++) {
 		struct dnode *x = &d->nodes[i];
 
@@ -94,25 +91,14 @@ int dr_nodes_setup(struct dapp *d, uint16_t borrower, char *err, size_t errlen)
 		x->cfg = nc;
 		x->id = nc->id;
 		x->borrower = nc->id == borrower;
-		struct htoe_config bc = nc->bc;
+		uint32_t incarnation;
 
-		/* every start is a new incarnation, with a fresh nonce key */
-		if (htnode_random_incarnation(&bc, msg, sizeof(msg)) != 0) {
-			snprintf(err, errlen, "%s: %s", nc->where, msg);
+		if (br_node_bridge(d->br, nc, &x->drv, &x->c, &incarnation, err, errlen))
 			return -1;
-		}
-		x->b = htoe_new(&bc, msg, sizeof(msg));
-		if (!x->b) {
-			snprintf(err, errlen, "%s: bridge: %s", nc->where, msg);
-			return -1;
-		}
-		if (br_drv_init(&x->drv, x->b, NULL, d->br->pool, (uint16_t)cfg->burst, nc->id,
-				&x->c, err, errlen) ||
-		    br_macsec_setup(&x->drv, &nc->macsec, err, errlen))
-			return -1;
+		x->b = x->drv.b;
 		htoe_lease_cfg_defaults(&lc);
 		lc.node_id = nc->id;
-		lc.session = bc.incarnation; /* random, non-zero */
+		lc.session = incarnation; /* random, non-zero */
 		lc.map = nc->bc.map;
 		lc.default_duration_ns = d->lease_ns;
 		if (lc.max_duration_ns < d->lease_ns)
@@ -133,27 +119,17 @@ int dr_nodes_setup(struct dapp *d, uint16_t borrower, char *err, size_t errlen)
 			}
 			d->borrower = x;
 		} else {
-			struct ht_target_cfg tc;
-
 			if ((nc->mem_base | nc->mem_size) % DIMM_PAGE) {
 				snprintf(err, errlen, "%s: mem_base %#" PRIx64 " and mem_size %#" PRIx64
 					 " must be multiples of 4 KiB to be leased", nc->where,
 					 nc->mem_base, nc->mem_size);
 				return -1;
 			}
-			x->mem = aligned_alloc(DIMM_PAGE, nc->mem_size);
-			if (!x->mem) {
-				snprintf(err, errlen, "%s: cannot allocate %" PRIu64 " bytes", nc->where,
-					 nc->mem_size);
+			/* zeroed: a borrower finds nothing of the exporter's */
+			x->mem = br_node_memory(nc, DIMM_PAGE, false, &x->hn.tgt, err, errlen);
+			if (!x->mem)
 				return -1;
-			}
-			memset(x->mem, 0, nc->mem_size);
-			memset(&tc, 0, sizeof(tc));
-			tc.base = nc->mem_base;
-			tc.size = nc->mem_size;
-			tc.mem = x->mem;
-			if (ht_tgt_init(&x->hn.tgt, &tc) ||
-			    htnode_init(&x->hn, x->b, nc->bc.unitid_base, nc->bc.n_unitids, 1, 1, NULL,
+			if (htnode_init(&x->hn, x->b, nc->bc.unitid_base, nc->bc.n_unitids, 1, 1, NULL,
 					0)) {
 				snprintf(err, errlen, "%s: memory target", nc->where);
 				return -1;
@@ -195,13 +171,13 @@ void dr_nodes_teardown(struct dapp *d)
 	for (unsigned i = 0; d->nodes && i < d->n_nodes; i++) {
 		struct dnode *x = &d->nodes[i];
 
-		br_drv_fini(&x->drv);
+		dimm_engine_free(x->eng);
+		htoe_lease_free(x->lease);
 		br_macsec_free(&x->drv);
 		br_dumper_free(x->drv.cap[0], "htoe-dimm");
 		br_dumper_free(x->drv.cap[1], "htoe-dimm");
-		dimm_engine_free(x->eng);
-		htoe_lease_free(x->lease);
-		htoe_free(x->b);
+		br_node_close(&x->drv);
+		x->b = NULL;
 		free(x->mem);
 	}
 	dimm_client_free(d->app_c);

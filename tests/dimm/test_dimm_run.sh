@@ -26,17 +26,9 @@ set -euo pipefail
 DIMM=$1
 SRC=$2
 MODE=$3
-PREFIX="htoe-test-dimmrun-$MODE-$$"
-TMP=$(mktemp -d "/tmp/${PREFIX}.XXXXXX")
-PIDS=()
-
-cleanup() {
-  local p
-  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
-  rm -rf "/var/run/dpdk/$PREFIX" "/var/run/dpdk/$PREFIX-a" "/var/run/dpdk/$PREFIX-b" "$TMP"
-}
-trap cleanup EXIT
+# shellcheck source=tests/dimm/lib.sh
+. "$SRC/tests/dimm/lib.sh"
+dimm_test_init dimmrun KILL
 
 fail() { echo "FAIL: $*" >&2; [ -f "$TMP/err" ] && tail -30 "$TMP/err" >&2; exit 1; }
 ok() { echo "ok: $*"; }
