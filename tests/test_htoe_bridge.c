@@ -2668,6 +2668,53 @@ static void test_local_output_burst(void **state)
 	free_nodes();
 }
 
+/* A local side with no room for responses (htoe_local_output_burst_np with
+ * np_max 0) still takes the posted writes and the responses queued for it,
+ * and the non-posted requests only once it has room: HT's deadlock rule
+ * (app/node takes at most its response queue's room of requests; when it
+ * took nothing at all with a full queue, two nodes whose responses waited
+ * on each other's receive buffers stopped for good). */
+static void test_local_output_burst_np(void **state)
+{
+	struct htoe_pkt_ref ref[8];
+	struct ht_pkt p, q, r;
+	unsigned k;
+
+	(void)state;
+	mk_nodes(2, NULL);
+	bring_up();
+	/* node 1 reads node 2; node 2's target takes it, its answer waits */
+	mk_read(&p, gaddr(2, 0x40), 2, 1);
+	assert_int_equal(local_in(1, &p, 0), 0);
+	pump(0, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(local_out(2, &q, 0));
+	mk_answer(&q, &r);
+	/* node 2 then writes node 1 (posted), reads it, and answers */
+	mk_write(&p, gaddr(1, 0x80), true, 2, 0);
+	assert_int_equal(local_in(2, &p, 0), 0);
+	mk_read(&p, gaddr(1, 0xc0), 2, 3);
+	assert_int_equal(local_in(2, &p, 0), 0);
+	assert_int_equal(local_in(2, &r, 0), 0);
+	pump(0, HTOE_TX_FLUSH, NULL, NULL);
+	/* no room for a response: the write and the answer, not the read */
+	k = htoe_local_output_burst_np(N[1].b, ref, 8, 0, 0);
+	assert_int_equal(k, 2);
+	assert_int_equal(ht_decode(ref[0].pkt, ref[0].len, &p), (int)ref[0].len);
+	assert_true(p.kind == HT_K_WRSIZED && p.posted);
+	assert_int_equal(ht_decode(ref[1].pkt, ref[1].len, &p), (int)ref[1].len);
+	assert_int_equal(p.kind, HT_K_RDRESPONSE);
+	htoe_local_output_done(N[1].b);
+	assert_int_equal(htoe_local_output_burst_np(N[1].b, ref, 8, 0, 0), 0);
+	/* room for one: the read */
+	k = htoe_local_output_burst_np(N[1].b, ref, 8, 1, 0);
+	assert_int_equal(k, 1);
+	assert_int_equal(ht_decode(ref[0].pkt, ref[0].len, &p), (int)ref[0].len);
+	assert_int_equal(p.kind, HT_K_RDSIZED);
+	htoe_local_output_done(N[1].b);
+	inv_ok();
+	free_nodes();
+}
+
 /* A burst of the local side that spans several VLs' packets (the receive
  * buffers of a run of one VL's packets are released at once) gives every
  * buffer back: two senders to one node with 4 credits each finish all their
@@ -2994,6 +3041,7 @@ int main(void)
 		cmocka_unit_test(test_sel_reset_while_held),
 		cmocka_unit_test(test_sel_forged_sacks),
 		cmocka_unit_test(test_local_output_burst),
+		cmocka_unit_test(test_local_output_burst_np),
 		cmocka_unit_test(test_local_output_burst_release),
 		cmocka_unit_test(test_sink_posted),
 		cmocka_unit_test(test_sink_serve),

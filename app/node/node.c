@@ -349,13 +349,14 @@ static unsigned local_output(struct htnode *nd, uint64_t now)
 	unsigned moved = 0;
 
 	for (;;) {
-		/* do not take more requests than the response queue can hold */
+		/* do not take more requests than the response queue can hold;
+		 * posted writes and responses are always taken (HT: a full
+		 * response queue must not hold them up, else two nodes whose
+		 * responses wait on each other's credits deadlock) */
 		unsigned room = HTNODE_RSPQ - nd->rsp_n, taken, k = 0;
 
-		if (room > HTNODE_BURST)
-			room = HTNODE_BURST;
 		/* read in place from the bridge's queue, parsed once */
-		taken = htoe_local_output_burst(nd->b, in, room, now);
+		taken = htoe_local_output_burst_np(nd->b, in, HTNODE_BURST, room, now);
 		for (unsigned i = 0; i < taken; i++) {
 			if (ht_desc_parse(in[i].pkt, in[i].len, &d[k]) != (int)in[i].len) {
 				nd->st.undecodable++;
@@ -376,7 +377,7 @@ static unsigned local_output(struct htnode *nd, uint64_t now)
 		htoe_local_output_done(nd->b);
 		drain_rspq(nd, now);
 		moved += taken;
-		if (taken < room || !taken)
+		if (taken < HTNODE_BURST)
 			return moved;
 	}
 }

@@ -367,7 +367,8 @@ static void lq_rel_flush(struct htoe *b, struct lq_rel *r)
  * stays). The entry's slot is not reused before htoe_local_output_done()
  * (lq_hold). */
 static inline __attribute__((always_inline)) const struct htoe_lent *
-lq_take(struct htoe *b, size_t cap, int *rc, uint64_t now, struct lq_rel *rel)
+lq_take(struct htoe *b, size_t cap, int *rc, uint64_t now, struct lq_rel *rel, bool np_ok,
+	enum ht_vc *vc_out)
 {
 	static const enum ht_vc order[] = { HT_VC_P, HT_VC_R, HT_VC_NP };
 
@@ -377,7 +378,7 @@ lq_take(struct htoe *b, size_t cap, int *rc, uint64_t now, struct lq_rel *rel)
 		struct htoe_lq *q = &b->lq[vc];
 		struct htoe_lent *e;
 
-		if (q->head == q->tail)
+		if (q->head == q->tail || (vc == HT_VC_NP && !np_ok))
 			continue;
 		e = &q->e[q->head & q->mask];
 		if (vc != HT_VC_P && !htoe_lq_ordered(b, e))
@@ -429,6 +430,7 @@ lq_take(struct htoe *b, size_t cap, int *rc, uint64_t now, struct lq_rel *rel)
 			b->lq_p_out++;
 		q->head++;
 		b->st.local_out++;
+		*vc_out = vc;
 		return e;
 	}
 	return NULL;
@@ -451,7 +453,8 @@ void htoe_set_local_sink(struct htoe *b, const struct htoe_local_sink *s)
 int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
 {
 	int rc;
-	const struct htoe_lent *e = lq_take(b, cap, &rc, now, NULL);
+	enum ht_vc vc;
+	const struct htoe_lent *e = lq_take(b, cap, &rc, now, NULL, true, &vc);
 
 	if (!e)
 		return rc;
@@ -464,18 +467,27 @@ int htoe_local_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now)
 unsigned htoe_local_output_burst(struct htoe *b, struct htoe_pkt_ref *out, unsigned n,
 				 uint64_t now)
 {
+	return htoe_local_output_burst_np(b, out, n, n, now);
+}
+
+unsigned htoe_local_output_burst_np(struct htoe *b, struct htoe_pkt_ref *out, unsigned n,
+				    unsigned np_max, uint64_t now)
+{
 	struct lq_rel rel = { .n = 0, .ndata = 0 };
-	unsigned k = 0;
+	unsigned k = 0, np = 0;
+	enum ht_vc vc;
 	int rc;
 
 	if (b->lq[HT_VC_P].head == b->lq[HT_VC_P].tail && b->lq[HT_VC_NP].head == b->lq[HT_VC_NP].tail &&
 	    b->lq[HT_VC_R].head == b->lq[HT_VC_R].tail)
 		return 0; /* the common case of a poll */
 	for (; k < n; k++) {
-		const struct htoe_lent *e = lq_take(b, HT_MAX_PKT_LEN, &rc, now, &rel);
+		const struct htoe_lent *e = lq_take(b, HT_MAX_PKT_LEN, &rc, now, &rel, np < np_max,
+						    &vc);
 
 		if (!e)
 			break;
+		np += vc == HT_VC_NP;
 		out[k].pkt = e->bytes;
 		out[k].len = e->len;
 	}

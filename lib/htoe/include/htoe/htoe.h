@@ -189,6 +189,16 @@ struct htoe_pkt_ref {
 };
 unsigned htoe_local_output_burst(struct htoe *b, struct htoe_pkt_ref *out, unsigned n,
 				 uint64_t now);
+/*
+ * The same, with at most np_max non-posted requests among them: a local side
+ * with room for only np_max responses (an HT target holds a request until
+ * its response can go) still takes the posted writes and the responses
+ * waiting behind, as HT requires: their acceptance must never wait on room
+ * for responses, or two nodes whose responses wait on each other's receive
+ * buffers deadlock (their responses sit behind posted writes neither takes).
+ */
+unsigned htoe_local_output_burst_np(struct htoe *b, struct htoe_pkt_ref *out, unsigned n,
+				    unsigned np_max, uint64_t now);
 void htoe_local_output_done(struct htoe *b);
 
 /*
