@@ -10,6 +10,10 @@
 #                write-backs the reset hit again, every run is verified
 #   remote-lost  the exporter stops answering mid-run: a clear error, exit 1,
 #                and no result taken from memory that did not come from it
+#   lease-lost   the exporter stops answering lease messages while its memory
+#                still answers (--drop-renewals-after): the lease expires at the
+#                borrower, a clear error, exit 1, and the summary counts the
+#                renewals made before the loss
 #   no-uffd      userfaultfd unavailable (simulated): a clear message, the
 #                explicit API still runs and is verified
 #   macsec       MACsec on (the [macsec] keys of htoe-bridge) with 1 % loss and
@@ -160,6 +164,24 @@ remote-lost)
   grep -q "MISMATCH" "$TMP/out" && fail "a wrong result was reported"
   py "not r['ok'] and 'remote memory lost' in r['error']" || fail "JSON does not say so"
   ok "remote node lost: clear error, exit 1"
+  ;;
+lease-lost)
+  # renewed every 667 ms, each round retried for 1.3 s: the first renewal
+  # gets through on a loaded machine; after 3 the lease runs out mid-run
+  run --budgets 50 --workloads gups --updates 2000000 --no-explicit --no-baselines \
+    --lease-ms 2000 --drop-renewals-after 3
+  [ "$RC" = 1 ] || fail "exit status $RC, expected 1"
+  grep -q "node 2 ignores lease messages after answering 3 renewals" "$TMP/err" \
+    || fail "the exporter did not stop answering lease messages"
+  grep -q "lease .* from node 2 lost: no answer" "$TMP/err" || fail "no 'lease lost' message"
+  grep -q "lease lost: the remote memory is no longer ours" "$TMP/err" || fail "no clear error"
+  grep -q "MISMATCH" "$TMP/out" && fail "a wrong result was reported"
+  py "not r['ok'] and 'lease lost' in r['error']" || fail "JSON does not say so"
+  # the renewals made before the loss, counted in the summary and the JSON
+  n=$(py_get "r['lease']['renewals']")
+  [ "$n" -ge 1 ] || fail "lease renewed $n times: the renewals before the loss are not counted"
+  grep -q "lease renewed $n times" "$TMP/out" || fail "the summary does not say 'lease renewed $n times'"
+  ok "lease lost mid-run: clear error, exit 1, $n renewals counted"
   ;;
 no-uffd)
   run --no-uffd
