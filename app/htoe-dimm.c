@@ -112,13 +112,29 @@ struct app_state {
 
 static volatile sig_atomic_t signals;
 static struct dapp *g_dapp;
+static bool g_borrower_here; /* the borrower runs in this process */
 
 static void on_signal(int sig)
 {
+	static const char msg[] = "htoe-dimm: interrupted: stopping after the current run (a "
+				  "second signal stops the exporter at once)\n";
+
 	(void)sig;
 	signals++;
-	if (g_dapp)
-		atomic_store(&g_dapp->quit_b, 1);
+	if (!g_dapp)
+		return;
+	/* The exporters in this process serve the borrower until it has
+	 * finished its run and released the lease (after the application
+	 * thread, at "stop"): stopped at the first signal they would cut its
+	 * remote memory off mid-run, and the run would end seconds later on
+	 * a lost lease and a misleading "remote memory lost" error. */
+	if (g_borrower_here && signals == 1) {
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+			/* nothing to do in a handler */
+		}
+		return;
+	}
+	atomic_store(&g_dapp->quit_b, 1);
 }
 
 static void usage(FILE *f)
@@ -1410,6 +1426,7 @@ int main(int argc, char **argv)
 		goto out_free;
 	}
 	g_dapp = d;
+	g_borrower_here = borrower_here;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	a->tsc_hz = rte_get_tsc_hz();

@@ -14,6 +14,9 @@
 #                still answers (--drop-renewals-after): the lease expires at the
 #                borrower, a clear error, exit 1, and the summary counts the
 #                renewals made before the loss
+#   interrupt    SIGINT mid-run (^C, timeout -s INT): the exporter in the same
+#                process serves until the run is over, the lease is released,
+#                nothing is lost
 #   no-uffd      userfaultfd unavailable (simulated): a clear message, the
 #                explicit API still runs and is verified
 #   macsec       MACsec on (the [macsec] keys of htoe-bridge) with 1 % loss and
@@ -182,6 +185,32 @@ lease-lost)
   [ "$n" -ge 1 ] || fail "lease renewed $n times: the renewals before the loss are not counted"
   grep -q "lease renewed $n times" "$TMP/out" || fail "the summary does not say 'lease renewed $n times'"
   ok "lease lost mid-run: clear error, exit 1, $n renewals counted"
+  ;;
+interrupt)
+  set +e
+  "$DIMM" $EAL -- $SMALL --json "$TMP/r.json" --no-plot --budgets 50,25 --workloads gups \
+    --updates 400000 --no-explicit --no-baselines >"$TMP/out" 2>"$TMP/err" &
+  pid=$!
+  PIDS+=($pid)
+  # mid-run: once the pager serves the first workload (bounded wait)
+  for _ in $(seq 3000); do grep -q "^htoe-dimm: pager mode" "$TMP/out" && break; sleep 0.1; done
+  kill -INT "$pid"
+  # bounded: a process still there after 300 s is a hang
+  for _ in $(seq 3000); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && fail "still running 300 s after SIGINT"
+  wait "$pid"
+  RC=$?
+  PIDS=()
+  set -e
+  cat "$TMP/out" "$TMP/err"
+  grep -q "^htoe-dimm: pager mode" "$TMP/out" || fail "the run never started"
+  grep -q "interrupted: stopping after the current run" "$TMP/err" || fail "SIGINT not acknowledged"
+  grep -q "lost" "$TMP/err" && fail "the interrupt cut the borrower's remote memory off"
+  [ "$RC" = 0 ] || fail "exit status $RC"
+  py "r['ok'] and len(r['runs']) >= 1 and all(x['verified'] for x in r['runs'])" \
+    || fail "the run in progress was not finished and verified"
+  grep -q "lease .* released" "$TMP/out" || fail "the lease was not released"
+  ok "SIGINT mid-run: the run finished and verified, the lease released"
   ;;
 no-uffd)
   run --no-uffd
