@@ -72,7 +72,7 @@ struct opts {
 	unsigned clean_low;  /* pager's cleaner watermark (0: off, the default) */
 	bool no_wp, no_uffd, no_explicit, no_plot, no_baselines, verbose;
 	bool no_wp_async, poll_thread;
-	uint64_t spin_us, lease_ms, kill_after_faults, duration_ns;
+	uint64_t spin_us, lease_ms, kill_after_faults, drop_renewals_after, duration_ns;
 	uint64_t quota_slots, quota_bytes; /* exporter: per-lessee quota (0: default) */
 	const char *json, *plot;
 };
@@ -112,13 +112,29 @@ struct app_state {
 
 static volatile sig_atomic_t signals;
 static struct dapp *g_dapp;
+static bool g_borrower_here; /* the borrower runs in this process */
 
 static void on_signal(int sig)
 {
+	static const char msg[] = "htoe-dimm: interrupted: stopping after the current run (a "
+				  "second signal stops the exporter at once)\n";
+
 	(void)sig;
 	signals++;
-	if (g_dapp)
-		atomic_store(&g_dapp->quit_b, 1);
+	if (!g_dapp)
+		return;
+	/* The exporters in this process serve the borrower until it has
+	 * finished its run and released the lease (after the application
+	 * thread, at "stop"): stopped at the first signal they would cut its
+	 * remote memory off mid-run, and the run would end seconds later on
+	 * a lost lease and a misleading "remote memory lost" error. */
+	if (g_borrower_here && signals == 1) {
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+			/* nothing to do in a handler */
+		}
+		return;
+	}
+	atomic_store(&g_dapp->quit_b, 1);
 }
 
 static void usage(FILE *f)
@@ -165,6 +181,9 @@ static void usage(FILE *f)
 	      "                      HTOE_DIMM_NO_UFFD=1): only the explicit API runs\n"
 	      "  --kill-after-faults N  the exporter (in this process) stops answering after\n"
 	      "                      N page faults: shows the remote-memory-lost error\n"
+	      "  --drop-renewals-after N  the exporter (in this process) answers N lease\n"
+	      "                      renewals, then ignores every lease message while its\n"
+	      "                      memory keeps answering: shows the lease-lost error\n"
 	      "  --duration SEC      an exporter-only process stops after SEC (default: signal)\n"
 	      "  --verbose           print the nodes' driver and VL counters at the end, and\n"
 	      "                      under a run the faults that waited for a write-back\n"
@@ -255,6 +274,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "no-baselines", no_argument, 0, 'Z' },
 		{ "no-uffd", no_argument, 0, 'u' },
 		{ "kill-after-faults", required_argument, 0, 'k' },
+		{ "drop-renewals-after", required_argument, 0, 'D' },
 		{ "duration", required_argument, 0, 'd' },
 		{ "verbose", no_argument, 0, 'v' },
 		{ "capture", required_argument, 0, 'C' },
@@ -367,6 +387,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 's':
 		case 'l':
 		case 'k':
+		case 'D':
 			if (br_parse_size(optarg, &u) || u > (1ull << 40)) {
 				fprintf(stderr, "htoe-dimm: '%s': not a count\n", optarg);
 				return -1;
@@ -391,6 +412,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			} else if (opt == 'l')
 				o->lease_ms = u;
+			else if (opt == 'D')
+				o->drop_renewals_after = u ? u : 1;
 			else
 				o->kill_after_faults = u;
 			break;
@@ -1310,6 +1333,7 @@ int main(int argc, char **argv)
 	d->spin_ns = o.spin_us * 1000ull;
 	d->rtc = !o.poll_thread;
 	d->kill_after_faults = o.kill_after_faults;
+	d->drop_renewals_after = o.drop_renewals_after;
 	s->d = d;
 	s->o = &o;
 	s->wss = (size_t)((o.wss + DIMM_PAGE - 1) / DIMM_PAGE * DIMM_PAGE);
@@ -1381,6 +1405,7 @@ int main(int argc, char **argv)
 		goto out_free;
 	}
 	g_dapp = d;
+	g_borrower_here = borrower_here;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	br_clock_init(a);

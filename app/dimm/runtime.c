@@ -221,6 +221,13 @@ int dr_exporter_loop(void *arg)
 		br_drv_expire(&x->drv, now);
 		while (htnode_poll(&x->hn, now))
 			work++;
+		if (d->drop_renewals_after && !x->dn.lease_deaf &&
+		    htoe_lease_stats(x->lease)->tx[HTOE_LEASE_T_RENEW_ACK] >= d->drop_renewals_after) {
+			x->dn.lease_deaf = true;
+			fprintf(stderr, "htoe-dimm: --drop-renewals-after: node %u ignores lease "
+				"messages after answering %" PRIu64 " renewals\n", x->id,
+				d->drop_renewals_after);
+		}
 		work += dimm_node_poll(&x->dn, now);
 		work += br_drv_tx(&x->drv, now);
 		x->drv.deadline = dimm_node_next_deadline(&x->dn);
@@ -644,7 +651,9 @@ void dr_borrower_loop(struct dapp *d)
 			borrower_iter(d, x, now = dr_now(d), NULL);
 			htoe_lease_get(x->lease, d->lease_h, &li);
 		} while (li.state == HTOE_LS_RELEASING && now - t0 < 500000000ull);
-		htoe_lease_get(x->lease, d->lease_h, &d->lease);
 	}
+	/* released or lost: the slot keeps what the summary reports (its
+	 * renewals), which d->lease has held only since the grant */
+	htoe_lease_get(x->lease, d->lease_h, &d->lease);
 	br_stall_unregister(st);
 }

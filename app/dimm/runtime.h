@@ -94,6 +94,7 @@ struct dapp {
 	_Atomic uint64_t rtc_wake;
 	_Atomic int a_napping;
 	uint64_t kill_after_faults;
+	uint64_t drop_renewals_after; /* test hook: the lessor then ignores lease messages */
 	bool     killed;
 
 	_Atomic int quit_a;          /* the borrower's loop ends (release the lease first) */

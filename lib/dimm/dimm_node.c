@@ -70,7 +70,7 @@ static unsigned lease_work(struct dimm_node *n, uint64_t now)
 	while ((len = htoe_ctrl_recv(n->cfg.b, &node, buf, sizeof(buf))) > 0) {
 		moved++;
 		n->st.ctrl_in++;
-		if (ep && buf[0] == HTOE_LEASE_PROTO)
+		if (ep && buf[0] == HTOE_LEASE_PROTO && !n->lease_deaf)
 			htoe_lease_input(ep, node, buf, (size_t)len, now);
 		else
 			n->st.ctrl_other++;

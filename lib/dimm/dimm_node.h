@@ -43,6 +43,9 @@ struct dimm_node {
 	int      bound[HTOE_LEASE_MAX];   /* handles with clients */
 	unsigned n_bound;
 	struct dimm_node_stats st;
+	/* test hook: received lease messages are dropped (counted in
+	 * st.ctrl_other), as by a lessor that stopped answering */
+	bool     lease_deaf;
 };
 
 void dimm_node_init(struct dimm_node *n, const struct dimm_node_cfg *cfg);

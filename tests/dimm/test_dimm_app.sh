@@ -10,6 +10,13 @@
 #                write-backs the reset hit again, every run is verified
 #   remote-lost  the exporter stops answering mid-run: a clear error, exit 1,
 #                and no result taken from memory that did not come from it
+#   lease-lost   the exporter stops answering lease messages while its memory
+#                still answers (--drop-renewals-after): the lease expires at the
+#                borrower, a clear error, exit 1, and the summary counts the
+#                renewals made before the loss
+#   interrupt    SIGINT mid-run (^C, timeout -s INT): the exporter in the same
+#                process serves until the run is over, the lease is released,
+#                nothing is lost
 #   no-uffd      userfaultfd unavailable (simulated): a clear message, the
 #                explicit API still runs and is verified
 #   macsec       MACsec on (the [macsec] keys of htoe-bridge) with 1 % loss and
@@ -151,6 +158,50 @@ remote-lost)
   grep -q "MISMATCH" "$TMP/out" && fail "a wrong result was reported"
   py "not r['ok'] and 'remote memory lost' in r['error']" || fail "JSON does not say so"
   ok "remote node lost: clear error, exit 1"
+  ;;
+lease-lost)
+  # renewed every 667 ms, each round retried for 1.3 s: the first renewal
+  # gets through on a loaded machine; after 3 the lease runs out mid-run
+  run --budgets 50 --workloads gups --updates 2000000 --no-explicit --no-baselines \
+    --lease-ms 2000 --drop-renewals-after 3
+  [ "$RC" = 1 ] || fail "exit status $RC, expected 1"
+  grep -q "node 2 ignores lease messages after answering 3 renewals" "$TMP/err" \
+    || fail "the exporter did not stop answering lease messages"
+  grep -q "lease .* from node 2 lost: no answer" "$TMP/err" || fail "no 'lease lost' message"
+  grep -q "lease lost: the remote memory is no longer ours" "$TMP/err" || fail "no clear error"
+  grep -q "MISMATCH" "$TMP/out" && fail "a wrong result was reported"
+  py "not r['ok'] and 'lease lost' in r['error']" || fail "JSON does not say so"
+  # the renewals made before the loss, counted in the summary and the JSON
+  n=$(py_get "r['lease']['renewals']")
+  [ "$n" -ge 1 ] || fail "lease renewed $n times: the renewals before the loss are not counted"
+  grep -q "lease renewed $n times" "$TMP/out" || fail "the summary does not say 'lease renewed $n times'"
+  ok "lease lost mid-run: clear error, exit 1, $n renewals counted"
+  ;;
+interrupt)
+  set +e
+  "$DIMM" $EAL -- $SMALL --json "$TMP/r.json" --no-plot --budgets 50,25 --workloads gups \
+    --updates 400000 --no-explicit --no-baselines >"$TMP/out" 2>"$TMP/err" &
+  pid=$!
+  PIDS+=($pid)
+  # mid-run: once the pager serves the first workload (bounded wait)
+  for _ in $(seq 3000); do grep -q "^htoe-dimm: pager mode" "$TMP/out" && break; sleep 0.1; done
+  kill -INT "$pid"
+  # bounded: a process still there after 300 s is a hang
+  for _ in $(seq 3000); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && fail "still running 300 s after SIGINT"
+  wait "$pid"
+  RC=$?
+  PIDS=()
+  set -e
+  cat "$TMP/out" "$TMP/err"
+  grep -q "^htoe-dimm: pager mode" "$TMP/out" || fail "the run never started"
+  grep -q "interrupted: stopping after the current run" "$TMP/err" || fail "SIGINT not acknowledged"
+  grep -q "lost" "$TMP/err" && fail "the interrupt cut the borrower's remote memory off"
+  [ "$RC" = 0 ] || fail "exit status $RC"
+  py "r['ok'] and len(r['runs']) >= 1 and all(x['verified'] for x in r['runs'])" \
+    || fail "the run in progress was not finished and verified"
+  grep -q "lease .* released" "$TMP/out" || fail "the lease was not released"
+  ok "SIGINT mid-run: the run finished and verified, the lease released"
   ;;
 no-uffd)
   run --no-uffd
