@@ -316,10 +316,18 @@ bool htoe_credit_rx_regrant(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 
 int htoe_credit_rx_reset(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 {
+	int held = 0;
+
+	/* Buffers still held (received, not released) belong to the old epoch:
+	 * they are given back here, and a late release of one is refused
+	 * (htoe_credit_rx_release_n: never more than was received). Refusing
+	 * the reset instead left the counters of the old epoch in place: the
+	 * peer, restarting at zero, read every grant as stale and never sent
+	 * again. */
 	for (int v = 0; v < HT_VC_COUNT; v++)
 		for (int d = 0; d < 2; d++)
-			if (rx->received[v][d] != rx->released[v][d])
-				return -EBUSY;
+			held += htoe_seq_diff(rx->received[v][d], rx->released[v][d]);
+	rx->forced_releases += (uint64_t)held;
 	pool_bump(p, NULL); /* the others' shares and room may grow */
 	rx->dirty = CLASS_ALL; /* granted 0: the reserve again */
 	for (int v = 0; v < HT_VC_COUNT; v++) {
@@ -337,7 +345,7 @@ int htoe_credit_rx_reset(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 			}
 		}
 	}
-	return 0;
+	return held;
 }
 
 /* ---- invariants --------------------------------------------------------- */

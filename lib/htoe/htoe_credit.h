@@ -244,6 +244,7 @@ struct htoe_credit_rx {
 	bool     busy[HT_VC_COUNT][2];      /* counted in the pool's n_busy */
 	uint64_t overruns;                  /* received beyond granted */
 	uint64_t regrants;                  /* regrants that changed a limit */
+	uint64_t forced_releases;           /* buffers still held at a reset, given back */
 	/* Classes whose grant may have changed since this VL's last regrant
 	 * (bit = class): a release (o fell), a class newly active, init and
 	 * reset. pool_gen is the pool's gen at that regrant; when it differs,
@@ -327,11 +328,13 @@ static inline uint16_t htoe_credit_rx_held(const struct htoe_credit_rx *rx, enum
 }
 
 /*
- * VL reset of the receiver side. Precondition: nothing held (every received
- * packet released); else -EBUSY and nothing changes. Returns the VL's unused
- * grants to the pool, zeroes granted/received/released and the active
- * flags. The VL stays attached; the next regrant grants the reserve again.
- * Returns 0.
+ * VL reset of the receiver side. Returns the VL's grants to the pool,
+ * buffers still held included (they belong to the old epoch: a late release
+ * of one is refused, as is any release beyond what was received), zeroes
+ * granted/received/released and the active flags. The VL stays attached;
+ * the next regrant grants the reserve again, which a peer whose sender side
+ * restarted at zero can use. Returns how many buffers were still held
+ * (counted in forced_releases); the caller should have released them.
  */
 int htoe_credit_rx_reset(struct htoe_rxpool *p, struct htoe_credit_rx *rx);
 
