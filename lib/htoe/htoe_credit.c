@@ -326,7 +326,8 @@ int htoe_credit_rx_reset(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 	 * again. */
 	for (int v = 0; v < HT_VC_COUNT; v++)
 		for (int d = 0; d < 2; d++)
-			held += htoe_seq_diff(rx->received[v][d], rx->released[v][d]);
+			if (htoe_seq_diff(rx->received[v][d], rx->released[v][d]) > 0)
+				held += htoe_seq_diff(rx->received[v][d], rx->released[v][d]);
 	rx->forced_releases += (uint64_t)held;
 	pool_bump(p, NULL); /* the others' shares and room may grow */
 	rx->dirty = CLASS_ALL; /* granted 0: the reserve again */
