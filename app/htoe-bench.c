@@ -125,6 +125,12 @@ static json_t *runs_log;
 static const char *run_label = "";
 static double last_cpu_s;
 
+/* The bounds below only catch a hung child: a loaded machine (busy-polling
+ * lcores of other processes on two CPUs) can keep a healthy one off its CPU
+ * for tens of seconds, and a figure from a killed run is lost. */
+#define HANG_S 180.0 /* longer than a run may take beyond its duration */
+#define UP_S 60.0    /* for a side to come up */
+
 /* Exit status (128+sig when killed), killing it after timeout_s. */
 static int wait_for(pid_t pid, double timeout_s)
 {
@@ -392,7 +398,7 @@ static json_t *bridge_ini(struct child *c, double secs, int *rc, char *why, size
 	child_arg(c, "--config");
 	child_arg(c, c->ini);
 	child_arg(c, "--json");
-	return child_run(c, secs + 60, rc, why, wlen);
+	return child_run(c, secs + HANG_S, rc, why, wlen);
 }
 
 /* Runs the bridge on net_ring with this workload; its JSON summary. */
@@ -442,7 +448,7 @@ static json_t *raw_forward(unsigned frame_len, double secs, char *why, size_t wl
 	child_arg(&c, "--");
 	child_argf(&c, "%u", frame_len);
 	child_argf(&c, "%.3f", secs);
-	json_t *j = child_run(&c, secs + 60, &rc, why, wlen);
+	json_t *j = child_run(&c, secs + HANG_S, &rc, why, wlen);
 
 	if (j)
 		json_object_set_new(j, "gbps", json_real(num(j, "fps") * frame_len * 8 / 1e9));
@@ -483,10 +489,12 @@ static void link_child(struct child *c, const struct link2 *L, int side, const c
 }
 
 /* Until `what` appears in the file (the other side is up), the process
- * exits or 20 s pass; true if it appeared. */
+ * exits or UP_S pass; true if it appeared. */
 static bool wait_line(const char *path, const char *what, pid_t pid)
 {
-	for (int i = 0; i < 2000 && !stop; i++) {
+	unsigned long long end = bench_now_ns() + (unsigned long long)(UP_S * 1e9);
+
+	while (!stop && bench_now_ns() < end) {
 		FILE *f = fopen(path, "r");
 		char l[512];
 		bool seen = false;
@@ -518,7 +526,9 @@ static bool link_serve(struct child *srv, const struct link2 *L, const char *rea
 	}
 	bool up = L->memif ? false : wait_line(srv->out, ready, srv->pid);
 
-	for (int i = 0; L->memif && i < 200 && !(up = !access(L->sock, F_OK)); i++)
+	unsigned long long end = bench_now_ns() + (unsigned long long)(UP_S * 1e9);
+
+	while (L->memif && !stop && bench_now_ns() < end && !(up = !access(L->sock, F_OK)))
 		usleep(10000);
 	if (!up) {
 		char l[512];
@@ -589,7 +599,7 @@ static json_t *bridge_link(const struct link2 *L, const char *mix, unsigned size
 	child_arg(&cli, "--node");
 	child_arg(&cli, "1");
 	child_arg(&cli, "--json");
-	json_t *j = child_run(&cli, secs + 60, &rc, why, wlen);
+	json_t *j = child_run(&cli, secs + HANG_S, &rc, why, wlen);
 	json_t *sj = link_unserve(&srv, L, &src);
 
 	if (j && src != 0) /* the figures are the client's; a server that did not stop is noted */
@@ -639,7 +649,7 @@ static json_t *raw_pingpong(const struct link2 *L, unsigned frame_len, double se
 	}
 	child_argf(&c, "%u", frame_len);
 	child_argf(&c, "%.3f", secs);
-	json_t *j = child_run(&c, secs + 60, &rc, why, wlen);
+	json_t *j = child_run(&c, secs + HANG_S, &rc, why, wlen);
 
 	if (L)
 		json_decref(link_unserve(&srv, L, &src));
@@ -665,7 +675,7 @@ static json_t *raw_oneway(const struct link2 *L, unsigned frame_len, double secs
 	child_arg(&tx, "tx");
 	child_argf(&tx, "%u", frame_len);
 	tx.pid = spawn(tx.argv, tx.out, tx.err);
-	rc = wait_for(rx.pid, secs + 40);
+	rc = wait_for(rx.pid, secs + HANG_S);
 	log_run(&rx, rc, t0);
 	if (tx.pid > 0) {
 		kill(tx.pid, SIGINT);
