@@ -331,6 +331,10 @@ struct htoe_vl_stats {
 	uint64_t rx_held;             /* (retry) frames held after a gap (selective) */
 	uint64_t sacks_sent;          /* (retry) ACK/NAK frames sent with a SACK block */
 	uint64_t sacks_rcvd;          /* ACK/NAK frames received with a SACK block */
+	uint64_t forced_releases;     /* receive buffers a reset of this VL found
+	                               * counted as held by no packet (neither queued
+	                               * for the local side nor held for ordering)
+	                               * and gave back: an accounting fault, 0 */
 };
 
 struct htoe_stats {
