@@ -405,8 +405,9 @@ unsigned htoe_busy(const struct htoe *b);
  * local side). */
 unsigned htoe_local_pending(const struct htoe *b);
 
-/* Invariant checks used by tests and the simulator (credits conserved,
- * queue accounting); returns 0 or a negative value with a message. */
+/* Invariant checks used by tests and the simulator (credits conserved, each
+ * VL's receive buffers in use equal to the packets holding one, queue
+ * accounting); returns 0 or a negative value with a message. */
 int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen);
 
 /* The same checks of the VLs that may have changed since the previous call
