@@ -2533,6 +2533,72 @@ static void test_sel_reset_while_held(void **state)
 	free_nodes();
 }
 
+/* Responses that come in frames held behind a lost one, in the reorder
+ * buffer's unpooled slots (their receive buffers given back at once), are
+ * queued for the local side without a buffer: taking them in one burst
+ * releases exactly what is held, and the peer's restart then finds no
+ * buffer still counted (forced_releases 0). */
+static void test_sel_held_responses_released(void **state)
+{
+	struct htoe_pkt_ref ref[8];
+	struct ht_pkt p, q, r;
+	uint8_t f[HTOE_FRAME_MAX];
+	struct htoe_hdr h;
+	unsigned got = 0, k, data = 0;
+	int len;
+
+	(void)state;
+	next_inc = 100;
+	mk_nodes(2, NULL);
+	bring_up();
+	for (uint8_t t = 0; t < 4; t++) {
+		mk_read(&p, gaddr(2, 64u * t), 1, t);
+		assert_int_equal(local_in(1, &p, 1 * US), 0);
+	}
+	pump(1 * US, HTOE_TX_FLUSH, NULL, NULL);
+	/* node 2 answers each read in a frame of its own; the first is lost */
+	for (unsigned i = 0; i < 4; i++) {
+		assert_true(local_out(2, &q, 2 * US));
+		mk_answer(&q, &r);
+		assert_int_equal(local_in(2, &r, 2 * US), 0);
+		while ((len = htoe_frame_output(N[2].b, f, sizeof(f), 2 * US, HTOE_TX_FLUSH)) > 0) {
+			assert_int_equal(parse_sent(f, (size_t)len, &h), 0);
+			data += h.ftype == HTOE_FT_DATA;
+			if (h.ftype != HTOE_FT_DATA || i > 0)
+				htoe_frame_input(N[1].b, f, (size_t)len, 2 * US);
+		}
+	}
+	assert_int_equal(data, 4);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->rx_held, 3);
+	inv_ok();
+	/* the repair: the lost response again, then the three held ones, all
+	 * taken in one burst */
+	for (uint64_t t = 100 * US; t < 5000 * US && !htoe_local_pending(N[1].b); t += 100 * US) {
+		pump(t, HTOE_TX_FLUSH, NULL, NULL);
+		inv_ok();
+	}
+	assert_int_equal(htoe_local_pending(N[1].b), 4);
+	k = htoe_local_output_burst(N[1].b, ref, 8, 5000 * US);
+	assert_int_equal(k, 4);
+	for (unsigned i = 0; i < k; i++) {
+		assert_int_equal(ht_decode(ref[i].pkt, ref[i].len, &r), (int)ref[i].len);
+		assert_int_equal(r.kind, HT_K_RDRESPONSE);
+		assert_int_equal(r.srctag, got);
+		got++;
+	}
+	htoe_local_output_done(N[1].b);
+	inv_ok();
+	/* node 2 restarts: node 1's reset of the VL finds nothing held */
+	htoe_free(N[2].b);
+	mk_node(2, 2, NULL);
+	pump(6000 * US, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(htoe_vl_is_up(N[1].b, 2));
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->peer_restarts, 1);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->forced_releases, 0);
+	inv_ok();
+	free_nodes();
+}
+
 /* Forged ACK/NAK frames with random SACK blocks and acks (valid CRC, right
  * epoch: the worst the wire can do without the key) while frames are
  * outstanding: never a broken invariant, and the real traffic still
@@ -3039,6 +3105,7 @@ int main(void)
 		cmocka_unit_test(test_sel_gap),
 		cmocka_unit_test(test_sel_held_frees_credits),
 		cmocka_unit_test(test_sel_reset_while_held),
+		cmocka_unit_test(test_sel_held_responses_released),
 		cmocka_unit_test(test_sel_forged_sacks),
 		cmocka_unit_test(test_local_output_burst),
 		cmocka_unit_test(test_local_output_burst_np),

@@ -20,6 +20,8 @@
 #include <cmocka.h>
 
 #include "htoe/htoe_wire.h"
+#include "htoe/htoe_digest.h"
+#include "htoe/htoe_lease.h"
 #include "htmodel/ht_packet.h"
 #include "htmodel/ht_rand.h"
 
@@ -1368,6 +1370,34 @@ static void test_random_round_trip(void **state)
 	assert_int_equal(htoe_hdr_template(&bad, &t), -EINVAL);
 }
 
+/* The CTRL message header (protocol byte, version): each refusal, and the
+ * decoders of the lease and digest messages refuse alike by it. */
+static void test_ctrl_hdr_check(void **state)
+{
+	uint8_t m[64] = { 0x4C, 1 };
+	struct htoe_digest_msg dm;
+	struct htoe_lease_msg lm;
+
+	(void)state;
+	assert_int_equal(htoe_ctrl_hdr_check(m, 0, 0x4C, 1), -EPROTO);      /* empty */
+	assert_int_equal(htoe_ctrl_hdr_check(m, 2, 0x44, 1), -EPROTO);      /* another protocol */
+	assert_int_equal(htoe_ctrl_hdr_check(m, 1, 0x4C, 1), -EPROTONOSUPPORT); /* no version */
+	assert_int_equal(htoe_ctrl_hdr_check(m, 2, 0x4C, 2), -EPROTONOSUPPORT);
+	assert_int_equal(htoe_ctrl_hdr_check(m, 2, 0x4C, 1), 0);
+	assert_int_equal(htoe_ctrl_hdr_check(m, sizeof(m), 0x4C, 1), 0);
+	/* a lease message is no digest message, and the other way round */
+	assert_int_equal(htoe_digest_decode(m, HTOE_DIGEST_MSG_LEN, &dm), -EPROTO);
+	m[0] = HTOE_DIGEST_PROTO;
+	assert_int_equal(htoe_lease_msg_decode(m, HTOE_LEASE_MSG_LEN, &lm), -EPROTO);
+	/* a version either does not know, or a header cut short */
+	m[1] = 2;
+	assert_int_equal(htoe_digest_decode(m, HTOE_DIGEST_MSG_LEN, &dm), -EPROTONOSUPPORT);
+	m[0] = HTOE_LEASE_PROTO;
+	assert_int_equal(htoe_lease_msg_decode(m, HTOE_LEASE_MSG_LEN, &lm), -EPROTONOSUPPORT);
+	assert_int_equal(htoe_lease_msg_decode(m, 1, &lm), -EPROTONOSUPPORT);
+	assert_int_equal(htoe_lease_msg_decode(m, 0, &lm), -EPROTO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1398,6 +1428,7 @@ int main(void)
 		cmocka_unit_test(test_iterator),
 		cmocka_unit_test(test_drop_names),
 		cmocka_unit_test(test_random_round_trip),
+		cmocka_unit_test(test_ctrl_hdr_check),
 	};
 
 	return cmocka_run_group_tests(tests, setup_kats, NULL);

@@ -56,6 +56,9 @@ const struct br_vl_field br_vl_fields[] = {
 	VF("rttvar_ns", "htoe_vl_rtt_variation_seconds", "variation of the round-trip time",
 	   rttvar_ns, 1, 1),
 	VF("rto_ns", "htoe_vl_rto_seconds", "current retransmission timeout", rto_ns, 1, 1),
+	VF("forced_releases", "htoe_vl_forced_releases_total",
+	   "receive buffers a VL reset found counted as held by no packet and gave back (0 "
+	   "unless the accounting is at fault)", forced_releases, 0, 0),
 };
 #undef VF
 const unsigned br_n_vl_fields = sizeof(br_vl_fields) / sizeof(br_vl_fields[0]);

@@ -1162,6 +1162,7 @@ const struct htoe_vl_stats *htoe_get_vl_stats(const struct htoe *b, uint16_t nod
 	v->st.naks_sent = rs->naks_sent;
 	v->st.sacks_sent = rs->sacks_sent;
 	v->st.rx_held = rs->held;
+	v->st.forced_releases = v->crx.forced_releases;
 	v->st.srtt_ns = htoe_retry_srtt(&v->rt);
 	v->st.rttvar_ns = htoe_retry_rttvar(&v->rt);
 	v->st.rto_ns = htoe_retry_tx_rto(&v->rt);
@@ -1237,6 +1238,18 @@ static int check_vls(const struct htoe *b, uint64_t vls, char *err, size_t errle
 	}
 	if (b->n_vl == 0)
 		return 0;
+	/* the local queue's entries that hold a receive buffer, per VL */
+	uint32_t lq_held[64][HT_VC_COUNT][2] = { { { 0 } } };
+
+	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
+		for (uint32_t i = b->lq[vc].head; i != b->lq[vc].tail; i++) {
+			const struct htoe_lent *e = &b->lq[vc].e[i & b->lq[vc].mask];
+
+			if (e->pooled && e->vl < 64 && (vls >> e->vl & 1)) {
+				lq_held[e->vl][vc][0]++;
+				lq_held[e->vl][vc][1] += e->has_data;
+			}
+		}
 	for (uint64_t m = vls; m; m &= m - 1) {
 		const struct htoe_vl *v = &b->vl[__builtin_ctzll(m)];
 
@@ -1257,16 +1270,21 @@ static int check_vls(const struct htoe *b, uint64_t vls, char *err, size_t errle
 				 v->rob.frames, htoe_retry_rx_held(&v->rt));
 			return -EINVAL;
 		}
-		/* a pooled held frame's packets occupy receive buffers */
+		/* the receive buffers in use are those of the pooled held
+		 * frames and of the pooled entries queued for the local side:
+		 * a buffer released twice or never shows here */
 		for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
-			if (htoe_rob_pooled(&v->rob, vc, false) >
+			const uint32_t *q = lq_held[v - b->vl][vc];
+
+			if (htoe_rob_pooled(&v->rob, vc, false) + q[0] !=
 				    htoe_credit_rx_held(&v->crx, (enum ht_vc)vc, false) ||
-			    htoe_rob_pooled(&v->rob, vc, true) >
+			    htoe_rob_pooled(&v->rob, vc, true) + q[1] !=
 				    htoe_credit_rx_held(&v->crx, (enum ht_vc)vc, true)) {
 				snprintf(err, errlen,
-					 "VL %u VC %u: %u held packets (%u data) but %u (%u) "
-					 "buffers in use", v->node, vc, htoe_rob_pooled(&v->rob, vc, false),
-					 htoe_rob_pooled(&v->rob, vc, true),
+					 "VL %u VC %u: %u held packets (%u data) and %u (%u) queued "
+					 "for the local side but %u (%u) buffers in use", v->node, vc,
+					 htoe_rob_pooled(&v->rob, vc, false),
+					 htoe_rob_pooled(&v->rob, vc, true), q[0], q[1],
 					 htoe_credit_rx_held(&v->crx, (enum ht_vc)vc, false),
 					 htoe_credit_rx_held(&v->crx, (enum ht_vc)vc, true));
 				return -EINVAL;

@@ -131,7 +131,7 @@ int htoe_flush_complete(struct htoe *b, uint8_t sub, enum ht_rsp_err err)
  * for the local side (0). -ENOENT: late (after a timeout or reset) or not
  * ours, dropped; 1 also for a Flush answer consumed here. */
 int htoe_remote_response(struct htoe *b, struct htoe_vl *v, const struct ht_desc *d,
-			 uint64_t now)
+			 bool pooled, uint64_t now)
 {
 	struct htoe_outstanding_entry oe;
 
@@ -152,7 +152,7 @@ int htoe_remote_response(struct htoe *b, struct htoe_vl *v, const struct ht_desc
 		b->st.local_direct++;
 		return 1;
 	}
-	htoe_lq_push(b, HT_VC_R, d->pkt, d->len, htoe_vl_index(b, v), v->epoch, true,
+	htoe_lq_push(b, HT_VC_R, d->pkt, d->len, htoe_vl_index(b, v), v->epoch, pooled,
 		     ht_cmd_has_data(d->cmd), d->passpw);
 	return 0;
 }

@@ -52,11 +52,12 @@ int htoe_answer_local(struct htoe *b, const struct ht_pkt *req, enum ht_rsp_err 
 int htoe_flush_complete(struct htoe *b, uint8_t sub, enum ht_rsp_err err);
 
 /* A decapsulated response from VL v: matched to the local requester's
- * outstanding request and queued for it (0), or taken: 1 (handed to the
- * sink at once, or a Flush answer consumed here) or -ENOENT (late, after a
+ * outstanding request and queued for it (0: holding its pool buffer if
+ * `pooled`, as the frame it came in does), or taken: 1 (handed to the sink
+ * at once, or a Flush answer consumed here) or -ENOENT (late, after a
  * timeout or a reset, or not ours: dropped); when taken the caller frees
  * its buffer. */
 int htoe_remote_response(struct htoe *b, struct htoe_vl *v, const struct ht_desc *d,
-			 uint64_t now);
+			 bool pooled, uint64_t now);
 
 #endif

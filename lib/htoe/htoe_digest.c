@@ -27,10 +27,10 @@ int htoe_digest_encode(const struct htoe_digest_msg *m, uint8_t *buf, size_t cap
 
 int htoe_digest_decode(const uint8_t *buf, size_t len, struct htoe_digest_msg *m)
 {
-	if (len < 1 || buf[0] != HTOE_DIGEST_PROTO)
-		return -EPROTO;
-	if (len < 2 || buf[1] != HTOE_DIGEST_VERSION)
-		return -EPROTONOSUPPORT;
+	int rc = htoe_ctrl_hdr_check(buf, len, HTOE_DIGEST_PROTO, HTOE_DIGEST_VERSION);
+
+	if (rc)
+		return rc;
 	if (len != HTOE_DIGEST_MSG_LEN)
 		return -EBADMSG;
 	memset(m, 0, sizeof(*m));

@@ -686,7 +686,7 @@ deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const struct ht_de
 {
 	bool has_data = ht_cmd_has_data(d->cmd);
 
-	if (vc == HT_VC_R ? htoe_remote_response(b, v, d, now) != 0 : sink_take(b, v, vc, d, now)) {
+	if (vc == HT_VC_R ? htoe_remote_response(b, v, d, pooled, now) != 0 : sink_take(b, v, vc, d, now)) {
 		f->pkts++;
 		f->data += has_data;
 		return;

@@ -63,10 +63,10 @@ int htoe_lease_msg_encode(const struct htoe_lease_msg *m, uint8_t *buf, size_t c
 
 int htoe_lease_msg_decode(const uint8_t *buf, size_t len, struct htoe_lease_msg *m)
 {
-	if (len < 1 || buf[0] != HTOE_LEASE_PROTO)
-		return -EPROTO;
-	if (len < 2 || buf[1] != HTOE_LEASE_VERSION)
-		return -EPROTONOSUPPORT;
+	int rc = htoe_ctrl_hdr_check(buf, len, HTOE_LEASE_PROTO, HTOE_LEASE_VERSION);
+
+	if (rc)
+		return rc;
 	if (len < HTOE_LEASE_MSG_LEN || buf[2] < HTOE_LEASE_T_REQUEST ||
 	    buf[2] > HTOE_LEASE_T_RELEASE_ACK)
 		return -EINVAL;

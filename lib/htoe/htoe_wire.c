@@ -123,6 +123,15 @@ uint32_t htoe_crc32c_update(uint32_t crc, const void *buf, size_t len)
 	return ~reg;
 }
 
+int htoe_ctrl_hdr_check(const uint8_t *msg, size_t len, uint8_t proto, uint8_t version)
+{
+	if (len < 1 || msg[0] != proto)
+		return -EPROTO;
+	if (len < 2 || msg[1] != version)
+		return -EPROTONOSUPPORT;
+	return 0;
+}
+
 uint32_t htoe_crc32c(const void *buf, size_t len)
 {
 	return htoe_crc32c_update(0, buf, len);

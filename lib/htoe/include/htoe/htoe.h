@@ -331,6 +331,10 @@ struct htoe_vl_stats {
 	uint64_t rx_held;             /* (retry) frames held after a gap (selective) */
 	uint64_t sacks_sent;          /* (retry) ACK/NAK frames sent with a SACK block */
 	uint64_t sacks_rcvd;          /* ACK/NAK frames received with a SACK block */
+	uint64_t forced_releases;     /* receive buffers a reset of this VL found
+	                               * counted as held by no packet (neither queued
+	                               * for the local side nor held for ordering)
+	                               * and gave back: an accounting fault, 0 */
 };
 
 struct htoe_stats {
@@ -401,8 +405,9 @@ unsigned htoe_busy(const struct htoe *b);
  * local side). */
 unsigned htoe_local_pending(const struct htoe *b);
 
-/* Invariant checks used by tests and the simulator (credits conserved,
- * queue accounting); returns 0 or a negative value with a message. */
+/* Invariant checks used by tests and the simulator (credits conserved, each
+ * VL's receive buffers in use equal to the packets holding one, queue
+ * accounting); returns 0 or a negative value with a message. */
 int htoe_check_invariants(const struct htoe *b, char *err, size_t errlen);
 
 /* The same checks of the VLs that may have changed since the previous call

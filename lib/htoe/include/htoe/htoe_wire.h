@@ -131,6 +131,14 @@ inline bool htoe_ftype_has_seq(unsigned ftype)
 #define HTOE_RESET_PAYLOAD_LEN 12u
 #define HTOE_CTRL_TRAILER_LEN  4u
 
+/* The header of a CTRL message of a protocol above HT (memory leases,
+ * memory digests): byte 0 the protocol, byte 1 its version. 0 if msg[0..len)
+ * starts with (proto, version); -EPROTO if not a message of proto (empty, or
+ * another protocol byte: the caller may hand it to another protocol);
+ * -EPROTONOSUPPORT for a version it does not know. The rest of the message
+ * is the protocol's to check. */
+int htoe_ctrl_hdr_check(const uint8_t *msg, size_t len, uint8_t proto, uint8_t version);
+
 /* Credit classes, in header order (offset 12 + 2*class). The numbering is
  * 2*vc + data, the same as ht_link_class() in lib/htmodel. */
 enum htoe_credit_class {
