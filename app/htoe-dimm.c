@@ -1251,9 +1251,9 @@ static void print_macsec(struct dnode *x)
 {
 	if (!x->drv.ms)
 		return;
-	br_macsec_publish(&x->drv);
+	br_macsec_publish(x->drv.ms);
 	printf("htoe-dimm: node %u:\n", x->id);
-	br_macsec_print(stdout, &x->drv);
+	br_macsec_print(stdout, x->drv.ms);
 }
 
 /* ------------------------------------------------------------ setup */
@@ -1392,7 +1392,7 @@ int main(int argc, char **argv)
 		goto out_free;
 	}
 	/* before the EAL pins this thread: the HTTP thread must not share a poller's CPU */
-	if (dm_metrics_start(d, err, sizeof(err))) {
+	if (dm_metrics_start(&d->br->cfg, err, sizeof(err))) {
 		fprintf(stderr, "htoe-dimm: %s\n", err);
 		rc = 2;
 		goto out_free;
@@ -1433,7 +1433,7 @@ int main(int argc, char **argv)
 	rc = 2;
 	if (dr_nodes_setup(d, borrower_here ? (uint16_t)o.borrower : 0, err, sizeof(err)))
 		goto fail;
-	if (dm_metrics_nodes(d, err, sizeof(err)))
+	if (dr_metrics_nodes(d, err, sizeof(err)))
 		goto fail;
 	if (br_ports_create(a, err, sizeof(err)))
 		goto fail;
