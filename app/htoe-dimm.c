@@ -47,6 +47,7 @@
 #include "dimm_plot_py.h"
 #include "eal_hint.h"
 #include "host_info.h"
+#include "htmodel/ht_rand.h"
 #include "htoe_version.h"
 #include "out_file.h"
 #include "parse_num.h"
@@ -551,15 +552,6 @@ static int remote_load(struct dimm_client *c, uint8_t *buf, size_t size)
 	return remote_copy(c, buf, size, false);
 }
 
-static uint64_t splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
 /* Bandwidth, latency and remote atomics through the explicit API. */
 static void explicit_bench(struct app_state *s)
 {
@@ -577,7 +569,7 @@ static void explicit_bench(struct app_state *s)
 		goto out;
 	}
 	for (size_t i = 0; i + 8 <= size; i += 8) {
-		uint64_t v = splitmix(&x);
+		uint64_t v = ht_splitmix64(&x);
 
 		memcpy(a + i, &v, 8);
 	}
@@ -603,7 +595,7 @@ static void explicit_bench(struct app_state *s)
 	 * noise could move their p50) */
 	memset(&hist, 0, sizeof(hist));
 	for (int i = 0; i < EXPLICIT_READS; i++) {
-		uint64_t off = (splitmix(&x) % (size / 64)) * 64;
+		uint64_t off = (ht_splitmix64(&x) % (size / 64)) * 64;
 		uint8_t line[64];
 
 		t0 = wl_seconds();
@@ -1251,9 +1243,9 @@ static void print_macsec(struct dnode *x)
 {
 	if (!x->drv.ms)
 		return;
-	br_macsec_publish(&x->drv);
+	br_macsec_publish(x->drv.ms);
 	printf("htoe-dimm: node %u:\n", x->id);
-	br_macsec_print(stdout, &x->drv);
+	br_macsec_print(stdout, x->drv.ms);
 }
 
 /* ------------------------------------------------------------ setup */
@@ -1392,7 +1384,7 @@ int main(int argc, char **argv)
 		goto out_free;
 	}
 	/* before the EAL pins this thread: the HTTP thread must not share a poller's CPU */
-	if (dm_metrics_start(d, err, sizeof(err))) {
+	if (dm_metrics_start(&d->br->cfg, err, sizeof(err))) {
 		fprintf(stderr, "htoe-dimm: %s\n", err);
 		rc = 2;
 		goto out_free;
@@ -1433,7 +1425,7 @@ int main(int argc, char **argv)
 	rc = 2;
 	if (dr_nodes_setup(d, borrower_here ? (uint16_t)o.borrower : 0, err, sizeof(err)))
 		goto fail;
-	if (dm_metrics_nodes(d, err, sizeof(err)))
+	if (dr_metrics_nodes(d, err, sizeof(err)))
 		goto fail;
 	if (br_ports_create(a, err, sizeof(err)))
 		goto fail;

@@ -32,7 +32,10 @@
 
 #include "config.h"
 #include "driver.h"
+#include "dumper.h"
 #include "impair.h"
+#include "port_io.h"
+#include "snapshot.h"
 #include "stall.h"
 #include "node/inject.h"
 #include "node/node.h"
@@ -55,30 +58,6 @@ struct br_pub {
 	struct htoe_vl_stats *vl;           /* [n_vl] */
 	uint64_t *vl_up;                    /* [n_vl] */
 	uint64_t *vl_epoch;                 /* [n_vl] */
-};
-
-struct br_port {
-	const struct br_port_cfg *cfg;
-	uint16_t port_id;
-	bool     probed, started, configured;
-	char     name[RTE_ETH_NAME_MAX_LEN];
-	struct rte_ring *rx_ring;           /* crossover/hub: the ring this port receives from */
-	struct rte_ring *hub_tx;            /* hub: what it sent, for br_port_flush to switch */
-	struct br_hub_member *members;      /* hub: the ports joined to it, by their node's MAC */
-	unsigned n_members;
-	const struct rte_eth_rxtx_callback *hub_cb; /* hub: switches member-to-member frames */
-	struct rte_eth_dev_tx_buffer *txb;
-	uint64_t tx_refused;                /* by the tx buffer callback */
-	bool     peer_mem;                  /* memif: its rings live in memory a peer owns */
-	uint64_t peer_mem_faults;           /* bursts cut short: that memory went away */
-	struct impair *imp_tx, *imp_rx;
-	int      cap_idx;                   /* index of its dumpers, -1: not captured */
-};
-
-/* A port joined to a hub: the MAC of the node that uses it, its RX ring. */
-struct br_hub_member {
-	struct rte_ether_addr mac;
-	struct rte_ring *ring;
 };
 
 struct br_lcore;
@@ -158,7 +137,7 @@ static inline const char *br_prog(void)
 
 static inline uint64_t br_rd(const uint64_t *p)
 {
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
+	return htoe_snap_get(p);
 }
 
 /* setup.c: what htoe-bridge and htoe-dimm set up alike */
@@ -194,34 +173,18 @@ int br_lcore_loop(void *arg);
 int br_ports_create(struct br_app *a, char *err, size_t errlen);
 int br_ports_start(struct br_app *a, char *err, size_t errlen);
 void br_ports_stop(struct br_app *a);
-/* Sends what p's TX buffer holds; a hub then switches it to its members. */
-void br_port_flush(struct br_port *p);
-/* Receives up to n frames from p; m into p's TX buffer. A port whose rings
- * are in a peer's shared memory (memif) survives that memory vanishing
- * under a burst (the peer died): the burst ends, its frames are lost and
- * counted (peer_mem_faults, tx_refused). */
-uint16_t br_port_rx(struct br_port *p, struct rte_mbuf **pkts, uint16_t n);
-void br_port_tx(struct br_port *p, struct rte_mbuf *m);
 
 /* capture.c */
 int br_capture_open(struct br_app *a, char *err, size_t errlen);
-/* A copy of m for the capture of d's port: onto d->cap_ring (htoe-bridge), else into
- * d->cap[tx] at once (htoe-dimm). */
-void br_capture_copy(struct br_drv *d, const struct rte_mbuf *m, bool tx, uint64_t now);
 unsigned br_capture_drain(struct br_app *a, unsigned max);
 void br_capture_flush(struct br_app *a);
 void br_capture_close(struct br_app *a);
-/* One capture file, DIR/port<PORT>-tx.pcap or -rx.pcap (nanosecond pcap), for a program that
- * writes it itself (htoe-dimm): NULL with a message naming `where` on failure. Free prints
- * "PROG: capture: FILE: N frames" (nothing if prog is NULL). */
-struct br_dumper;
 int br_capture_mkdir(const struct br_config *c, char *err, size_t errlen); /* capture_dir */
-struct br_dumper *br_dumper_new(const char *dir, unsigned port, bool tx, const char *where,
-				char *err, size_t errlen);
-void br_dumper_free(struct br_dumper *dp, const char *prog);
-/* The capture of one driver written on its own thread (htoe-dimm): d->cap[] for d's port
- * when a capture directory is set and the port is captured. */
-int br_capture_open_drv(const struct br_config *c, struct br_drv *d, char *err, size_t errlen);
+/* The capture of one driver written on its own thread (htoe-dimm): d->cap[] (dumper.h) for
+ * d's port when a capture directory is set and the port is captured; t0_ns: the wall clock
+ * at time 0 of the run (realtime0_ns), for the frames' timestamps. */
+int br_capture_open_drv(const struct br_config *c, struct br_drv *d, uint64_t t0_ns, char *err,
+			size_t errlen);
 
 /* stats.c */
 struct br_totals {

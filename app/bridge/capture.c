@@ -22,91 +22,7 @@
 #include <rte_lcore.h>
 
 #include "bridge.h"
-
-struct br_cap_hdr {
-	uint64_t ns;       /* bridge time */
-	uint32_t len;      /* original frame length */
-	uint16_t dumper;   /* index into a->dumpers */
-	uint16_t pad;
-};
-
-struct br_dumper {
-	pcap_t *pcap;
-	pcap_dumper_t *dump;
-	uint64_t frames;
-	char path[BR_PATH_MAX + 32];
-};
-
-/* DIR/port<N>-tx.pcap or -rx.pcap, nanosecond pcap; `where` names the setting in errors. */
-static int dumper_open(struct br_dumper *dp, const char *dir, unsigned port, bool tx,
-		       const char *where, char *err, size_t errlen)
-{
-	snprintf(dp->path, sizeof(dp->path), "%s/port%u-%s.pcap", dir, port, tx ? "tx" : "rx");
-	dp->pcap = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
-							PCAP_TSTAMP_PRECISION_NANO);
-	dp->dump = dp->pcap ? pcap_dump_open(dp->pcap, dp->path) : NULL;
-	if (!dp->dump) {
-		snprintf(err, errlen, "%s: cannot write %s: %s", where, dp->path,
-			 dp->pcap ? pcap_geterr(dp->pcap) : "pcap_open_dead");
-		return -1;
-	}
-	return 0;
-}
-
-/* One frame (caplen of its len bytes) at wall-clock time t (ns). */
-static void dumper_write(struct br_dumper *dp, const uint8_t *frame, uint32_t caplen,
-			 uint32_t len, uint64_t t)
-{
-	struct pcap_pkthdr ph;
-
-	/* nanosecond pcap: tv_usec holds nanoseconds */
-	ph.ts.tv_sec = (time_t)(t / 1000000000ull);
-	ph.ts.tv_usec = (suseconds_t)(t % 1000000000ull);
-	ph.caplen = caplen;
-	ph.len = len;
-	pcap_dump((u_char *)dp->dump, &ph, frame);
-	dp->frames++;
-}
-
-/* Close, and say how many frames went into the file (`prog`: the program's name; NULL:
- * say nothing). */
-static void dumper_close(struct br_dumper *dp, const char *prog)
-{
-	if (dp->dump) {
-		pcap_dump_close(dp->dump);
-		if (prog)
-			printf("%s: capture: %s: %" PRIu64 " frames\n", prog, dp->path,
-			       dp->frames);
-	}
-	if (dp->pcap)
-		pcap_close(dp->pcap);
-	dp->dump = NULL;
-	dp->pcap = NULL;
-}
-
-struct br_dumper *br_dumper_new(const char *dir, unsigned port, bool tx, const char *where,
-				char *err, size_t errlen)
-{
-	struct br_dumper *dp = calloc(1, sizeof(*dp));
-
-	if (!dp) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	if (dumper_open(dp, dir, port, tx, where, err, errlen)) {
-		br_dumper_free(dp, NULL);
-		return NULL;
-	}
-	return dp;
-}
-
-void br_dumper_free(struct br_dumper *dp, const char *prog)
-{
-	if (!dp)
-		return;
-	dumper_close(dp, prog);
-	free(dp);
-}
+#include "dumper.h"
 
 int br_capture_mkdir(const struct br_config *c, char *err, size_t errlen)
 {
@@ -150,7 +66,7 @@ int br_capture_open(struct br_app *a, char *err, size_t errlen)
 		p->cap_idx = (int)k;
 		for (int d = 0; d < 2; d++) {
 			a->n_dumpers = 2 * k + (unsigned)d + 1;
-			if (dumper_open(&a->dumpers[2 * k + (unsigned)d], c->capture_dir,
+			if (br_dumper_open(&a->dumpers[2 * k + (unsigned)d], c->capture_dir,
 					p->cfg->index, d, c->capture_where, err, errlen))
 				return -1;
 		}
@@ -188,17 +104,21 @@ int br_capture_open(struct br_app *a, char *err, size_t errlen)
 	for (unsigned i = 0; i < a->n_nodes; i++) {
 		struct br_node *nd = &a->nodes[i];
 
-		if (nd->drv.port && nd->drv.port->cap_idx >= 0)
+		if (nd->drv.port && nd->drv.port->cap_idx >= 0) {
 			nd->drv.cap_ring = nd->lc->cap_ring;
+			nd->drv.cap_pool = a->cap_pool;
+		}
 	}
 	a->capture = true;
 	return 0;
 }
 
-int br_capture_open_drv(const struct br_config *c, struct br_drv *d, char *err, size_t errlen)
+int br_capture_open_drv(const struct br_config *c, struct br_drv *d, uint64_t t0_ns, char *err,
+			size_t errlen)
 {
 	if (!c->capture_dir[0] || !d->port->cfg->capture)
 		return 0;
+	d->cap_t0_ns = t0_ns;
 	if (br_capture_mkdir(c, err, errlen))
 		return -1;
 	for (int k = 0; k < 2; k++)
@@ -206,51 +126,6 @@ int br_capture_open_drv(const struct br_config *c, struct br_drv *d, char *err, 
 						c->capture_where, err, errlen)))
 			return -1;
 	return 0;
-}
-
-void br_capture_copy(struct br_drv *n, const struct rte_mbuf *m, bool tx, uint64_t now)
-{
-	struct br_app *a = br_app;
-	struct rte_mbuf *c;
-	struct br_cap_hdr h;
-	uint32_t len = rte_pktmbuf_pkt_len(m), room, cl;
-	uint8_t *d;
-	const void *src;
-
-	if (!n->cap_ring) {
-		/* written here, on the node's own thread */
-		cl = len < sizeof(n->linbuf) ? len : (uint32_t)sizeof(n->linbuf);
-		src = rte_pktmbuf_read(m, 0, cl, n->linbuf);
-		if (src) {
-			dumper_write(n->cap[tx], src, cl, len, a->realtime0_ns + now);
-			n->c->cap_frames++;
-		}
-		return;
-	}
-	c = rte_pktmbuf_alloc(a->cap_pool);
-	if (!c) {
-		n->c->cap_dropped++;
-		return;
-	}
-	room = rte_pktmbuf_tailroom(c) - (uint32_t)sizeof(h);
-	cl = len < room ? len : room;
-	d = rte_pktmbuf_mtod(c, uint8_t *);
-	h.ns = now;
-	h.len = len;
-	h.dumper = (uint16_t)(2 * n->port->cap_idx + (tx ? 1 : 0));
-	h.pad = 0;
-	memcpy(d, &h, sizeof(h));
-	src = rte_pktmbuf_read(m, 0, cl, d + sizeof(h));
-	if (src && src != d + sizeof(h))
-		memcpy(d + sizeof(h), src, cl);
-	c->data_len = (uint16_t)(sizeof(h) + cl);
-	c->pkt_len = c->data_len;
-	if (rte_ring_sp_enqueue(n->cap_ring, c) != 0) {
-		rte_pktmbuf_free(c);
-		n->c->cap_dropped++;
-		return;
-	}
-	n->c->cap_frames++;
 }
 
 unsigned br_capture_drain(struct br_app *a, unsigned max)
@@ -274,7 +149,7 @@ unsigned br_capture_drain(struct br_app *a, unsigned max)
 
 				memcpy(&h, d, sizeof(h));
 				if (h.dumper < a->n_dumpers)
-					dumper_write(&a->dumpers[h.dumper], d + sizeof(h),
+					br_dumper_write(&a->dumpers[h.dumper], d + sizeof(h),
 						     (uint32_t)(c->data_len - sizeof(h)), h.len,
 						     a->realtime0_ns + h.ns);
 				rte_pktmbuf_free(c);
@@ -298,7 +173,7 @@ void br_capture_close(struct br_app *a)
 		while (br_capture_drain(a, UINT32_MAX))
 			;
 	for (unsigned i = 0; i < a->n_dumpers; i++)
-		dumper_close(&a->dumpers[i], a->capture ? "htoe-bridge" : NULL);
+		br_dumper_close(&a->dumpers[i], a->capture ? "htoe-bridge" : NULL);
 	free(a->dumpers);
 	a->dumpers = NULL;
 	a->n_dumpers = 0;

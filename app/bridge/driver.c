@@ -15,12 +15,12 @@
 #include <rte_pause.h>
 #include <rte_prefetch.h>
 
-#include "bridge.h"
 #include "driver.h"
+#include "impair.h"
 
 int br_drv_init(struct br_drv *d, struct htoe *b, struct br_port *port,
-		struct rte_mempool *pool, uint16_t burst, uint16_t id, struct br_counters *c,
-		char *err, size_t errlen)
+		struct rte_mempool *pool, uint16_t burst, uint16_t id, const char *prog,
+		struct br_counters *c, char *err, size_t errlen)
 {
 	unsigned n = htoe_n_vls(b);
 
@@ -29,6 +29,7 @@ int br_drv_init(struct br_drv *d, struct htoe *b, struct br_port *port,
 	d->pool = pool;
 	d->burst = burst ? burst : 32;
 	d->id = id;
+	d->prog = prog;
 	d->c = c;
 	d->deadline = 0;
 	d->n_stash = d->n_done = 0;
@@ -103,7 +104,7 @@ void br_drv_fini(struct br_drv *d)
 	if (d->n_stash)
 		rte_pktmbuf_free_bulk(d->stash, d->n_stash);
 	d->n_stash = 0;
-	br_macsec_teardown(d);
+	br_macsec_teardown(d->ms);
 	free(d->watch);
 	d->watch = NULL;
 	d->n_watch = 0;
@@ -120,7 +121,7 @@ static void deliver(struct br_drv *d, struct rte_mbuf *m, uint64_t now)
 		p = rte_pktmbuf_read(m, 0, len, d->linbuf);
 	/* MACsec: nothing unvalidated reaches the bridge (drops are counted
 	 * under their 802.1AE counters, not in rx_bad) */
-	if (p && d->ms && !(p = br_macsec_rx(d, m, p, &len))) {
+	if (p && d->ms && !(p = br_macsec_rx(d->ms, m, p, &len, d->linbuf, sizeof(d->linbuf)))) {
 		done(d, m);
 		return;
 	}
@@ -129,12 +130,59 @@ static void deliver(struct br_drv *d, struct rte_mbuf *m, uint64_t now)
 	done(d, m); /* the bridge has copied what it keeps */
 }
 
+/* A copy of m for the capture of n's port: onto n->cap_ring (htoe-bridge's writer), else
+ * into n->cap[tx] at once (htoe-dimm). A full ring or an empty pool loses the copy (counted
+ * as cap_dropped), never blocks the data path. */
+static void capture_copy(struct br_drv *n, const struct rte_mbuf *m, bool tx, uint64_t now)
+{
+	struct rte_mbuf *c;
+	struct br_cap_hdr h;
+	uint32_t len = rte_pktmbuf_pkt_len(m), room, cl;
+	uint8_t *d;
+	const void *src;
+
+	if (!n->cap_ring) {
+		/* written here, on the node's own thread */
+		cl = len < sizeof(n->linbuf) ? len : (uint32_t)sizeof(n->linbuf);
+		src = rte_pktmbuf_read(m, 0, cl, n->linbuf);
+		if (src) {
+			br_dumper_write(n->cap[tx], src, cl, len, n->cap_t0_ns + now);
+			n->c->cap_frames++;
+		}
+		return;
+	}
+	c = rte_pktmbuf_alloc(n->cap_pool);
+	if (!c) {
+		n->c->cap_dropped++;
+		return;
+	}
+	room = rte_pktmbuf_tailroom(c) - (uint32_t)sizeof(h);
+	cl = len < room ? len : room;
+	d = rte_pktmbuf_mtod(c, uint8_t *);
+	h.ns = now;
+	h.len = len;
+	h.dumper = (uint16_t)(2 * n->port->cap_idx + (tx ? 1 : 0));
+	h.pad = 0;
+	memcpy(d, &h, sizeof(h));
+	src = rte_pktmbuf_read(m, 0, cl, d + sizeof(h));
+	if (src && src != d + sizeof(h))
+		memcpy(d + sizeof(h), src, cl);
+	c->data_len = (uint16_t)(sizeof(h) + cl);
+	c->pkt_len = c->data_len;
+	if (rte_ring_sp_enqueue(n->cap_ring, c) != 0) {
+		rte_pktmbuf_free(c);
+		n->c->cap_dropped++;
+		return;
+	}
+	n->c->cap_frames++;
+}
+
 static void wire_tx(struct br_drv *d, struct rte_mbuf *m, uint64_t now)
 {
 	struct br_port *p = d->port;
 
 	if (d->cap_ring || d->cap[1])
-		br_capture_copy(d, m, true, now);
+		capture_copy(d, m, true, now);
 	d->c->tx_frames++;
 	d->c->tx_bytes += rte_pktmbuf_pkt_len(m);
 	br_port_tx(p, m);
@@ -198,7 +246,7 @@ static void rx_frame(struct br_drv *d, struct rte_mbuf *m, uint64_t now)
 	d->c->rx_frames++;
 	d->c->rx_bytes += rte_pktmbuf_pkt_len(m);
 	if (d->cap_ring || d->cap[0])
-		br_capture_copy(d, m, false, now);
+		capture_copy(d, m, false, now);
 	if (__atomic_load_n(&d->deaf, __ATOMIC_RELAXED)) {
 		done(d, m); /* a crashed node hears nothing */
 		return;
@@ -268,7 +316,7 @@ unsigned br_drv_tx(struct br_drv *d, uint64_t now)
 		}
 		m->data_len = (uint16_t)len;
 		m->pkt_len = (uint32_t)len;
-		if (d->ms && br_macsec_tx(d, m)) {
+		if (d->ms && br_macsec_tx(d->ms, m)) {
 			done(d, m); /* counted (no SA / PN exhausted) */
 			continue;
 		}
@@ -348,7 +396,7 @@ void br_drv_watch(struct br_drv *d, uint64_t now)
 			/* it answered */
 			if (w->reported)
 				fprintf(stderr, "%s: node %u: peer node %u answers again (silent for "
-					"%.1f s)\n", br_prog(), d->id, peer,
+					"%.1f s)\n", d->prog, d->id, peer,
 					(double)(now - (w->last_rx_ns ? w->last_rx_ns : w->waiting_since)) /
 					1e9);
 			w->rx = v->rx_frames;
@@ -374,13 +422,13 @@ void br_drv_watch(struct br_drv *d, uint64_t now)
 			if (w->last_rx_ns)
 				fprintf(stderr, "%s: node %u: peer node %u has not answered for %.1f s "
 					"(frames to it, none back on port %u, %s): is it still running, "
-					"and is the link up?\n", br_prog(), d->id, peer,
+					"and is the link up?\n", d->prog, d->id, peer,
 					(double)(now - w->waiting_since) / 1e9, d->port->cfg->index,
 					d->port->name);
 			else
 				fprintf(stderr, "%s: node %u: peer node %u not connected: no frame from "
 					"it in %.1f s on port %u (%s): is it running, and is the other "
-					"end of the port there?\n", br_prog(), d->id, peer,
+					"end of the port there?\n", d->prog, d->id, peer,
 					(double)(now - w->waiting_since) / 1e9, d->port->cfg->index,
 					d->port->name);
 		}

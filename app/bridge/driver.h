@@ -32,12 +32,10 @@
 #include <rte_ring.h>
 
 #include "htoe/htoe.h"
+#include "dumper.h"
 #include "idle.h"
 #include "macsec.h"
-
-/* The largest RX burst ([global] burst), and the size of the driver's
- * bulk arrays of mbufs. */
-#define BR_MAX_BURST   64u
+#include "port_io.h"
 
 /* Driver counters of one node, written by its lcore only. All uint64_t.
  * br_drv fills the first group; the rest belong to the program's loop. */
@@ -70,9 +68,15 @@ struct br_peer_watch {
 	bool     reported;                  /* "not answering" said */
 };
 
-struct br_port;
 struct br_macsec;
-struct br_dumper;
+
+/* A frame's copy on a capture ring: this header, then the frame's first bytes. */
+struct br_cap_hdr {
+	uint64_t ns;       /* bridge time */
+	uint32_t len;      /* original frame length */
+	uint16_t dumper;   /* index into the writer's dumpers: 2 * port's cap_idx + tx */
+	uint16_t pad;
+};
 
 struct br_drv {
 	struct htoe *b;
@@ -80,12 +84,16 @@ struct br_drv {
 	struct rte_mempool *pool;
 	uint16_t burst;                     /* RX burst */
 	uint16_t id;                        /* the node's id (messages) */
+	const char *prog;                   /* the program's name (messages) */
 	struct br_counters *c;              /* the owner's counters */
 	struct br_macsec *ms;               /* MACsec SecY (macsec.c); NULL: off */
-	/* capture: copies on a ring to a writer thread (htoe-bridge's main
-	 * lcore), or written on this lcore into the dumpers (htoe-dimm) */
+	/* capture: copies (struct br_cap_hdr + the frame, in an mbuf of
+	 * cap_pool) on a ring to a writer thread (htoe-bridge's main lcore), or
+	 * written on this lcore into the dumpers (htoe-dimm) */
 	struct rte_ring *cap_ring;
+	struct rte_mempool *cap_pool;
 	struct br_dumper *cap[2];           /* rx, tx */
+	uint64_t cap_t0_ns;                 /* dumpers: the wall clock at time 0 */
 	uint64_t deadline;                  /* expiry: htoe_handle_expiry from then on */
 	int      deaf;                      /* test hook (atomic): drop every received frame */
 	/* TX: mbufs taken from the pool in bulk (up to `burst` at a time),
@@ -105,8 +113,8 @@ struct br_drv {
 /* Binds the driver to its bridge, port, pool and counters (everything
  * else zero: no MACsec, no capture). 0, or -1 with a message (no memory). */
 int br_drv_init(struct br_drv *d, struct htoe *b, struct br_port *port,
-		struct rte_mempool *pool, uint16_t burst, uint16_t id, struct br_counters *c,
-		char *err, size_t errlen);
+		struct rte_mempool *pool, uint16_t burst, uint16_t id, const char *prog,
+		struct br_counters *c, char *err, size_t errlen);
 /* Returns the stash's mbufs to the pool, frees the MACsec SecY and the
  * watch table (not the capture dumpers: br_dumper_free). */
 void br_drv_fini(struct br_drv *d);

@@ -11,10 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bridge.h"
-#include "macsec.h"
+#include <rte_mbuf.h>
 
-#define RD(x) br_rd(&(x))
+#include "htoe/htoe_wire.h"
+#include "macsec.h"
+#include "snapshot.h"
+
+#define RD(x) htoe_snap_get(&(x))
 
 _Static_assert(RTE_PKTMBUF_HEADROOM >= HTOE_MACSEC_SECTAG_SCI, "SecTAG goes into the headroom");
 
@@ -33,6 +36,8 @@ struct br_macsec {
 	enum htoe_macsec_backend backend;
 	struct br_macsec_pub pub;
 	struct br_macsec_peer_pub peers[BR_MACSEC_MAX_PEERS];
+	uint16_t id;                     /* the node's (messages) */
+	const char *prog;
 };
 
 static void sa_cfg(const struct br_macsec_cfg *c, const uint8_t *key, uint64_t pn, uint32_t ssci,
@@ -73,7 +78,8 @@ static int tx_sas(const struct br_macsec_cfg *c, struct htoe_macsec *m,
 	return 0;
 }
 
-int br_macsec_setup(struct br_drv *n, const struct br_macsec_cfg *c, char *err, size_t errlen)
+int br_macsec_setup(struct br_macsec **out, uint16_t id, const char *prog,
+		    const struct br_macsec_cfg *c, char *err, size_t errlen)
 {
 	struct htoe_macsec_cfg mcfg;
 	struct htoe_macsec_sa_cfg sa;
@@ -89,7 +95,9 @@ int br_macsec_setup(struct br_drv *n, const struct br_macsec_cfg *c, char *err, 
 		snprintf(err, errlen, "%s: out of memory", c->where);
 		return -1;
 	}
-	n->ms = ms;
+	*out = ms;
+	ms->id = id;
+	ms->prog = prog;
 	ms->cfg = c;
 	memset(&mcfg, 0, sizeof(mcfg));
 	mcfg.cipher = c->cipher;
@@ -165,26 +173,25 @@ int br_macsec_setup(struct br_drv *n, const struct br_macsec_cfg *c, char *err, 
 	return 0;
 }
 
-void br_macsec_teardown(struct br_drv *n)
+void br_macsec_teardown(struct br_macsec *ms)
 {
 	/* the snapshot stays for the telemetry thread; the keys go */
-	if (n->ms) {
-		for (unsigned i = 0; i < n->ms->n_tx; i++)
-			if (n->ms->tx[i] != n->ms->m)
-				htoe_macsec_free(n->ms->tx[i]);
-		n->ms->n_tx = 0;
-		htoe_macsec_free(n->ms->m);
-		n->ms->m = NULL;
-		free(n->ms->tx_of_node);
-		n->ms->tx_of_node = NULL;
+	if (ms) {
+		for (unsigned i = 0; i < ms->n_tx; i++)
+			if (ms->tx[i] != ms->m)
+				htoe_macsec_free(ms->tx[i]);
+		ms->n_tx = 0;
+		htoe_macsec_free(ms->m);
+		ms->m = NULL;
+		free(ms->tx_of_node);
+		ms->tx_of_node = NULL;
 	}
 }
 
-void br_macsec_free(struct br_drv *n)
+void br_macsec_free(struct br_macsec *ms)
 {
-	br_macsec_teardown(n);
-	free(n->ms);
-	n->ms = NULL;
+	br_macsec_teardown(ms);
+	free(ms);
 }
 
 static void rekey(struct br_macsec *ms, unsigned t)
@@ -220,9 +227,8 @@ static int tx_index(const struct br_macsec *ms, const uint8_t *f, size_t len)
 	return (int)ms->tx_of_node[htoe_get_be16(f + o + 2 + 6)] - 1;
 }
 
-int br_macsec_tx(struct br_drv *n, struct rte_mbuf *m)
+int br_macsec_tx(struct br_macsec *ms, struct rte_mbuf *m)
 {
-	struct br_macsec *ms = n->ms;
 	size_t off = m->data_off, len = m->data_len;
 	enum htoe_macsec_tx_status st;
 	int t = ms->cfg->pairwise ? tx_index(ms, rte_pktmbuf_mtod(m, uint8_t *), len) : 0;
@@ -245,21 +251,19 @@ int br_macsec_tx(struct br_drv *n, struct rte_mbuf *m)
 	return 0;
 }
 
-const uint8_t *br_macsec_rx(struct br_drv *n, struct rte_mbuf *m, const uint8_t *d,
-			    uint32_t *len)
+const uint8_t *br_macsec_rx(struct br_macsec *ms, struct rte_mbuf *m, const uint8_t *d,
+			    uint32_t *len, uint8_t *linbuf, size_t linlen)
 {
-	struct br_macsec *ms = n->ms;
 	size_t off = 0, plen = 0;
 	enum htoe_macsec_rx_status st;
 
-	if (d != n->linbuf && rte_mbuf_refcnt_read(m) > 1) {
+	if (d != linbuf && rte_mbuf_refcnt_read(m) > 1) {
 		/* shared (a duplicate still to be delivered): out of place */
-		st = htoe_macsec_validate(ms->m, d, *len, n->linbuf, sizeof(n->linbuf), &plen,
-					  NULL);
-		d = n->linbuf;
+		st = htoe_macsec_validate(ms->m, d, *len, linbuf, linlen, &plen, NULL);
+		d = linbuf;
 	} else {
 		/* a copy in linbuf, or the mbuf's own contiguous data */
-		uint8_t *w = d == n->linbuf ? n->linbuf : rte_pktmbuf_mtod(m, uint8_t *);
+		uint8_t *w = d == linbuf ? linbuf : rte_pktmbuf_mtod(m, uint8_t *);
 
 		st = htoe_macsec_validate_inplace(ms->m, w, *len, &off, &plen, NULL);
 		d = w;
@@ -271,15 +275,8 @@ const uint8_t *br_macsec_rx(struct br_drv *n, struct rte_mbuf *m, const uint8_t 
 	return d + off;
 }
 
-static void pub_u64(uint64_t *d, const uint64_t *s, size_t words)
+static void events(struct br_macsec *ms, struct htoe_macsec *m, const char *to)
 {
-	for (size_t i = 0; i < words; i++)
-		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
-}
-
-static void events(struct br_drv *n, struct htoe_macsec *m, const char *to)
-{
-	struct br_macsec *ms = n->ms;
 	struct htoe_macsec_event ev;
 	bool after_exhaustion = false;
 
@@ -289,27 +286,27 @@ static void events(struct br_drv *n, struct htoe_macsec *m, const char *to)
 			ms->c.pn_threshold++;
 			fprintf(stderr, "%s: node %u: MACsec event: TX SA AN %u%s passed PN "
 				"%#" PRIx64 ": its PN space is running out (install a new key)\n",
-				br_prog(), n->id, ev.an, to, ev.pn);
+				ms->prog, ms->id, ev.an, to, ev.pn);
 			break;
 		case HTOE_MACSEC_EV_TX_PN_EXHAUSTED:
 			ms->c.pn_exhausted++;
 			after_exhaustion = true;
 			fprintf(stderr, "%s: node %u: MACsec event: PN EXHAUSTED: TX SA AN "
 				"%u%s used its last PN %#" PRIx64 " and is stopped for good (a PN "
-				"never wraps)\n", br_prog(), n->id, ev.an, to, ev.pn);
+				"never wraps)\n", ms->prog, ms->id, ev.an, to, ev.pn);
 			break;
 		case HTOE_MACSEC_EV_TX_SA_CHANGEOVER:
 			ms->c.changeovers++;
 			if (after_exhaustion)
 				fprintf(stderr, "%s: node %u: MACsec event: TX%s changed "
-					"over from AN %u to AN %u (PN %#" PRIx64 ")\n", br_prog(), n->id, to,
+					"over from AN %u to AN %u (PN %#" PRIx64 ")\n", ms->prog, ms->id, to,
 					ev.prev_an, ev.an, ev.pn);
 			after_exhaustion = false;
 			break;
 		case HTOE_MACSEC_EV_RX_PN_EXHAUSTED:
 			ms->c.rx_pn_exhausted++;
 			fprintf(stderr, "%s: node %u: MACsec event: RX SA AN %u of SCI "
-				"%016" PRIx64 " accepted its last PN %#" PRIx64 "\n", br_prog(), n->id, ev.an,
+				"%016" PRIx64 " accepted its last PN %#" PRIx64 "\n", ms->prog, ms->id, ev.an,
 				ev.sci, ev.pn);
 			break;
 		default:
@@ -318,14 +315,13 @@ static void events(struct br_drv *n, struct htoe_macsec *m, const char *to)
 	}
 }
 
-void br_macsec_publish(struct br_drv *n)
+void br_macsec_publish(struct br_macsec *ms)
 {
-	struct br_macsec *ms = n->ms;
 	struct br_macsec_pub p;
 
 	if (!ms || !ms->m)
 		return;
-	events(n, ms->m, "");
+	events(ms, ms->m, "");
 	p = ms->c;
 	memset(p.rx_an_ok, 0, sizeof(p.rx_an_ok));
 	memset(p.tx_an, 0, sizeof(p.tx_an));
@@ -339,7 +335,7 @@ void br_macsec_publish(struct br_drv *n)
 			char to[32];
 
 			snprintf(to, sizeof(to), " to node %u", ms->cfg->peer_id[t]);
-			events(n, m, to);
+			events(ms, m, to);
 			htoe_macsec_stats(m, &ts);
 			p.s.tx.OutPktsProtected += ts.tx.OutPktsProtected;
 			p.s.tx.OutPktsEncrypted += ts.tx.OutPktsEncrypted;
@@ -370,13 +366,13 @@ void br_macsec_publish(struct br_drv *n)
 				pp.an_ok[an] = rs.InPktsOK;
 			p.rx_an_ok[an] += pp.an_ok[an];
 		}
-		pub_u64((uint64_t *)&ms->peers[i], (const uint64_t *)&pp, sizeof(pp) / 8);
+		htoe_snap_put(&ms->peers[i], &pp, sizeof(pp));
 	}
 	/* pairwise: the TX SecY to the first peer */
 	int an = ms->n_tx ? htoe_macsec_tx_encoding_an(ms->tx[0]) : -1;
 
 	p.encoding_an = an < 0 ? UINT64_MAX : (uint64_t)an;
-	pub_u64((uint64_t *)&ms->pub, (const uint64_t *)&p, sizeof(p) / 8);
+	htoe_snap_put(&ms->pub, &p, sizeof(p));
 }
 
 /* ------------------------------------------------------------ readers */
@@ -396,9 +392,8 @@ const char *br_macsec_keys_name(const struct br_macsec_cfg *c)
 	return c->pairwise ? "pairwise" : "shared";
 }
 
-bool br_macsec_view(const struct br_drv *n, struct br_macsec_view *v)
+bool br_macsec_view(const struct br_macsec *ms, struct br_macsec_view *v)
 {
-	const struct br_macsec *ms = n->ms;
 
 	if (!ms)
 		return false;
@@ -408,9 +403,8 @@ bool br_macsec_view(const struct br_drv *n, struct br_macsec_view *v)
 	return true;
 }
 
-void br_macsec_print(FILE *f, const struct br_drv *n)
+void br_macsec_print(FILE *f, const struct br_macsec *ms)
 {
-	const struct br_macsec *ms = n->ms;
 	const struct br_macsec_pub *p;
 	bool any = false;
 
@@ -457,47 +451,38 @@ static void json_an(FILE *f, const char *name, const uint64_t *v)
 	fputc(']', f);
 }
 
-void br_macsec_json(struct br_app *a, FILE *f)
+bool br_macsec_json(FILE *f, const struct br_macsec *ms, uint64_t local_in, uint64_t local_out,
+		    bool first)
 {
-	bool first = true;
+	const struct br_macsec_pub *p;
 
-	for (unsigned i = 0; i < a->n_nodes; i++) {
-		const struct br_node *n = &a->nodes[i];
-		const struct br_macsec *ms = n->drv.ms;
-		const struct br_macsec_pub *p;
+	if (!ms)
+		return first;
+	p = &ms->pub;
+	fprintf(f, "%s\"%u\":{\"cipher\":\"%s\",\"mode\":\"%s\",\"keys\":\"%s\","
+		"\"backend\":\"%s\",", first ? ",\"macsec\":{" : ",", ms->id,
+		htoe_macsec_cipher_name(ms->cfg->cipher), br_macsec_mode_name(ms->cfg),
+		br_macsec_keys_name(ms->cfg), htoe_macsec_backend_name(ms->backend));
+	json_counters(f, p);
+	json_an(f, "tx_an_protected", p->tx_an);
+	json_an(f, "rx_an_ok", p->rx_an_ok);
+	fprintf(f, ",\"encoding_an\":%" PRIu64 ",\"rekeys\":%" PRIu64 ",\"pn_exhausted\":%" PRIu64
+		",\"tx_failed\":%" PRIu64 ",\"tx_no_pair\":%" PRIu64 ",\"local_in\":%" PRIu64
+		",\"local_out\":%" PRIu64 ",\"peers\":{", RD(p->encoding_an), RD(p->rekeys),
+		RD(p->pn_exhausted), RD(p->tx_failed), RD(p->tx_no_pair), local_in, local_out);
+	for (unsigned k = 0; k < ms->cfg->n_peers; k++) {
+		const struct br_macsec_peer_pub *pp = &ms->peers[k];
 
-		if (!ms)
-			continue;
-		p = &ms->pub;
-		fprintf(f, "%s\"%u\":{\"cipher\":\"%s\",\"mode\":\"%s\",\"keys\":\"%s\","
-			"\"backend\":\"%s\",", first ? ",\"macsec\":{" : ",", n->id,
-			htoe_macsec_cipher_name(ms->cfg->cipher), br_macsec_mode_name(ms->cfg),
-			br_macsec_keys_name(ms->cfg), htoe_macsec_backend_name(ms->backend));
-		first = false;
-		json_counters(f, p);
-		json_an(f, "tx_an_protected", p->tx_an);
-		json_an(f, "rx_an_ok", p->rx_an_ok);
-		fprintf(f, ",\"encoding_an\":%" PRIu64 ",\"rekeys\":%" PRIu64
-			",\"pn_exhausted\":%" PRIu64 ",\"tx_failed\":%" PRIu64
-			",\"tx_no_pair\":%" PRIu64 ",\"local_in\":%" PRIu64 ",\"local_out\":%" PRIu64
-			",\"peers\":{", RD(p->encoding_an), RD(p->rekeys), RD(p->pn_exhausted),
-			RD(p->tx_failed), RD(p->tx_no_pair), RD(n->pub.hs.local_in),
-			RD(n->pub.hs.local_out));
-		for (unsigned k = 0; k < ms->cfg->n_peers; k++) {
-			const struct br_macsec_peer_pub *pp = &ms->peers[k];
-
-			fprintf(f, "%s\"%u\":{\"sci\":\"%016" PRIx64 "\",\"InPktsOK\":%" PRIu64
-				",\"InPktsNotValid\":%" PRIu64 ",\"InPktsInvalid\":%" PRIu64
-				",\"InPktsLate\":%" PRIu64 ",\"InPktsNotUsingSA\":%" PRIu64
-				",\"InPktsSCIMismatch\":%" PRIu64, k ? "," : "", ms->cfg->peer_id[k],
-				ms->peer_sci[k], RD(pp->s.InPktsOK), RD(pp->s.InPktsNotValid),
-				RD(pp->s.InPktsInvalid), RD(pp->s.InPktsLate), RD(pp->s.InPktsNotUsingSA),
-				RD(pp->s.InPktsSCIMismatch));
-			json_an(f, "an_ok", pp->an_ok);
-			fputc('}', f);
-		}
-		fputs("}}", f);
-	}
-	if (!first)
+		fprintf(f, "%s\"%u\":{\"sci\":\"%016" PRIx64 "\",\"InPktsOK\":%" PRIu64
+			",\"InPktsNotValid\":%" PRIu64 ",\"InPktsInvalid\":%" PRIu64
+			",\"InPktsLate\":%" PRIu64 ",\"InPktsNotUsingSA\":%" PRIu64
+			",\"InPktsSCIMismatch\":%" PRIu64, k ? "," : "", ms->cfg->peer_id[k],
+			ms->peer_sci[k], RD(pp->s.InPktsOK), RD(pp->s.InPktsNotValid),
+			RD(pp->s.InPktsInvalid), RD(pp->s.InPktsLate), RD(pp->s.InPktsNotUsingSA),
+			RD(pp->s.InPktsSCIMismatch));
+		json_an(f, "an_ok", pp->an_ok);
 		fputc('}', f);
+	}
+	fputs("}}", f);
+	return false;
 }

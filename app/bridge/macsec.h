@@ -30,28 +30,29 @@
 #include "htoe/htoe_macsec.h"
 #include "macsec_cfg.h"
 
-struct br_app;
-struct br_drv;
+struct br_macsec;
 struct rte_mbuf;
 
-/* Runtime of a node's driver (drv->ms; NULL when MACsec is off), from its
- * configuration c (whose keys are wiped once the SecY holds them). */
-int br_macsec_setup(struct br_drv *d, const struct br_macsec_cfg *c, char *err, size_t errlen);
-void br_macsec_teardown(struct br_drv *d);
+/* The SecY of node `id` (into *ms; stays NULL when MACsec is off), from its configuration c
+ * (whose keys are wiped once the SecY holds them); `prog` starts its messages. */
+int br_macsec_setup(struct br_macsec **ms, uint16_t id, const char *prog,
+		    const struct br_macsec_cfg *c, char *err, size_t errlen);
+/* The keys go; the snapshot stays for the readers (NULL: nothing). */
+void br_macsec_teardown(struct br_macsec *ms);
 /* Teardown and free the snapshot too (a program without a telemetry thread). */
-void br_macsec_free(struct br_drv *d);
+void br_macsec_free(struct br_macsec *ms);
 /* Protects the plain frame in m in place. 0, or -1: not sent (counted). */
-int br_macsec_tx(struct br_drv *d, struct rte_mbuf *m);
-/* Validates the frame p[0..*len) of m (p: its data, or d->linbuf holding a
- * copy). Returns the plain frame (*len updated), or NULL: dropped and
- * counted. */
-const uint8_t *br_macsec_rx(struct br_drv *d, struct rte_mbuf *m, const uint8_t *p,
-			    uint32_t *len);
-/* Owner lcore: events (PN exhaustion lines on stderr) and the snapshot. */
-void br_macsec_publish(struct br_drv *d);
+int br_macsec_tx(struct br_macsec *ms, struct rte_mbuf *m);
+/* Validates the frame p[0..*len) of m (p: its data, or linbuf holding a copy; linbuf, linlen
+ * bytes, also takes the plain frame when m is shared). Returns the plain frame (*len
+ * updated), or NULL: dropped and counted. */
+const uint8_t *br_macsec_rx(struct br_macsec *ms, struct rte_mbuf *m, const uint8_t *p,
+			    uint32_t *len, uint8_t *linbuf, size_t linlen);
+/* Owner lcore: events (PN exhaustion lines on stderr) and the snapshot (NULL: nothing). */
+void br_macsec_publish(struct br_macsec *ms);
 
 /* The snapshot br_macsec_publish writes: u64 words, read with relaxed
- * atomic loads (br_rd) by the main lcore and the telemetry thread. */
+ * atomic loads (snapshot.h) by the main lcore and the telemetry thread. */
 struct br_macsec_peer_pub {
 	struct htoe_macsec_rx_sc_stats s;
 	uint64_t an_ok[HTOE_MACSEC_AN_COUNT];
@@ -73,14 +74,18 @@ struct br_macsec_view {
 	enum htoe_macsec_backend backend;
 	const struct br_macsec_pub *pub;
 };
-bool br_macsec_view(const struct br_drv *d, struct br_macsec_view *v);
+bool br_macsec_view(const struct br_macsec *ms, struct br_macsec_view *v);
 /* The i-th counter of htoe_macsec_counters[] in the snapshot */
 uint64_t br_macsec_counter(const struct br_macsec_pub *p, size_t i);
 const char *br_macsec_mode_name(const struct br_macsec_cfg *c);  /* encrypt, integrity */
 const char *br_macsec_keys_name(const struct br_macsec_cfg *c);  /* shared, pairwise */
 
 /* Readers (main lcore): from the published snapshot. */
-void br_macsec_print(FILE *f, const struct br_drv *d);
-void br_macsec_json(struct br_app *a, FILE *f);  /* ,"macsec":{...} or nothing */
+void br_macsec_print(FILE *f, const struct br_macsec *ms);
+/* One node's "ID":{...} of the JSON's "macsec" object (its first when `first`: opens the
+ * object); local_in, local_out: its HT packets. Returns whether the object is still to open
+ * (ms NULL: nothing written, `first`). */
+bool br_macsec_json(FILE *f, const struct br_macsec *ms, uint64_t local_in, uint64_t local_out,
+		    bool first);
 
 #endif

@@ -14,8 +14,9 @@
 #include "htoe_version.h"
 #include "metrics.h"
 
-#define VF(k, p, h, f, ns, g) { k, p, h, offsetof(struct htoe_vl_stats, f), ns, g }
-const struct br_vl_field br_vl_fields[] = {
+#define VF(k, p, h, f, n, g) \
+	{ .key = k, .prom = p, .help = h, .off = offsetof(struct htoe_vl_stats, f), .ns = n, .gauge = g }
+const struct htoe_prom_col br_vl_fields[] = {
 	VF("tx_frames", "htoe_vl_tx_frames_total", "HToE frames sent on the VL", tx_frames, 0, 0),
 	VF("rx_frames", "htoe_vl_rx_frames_total", "HToE frames received on the VL and accepted",
 	   rx_frames, 0, 0),
@@ -63,12 +64,41 @@ const struct br_vl_field br_vl_fields[] = {
 #undef VF
 const unsigned br_n_vl_fields = sizeof(br_vl_fields) / sizeof(br_vl_fields[0]);
 
+/* The per-VL families after br_vl_fields: packets by virtual channel, drops by reason */
+static const char *vc_name(unsigned k)
+{
+	static const char *const vc[HT_VC_COUNT] = { "P", "NP", "R" };
+
+	return vc[k];
+}
+
+static const char *drop_name(unsigned k)
+{
+	return htoe_drop_name((int)k + 1);
+}
+
+#define BY(p, h, off, n, label, fn) { NULL, p, h, off, 0, 0, 0, n, label, fn }
+static const struct htoe_prom_col vl_up[] = {
+	{ NULL, "htoe_vl_up", "1 while the VL is up", 0, 0, 1, 0, 0, NULL, NULL },
+};
+static const struct htoe_prom_col vl_by[] = {
+	BY("htoe_vl_tx_packets_total", "HT packets sent on the VL, by virtual channel",
+	   offsetof(struct htoe_vl_stats, tx_pkts), HT_VC_COUNT, "vc", vc_name),
+	BY("htoe_vl_rx_packets_total", "HT packets received on the VL, by virtual channel",
+	   offsetof(struct htoe_vl_stats, rx_pkts), HT_VC_COUNT, "vc", vc_name),
+	BY("htoe_vl_drops_total", "frames of the VL refused, by reason",
+	   offsetof(struct htoe_vl_stats, drops[1]), HTOE_DROP__COUNT - 1, "reason", drop_name),
+};
+
 /* Per node: sums of br_totals() */
-#define NF(p, h, f) { p, h, offsetof(struct br_totals, f) }
-static const struct {
-	const char *prom, *help;
-	size_t off;
-} node_fields[] = {
+struct node_row {
+	uint64_t done;
+	struct br_totals t;
+};
+#define NF(p, h, f) { NULL, p, h, offsetof(struct node_row, t.f), 0, 0, 0, 0, NULL, NULL }
+static const struct htoe_prom_col node_fields[] = {
+	{ NULL, "htoe_node_workload_done", "1 when the node's workload is done and its bridge "
+	  "quiescent", offsetof(struct node_row, done), 0, 1, 0, 0, NULL, NULL },
 	NF("htoe_node_tx_frames_total", "frames handed to the port", tx_frames),
 	NF("htoe_node_rx_frames_total", "frames received from the port", rx_frames),
 	NF("htoe_node_tx_bytes_total", "bytes handed to the port", tx_bytes),
@@ -103,8 +133,11 @@ static const struct {
 	   imp_corrupt),
 	NF("htoe_node_impair_reordered_total", "frames reordered by the impairment stage",
 	   imp_reorder),
+	BY("htoe_node_drops_total", "received frames refused, by reason (the node's and its VLs')",
+	   offsetof(struct node_row, t.drops[1]), HTOE_DROP__COUNT - 1, "reason", drop_name),
 };
 #undef NF
+#undef BY
 
 static struct htoe_metrics *server;
 static int ready;
@@ -112,9 +145,10 @@ static int ready;
 void br_metrics_render(struct htoe_prom *p, void *arg)
 {
 	struct br_app *a = arg;
-	struct br_totals t[BR_MAX_NODES];
+	struct node_row t[BR_MAX_NODES];
+	struct htoe_prom_row rows[BR_MAX_NODES];
+	char lab[BR_MAX_NODES][16];
 	struct br_metrics_vl *vls;
-	char lab[96];
 	unsigned nn, nvl = 0;
 
 	br_metrics_build_info(p, br_prog());
@@ -122,32 +156,13 @@ void br_metrics_render(struct htoe_prom *p, void *arg)
 		return;
 	nn = a->n_nodes < BR_MAX_NODES ? a->n_nodes : BR_MAX_NODES;
 	for (unsigned i = 0; i < nn; i++) {
-		br_totals(a, a->nodes[i].id, &t[i]);
+		br_totals(a, a->nodes[i].id, &t[i].t);
+		t[i].done = t[i].t.done_nodes;
+		snprintf(lab[i], sizeof(lab[i]), "node=\"%u\"", a->nodes[i].id);
+		rows[i] = (struct htoe_prom_row){ lab[i], &t[i], 0 };
 		nvl += a->nodes[i].n_vl;
 	}
-
-	htoe_prom_family(p, "htoe_node_workload_done", "gauge",
-			 "1 when the node's workload is done and its bridge quiescent");
-	for (unsigned i = 0; i < nn; i++) {
-		snprintf(lab, sizeof(lab), "node=\"%u\"", a->nodes[i].id);
-		htoe_prom_u64(p, "htoe_node_workload_done", lab, t[i].done_nodes);
-	}
-	for (unsigned f = 0; f < RTE_DIM(node_fields); f++) {
-		htoe_prom_family(p, node_fields[f].prom, "counter", node_fields[f].help);
-		for (unsigned i = 0; i < nn; i++) {
-			snprintf(lab, sizeof(lab), "node=\"%u\"", a->nodes[i].id);
-			htoe_prom_u64(p, node_fields[f].prom, lab,
-				      *(const uint64_t *)((const char *)&t[i] + node_fields[f].off));
-		}
-	}
-	htoe_prom_family(p, "htoe_node_drops_total", "counter",
-			 "received frames refused, by reason (the node's and its VLs')");
-	for (unsigned i = 0; i < nn; i++)
-		for (unsigned r = 1; r < HTOE_DROP__COUNT; r++) {
-			snprintf(lab, sizeof(lab), "node=\"%u\",reason=\"%s\"", a->nodes[i].id,
-				 htoe_drop_name((int)r));
-			htoe_prom_u64(p, "htoe_node_drops_total", lab, t[i].drops[r]);
-		}
+	htoe_prom_table(p, node_fields, RTE_DIM(node_fields), rows, nn);
 
 	vls = malloc(sizeof(*vls) * (nvl ? nvl : 1));
 	if (!vls) {
@@ -166,53 +181,25 @@ void br_metrics_render(struct htoe_prom *p, void *arg)
 
 void br_metrics_vls(struct htoe_prom *p, const struct br_metrics_vl *v, unsigned n)
 {
-	static const char *const vc[HT_VC_COUNT] = { "P", "NP", "R" };
-	char lab[96];
+	struct htoe_prom_row *rows = malloc(sizeof(*rows) * 2 * (n ? n : 1));
+	char (*lab)[32] = malloc(sizeof(*lab) * (n ? n : 1));
 
-#define LAB(x) snprintf(lab, sizeof(lab), "node=\"%u\",peer=\"%u\"", (x).node, (x).peer)
-	htoe_prom_family(p, "htoe_vl_up", "gauge", "1 while the VL is up");
+	if (!rows || !lab) {
+		p->oom = true;
+		goto out;
+	}
+	/* rows[0, n): the up flags; rows[n, 2n): the counters */
 	for (unsigned i = 0; i < n; i++) {
-		LAB(v[i]);
-		htoe_prom_u64(p, "htoe_vl_up", lab, br_rd(v[i].up));
+		snprintf(lab[i], sizeof(lab[i]), "node=\"%u\",peer=\"%u\"", v[i].node, v[i].peer);
+		rows[i] = (struct htoe_prom_row){ lab[i], v[i].up, 0 };
+		rows[n + i] = (struct htoe_prom_row){ lab[i], v[i].s, 0 };
 	}
-	for (unsigned f = 0; f < br_n_vl_fields; f++) {
-		const struct br_vl_field *vf = &br_vl_fields[f];
-
-		if (!vf->prom)
-			continue;
-		htoe_prom_family(p, vf->prom, vf->gauge ? "gauge" : "counter", vf->help);
-		for (unsigned i = 0; i < n; i++) {
-			uint64_t x = br_rd((const uint64_t *)((const char *)v[i].s + vf->off));
-
-			LAB(v[i]);
-			if (vf->ns)
-				htoe_prom_f64(p, vf->prom, lab, (double)x / 1e9);
-			else
-				htoe_prom_u64(p, vf->prom, lab, x);
-		}
-	}
-	for (unsigned dir = 0; dir < 2; dir++) {
-		const char *name = dir ? "htoe_vl_rx_packets_total" : "htoe_vl_tx_packets_total";
-
-		htoe_prom_family(p, name, "counter", dir ? "HT packets received on the VL, by "
-				 "virtual channel" : "HT packets sent on the VL, by virtual channel");
-		for (unsigned i = 0; i < n; i++)
-			for (unsigned c = 0; c < HT_VC_COUNT; c++) {
-				snprintf(lab, sizeof(lab), "node=\"%u\",peer=\"%u\",vc=\"%s\"",
-					 v[i].node, v[i].peer, vc[c]);
-				htoe_prom_u64(p, name, lab,
-					      br_rd(dir ? &v[i].s->rx_pkts[c] : &v[i].s->tx_pkts[c]));
-			}
-	}
-	htoe_prom_family(p, "htoe_vl_drops_total", "counter",
-			 "frames of the VL refused, by reason");
-	for (unsigned i = 0; i < n; i++)
-		for (unsigned r = 1; r < HTOE_DROP__COUNT; r++) {
-			snprintf(lab, sizeof(lab), "node=\"%u\",peer=\"%u\",reason=\"%s\"",
-				 v[i].node, v[i].peer, htoe_drop_name((int)r));
-			htoe_prom_u64(p, "htoe_vl_drops_total", lab, br_rd(&v[i].s->drops[r]));
-		}
-#undef LAB
+	htoe_prom_table(p, vl_up, RTE_DIM(vl_up), rows, n);
+	htoe_prom_table(p, br_vl_fields, br_n_vl_fields, rows + n, n);
+	htoe_prom_table(p, vl_by, RTE_DIM(vl_by), rows + n, n);
+out:
+	free(rows);
+	free(lab);
 }
 
 void br_metrics_build_info(struct htoe_prom *p, const char *prog)

@@ -15,16 +15,8 @@
 struct br_app;
 struct htoe_vl_stats;
 
-/* One u64 of struct htoe_vl_stats. */
-struct br_vl_field {
-	const char *key;     /* telemetry key */
-	const char *prom;    /* Prometheus family (NULL: telemetry only) */
-	const char *help;
-	uint16_t off;        /* offsetof(struct htoe_vl_stats, ...) */
-	uint8_t  ns;         /* nanoseconds: Prometheus gets seconds */
-	uint8_t  gauge;      /* not a counter */
-};
-extern const struct br_vl_field br_vl_fields[];
+/* The u64 of struct htoe_vl_stats: key (telemetry), Prometheus family (NULL: telemetry only). */
+extern const struct htoe_prom_col br_vl_fields[];
 extern const unsigned br_n_vl_fields;
 
 /* One VL of a scrape: its node, its peer, its published counters and up flag. */

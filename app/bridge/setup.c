@@ -90,10 +90,10 @@ int br_node_bridge(struct br_app *a, const struct br_node_cfg *nc, struct br_drv
 	}
 	if (incarnation)
 		*incarnation = bc.incarnation;
-	if (br_drv_init(drv, drv->b, NULL, a->pool, (uint16_t)a->cfg.burst, nc->id, c, err,
-			errlen))
+	if (br_drv_init(drv, drv->b, NULL, a->pool, (uint16_t)a->cfg.burst, nc->id, br_prog(), c,
+			err, errlen))
 		return -1;
-	return br_macsec_setup(drv, &nc->macsec, err, errlen);
+	return br_macsec_setup(&drv->ms, drv->id, drv->prog, &nc->macsec, err, errlen);
 }
 
 void br_node_close(struct br_drv *drv)

@@ -350,7 +350,7 @@ int br_print_summary(struct br_app *a, FILE *f)
 			fprintf(f, ", captured %" PRIu64 " (lost %" PRIu64 ")", t.cap_frames,
 				t.cap_dropped);
 		fputc('\n', f);
-		br_macsec_print(f, &n->drv);
+		br_macsec_print(f, n->drv.ms);
 	}
 	fprintf(f,
 		"  total: %" PRIu64 " ops in %.3f s = %.3f Mops/s; %" PRIu64 " frames (%.3f Mframes/s)"
@@ -469,6 +469,7 @@ void br_print_json(struct br_app *a, FILE *f)
 {
 	struct br_totals t;
 	double el = elapsed_s(a);
+	bool first = true;           /* the "macsec" object is still to open */
 
 	br_totals(a, -1, &t);
 	fprintf(f,
@@ -528,7 +529,14 @@ void br_print_json(struct br_app *a, FILE *f)
 			lc->idle.n_intr, lc->idle.intr_wakeups);
 	}
 	fputc(']', f);
-	br_macsec_json(a, f);
+	for (unsigned i = 0; i < a->n_nodes; i++) {
+		const struct br_node *n = &a->nodes[i];
+
+		first = br_macsec_json(f, n->drv.ms, br_rd(&n->pub.hs.local_in),
+				       br_rd(&n->pub.hs.local_out), first);
+	}
+	if (!first)
+		fputc('}', f);
 	fputs("}\n", f);
 	fflush(f);
 }

@@ -340,7 +340,7 @@ static int cb_macsec(const char *cmd, const char *params, struct rte_tel_data *d
 					    params);
 	}
 	for (unsigned i = 0; i < br_app->n_nodes && !n; i++)
-		if (br_macsec_view(&br_app->nodes[i].drv, &v) && (id < 0 || br_app->nodes[i].id == id))
+		if (br_macsec_view(br_app->nodes[i].drv.ms, &v) && (id < 0 || br_app->nodes[i].id == id))
 			n = &br_app->nodes[i];
 	if (!n)
 		return id < 0 ? br_tel_error(d, "no node with MACsec in this process")

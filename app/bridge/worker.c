@@ -55,30 +55,21 @@ static unsigned inject_poll(struct br_node *n, uint64_t now)
 
 /* --------------------------------------------------------------- publish */
 
-static void pub_words(void *dst, const void *src, size_t bytes)
-{
-	uint64_t *d = dst;
-	const uint64_t *s = src;
-
-	for (size_t i = 0; i < bytes / 8; i++)
-		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
-}
-
 void br_node_publish(struct br_node *n)
 {
 	static const struct ht_wl_stats zero_ws;
 
 	br_drv_count(&n->drv);
 	n->c.busy = (uint64_t)htoe_busy(n->b) + n->hn.rsp_n + ht_req_outstanding(&n->hn.req);
-	pub_words(&n->pub.c, &n->c, sizeof(n->c));
-	pub_words(&n->pub.hs, htoe_get_stats(n->b), sizeof(struct htoe_stats));
-	pub_words(&n->pub.ws, n->wl ? ht_wl_stats(n->wl) : &zero_ws, sizeof(struct ht_wl_stats));
-	pub_words(&n->pub.ns, &n->hn.st, sizeof(struct htnode_stats));
-	br_macsec_publish(&n->drv);
+	htoe_snap_put(&n->pub.c, &n->c, sizeof(n->c));
+	htoe_snap_put(&n->pub.hs, htoe_get_stats(n->b), sizeof(struct htoe_stats));
+	htoe_snap_put(&n->pub.ws, n->wl ? ht_wl_stats(n->wl) : &zero_ws, sizeof(struct ht_wl_stats));
+	htoe_snap_put(&n->pub.ns, &n->hn.st, sizeof(struct htnode_stats));
+	br_macsec_publish(n->drv.ms);
 	for (unsigned i = 0; i < n->n_vl; i++) {
 		uint16_t node = n->vl_node[i];
 
-		pub_words(&n->pub.vl[i], htoe_get_vl_stats(n->b, node),
+		htoe_snap_put(&n->pub.vl[i], htoe_get_vl_stats(n->b, node),
 			  sizeof(struct htoe_vl_stats));
 		__atomic_store_n(&n->pub.vl_up[i], (uint64_t)htoe_vl_is_up(n->b, node),
 				 __ATOMIC_RELAXED);

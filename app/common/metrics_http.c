@@ -81,6 +81,44 @@ void htoe_prom_f64(struct htoe_prom *p, const char *name, const char *labels, do
 	prom_printf(p, "%s%s%s%s %.9g\n", name, l ? "{" : "", l ? labels : "", l ? "}" : "", v);
 }
 
+static void table_sample(struct htoe_prom *p, const struct htoe_prom_col *c,
+			 const char *labels, const uint64_t *at)
+{
+	uint64_t v = __atomic_load_n(at, __ATOMIC_RELAXED);
+
+	if (c->ns)
+		htoe_prom_f64(p, c->prom, labels, (double)v / 1e9);
+	else
+		htoe_prom_u64(p, c->prom, labels, v);
+}
+
+void htoe_prom_table(struct htoe_prom *p, const struct htoe_prom_col *c, unsigned nc,
+		     const struct htoe_prom_row *r, unsigned nr)
+{
+	char lab[160];
+
+	for (const struct htoe_prom_col *e = c; e < c + nc; e++) {
+		if (!e->prom)
+			continue;
+		htoe_prom_family(p, e->prom, e->gauge ? "gauge" : "counter", e->help);
+		for (unsigned i = 0; i < nr; i++) {
+			const uint64_t *at = (const uint64_t *)((const char *)r[i].base + e->off);
+
+			if ((r[i].flags & e->only) != e->only)
+				continue;
+			if (!e->label) {
+				table_sample(p, e, r[i].labels, at);
+				continue;
+			}
+			for (unsigned k = 0; k < e->n; k++) {
+				snprintf(lab, sizeof(lab), "%s%s%s=\"%s\"", r[i].labels,
+					 *r[i].labels ? "," : "", e->label, e->value(k));
+				table_sample(p, e, lab, at + k);
+			}
+		}
+	}
+}
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_len, void **state)

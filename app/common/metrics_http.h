@@ -35,6 +35,33 @@ void htoe_prom_family(struct htoe_prom *p, const char *name, const char *type,
 void htoe_prom_u64(struct htoe_prom *p, const char *name, const char *labels, uint64_t v);
 void htoe_prom_f64(struct htoe_prom *p, const char *name, const char *labels, double v);
 
+/* One column of a table of families: the u64 at `off` of every row's
+ * snapshot, read with relaxed atomic loads (the writer publishes with relaxed
+ * atomic stores). With `label`, the n u64 from `off` on are one sample each,
+ * labelled label="value(k)" after the row's labels. */
+struct htoe_prom_col {
+	const char *key;     /* the program's own name of the value (e.g. telemetry's) */
+	const char *prom;    /* the family (NULL: not a metric) */
+	const char *help;
+	uint16_t off;
+	uint8_t  ns;         /* nanoseconds: written as seconds */
+	uint8_t  gauge;      /* not a counter */
+	uint8_t  only;       /* rows whose flags have these bits (0: every row) */
+	uint8_t  n;          /* with label: the words */
+	const char *label;
+	const char *(*value)(unsigned k);
+};
+/* One row: its labels (e.g. `node="1"`), its snapshot, its flags for `only`. */
+struct htoe_prom_row {
+	const char *labels;
+	const void *base;
+	unsigned flags;
+};
+/* Every column with a family, in order: its header, then its sample of every
+ * row (rows outer, words inner). */
+void htoe_prom_table(struct htoe_prom *p, const struct htoe_prom_col *c, unsigned nc,
+		     const struct htoe_prom_row *r, unsigned nr);
+
 typedef void (*htoe_metrics_fn)(struct htoe_prom *p, void *arg);
 
 struct htoe_metrics;

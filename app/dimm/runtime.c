@@ -19,6 +19,7 @@
 
 #include "metrics.h"
 #include "runtime.h"
+#include "snapshot.h"
 
 uint64_t dr_now(const struct dapp *d)
 {
@@ -35,7 +36,7 @@ int dr_ports_assign(struct dapp *d, char *err, size_t errlen)
 		struct dnode *x = &d->nodes[i];
 
 		x->drv.port = &d->br->ports[x->cfg->port];
-		if (br_capture_open_drv(c, &x->drv, err, errlen))
+		if (br_capture_open_drv(c, &x->drv, d->br->realtime0_ns, err, errlen))
 			return -1;
 	}
 	return 0;
@@ -68,6 +69,80 @@ static void on_lease_event(void *arg, const struct htoe_lease_event *ev)
 	default:
 		break;
 	}
+}
+
+/* On x's own thread: its counters into its metrics snapshot, every DM_PUBLISH_NS of `now`
+ * (p: the borrower's pager, or NULL). */
+static void publish(struct dnode *x, const struct dimm_pager *p, uint64_t now)
+{
+	struct dm_pub *m = x->pub;
+
+	if (!m || now < m->next_ns)
+		return;
+	m->next_ns = now + DM_PUBLISH_NS;
+	br_drv_count(&x->drv);
+	htoe_snap_put(&m->c, &x->c, sizeof(m->c));
+	htoe_snap_put(&m->ls, htoe_lease_stats(x->lease), sizeof(m->ls));
+	for (unsigned k = 0; k < m->n_vl; k++) {
+		uint64_t up = htoe_vl_is_up(x->b, m->vl_node[k]);
+
+		htoe_snap_put(&m->vl[k], htoe_get_vl_stats(x->b, m->vl_node[k]), sizeof(m->vl[k]));
+		htoe_snap_put(&m->vl_up[k], &up, sizeof(up));
+	}
+	if (x->borrower) {
+		struct htoe_lease_info li;
+
+		if (htoe_lease_get(x->lease, x->app->lease_h, &li) == 0) {
+			uint64_t l[3] = { li.state == HTOE_LS_ACTIVE,
+					  li.state == HTOE_LS_ACTIVE ? li.size : 0, li.renewals };
+
+			_Static_assert(offsetof(struct dm_pub, lease_renewals) -
+				       offsetof(struct dm_pub, lease_active) == sizeof(l) - 8,
+				       "the lease's words of struct dm_pub, in order");
+			htoe_snap_put(&m->lease_active, l, sizeof(l));
+		}
+	}
+	if (p) {
+		const struct dimm_pager_stats *s = dimm_pager_stats(p);
+		uint64_t v[] = { s->faults, s->wp_faults, s->fetches, s->readaheads, s->evictions,
+				 s->writebacks, s->bytes_in, s->bytes_out, s->poisoned,
+				 (uint64_t)lat_quantile(&s->hist, 0.5),
+				 (uint64_t)lat_quantile(&s->hist, 0.99),
+				 (uint64_t)lat_quantile(&s->hist, 1.0) };
+
+		_Static_assert(offsetof(struct dm_pub, lat_ns[3]) - offsetof(struct dm_pub, faults) ==
+			       sizeof(v), "the pager's words of struct dm_pub, in order");
+		htoe_snap_put(m->faults, v, sizeof(v));
+	}
+}
+
+int dr_metrics_nodes(struct dapp *d, char *err, size_t errlen)
+{
+	struct dm_pub *pubs;
+	unsigned *n_vl = calloc(d->n_nodes ? d->n_nodes : 1, sizeof(*n_vl));
+	int rc;
+
+	if (!n_vl) {
+		snprintf(err, errlen, "metrics: out of memory");
+		return -1;
+	}
+	for (unsigned i = 0; i < d->n_nodes; i++)
+		n_vl[i] = htoe_n_vls(d->nodes[i].b);
+	rc = dm_metrics_nodes(d->n_nodes, n_vl, &pubs, err, errlen);
+	free(n_vl);
+	if (rc || !pubs)
+		return rc;
+	for (unsigned i = 0; i < d->n_nodes; i++) {
+		struct dnode *x = &d->nodes[i];
+
+		pubs[i].id = x->id;
+		pubs[i].borrower = x->borrower;
+		for (unsigned k = 0; k < pubs[i].n_vl; k++)
+			pubs[i].vl_node[k] = htoe_vl_node(x->b, k);
+		x->pub = &pubs[i];
+	}
+	dm_metrics_ready();
+	return 0;
 }
 
 int dr_nodes_setup(struct dapp *d, uint16_t borrower, char *err, size_t errlen)
@@ -173,7 +248,8 @@ void dr_nodes_teardown(struct dapp *d)
 
 		dimm_engine_free(x->eng);
 		htoe_lease_free(x->lease);
-		br_macsec_free(&x->drv);
+		br_macsec_free(x->drv.ms);
+		x->drv.ms = NULL;
 		br_dumper_free(x->drv.cap[0], "htoe-dimm");
 		br_dumper_free(x->drv.cap[1], "htoe-dimm");
 		br_node_close(&x->drv);
@@ -232,8 +308,7 @@ int dr_exporter_loop(void *arg)
 		work += br_drv_tx(&x->drv, now);
 		x->drv.deadline = dimm_node_next_deadline(&x->dn);
 		br_drv_watch(&x->drv, now);
-		if (x->pub)
-			dm_publish(x, NULL, now);
+		publish(x, NULL, now);
 		tsc = br_idle_after(&x->idle, work || htoe_busy(x->b), now, br_drv_next_wake(&x->drv),
 				    0);
 	}
@@ -588,8 +663,7 @@ void dr_borrower_loop(struct dapp *d)
 			continue;
 		p = atomic_load(&d->pager); /* as of taking the node (dr_pager_withdraw) */
 		work = borrower_iter(d, x, now, p);
-		if (x->pub)
-			dm_publish(x, p, now);
+		publish(x, p, now);
 		busy = work || dimm_engine_busy(x->eng) || (p && dimm_pager_busy(p)) ||
 		       htoe_busy(x->b);
 		if (d->rtc)

@@ -107,6 +107,9 @@ uint64_t dr_now(const struct dapp *d);
  * lease endpoints, MACsec ([macsec] keys). The mbuf pool must exist. */
 int dr_nodes_setup(struct dapp *d, uint16_t borrower, char *err, size_t errlen);
 void dr_nodes_teardown(struct dapp *d);   /* also closes the capture files */
+/* With [global] metrics: every node's snapshot (metrics.h), published by its own thread
+ * from now on. 0, or -1 with err (no memory). */
+int dr_metrics_nodes(struct dapp *d, char *err, size_t errlen);
 /* The nodes' ports (d->br->ports, created); then --capture DIR ([global]
  * capture): every node's port writes DIR/port<N>-rx.pcap (as received,
  * before the RX impairment) and DIR/port<N>-tx.pcap (as sent, after MACsec

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "htmodel/ht_rand.h"
 #include "workloads.h"
 
 static const char *const names[WL__N] = { "stream", "gups", "kv", "sort" };
@@ -41,15 +42,6 @@ double wl_seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint64_t splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
 }
 
 static uint64_t pow2_floor(uint64_t v)
@@ -181,7 +173,7 @@ static void kv_run(const struct wl_params *p, uint8_t *mem, size_t size, struct 
 		ins = n / 2; /* load factor at most 1/2 */
 	x = p->seed;
 	for (uint64_t i = 0; i < ins; i++) {
-		uint64_t k = splitmix(&x) | 1;
+		uint64_t k = ht_splitmix64(&x) | 1;
 		struct kv_slot *s = kv_find(t, n, bits, k);
 
 		s->key = k;
@@ -191,7 +183,7 @@ static void kv_run(const struct wl_params *p, uint8_t *mem, size_t size, struct 
 	uint64_t xi = p->seed, xo = p->seed ^ 0xabcdef;
 
 	for (uint64_t i = 0; i < look; i++) {
-		uint64_t k = (i & 1) ? splitmix(&xo) | 1 : splitmix(&xi) | 1;
+		uint64_t k = (i & 1) ? ht_splitmix64(&xo) | 1 : ht_splitmix64(&xi) | 1;
 		struct kv_slot *s = kv_find(t, n, bits, k);
 
 		if (s->key == k) {
@@ -204,7 +196,7 @@ static void kv_run(const struct wl_params *p, uint8_t *mem, size_t size, struct 
 	for (uint64_t i = 0; i < upd && ins; i++) {
 		if (i % ins == 0)
 			xi = p->seed;
-		uint64_t k = splitmix(&xi) | 1;
+		uint64_t k = ht_splitmix64(&xi) | 1;
 		struct kv_slot *s = kv_find(t, n, bits, k);
 
 		if (s->key == k)
@@ -222,7 +214,7 @@ static void sort_init(const struct wl_params *p, uint8_t *buf, size_t size)
 
 	memset(buf, 0, size);
 	for (uint64_t i = 0; i < n; i++)
-		v[i] = splitmix(&x);
+		v[i] = ht_splitmix64(&x);
 }
 
 static void swap64(uint64_t *a, uint64_t *b)

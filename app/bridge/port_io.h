@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * A port of a bridge process on the data path (port_io.c): the ethdev of
+ * one node, its TX buffer, its impairment stages, and, for a hub, the
+ * ports joined to it. Created and started by port.c; used by the driver
+ * on the lcore of the port's node.
+ */
+#ifndef HTOE_BRIDGE_PORT_IO_H
+#define HTOE_BRIDGE_PORT_IO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "config.h"
+
+/* The largest RX burst ([global] burst), and the size of the bulk arrays
+ * of mbufs of the driver and of a hub's switching. */
+#define BR_MAX_BURST   64u
+
+struct impair;
+
+struct br_port {
+	const struct br_port_cfg *cfg;
+	uint16_t port_id;
+	bool     probed, started, configured;
+	char     name[RTE_ETH_NAME_MAX_LEN];
+	struct rte_ring *rx_ring;           /* crossover/hub: the ring this port receives from */
+	struct rte_ring *hub_tx;            /* hub: what it sent, for br_port_flush to switch */
+	struct br_hub_member *members;      /* hub: the ports joined to it, by their node's MAC */
+	unsigned n_members;
+	const struct rte_eth_rxtx_callback *hub_cb; /* hub: switches member-to-member frames */
+	struct rte_eth_dev_tx_buffer *txb;
+	uint64_t tx_refused;                /* by the tx buffer callback */
+	bool     peer_mem;                  /* memif: its rings live in memory a peer owns */
+	uint64_t peer_mem_faults;           /* bursts cut short: that memory went away */
+	struct impair *imp_tx, *imp_rx;
+	int      cap_idx;                   /* index of its dumpers, -1: not captured */
+};
+
+/* A port joined to a hub: the MAC of the node that uses it, its RX ring. */
+struct br_hub_member {
+	struct rte_ether_addr mac;
+	struct rte_ring *ring;
+};
+
+/* Sends what p's TX buffer holds; a hub then switches it to its members. */
+void br_port_flush(struct br_port *p);
+/* Receives up to n frames from p; m into p's TX buffer. A port whose rings
+ * are in a peer's shared memory (memif) survives that memory vanishing
+ * under a burst (the peer died): the burst ends, its frames are lost and
+ * counted (peer_mem_faults, tx_refused). */
+uint16_t br_port_rx(struct br_port *p, struct rte_mbuf **pkts, uint16_t n);
+void br_port_tx(struct br_port *p, struct rte_mbuf *m);
+
+/* The RX callback of a hub (rte_eth_add_rx_callback, arg: the hub's port): a frame one
+ * member sent to another goes on to it (the hub is a switch for them too); the rest is the
+ * hub's node's. */
+uint16_t br_hub_rx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t nb, uint16_t max,
+		   void *arg);
+/* The SIGSEGV/SIGBUS handlers that end a burst on a port whose memory a peer owns (once per
+ * process): 0, or -1 (sigaction failed). */
+int br_port_guard_install(void);
+
+#endif
