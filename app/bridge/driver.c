@@ -293,7 +293,7 @@ unsigned br_drv_tx(struct br_drv *d, uint64_t now)
 {
 	struct br_port *p = d->port;
 	struct rte_mbuf *m;
-	unsigned sent = 0;
+	unsigned sent = 0, lead = 0;
 
 	/* each frame straight into an mbuf of the stash; partly filled frames
 	 * leave too (HTOE_TX_FLUSH): the program has drained its local side,
@@ -320,10 +320,20 @@ unsigned br_drv_tx(struct br_drv *d, uint64_t now)
 			done(d, m); /* counted (no SA / PN exhausted) */
 			continue;
 		}
-		if (p->imp_tx)
+		if (p->imp_tx) {
 			impaired(d, p->imp_tx, m, now, true);
-		else
+		} else {
 			wire_tx(d, m, now);
+			/* The first frame leaves at once: a read's request or
+			 * response is one frame, and it need not wait for the
+			 * framing to find that nothing follows it (a walk of
+			 * the active VLs, on the round trip's path at each
+			 * end); the frames after it leave together below. */
+			if (!sent) {
+				br_port_flush(p);
+				lead = 1;
+			}
+		}
 		sent++;
 	}
 	if (p->imp_tx)
@@ -331,10 +341,10 @@ unsigned br_drv_tx(struct br_drv *d, uint64_t now)
 			wire_tx(d, m, now);
 			sent++;
 		}
-	/* The frames of one iteration leave together: holding them for a
+	/* The other frames of the iteration leave together: holding them for a
 	 * drain timer would add its period to every round trip (and to the
 	 * retransmission timer's view of it). */
-	if (sent)
+	if (sent > lead)
 		br_port_flush(p);
 	done_flush(d);
 	return sent;

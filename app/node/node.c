@@ -375,7 +375,8 @@ static unsigned local_output(struct htnode *nd, uint64_t now)
 		for (unsigned i = 0; i < k; i++)
 			from_bridge(nd, &d[i], now);
 		htoe_local_output_done(nd->b);
-		drain_rspq(nd, now);
+		if (nd->rsp_n)
+			drain_rspq(nd, now);
 		moved += taken;
 		if (taken < HTNODE_BURST)
 			return moved;
@@ -468,12 +469,17 @@ static unsigned issue_ops(struct htnode *nd, uint64_t now)
 	return moved;
 }
 
+/* Visits only what has work: an idle node's poll is the time a frame that
+ * arrives meanwhile waits to be seen (half of it on average, per hop of a
+ * round trip). */
 unsigned htnode_poll(struct htnode *nd, uint64_t now)
 {
-	unsigned moved = drain_rspq(nd, now);
+	unsigned moved = nd->rsp_n ? drain_rspq(nd, now) : 0;
 
-	moved += local_output(nd, now);
-	moved += issue_ops(nd, now);
+	if (htoe_local_pending(nd->b))
+		moved += local_output(nd, now);
+	if (nd->n_wl && !nd->hold)
+		moved += issue_ops(nd, now);
 	return moved;
 }
 
