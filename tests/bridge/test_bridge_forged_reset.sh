@@ -76,8 +76,9 @@ def events():
 
 def wait_data20(not_epoch):
     """node 1's real incarnation and the epoch of its first DATA frame 20 in an
-    epoch other than not_epoch: the VL is up and in use (a watchdog: 200 s)"""
-    for _ in range(4000):
+    epoch other than not_epoch: the VL is up and in use (a watchdog: 400 s,
+    node 1's set-up included, which a starved CPU 0 has made take minutes)"""
+    for _ in range(8000):
         ev = events()
         inc = [int(e[3]) for e in ev if e[0] in "45" and int(e[4]) not in forged]
         for e in ev:
