@@ -64,9 +64,10 @@ def data_frame(template, seq, ack, credits, payload, seq_lap=0, ack_lap=0):
     return f + bytes(max(0, 60 - len(f)))
 
 
-def listen(tmp, watch, iface="htoe0"):
+def listen(tmp, watch, iface="htoe0", filt=None):
     """An attacker's ears (the bridge tests): watch(packet) for every frame
-    on iface, TMP/listening once listening, until TMP/stop exists and the
+    on iface (that passes the kernel filter filt, in pcap-filter syntax, if
+    given), TMP/listening once listening, until TMP/stop exists and the
     frames captured so far are all watched (none for 1 s: on a loaded machine
     the sniffer's thread lags behind the wire; at most 60 s more)."""
     import os
@@ -77,7 +78,7 @@ def listen(tmp, watch, iface="htoe0"):
     def seen(p):
         last[0] = time.monotonic()
         watch(p)
-    sn = AsyncSniffer(iface=iface, prn=seen, store=False)
+    sn = AsyncSniffer(iface=iface, prn=seen, store=False, filter=filt)
     sn.start()
     time.sleep(1)
     open(os.path.join(tmp, "listening"), "w").close()

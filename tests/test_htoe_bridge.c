@@ -1012,6 +1012,7 @@ static void test_ctrl_messages(void **state)
 	for (unsigned i = 0; i < HTOE_CTRL_QUEUE; i++)
 		assert_int_equal(htoe_ctrl_send(N[1].b, 2, msg, 1 + i), 0);
 	assert_int_equal(htoe_ctrl_send(N[1].b, 2, msg, 5), -EAGAIN);
+	assert_int_equal(htoe_get_stats(N[1].b)->ctrl_refused, 1);
 	assert_int_equal(htoe_ctrl_send(N[3].b, 2, msg, HTOE_CTRL_MAX), 0);
 	pump(0, HTOE_TX_FLUSH, NULL, NULL);
 	/* node 2 got them all: node 1's in order, node 3's too */
@@ -1037,6 +1038,57 @@ static void test_ctrl_messages(void **state)
 	pump(0, HTOE_TX_FLUSH, NULL, NULL);
 	assert_int_equal(htoe_ctrl_recv(N[2].b, &from, got, 10), -ENOSPC);
 	assert_int_equal(htoe_ctrl_recv(N[2].b, &from, got, sizeof(got)), 20);
+	free_nodes();
+}
+
+/* The type of the next frame node `id` sends at `now` (0: none), which is
+ * delivered. */
+static unsigned next_ftype(uint16_t id, uint64_t now, unsigned flags)
+{
+	struct htoe_hdr h;
+	int len = htoe_frame_output(N[id].b, fbuf, sizeof(fbuf), now, flags);
+
+	if (len <= 0)
+		return 0;
+	assert_int_equal(parse_sent(fbuf, (size_t)len, &h), 0);
+	htoe_frame_input(N[node_of(fbuf)].b, fbuf, (size_t)len, now);
+	return h.ftype;
+}
+
+/* Data never starves a control message: with a whole window of frames to
+ * resend (go-back after a timeout), a CTRL message queued now is the next
+ * frame, so a driver with room for one frame sends it; HTOE_TX_CTRL_ONLY
+ * (a driver's control slice of a burst) gives it and then no data. */
+static void test_ctrl_ahead_of_data(void **state)
+{
+	const uint8_t msg[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+	struct ht_pkt p;
+	uint64_t now = 0;
+
+	(void)state;
+	mk_nodes(2, gbn_mode);
+	bring_up();
+	/* eight frames of posted writes that node 2 never gets */
+	for (unsigned i = 0; i < 8; i++) {
+		mk_write(&p, gaddr(2, 64u * i), true, 1, 0);
+		assert_int_equal(local_in(1, &p, now), 0);
+		assert_int_equal(pump(now, HTOE_TX_FLUSH, drop_all, NULL), 1);
+	}
+	/* the retransmission timer: all eight are to be sent again */
+	now = 1000 * 1000 * US;
+	htoe_handle_expiry(N[1].b, now);
+	assert_int_equal(htoe_ctrl_send(N[1].b, 2, msg, sizeof(msg)), 0);
+	assert_int_equal(next_ftype(1, now, HTOE_TX_FLUSH), HTOE_FT_CTRL);
+	assert_int_equal(next_ftype(1, now, HTOE_TX_FLUSH), HTOE_FT_DATA);
+	/* the control slice: the message, then nothing though data waits */
+	assert_int_equal(htoe_ctrl_send(N[1].b, 2, msg, sizeof(msg)), 0);
+	assert_int_equal(next_ftype(1, now, HTOE_TX_FLUSH | HTOE_TX_CTRL_ONLY), HTOE_FT_CTRL);
+	assert_int_equal(next_ftype(1, now, HTOE_TX_FLUSH | HTOE_TX_CTRL_ONLY), 0);
+	assert_int_equal(next_ftype(1, now, HTOE_TX_FLUSH), HTOE_FT_DATA);
+	/* the rest goes through: node 2 gets both messages and every write */
+	pump(now, HTOE_TX_FLUSH, NULL, NULL);
+	assert_int_equal(htoe_get_stats(N[2].b)->ctrl_rcvd, 2);
+	assert_int_equal(htoe_get_stats(N[1].b)->ctrl_sent, 2);
 	free_nodes();
 }
 
@@ -3081,6 +3133,7 @@ int main(void)
 		cmocka_unit_test(test_credit_probe),
 		cmocka_unit_test(test_vlan_pcp),
 		cmocka_unit_test(test_ctrl_messages),
+		cmocka_unit_test(test_ctrl_ahead_of_data),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_config_check_field),
 		cmocka_unit_test(test_local_input_pkt),

@@ -297,8 +297,11 @@ unsigned br_drv_tx(struct br_drv *d, uint64_t now)
 
 	/* each frame straight into an mbuf of the stash; partly filled frames
 	 * leave too (HTOE_TX_FLUSH): the program has drained its local side,
-	 * so nothing more would join them in this iteration */
-	for (;;) {
+	 * so nothing more would join them in this iteration. The frames that
+	 * nothing resends (the reset handshake, CTRL messages) first: they
+	 * lead the burst, so a port that takes only part of it takes them,
+	 * and a burst full of data never leaves them without a place. */
+	for (unsigned flags = HTOE_TX_FLUSH | HTOE_TX_CTRL_ONLY;;) {
 		int len;
 
 		if (!(m = tx_mbuf(d)))
@@ -308,10 +311,13 @@ unsigned br_drv_tx(struct br_drv *d, uint64_t now)
 		if (d->ms) /* room for the ICV; the SecTAG goes into the headroom */
 			cap = cap > HTOE_MACSEC_ICV_LEN ? cap - HTOE_MACSEC_ICV_LEN : 0;
 		len = htoe_frame_output(d->b, rte_pktmbuf_mtod(m, uint8_t *),
-					cap > HTOE_FRAME_MAX ? HTOE_FRAME_MAX : cap, now,
-					HTOE_TX_FLUSH);
+					cap > HTOE_FRAME_MAX ? HTOE_FRAME_MAX : cap, now, flags);
 		if (len <= 0) {
 			tx_mbuf_unused(d, m); /* kept for the next frame */
+			if (len == 0 && flags != HTOE_TX_FLUSH) {
+				flags = HTOE_TX_FLUSH; /* then the data */
+				continue;
+			}
 			break;
 		}
 		m->data_len = (uint16_t)len;

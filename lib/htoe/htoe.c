@@ -878,8 +878,10 @@ int htoe_ctrl_send(struct htoe *b, uint16_t node, const void *msg, size_t len)
 	    len + HTOE_CTRL_TRAILER_LEN > HTOE_MAX_PAYLOAD(b->cfg.mtu))
 		return -EMSGSIZE;
 	q = &v->ctrl_tx;
-	if (q->tail - q->head == HTOE_CTRL_QUEUE)
+	if (q->tail - q->head == HTOE_CTRL_QUEUE) {
+		b->st.ctrl_refused++;
 		return -EAGAIN;
+	}
 	m = &q->m[q->tail % HTOE_CTRL_QUEUE];
 	m->node = node;
 	m->len = (uint16_t)len;

@@ -345,9 +345,12 @@ int htoe_write_ctrl_msg(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t 
 				   m->len + HTOE_CTRL_TRAILER_LEN, htoe_retry_rx_ack_lap(&v->rt));
 }
 
-/* Frames of one VL in priority order: reset handshake, retransmission, new
- * control messages, data (P, then R, then NP: posted first, responses never
- * behind requests), then a standalone ack/nak/credit update. */
+/* Frames of one VL in priority order: reset handshake, control messages,
+ * retransmission, new data (P, then R, then NP: posted first, responses
+ * never behind requests), then a standalone ack/nak/credit update. Control
+ * messages go before retransmissions: a go-back of a whole window would
+ * hold them for as long as it lasts. HTOE_TX_CTRL_ONLY: the reset handshake
+ * and control messages only. */
 static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap,
 		     uint64_t now, unsigned flags)
 {
@@ -379,17 +382,17 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 		b->touched |= v->active_bit;
 		v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
 	}
-	if (htoe_retry_tx_in_goback(&v->rt)) { /* a frame to resend (see try_retransmit) */
-		n = try_retransmit(v, buf, cap, now);
-		if (n)
-			return n;
-	}
 	if (v->ctrl_tx.head != v->ctrl_tx.tail) {
 		n = htoe_write_ctrl_msg(b, v, buf, cap);
 		if (n > 0)
 			htoe_vl_on_frame_sent(v, now);
 		return n;
 	}
+	if (flags & HTOE_TX_CTRL_ONLY)
+		return 0; /* an ack or credit update rides on the data to come */
+	if (htoe_retry_tx_in_goback(&v->rt) && /* a frame to resend (see try_retransmit) */
+	    (n = try_retransmit(v, buf, cap, now)) != 0)
+		return n;
 	if (htoe_retry_tx_can_send(&v->rt)) {
 #pragma GCC unroll 3 /* every pass */
 		for (unsigned i = 0; i < 3; i++) {
@@ -440,7 +443,8 @@ int htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 			b->touched |= v->active_bit;
 			return n;
 		}
-		htoe_vl_idle(b, v, now, flags & HTOE_TX_FLUSH); /* nothing to send */
+		if (!(flags & HTOE_TX_CTRL_ONLY)) /* (it may have data) */
+			htoe_vl_idle(b, v, now, flags & HTOE_TX_FLUSH); /* nothing to send */
 		m &= m - 1;
 		if (!m && hi) {
 			m = act & ~hi;

@@ -267,6 +267,12 @@ void htoe_set_loss_cb(struct htoe *b, htoe_loss_fn fn, void *ctx);
 int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t now);
 
 #define HTOE_TX_FLUSH 1u  /* local input is idle: do not hold partial frames */
+/* Only the frames nothing resends for the caller: the reset handshake
+ * (RESET, RESET_ACK) and CTRL messages; no DATA (new or retransmitted), no
+ * ACK/NAK (they ride on data, or come next time). A driver asks for these
+ * first in each burst, so they lead it: a port that takes only part of a
+ * burst takes them, and data never starves them. */
+#define HTOE_TX_CTRL_ONLY 2u
 
 /* Next frame to transmit, written into buf[0..cap) (cap >= mtu + 18).
  * Returns its length, 0 if nothing is due. Call until it returns 0. */
@@ -291,12 +297,13 @@ int htoe_vl_reset(struct htoe *b, uint16_t node, bool cold, uint64_t now);
  * for protocols above HT (e.g. memory leases). Unreliable and unordered like
  * Ethernet itself — a message may be lost, duplicated or reordered; the
  * protocol on top retries and must be idempotent. Sent only on a VL that is
- * up, ahead of new data. Payload: 1..HTOE_CTRL_MAX bytes, opaque here.
+ * up, ahead of data (new or retransmitted; HTOE_TX_CTRL_ONLY). Payload:
+ * 1..HTOE_CTRL_MAX bytes, opaque here.
  */
 #define HTOE_CTRL_MAX   256u
 #define HTOE_CTRL_QUEUE 16u
 /* Queue a message for `node`: 0, -ENOENT (no VL), -EMSGSIZE, -EAGAIN (queue
- * full). */
+ * full, counted as ctrl_refused). */
 int htoe_ctrl_send(struct htoe *b, uint16_t node, const void *msg, size_t len);
 /* Next received message: its length (and *node), or 0 if none. -ENOSPC if
  * cap is too small (the message stays queued). */
@@ -348,6 +355,7 @@ struct htoe_stats {
 	uint64_t backpressure;        /* -EAGAIN returns */
 	uint64_t tag_full;            /* pending table full events */
 	uint64_t ctrl_sent, ctrl_rcvd, ctrl_overflow; /* CTRL messages; received but queue full */
+	uint64_t ctrl_refused;        /* htoe_ctrl_send -EAGAIN: the VL's CTRL queue was full */
 	uint64_t acl_denied;          /* remote requests refused by the access table */
 	uint64_t peer_restarts;       /* new incarnations seen, all VLs (htoe_vl_stats) */
 	uint64_t vl_resets;           /* VL resets, all VLs (htoe_vl_stats.resets) */
