@@ -266,6 +266,7 @@ static unsigned print_changed(FILE *f, const struct br_node *n)
 static void print_drops(FILE *f, const struct br_node *n, const uint64_t *drops)
 {
 	uint64_t starved = 0, npto = 0, lost = 0, refused = 0;
+	const struct ht_tgt_stats *tg = &n->hn.tgt.st;
 	bool any = false;
 
 	for (unsigned k = 0; k < n->n_vl; k++) {
@@ -285,6 +286,14 @@ static void print_drops(FILE *f, const struct br_node *n, const uint64_t *drops)
 	if (npto || lost || refused) {
 		fprintf(f, "%snp timeouts %" PRIu64 ", posted lost in resets %" PRIu64
 			", posted refused %" PRIu64, any ? "; " : "          ", npto, lost, refused);
+		any = true;
+	}
+	/* requests from peers the node's memory refused (read after the
+	 * workers stopped): a posted write there is acked and dropped */
+	if (tg->master_abort_range || tg->posted_dropped) {
+		fprintf(f, "%soutside the exported memory %" PRIu64 ", posted writes dropped %"
+			PRIu64, any ? "; " : "          refused: ", tg->master_abort_range,
+			tg->posted_dropped);
 		any = true;
 	}
 	if (any)
@@ -430,6 +439,8 @@ static void json_node_extra(struct br_app *a, FILE *f, const struct br_node *n)
 	json_drops(f, t.drops);
 	fprintf(f, ",\"mem_size\":%" PRIu64 ",\"mem_crc32c\":%" PRIu32, n->cfg->mem_size,
 		n->mem ? htoe_crc32c(n->mem, n->cfg->mem_size) : 0);
+	fprintf(f, ",\"master_abort_range\":%" PRIu64 ",\"posted_dropped\":%" PRIu64,
+		n->hn.tgt.st.master_abort_range, n->hn.tgt.st.posted_dropped);
 	if (n->wl && n->shadow)
 		fprintf(f, ",\"target\":%u,\"wl_offset\":%" PRIu64 ",\"wl_size\":%" PRIu64
 			",\"shadow_crc32c\":%" PRIu32, n->cfg->wl.target, n->cfg->wl.fill_offset,

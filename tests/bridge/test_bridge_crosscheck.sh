@@ -16,7 +16,10 @@
 # bounded number of times. Checked: the write landed (node 2's memory crc32c
 # in its --json differs from node 1's shadow crc32c in node 1's), node 2's
 # run FAILS (exit 1) naming the range node 1 confirmed with both CRCs and the
-# forged bytes' offset inside it, and node 2 reports no PASS. Node 1, stopped
+# forged bytes' offset inside it, and node 2 reports no PASS; a second
+# posted write in the same frame, just past the end of node 2's memory, is
+# dropped by node 2's target, counted in
+# node 2's summary ("refused:" line) and --json. Node 1, stopped
 # first as an operator would, asks node 2 once more at the end of its run:
 # its run FAILS too, naming the same range and both CRCs (docs/bridge.md).
 # Skipped (77) without namespaces or scapy.
@@ -65,11 +68,15 @@ if None in (vl.epoch, vl.ack["a"], vl.credits["a"], vl.ack["b"], vl.posted_addr[
 off = int.from_bytes(os.urandom(2), "big") & ~63
 data = os.urandom(64)
 pkt = posted_write((vl.posted_addr["a"] & ~(SIZE2 - 1)) + off, data, vl.unitid["a"])
+# in the same frame, one posted write just past the end of node 2's exported
+# memory: node 2's target drops it (master abort), and its summary counts it
+outside = (vl.posted_addr["a"] & ~(SIZE2 - 1)) + SIZE2
+pkts = [pkt, posted_write(outside, os.urandom(64), vl.unitid["a"])]
 
 def send(seq):
     """the write as node 1's frame seq; what node 2 answered (its ack; None: nothing heard)"""
     heard = vl.frames["b"]
-    mouth.send(new_data_frame(MAC2, MAC1, 1, 2, vl.epoch, 0, [pkt], seq, vl.ack["a"],
+    mouth.send(new_data_frame(MAC2, MAC1, 1, 2, vl.epoch, 0, pkts, seq, vl.ack["a"],
                               vl.credits["a"]))
     listen(0.2)
     return vl.ack["b"] if vl.frames["b"] > heard else None
@@ -92,7 +99,7 @@ while sends < 100:
 else:
     sys.exit(f"node 2 did not take the forged frame (seq {seq}, its ack {vl.ack['b']})")
 res = {"offset": off, "len": 64, "data": data.hex(), "seq": seq, "epoch": vl.epoch,
-       "sends": sends}
+       "sends": sends, "outside": outside}
 json.dump(res, open(os.path.join(tmp, "forged.json"), "w"))
 print(f"forged: one posted write of 64 bytes at node 2's +{off:#x} "
       f"({(vl.posted_addr['a'] & ~(SIZE2 - 1)) + off:#x}) as node 1, seq {seq} "
@@ -142,6 +149,11 @@ check(m and int(m.group(4), 16) == n2["mem_crc32c"] and
       "node 2 names both CRCs: what it answered (node 1's shadow's, for the whole memory) "
       "and what it holds now (its --json)")
 check(n2.get("digests", {}).get("changed") == 1, f"node 2's digests: {n2.get('digests')}")
+check(n2.get("master_abort_range") == 1 and n2.get("posted_dropped") == 1 and
+      re.search(r"refused: .*outside the exported memory 1, posted writes dropped 1", bout),
+      f"node 2 counts the write outside its memory ({fg['outside']:#x}), acked and dropped: "
+      f"master_abort_range {n2.get('master_abort_range')}, posted_dropped "
+      f"{n2.get('posted_dropped')}, and says so in its summary")
 check(re.search(r"RESULT: FAIL", bout) and not re.search(r"RESULT: PASS", bout) and
       "memory differs across processes" in bout and open("b.rc").read().strip() == "1",
       "node 2: RESULT: FAIL for memory that differs across processes (no PASS), exit status 1")
