@@ -9,6 +9,9 @@
  * whole since the start, ht_wl_tainted) are asked of the target
  * node, one run at a time, retried with backoff until answered. Each answer's
  * CRC32C is compared with the shadow's: a difference is a run that differs.
+ * When the node's run ends the same runs are asked once more (pc_ask_again):
+ * a run confirmed before that differs now was written after the node's last
+ * access (a forger's write) and fails the asker's run too.
  * Answerer: answers from its memory once every write its peers' acknowledged
  * frames carried is applied, and records what it answered, so that the end
  * of its own run finds a range a peer confirmed and that changed afterwards.
