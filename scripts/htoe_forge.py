@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Frames built by hand: a RESET or RESET_ACK with its 12-byte payload
 (incarnation, 64-bit nonce), a CTRL frame, a DATA frame resealed with another
-sequence number and payload, in the format of docs/wire-format.md. Imported by
+sequence number and payload or built from HT packets (a posted write), in the
+format of docs/wire-format.md; what a sniffer learns of a VL (VlView). Imported by
 the bridge tests (with scripts/ on sys.path), and a command:
 
   /usr/bin/python3 scripts/htoe_forge.py with-reset IN.pcap OUT.pcap
@@ -88,6 +89,114 @@ def listen(tmp, watch, iface="htoe0", filt=None):
     while time.monotonic() - last[0] < 1 and time.monotonic() < end:
         time.sleep(0.1)
     sn.stop()
+
+
+def posted_write(addr, data, unitid=1):
+    """One HT 3.1 posted WrSized in the dword form (Cmd 0x2C) of data (4..64
+    bytes, whole dwords) at addr (dword-aligned), with the 0x3E prefix when
+    addr needs more than 40 bits (docs/wire-format.md "Payload")."""
+    assert len(data) % 4 == 0 and 4 <= len(data) <= 64 and addr % 4 == 0
+    ctl0 = 0x2C | (unitid & 0x1F) << 8 | (len(data) // 4 - 1) << 22 | (addr >> 2 & 0x3F) << 26
+    pkt = struct.pack("<II", ctl0, addr >> 8 & 0xFFFFFFFF) + data
+    return (struct.pack("<I", 0x3E | (addr >> 40) << 8) + pkt) if addr >> 40 else pkt
+
+
+def new_data_frame(dst_mac, src_mac, src, dst, epoch, vc, packets, seq, ack, credits):
+    """An untagged DATA frame from node src to node dst of the HT packets
+    `packets` (a list, all of VC vc), sealed with the laps of the full
+    (48-bit) seq and ack."""
+    hdr = bytearray(32)
+    hdr[0], hdr[1], hdr[2], hdr[3] = 0x11, vc, len(packets), epoch
+    hdr[4:8] = struct.pack(">HH", src, dst)
+    return data_frame(dst_mac + src_mac + b"\x88\xb5" + bytes(hdr), seq, ack, credits,
+                      b"".join(packets), seq >> 16, ack >> 16)
+
+
+def near(last, v):
+    """the 16-bit v as the full number nearest to last (None: lap 0), as a
+    receiver takes seq and ack (docs/wire-format.md "Sequence laps")"""
+    if last is None:
+        return v
+    d = (v - last) & 0xFFFF
+    return last + (d - 0x10000 if d >= 0x8000 else d)
+
+
+class VlView:
+    """What a sniffer learns of one VL between nodes a and b (MACs mac_a,
+    mac_b) from the untagged frames it sees either way: the epoch, each
+    side's last DATA sequence number, ack and credit limits, in full numbers
+    (laps counted from 0 at every RESET or RESET_ACK, as the ends count), and
+    the frames heard from each side, the UnitID and address of the last
+    posted write each side sent."""
+
+    def __init__(self, a, b, mac_a, mac_b):
+        self.ends = {(mac_a, a, b): "a", (mac_b, b, a): "b"}
+        self.epoch = None
+        self.unitid = {"a": None, "b": None}
+        self.posted_addr = {"a": None, "b": None}   # of the last posted write seen
+        self.frames = {"a": 0, "b": 0}
+        self.restart()
+
+    def restart(self):
+        self.seq = {"a": None, "b": None}
+        self.ack = {"a": None, "b": None}
+        self.credits = {"a": None, "b": None}
+
+    def watch(self, f):
+        """one frame as captured; returns the end that sent it, or None"""
+        if len(f) < 46 or f[12:14] != b"\x88\xb5" or f[14] >> 4 != 1:
+            return None
+        end = self.ends.get((bytes(f[6:12]),) + struct.unpack(">HH", f[18:22]))
+        if end is None:
+            return None
+        self.frames[end] += 1
+        ftype, seq, ack = f[14] & 0x0F, *struct.unpack(">HH", f[22:26])
+        if ftype in (4, 5):                    # a reset: numbers restart from 0
+            self.restart()
+            self.epoch = f[17]
+            return end
+        if ftype == 1:
+            if f[17] != self.epoch:
+                self.restart()
+                self.epoch = f[17]
+            full = near(self.seq[end], seq)
+            self.seq[end] = full if self.seq[end] is None else max(self.seq[end], full)
+            pl = f[46:]
+            if f[15] & 3 == 0 and len(pl) >= 8:  # a posted request: UnitID, address
+                ext = pl[0] & 0x3F == 0x3E
+                c0, c1 = struct.unpack("<II", pl[4:12] if ext else pl[0:8])
+                self.unitid[end] = c0 >> 8 & 0x1F
+                self.posted_addr[end] = ((struct.unpack("<I", pl[0:4])[0] >> 8 << 40 if ext
+                                          else 0) | c1 << 8 | (c0 >> 26) << 2)
+        self.ack[end] = near(self.ack[end], ack)
+        self.credits[end] = bytes(f[26:38])
+        return end
+
+
+def packet_socket(iface, netns=None):
+    """A raw AF_PACKET socket on iface (every protocol), opened in the
+    network namespace netns (a name in /run/netns; None: this one), with a
+    large receive buffer; the process stays in its own namespace."""
+    import ctypes
+    import os
+    import socket
+    libc = ctypes.CDLL(None, use_errno=True)
+    home = os.open("/proc/self/ns/net", os.O_RDONLY)
+    try:
+        if netns:
+            fd = os.open("/run/netns/" + netns, os.O_RDONLY)
+            if libc.setns(fd, 0x40000000) != 0:          # CLONE_NEWNET
+                raise OSError(ctypes.get_errno(), "setns " + netns)
+            os.close(fd)
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+        s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)     # SO_RCVBUFFORCE
+        s.bind((iface, 0))
+    finally:
+        if netns and libc.setns(home, 0x40000000) != 0:
+            raise OSError(ctypes.get_errno(), "setns back")
+        os.close(home)
+    s.setblocking(False)
+    return s
 
 
 def with_reset(src, dst, node=1, peer=2):

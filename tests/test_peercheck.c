@@ -146,6 +146,14 @@ static void test_codec(void **state)
 }
 
 /* Equal memory: confirmed, and node 2 keeps what it answered. */
+/* The final check at the end of node 1's run */
+static void run_again(void)
+{
+	assert_true(pc_ask_again(&pc[1].ask, 100 * MS));
+	for (uint64_t t = 100; t < 150 && pc_asking(&pc[1].ask); t++)
+		step(t * MS);
+}
+
 static void test_confirmed(void **state)
 {
 	(void)state;
@@ -174,6 +182,52 @@ static void test_differs(void **state)
 	assert_int_equal(pc[1].ask.differ, 1);
 	assert_int_equal(pc[1].ask.run[0].there, htoe_crc32c(mem2, MEM));
 	assert_int_equal(pc[1].ask.run[0].here, htoe_crc32c(shadow, MEM));
+	free_nodes();
+}
+
+/* The end of the run asks again: a range confirmed first and written since
+ * (a forger's write) is CHANGED, with both CRCs, and the answerer's record
+ * keeps what it answered first, so that its own end finds the change too. An
+ * unchanged memory is confirmed again; the check is asked again only once. */
+static void test_again(void **state)
+{
+	(void)state;
+	setup_nodes();
+	run_check();
+	assert_int_equal(pc[1].ask.state, PC_CONFIRMED);
+	uint32_t first = pc[2].ans.rec[0].crc;
+
+	run_again();
+	assert_false(pc_ask_again(&pc[1].ask, 200 * MS));
+	assert_int_equal(pc[1].ask.final, PC_FINAL_DONE);
+	assert_int_equal(pc[1].ask.state, PC_CONFIRMED);
+	assert_int_equal(pc[1].ask.changed, 0);
+	free_nodes();
+
+	setup_nodes();
+	run_check();
+	first = pc[2].ans.rec[0].crc;
+	mem2[2000] ^= 0x40;                              /* the forged write */
+	run_again();
+	assert_int_equal(pc[1].ask.final, PC_FINAL_DONE);
+	assert_int_equal(pc[1].ask.state, PC_DIFFERS);
+	assert_int_equal(pc[1].ask.changed, 1);
+	assert_true(pc[1].ask.run[0].changed);
+	assert_int_equal(pc[1].ask.run[0].there, htoe_crc32c(mem2, MEM));
+	assert_int_equal(pc[1].ask.run[0].here, htoe_crc32c(shadow, MEM));
+	assert_int_equal(pc[2].ans.n, 1);
+	assert_int_equal(pc[2].ans.rec[0].crc, first);   /* not the CRC answered again */
+	free_nodes();
+
+	/* the peer stopped: not compared again, the first verdict stands */
+	setup_nodes();
+	run_check();
+	assert_true(pc_ask_again(&pc[1].ask, 100 * MS));
+	assert_true(pc_asking(&pc[1].ask));
+	pc_ask_silent(&pc[1].ask);
+	assert_int_equal(pc[1].ask.final, PC_FINAL_SILENT);
+	assert_int_equal(pc[1].ask.state, PC_CONFIRMED);
+	assert_int_equal(pc[1].ask.cur, pc[1].ask.n_run);
 	free_nodes();
 }
 
@@ -253,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_codec),
 		cmocka_unit_test(test_confirmed),
 		cmocka_unit_test(test_differs),
+		cmocka_unit_test(test_again),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_retry),
 	};

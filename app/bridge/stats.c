@@ -163,6 +163,11 @@ static const char *const pc_state_name[] = {
 	[PC_DIFFERS] = "differs", [PC_GONE] = "gone",
 };
 
+static const char *const pc_final_name[] = {
+	[PC_FINAL_NONE] = "none", [PC_FINAL_ASKING] = "unanswered", [PC_FINAL_DONE] = "answered",
+	[PC_FINAL_SILENT] = "silent",
+};
+
 /* A range this node answered a peer's digest request for holds something
  * else now (its CRC32C in *now), and that peer has not restarted since (a
  * restarted peer owns nothing here any more: its view was lost and reported). */
@@ -198,6 +203,11 @@ static unsigned print_peercheck(FILE *f, const struct br_node *n)
 	else
 		fprintf(f, " (%u of %u ranges answered, %" PRIu64 " bytes compared)", k->cur,
 			k->n_run, bytes);
+	if (k->final == PC_FINAL_DONE)
+		fprintf(f, ", again at the end of the run: %s", k->changed ? "CHANGED" : "unchanged");
+	else if (k->final == PC_FINAL_SILENT)
+		fprintf(f, ", not again at the end of the run (node %u silent for "
+			"peer_dead_timeout: stopped before)", k->peer);
 	if (k->excluded || k->uncompared)
 		fprintf(f, "; left out: %" PRIu64 " bytes the workload does not own (reported "
 			"lost, or never written or read whole), %" PRIu64 " bytes beyond %u ranges",
@@ -209,7 +219,13 @@ static unsigned print_peercheck(FILE *f, const struct br_node *n)
 		if (!r->answered || (r->status == HTOE_DIGEST_OK && r->there == r->here))
 			continue;
 		bad++;
-		if (r->status != HTOE_DIGEST_OK)
+		if (r->changed)
+			fprintf(f, "          node %u's memory [+%#" PRIx64 ", +%#" PRIx64 ") CHANGED "
+				"after confirmation: crc32c %#010" PRIx32 " there now, %#010" PRIx32
+				" here (node %u's shadow, confirmed before): written after node %u's "
+				"last access\n", k->peer, r->off, r->len, r->there, r->here, n->id,
+				n->id);
+		else if (r->status != HTOE_DIGEST_OK)
 			fprintf(f, "          node %u refused the digest of [+%#" PRIx64 ", +%#" PRIx64
 				") of its memory: %s\n", k->peer, r->off, r->len,
 				htoe_digest_status_name(r->status));
@@ -250,6 +266,7 @@ static unsigned print_changed(FILE *f, const struct br_node *n)
 static void print_drops(FILE *f, const struct br_node *n, const uint64_t *drops)
 {
 	uint64_t starved = 0, npto = 0, lost = 0, refused = 0;
+	const struct ht_tgt_stats *tg = &n->hn.tgt.st;
 	bool any = false;
 
 	for (unsigned k = 0; k < n->n_vl; k++) {
@@ -269,6 +286,14 @@ static void print_drops(FILE *f, const struct br_node *n, const uint64_t *drops)
 	if (npto || lost || refused) {
 		fprintf(f, "%snp timeouts %" PRIu64 ", posted lost in resets %" PRIu64
 			", posted refused %" PRIu64, any ? "; " : "          ", npto, lost, refused);
+		any = true;
+	}
+	/* requests from peers the node's memory refused (read after the
+	 * workers stopped): a posted write there is acked and dropped */
+	if (tg->master_abort_range || tg->posted_dropped) {
+		fprintf(f, "%soutside the exported memory %" PRIu64 ", posted writes dropped %"
+			PRIu64, any ? "; " : "          refused: ", tg->master_abort_range,
+			tg->posted_dropped);
 		any = true;
 	}
 	if (any)
@@ -414,6 +439,8 @@ static void json_node_extra(struct br_app *a, FILE *f, const struct br_node *n)
 	json_drops(f, t.drops);
 	fprintf(f, ",\"mem_size\":%" PRIu64 ",\"mem_crc32c\":%" PRIu32, n->cfg->mem_size,
 		n->mem ? htoe_crc32c(n->mem, n->cfg->mem_size) : 0);
+	fprintf(f, ",\"master_abort_range\":%" PRIu64 ",\"posted_dropped\":%" PRIu64,
+		n->hn.tgt.st.master_abort_range, n->hn.tgt.st.posted_dropped);
 	if (n->wl && n->shadow)
 		fprintf(f, ",\"target\":%u,\"wl_offset\":%" PRIu64 ",\"wl_size\":%" PRIu64
 			",\"shadow_crc32c\":%" PRIu32, n->cfg->wl.target, n->cfg->wl.fill_offset,
@@ -428,9 +455,10 @@ static void json_node_extra(struct br_app *a, FILE *f, const struct br_node *n)
 			bytes += k->run[i].len;
 		fprintf(f, ",\"peer_check\":{\"peer\":%u,\"state\":\"%s\",\"ranges\":%u"
 			",\"answered\":%u,\"differ\":%u,\"bytes\":%" PRIu64 ",\"excluded\":%" PRIu64
-			",\"uncompared\":%" PRIu64 ",\"requests\":%" PRIu64 "}", k->peer,
+			",\"uncompared\":%" PRIu64 ",\"requests\":%" PRIu64 ",\"final\":\"%s\""
+			",\"changed\":%u}", k->peer,
 			pc_state_name[k->state], k->n_run, k->cur, k->differ, bytes, k->excluded, k->uncompared,
-			k->requests);
+			k->requests, pc_final_name[k->final], k->changed);
 	}
 	{
 		const struct pc_answerer *s = &n->pc.ans;

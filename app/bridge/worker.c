@@ -133,21 +133,39 @@ static bool node_poll(struct br_app *a, struct br_node *n, uint64_t now, int pha
 	return false;
 }
 
+/* The run of node n ends (a signal, --duration, or the process exits when
+ * its workloads are done): the cross-check asks once more (node_peercheck). */
+static bool run_ends(const struct br_app *a, const struct br_node *n)
+{
+	return n->finishing || a->cfg.exit_when_done;
+}
+
 static void node_check_done(struct br_node *n, uint64_t now)
 {
+	const struct pc_asker *k = &n->pc.ask;
 	bool wl_done = !n->wl || ht_wl_done(n->wl);
+	/* a check answered in full is asked again at the end of the run */
+	bool again = run_ends(br_app, n) && k->final == PC_FINAL_NONE && k->n_run &&
+		     (k->state == PC_CONFIRMED || k->state == PC_DIFFERS);
 
 	if (n->wl && wl_done && !n->c.wl_finish_ns)
 		n->c.wl_finish_ns = now ? now : 1;
-	/* a node without a workload only serves: it never holds up the end */
-	n->c.done = !n->wl || (wl_done && !htnode_busy(&n->hn) && !pc_asking(&n->pc.ask));
+	/* a node without a workload only serves: it never holds up the end;
+	 * 2: done once its run ends (its final check answered), which the
+	 * drain waits for (control) */
+	n->c.done = !n->wl || (wl_done && !htnode_busy(&n->hn) && !pc_asking(k) && !again);
+	if (n->wl && n->c.done && run_ends(br_app, n))
+		n->c.done = 2;
 }
 
 /* The end-of-run cross-check (node/peercheck.h): the node answers its peers'
  * digest requests; once its workload is done and quiet, it asks its target's
  * node for the digest of the window, when that node is in another process (in
- * this one the summary compares the bytes). A peer given up on is asked no
- * more. Every publish, not per packet. */
+ * this one the summary compares the bytes), and once more when its run ends:
+ * a write applied after the first answer (a forger's) fails this run too, not
+ * only the target's. A peer given up on is asked no more; one silent for
+ * peer_dead_timeout during the final check (stopped before this node) leaves
+ * the first verdict standing. Every publish, not per packet. */
 static void node_peercheck(struct br_app *a, struct br_node *n, uint64_t now)
 {
 	struct pc_asker *k = &n->pc.ask;
@@ -161,11 +179,20 @@ static void node_peercheck(struct br_app *a, struct br_node *n, uint64_t now)
 		if (remote)
 			pc_ask_start(k, w->target, k->session, w->fill_offset, n->wl, now);
 	}
+	if (n->wl && run_ends(a, n))
+		pc_ask_again(k, now);
 	/* (a difference found before the peer went stays a difference) */
 	for (unsigned i = 0; (pc_asking(k) || (k->state == PC_CONFIRMED && !k->n_run)) &&
-			     i < n->n_vl && i < HTOE_MAX_PEERS; i++)
-		if (n->vl_node[i] == k->peer && (n->gone >> i & 1))
+			     i < n->n_vl && i < HTOE_MAX_PEERS; i++) {
+		if (n->vl_node[i] != k->peer)
+			continue;
+		if (pc_asking_again(k) && ((n->gone >> i & 1) ||
+					   (n->silent[i].since &&
+					    now - n->silent[i].since >= a->cfg.peer_dead_ns)))
+			pc_ask_silent(k);
+		else if (n->gone >> i & 1)
 			pc_ask_gone(k);
+	}
 	if (pc_poll(&n->pc, n->b, n->wl, n->mem, n->cfg->mem_size, now))
 		n->drv.deadline = 0; /* the next poll frames them */
 }
@@ -189,8 +216,10 @@ static void drain_gone(struct br_node *n, uint64_t now, bool finishing, uint64_t
 	for (unsigned i = 0; i < n->n_vl && i < HTOE_MAX_PEERS; i++) {
 		uint16_t peer = n->vl_node[i];
 		const struct htoe_vl_stats *v = htoe_get_vl_stats(n->b, peer);
+		/* (the final check bounds its own wait: node_peercheck) */
 		bool uses = n->wl && w->target == peer &&
-			    (!ht_wl_done(n->wl) || pc_asking(&n->pc.ask));
+			    (!ht_wl_done(n->wl) ||
+			     (pc_asking(&n->pc.ask) && !pc_asking_again(&n->pc.ask)));
 
 		if (!n->silent[i].since || v->rx_frames != n->silent[i].rx) {
 			n->silent[i].rx = v->rx_frames;
@@ -246,6 +275,20 @@ static void set_phase(struct br_app *a, int ph)
 	__atomic_store_n(&a->phase, ph, __ATOMIC_RELAXED);
 }
 
+/* Every node done; in the drain a node with a workload is done once it has
+ * seen the end of its run (node_check_done: its final check answered). */
+static bool nodes_done(const struct br_app *a, int phase)
+{
+	bool all = true;
+
+	for (unsigned i = 0; i < a->n_nodes; i++) {
+		uint64_t done = br_rd(&a->nodes[i].pub.c.done);
+
+		all &= done != 0 && (phase != BR_FINISH || !a->nodes[i].wl || done == 2);
+	}
+	return all;
+}
+
 static void control(struct br_app *a, struct br_ctl *ctl, uint64_t now)
 {
 	int phase = __atomic_load_n(&a->phase, __ATOMIC_RELAXED);
@@ -253,10 +296,9 @@ static void control(struct br_app *a, struct br_ctl *ctl, uint64_t now)
 	bool all_done = true, any_wl = false;
 
 	br_capture_drain(a, 4096);
-	for (unsigned i = 0; i < a->n_nodes; i++) {
-		all_done &= br_rd(&a->nodes[i].pub.c.done) != 0;
+	for (unsigned i = 0; i < a->n_nodes; i++)
 		any_wl |= a->nodes[i].wl != NULL;
-	}
+	all_done = nodes_done(a, phase);
 	if (sigs != ctl->seen_signals) {
 		ctl->seen_signals = sigs;
 		if (sigs >= 2) {
@@ -277,6 +319,7 @@ static void control(struct br_app *a, struct br_ctl *ctl, uint64_t now)
 		set_phase(a, phase = BR_FINISH);
 		ctl->finish_ns = now;
 	}
+	all_done = nodes_done(a, phase);
 	if (all_done && (phase == BR_FINISH || (a->cfg.exit_when_done && any_wl))) {
 		set_phase(a, BR_QUIT);
 		return;

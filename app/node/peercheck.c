@@ -47,6 +47,29 @@ void pc_ask_start(struct pc_asker *k, uint16_t peer, uint32_t session, uint64_t 
 	k->backoff_ns = PC_RETRY_NS;
 }
 
+bool pc_ask_again(struct pc_asker *k, uint64_t now)
+{
+	if (k->final != PC_FINAL_NONE || !k->n_run ||
+	    (k->state != PC_CONFIRMED && k->state != PC_DIFFERS))
+		return false;
+	k->final = PC_FINAL_ASKING;
+	k->state = PC_ASKING;
+	k->cur = 0;
+	k->id++;
+	k->next_tx_ns = now;
+	k->backoff_ns = PC_RETRY_NS;
+	return true;
+}
+
+void pc_ask_silent(struct pc_asker *k)
+{
+	if (k->final != PC_FINAL_ASKING)
+		return;
+	k->final = PC_FINAL_SILENT;
+	k->cur = k->n_run; /* every run was answered once */
+	k->state = k->differ ? PC_DIFFERS : PC_CONFIRMED;
+}
+
 void pc_ask_gone(struct pc_asker *k)
 {
 	k->state = PC_GONE;
@@ -62,13 +85,16 @@ static unsigned send_msg(struct htoe *b, uint16_t node, const struct htoe_digest
 	       htoe_ctrl_send(b, node, buf, sizeof(buf)) == 0;
 }
 
-/* The record of what was answered to node for [off, +len): replaced when
- * asked again, NULL when the table is full. */
-static struct pc_record *record(struct pc_answerer *s, uint16_t node, uint64_t off, uint64_t len)
+/* The record of what was answered to node for [off, +len) (found: *known),
+ * NULL when the table is full. */
+static struct pc_record *record(struct pc_answerer *s, uint16_t node, uint64_t off, uint64_t len,
+				bool *known)
 {
+	*known = true;
 	for (unsigned i = 0; i < s->n; i++)
 		if (s->rec[i].node == node && s->rec[i].off == off && s->rec[i].len == len)
 			return &s->rec[i];
+	*known = false;
 	return s->n < PC_MAX_RECORDS ? &s->rec[s->n++] : NULL;
 }
 
@@ -79,13 +105,18 @@ static unsigned answer(struct pc_answerer *s, struct htoe *b, uint16_t node,
 
 	htoe_digest_answer(q, mem, mem_size, &a);
 	if (a.status == HTOE_DIGEST_OK) {
-		struct pc_record *r = record(s, node, q->offset, q->len);
+		bool known;
+		struct pc_record *r = record(s, node, q->offset, q->len, &known);
 		const struct htoe_vl_stats *v = htoe_get_vl_stats(b, node);
+		uint64_t restarts = v ? v->peer_restarts : 0;
 
-		if (r)
+		/* asked again by the same life of the peer (its final check): the
+		 * record keeps what was confirmed first, so that a change since
+		 * is still found at the end of this node's run */
+		if (r && !(known && r->restarts == restarts))
 			*r = (struct pc_record){ .node = node, .off = q->offset, .len = q->len,
-						 .crc = a.crc, .restarts = v ? v->peer_restarts : 0 };
-		else
+						 .crc = a.crc, .restarts = restarts };
+		else if (!r)
 			a.status = HTOE_DIGEST_E_FULL, a.crc = 0;
 	}
 	if (a.status == HTOE_DIGEST_OK)
@@ -105,16 +136,27 @@ static void take_answer(struct peercheck *pc, uint16_t node, const struct htoe_d
 		pc->ans.stale++;
 		return;
 	}
-	r->answered = true;
-	r->status = m->status;
-	r->there = m->crc;
-	if (m->status != HTOE_DIGEST_OK || r->there != r->here)
-		k->differ++;
+	/* the final check: a run confirmed before that differs now changed
+	 * since (a run that differed already keeps its first answer) */
+	bool was_equal = r->answered && r->status == HTOE_DIGEST_OK && r->there == r->here;
+
+	if (!r->answered || (was_equal && (m->status != HTOE_DIGEST_OK || m->crc != r->here))) {
+		r->changed = r->answered && m->status == HTOE_DIGEST_OK;
+		k->changed += r->changed;
+		r->answered = true;
+		r->status = m->status;
+		r->there = m->crc;
+		if (m->status != HTOE_DIGEST_OK || r->there != r->here)
+			k->differ++;
+	}
 	k->id++;
 	k->backoff_ns = PC_RETRY_NS;
 	k->next_tx_ns = 0;
-	if (++k->cur == k->n_run)
+	if (++k->cur == k->n_run) {
 		k->state = k->differ ? PC_DIFFERS : PC_CONFIRMED;
+		if (k->final == PC_FINAL_ASKING)
+			k->final = PC_FINAL_DONE;
+	}
 }
 
 unsigned pc_poll(struct peercheck *pc, struct htoe *b, const struct ht_workload *w,

@@ -9,6 +9,9 @@
  * whole since the start, ht_wl_tainted) are asked of the target
  * node, one run at a time, retried with backoff until answered. Each answer's
  * CRC32C is compared with the shadow's: a difference is a run that differs.
+ * When the node's run ends the same runs are asked once more (pc_ask_again):
+ * a run confirmed before that differs now was written after the node's last
+ * access (a forger's write) and fails the asker's run too.
  * Answerer: answers from its memory once every write its peers' acknowledged
  * frames carried is applied, and records what it answered, so that the end
  * of its own run finds a range a peer confirmed and that changed afterwards.
@@ -48,6 +51,14 @@ struct pc_run {
 	uint32_t here, there; /* CRC32C of the shadow, of the peer's answer */
 	uint8_t  status;      /* enum htoe_digest_status of the answer */
 	bool     answered;
+	bool     changed;     /* confirmed, then differs in the final check */
+};
+
+enum pc_final {
+	PC_FINAL_NONE = 0,    /* not asked again (yet) */
+	PC_FINAL_ASKING,      /* the runs asked again at the end of the run */
+	PC_FINAL_DONE,        /* every run answered again */
+	PC_FINAL_SILENT,      /* the peer stopped answering: not compared again */
 };
 
 struct pc_asker {
@@ -59,6 +70,8 @@ struct pc_asker {
 	uint64_t lost;                  /* the workload's loss reports when the runs were made */
 	struct pc_run run[PC_MAX_RUNS];
 	unsigned n_run, cur, differ;
+	int      final;                 /* enum pc_final: the check again at the end */
+	unsigned changed;               /* runs confirmed, then differing at the end */
 	uint64_t excluded;              /* bytes of the window not owned (ht_wl_tainted) */
 	uint64_t uncompared;            /* bytes beyond PC_MAX_RUNS runs */
 	uint64_t next_tx_ns, backoff_ns;
@@ -91,6 +104,18 @@ struct peercheck {
  * workload's loss reports changed) forgets the earlier answers. */
 void pc_ask_start(struct pc_asker *k, uint16_t peer, uint32_t session, uint64_t woff,
 		  const struct ht_workload *w, uint64_t now);
+/* At the end of the node's run: the runs answered are asked once more (the
+ * same requests, the same retransmissions); a run confirmed before whose
+ * answer now differs from the shadow is `changed` and the check DIFFERS. Only
+ * once, after a check answered in full (CONFIRMED or DIFFERS); false if not
+ * started. */
+bool pc_ask_again(struct pc_asker *k, uint64_t now);
+/* The final check gets no answer: the first verdict stands, not compared again. */
+void pc_ask_silent(struct pc_asker *k);
+static inline bool pc_asking_again(const struct pc_asker *k)
+{
+	return k->final == PC_FINAL_ASKING;
+}
 /* The peer is gone for good: nothing more is asked. */
 void pc_ask_gone(struct pc_asker *k);
 static inline bool pc_asking(const struct pc_asker *k) { return k->state == PC_ASKING; }
