@@ -113,21 +113,23 @@ forger_netns() {
   veth "$NA" "$NB"
 }
 
-# start_netns_bridges N: once the attacker's sniffer listens ($TMP/listening;
+# start_netns_bridges N [DURATION]: once the attacker's sniffer listens ($TMP/listening;
 # its output in $TMP/ears.out), the two-namespace deployment's processes a
-# (config/netns-a.ini in $NA) and b (netns-b.ini in $NB), N transactions,
-# --json; b once a has set up its node (on a loaded host a process pinned to
-# CPU 0 has taken minutes to set up its port, and b's requests then time out,
-# np_timeout, against a peer that is not there yet: a slow start, which is
-# not what the attacker tests are about)
+# (config/netns-a.ini in $NA) and b (netns-b.ini in $NB), N transactions (and
+# workloads of DURATION when given), --json; b once a has set up its node (on
+# a loaded host a process pinned to CPU 0 has taken minutes to set up its
+# port, and b's requests then time out, np_timeout, against a peer that is
+# not there yet: a slow start, which is not what the attacker tests are about)
 start_netns_bridges() {
+  local da=() db=()
+  [ -n "${2:-}" ] && da=(--set "workload 1.duration=$2") && db=(--set "workload 2.duration=$2")
   for _ in $(seq 100); do [ -e "$TMP/listening" ] && break; sleep 0.1; done
   [ -e "$TMP/listening" ] || { cat "$TMP/ears.out"; fail "the attacker's sniffer did not start"; }
   start_bridge a ip netns exec "$NA" "$BRIDGE" $(eal_proc a 0) -- \
-    --config "$SRC/config/netns-a.ini" --transactions "$1" --json
+    --config "$SRC/config/netns-a.ini" --transactions "$1" "${da[@]}" --json
   wait_for_line a "htoe-bridge: node 1 (" 280 || { cat "$TMP/a.out"; fail "a did not set up its node"; }
   start_bridge b ip netns exec "$NB" "$BRIDGE" $(eal_proc b 1) -- \
-    --config "$SRC/config/netns-b.ini" --transactions "$1" --json
+    --config "$SRC/config/netns-b.ini" --transactions "$1" "${db[@]}" --json
 }
 
 # eal_proc NAME LCORE [SHCONF]: EAL arguments of one process (prefix
