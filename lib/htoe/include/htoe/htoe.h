@@ -331,6 +331,7 @@ struct htoe_vl_stats {
 	uint64_t rx_held;             /* (retry) frames held after a gap (selective) */
 	uint64_t sacks_sent;          /* (retry) ACK/NAK frames sent with a SACK block */
 	uint64_t sacks_rcvd;          /* ACK/NAK frames received with a SACK block */
+	uint64_t tail_probes;         /* (retry) tail loss probes sent (selective) */
 };
 
 struct htoe_stats {
