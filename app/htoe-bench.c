@@ -55,9 +55,22 @@ struct opts {
 	const char *json, *plots;
 	char bridge[PATH_MAX], self[PATH_MAX], tmp[128];
 	const char *ip;      /* iproute2's ip, for the namespace scenarios */
+	const char *only;    /* --only: the one scenario to run (NULL: all) */
 };
 
 static struct opts O;
+
+/* The scenarios --only names, in the order they run. */
+static const char *const scenarios[] = {
+	"writes", "baseline", "write64_bridge", "raw_rtt", "rtt", "idle", "loss_macsec",
+	"netns", "loss_sweep", "incast", "peers", "crypto",
+};
+
+/* Does this run include the scenario? */
+static bool want(const char *name)
+{
+	return !O.only || !strcmp(O.only, name);
+}
 static unsigned run_no;
 static volatile sig_atomic_t stop; /* SIGINT/SIGTERM: kill the child, clean up, exit */
 
@@ -778,7 +791,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: htoe-bench [--quick] [--duration SEC] [--json FILE] [--plots DIR]\n"
-		"                  [--bridge PATH] [--keep]\n"
+		"                  [--bridge PATH] [--keep] [--only SCENARIO]\n"
 		"  --quick          short runs (about 1 s each; for smoke tests)\n"
 		"  --duration SEC   seconds of each throughput run (default 3; --quick 1)\n"
 		"  --json FILE      write every figure as JSON\n"
@@ -786,6 +799,9 @@ static void usage(FILE *f)
 		"                   (/usr/bin/python3 with matplotlib)\n"
 		"  --bridge PATH    the htoe-bridge to run (default: next to htoe-bench)\n"
 		"  --keep           keep the temporary directory (INIs, outputs)\n"
+		"  --only SCENARIO  run one scenario: writes, baseline, write64_bridge, raw_rtt,\n"
+		"                   rtt, idle, loss_macsec, netns, loss_sweep, incast, peers,\n"
+		"                   crypto (the targets of the others are n/a)\n"
 		"  --help           this text\n"
 		"  --version        the version\n"
 		"Runs on lcores 0-1 (two CPUs); see docs/benchmarks.md.\n");
@@ -797,6 +813,7 @@ static void parse(int argc, char **argv)
 		{ "quick", no_argument, 0, 'q' }, { "duration", required_argument, 0, 'd' },
 		{ "json", required_argument, 0, 'j' }, { "plots", required_argument, 0, 'p' },
 		{ "bridge", required_argument, 0, 'b' }, { "keep", no_argument, 0, 'k' },
+		{ "only", required_argument, 0, 'o' },
 		{ "help", no_argument, 0, 'h' }, { "version", no_argument, 0, 'V' },
 		{ 0, 0, 0, 0 }
 	};
@@ -818,6 +835,16 @@ static void parse(int argc, char **argv)
 		case 'p': O.plots = optarg; break;
 		case 'b': snprintf(O.bridge, sizeof(O.bridge), "%s", optarg); break;
 		case 'k': O.keep = true; break;
+		case 'o': {
+			unsigned i = 0;
+
+			while (i < sizeof(scenarios) / sizeof(scenarios[0]) && strcmp(optarg, scenarios[i]))
+				i++;
+			if (i == sizeof(scenarios) / sizeof(scenarios[0]))
+				die("--only '%s': no such scenario (--help lists them)", optarg);
+			O.only = optarg;
+			break;
+		}
 		case 'h': usage(stdout); exit(0);
 		case 'V': htoe_print_version("htoe-bench"); exit(0);
 		default: usage(stderr); exit(2);
@@ -1271,16 +1298,22 @@ static void scen_idle(json_t *fig)
 
 /* A 64-byte write run with extra INI text; its write figures or NULL
  * (*sump: the bridge's summary, to be released by the caller). */
-static json_t *write64(const char *label, const char *extra, json_t **sump, int *rc, char *why,
-		       size_t wlen)
+static json_t *write64_for(const char *label, const char *extra, double secs, json_t **sump,
+			   int *rc, char *why, size_t wlen)
 {
 	run_label = label;
-	*sump = bridge_ring("wrp=100", 64, 1, O.dur, extra, rc, why, wlen);
+	*sump = bridge_ring("wrp=100", 64, 1, secs, extra, rc, why, wlen);
 	return *sump ? write_figures(*sump, 64) : NULL;
 }
 
+static json_t *write64(const char *label, const char *extra, json_t **sump, int *rc, char *why,
+		       size_t wlen)
+{
+	return write64_for(label, extra, O.dur, sump, rc, why, wlen);
+}
+
 /* One run of bench_loss_sweep (app/bench/loss.c). */
-static int sweep_run(const char *mode, const char *impair, struct bench_write *out)
+static int sweep_run(const char *mode, const char *impair, double secs, struct bench_write *out)
 {
 	char why[1024], label[64];
 	json_t *sum, *w;
@@ -1288,10 +1321,11 @@ static int sweep_run(const char *mode, const char *impair, struct bench_write *o
 
 	snprintf(label, sizeof(label), "write 64 B, retry %s%s", mode, impair ? ", loss" : "");
 	bridge_retry = mode;
-	w = write64(label, impair, &sum, &rc, why, sizeof(why));
+	w = write64_for(label, impair, secs, &sum, &rc, why, sizeof(why));
 	bridge_retry = NULL;
 	if (w) {
 		out->mbps = num(w, "mbps");
+		out->timeouts = num(sum, "timeouts");
 		out->dropped = num(sum, "impair_dropped");
 		out->retransmits = num(sum, "retransmits");
 		out->frames = num(sum, "frames_tx");
@@ -1640,7 +1674,7 @@ static void set_targets(json_t *fig, double crypto_fig)
 {
 	json_t *w64 = json_object_get(fig, "write64"), *ms = json_object_get(fig, "macsec");
 	json_t *rr = json_object_get(fig, "read_rtt_ring"), *q = json_object_get(fig, "memif_vs_tcp");
-	const char *nm = "not measured (see errors)";
+	const char *nm = O.only ? "not run (--only)" : "not measured (see errors)";
 	char name[80];
 
 	target("64-byte posted writes, HT packets/s", get_or_nan(w64, "ht_pps"), 39e6, false, 1e-6,
@@ -1758,19 +1792,31 @@ int main(int argc, char **argv)
 		"version", host.version));
 	json_object_set_new(root, "durations", json_pack("{s:f, s:f}", "throughput_s", O.dur,
 							 "short_s", O.dur_short));
-	scen_writes(fig);
-	scen_baseline(fig);
-	scen_write64_bridge(fig);
-	scen_raw_rtt(fig);
-	scen_rtt(fig);
-	scen_idle(fig);
-	scen_loss_macsec(fig);
-	scen_netns(fig);
-	ns_cleanup();
-	bench_loss_sweep(fig, sweep_run);
-	bench_incast(fig, O.dur, incast_run);
-	bench_peers(fig, O.dur, incast_run);
-	set_targets(fig, scen_crypto(fig));
+	if (want("writes"))
+		scen_writes(fig);
+	if (want("baseline"))
+		scen_baseline(fig);
+	if (want("write64_bridge"))
+		scen_write64_bridge(fig);
+	if (want("raw_rtt"))
+		scen_raw_rtt(fig);
+	if (want("rtt"))
+		scen_rtt(fig);
+	if (want("idle"))
+		scen_idle(fig);
+	if (want("loss_macsec"))
+		scen_loss_macsec(fig);
+	if (want("netns")) {
+		scen_netns(fig);
+		ns_cleanup();
+	}
+	if (want("loss_sweep"))
+		bench_loss_sweep(fig, O.dur, O.quick ? 1 : 3, sweep_run);
+	if (want("incast"))
+		bench_incast(fig, O.dur, incast_run);
+	if (want("peers"))
+		bench_peers(fig, O.dur, incast_run);
+	set_targets(fig, want("crypto") ? scen_crypto(fig) : NAN);
 	json_object_set_new(root, "targets", targets_json());
 	json_object_set_new(root, "run_seconds", json_real((double)(bench_now_ns() - t_start) / 1e9));
 	print_targets();

@@ -221,8 +221,9 @@ def bench_tables(j):
                                     key=lambda kv: loss_order(kv[0])):
                 rows.append([mode, loss_s, num(r.get("mbps")), pct(r.get("goodput_frac")),
                              num(r.get("dropped")), num(r.get("resent_per_lost"))])
-        out += ["**Goodput against loss** (64-byte posted writes; goodput ÷ a lossless run "
-                "of the same mode made just before it; the reference row: their mean)", ""]
+        out += ["**Goodput against loss** (64-byte posted writes; the median of the lossy "
+                "runs ÷ the median of as many lossless runs of the same mode, taken in turns; "
+                "the reference row: the median of all references)", ""]
         out += table(["retry mode", "loss", "MB/s", "of lossless", "frames dropped",
                       "resent per lost"], rows)
 

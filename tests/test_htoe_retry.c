@@ -1600,6 +1600,29 @@ static void test_sel_nak_without_sack(void **state)
 	check_ok(&r);
 }
 
+/* Fires the probes a silent peer gets before the RTO takes over: from the
+ * next deadline on, HTOE_RETRY_TLP_SILENT of them one base delay (2 SRTT +
+ * ack_delay 300) apart, each resending `last`; the time of the last one. */
+static uint64_t silent_probes(struct htoe_retry *r, uint16_t last)
+{
+	uint64_t base = 2 * htoe_retry_srtt(r) + 300, d = 0, p0 = r->stats.tail_probes;
+	uint16_t seq;
+
+	for (unsigned k = 0; k < HTOE_RETRY_TLP_SILENT; k++) {
+		uint64_t n = htoe_retry_next_deadline(r);
+
+		if (k)
+			assert_int_equal(n, d + base);
+		d = n;
+		assert_int_equal(htoe_retry_tx_timer(r, d), HTOE_RETRY_IDLE);
+		assert_true(htoe_retry_tx_retransmit_at(r, d, &seq));
+		assert_int_equal(seq, last);
+		assert_false(htoe_retry_tx_retransmit_at(r, d, &seq));
+	}
+	assert_int_equal(r->stats.tail_probes, p0 + HTOE_RETRY_TLP_SILENT);
+	return d;
+}
+
 /* A lost tail is probed after about two round trips, well before the RTO:
  * the last frame is resent, and its SACK exposes the lost ones before it. */
 static void test_sel_tail_probe(void **state)
@@ -1623,8 +1646,8 @@ static void test_sel_tail_probe(void **state)
 	assert_int_equal(seq, 3); /* the probe: the last frame */
 	assert_false(htoe_retry_tx_retransmit_at(&r, t, &seq));
 	assert_int_equal(r.stats.tail_probes, 1);
-	/* until the peer answers, no other probe: the RTO comes next */
-	assert_int_equal(htoe_retry_next_deadline(&r), 2000 + htoe_retry_tx_rto(&r));
+	/* the probe may be lost too: the next one a base delay after it */
+	assert_int_equal(htoe_retry_next_deadline(&r), t + 2 * htoe_retry_srtt(&r) + 300);
 	/* the probe arrives: ack 1, seq 3 held -> 1 and 2 lost, resent */
 	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, mk_sack(blk, held, 1, 1), t + 1000), 1);
 	uint64_t t2 = t + 1000; /* overdue already: lost at once */
@@ -1634,6 +1657,52 @@ static void test_sel_tail_probe(void **state)
 	assert_true(htoe_retry_tx_retransmit_at(&r, t2, &seq));
 	assert_int_equal(seq, 2);
 	assert_int_equal(r.stats.timeouts, 0);
+	check_ok(&r);
+}
+
+/* A burst that swallows the tail, the first probe and the peer's answer to
+ * the second (a burst counted in frames on the path of the acks, which
+ * carries nothing else while the sender waits for credits) is crossed by
+ * the third probe, one base delay after the second: no timeout, and the
+ * lost frames are repaired within a few round trips, not milliseconds. */
+static void test_sel_burst_eats_probes(void **state)
+{
+	struct htoe_retry r;
+	uint8_t blk[HTOE_SACK_MAX_LEN];
+	const unsigned held[] = { 3 };
+	uint64_t base, t;
+	uint16_t seq;
+
+	(void)state;
+	init_sel(&r, 0);
+	send1(&r, 0);
+	assert_int_equal(htoe_retry_tx_ack(&r, 1, 1000), 1); /* RTT 1 us */
+	base = 2 * htoe_retry_srtt(&r) + 300;
+	for (int i = 0; i < 4; i++)
+		send1(&r, 2000); /* 1..4, all lost */
+	t = 2000;
+	for (unsigned k = 0; k < 3; k++) {
+		assert_int_equal(htoe_retry_next_deadline(&r), t + base);
+		t += base;
+		assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_IDLE);
+		assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
+		assert_int_equal(seq, 4); /* each probe: the last frame */
+		/* the first is lost; the second arrives, its SACK is lost */
+	}
+	/* the third probe's copy is a duplicate to the peer: its SACK (DUP)
+	 * names 4 and exposes 1..3 */
+	size_t len = mk_sack(blk, held, 1, 1);
+
+	blk[2] = HTOE_SACK_F_DUP;
+	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, len, t + 1000), 1);
+	for (uint16_t want = 1; want <= 3; want++) {
+		assert_true(htoe_retry_tx_retransmit_at(&r, t + 1000, &seq));
+		assert_int_equal(seq, want);
+	}
+	assert_int_equal(htoe_retry_tx_ack(&r, 5, t + 2000), 4);
+	assert_int_equal(r.stats.timeouts, 0);
+	assert_int_equal(r.stats.tail_probes, 3);
+	assert_true(t + 2000 < 2000 + htoe_retry_tx_rto(&r) / 4);
 	check_ok(&r);
 }
 
@@ -1702,10 +1771,10 @@ static void test_sel_tail_probe_backoff(void **state)
 
 /* A retransmission that is lost when nothing can be sent after it (the
  * peer holds every frame behind the hole, and with them every credit) is
- * probed before the RTO; should the probe be lost too, the RTO resends it
- * (the peer, silent, is not probed again), and once the peer answers
- * without progress the probes resume, each twice as far from the last
- * transmission as the one before. */
+ * probed before the RTO; should the probes be lost too, a few more follow
+ * at the same delay, then the RTO resends it (the peer, silent, is not
+ * probed again), and once the peer answers without progress the probes
+ * resume, each twice as far from the last transmission as the one before. */
 static void test_sel_probe_repeats(void **state)
 {
 	struct htoe_retry r;
@@ -1727,13 +1796,9 @@ static void test_sel_probe_repeats(void **state)
 	assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_IDLE);
 	assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
 	assert_int_equal(seq, 1);
-	/* the probe, one base delay later: the only frame not SACKed */
-	d = htoe_retry_next_deadline(&r);
-	assert_int_equal(d, t + base);
-	assert_int_equal(htoe_retry_tx_timer(&r, d), HTOE_RETRY_IDLE);
-	assert_true(htoe_retry_tx_retransmit_at(&r, d, &seq));
-	assert_int_equal(seq, 1);
-	assert_int_equal(r.stats.tail_probes, 1);
+	/* the probes, one base delay later each: the only frame not SACKed */
+	assert_int_equal(htoe_retry_next_deadline(&r), t + base);
+	silent_probes(&r, 1);
 	/* lost too, and the peer is silent: the RTO is next, and resends 1 */
 	d = htoe_retry_next_deadline(&r);
 	assert_int_equal(d, 2000 + htoe_retry_tx_rto(&r)); /* armed when 1..4 left */
@@ -1747,7 +1812,9 @@ static void test_sel_probe_repeats(void **state)
 	assert_int_equal(htoe_retry_tx_ack(&r, 1, t + 500), 0);
 	assert_true(htoe_retry_next_deadline(&r) > t + htoe_retry_tx_rto(&r) / 2);
 	send1(&r, t + 600); /* a transmission re-arms the probe */
-	assert_int_equal(htoe_retry_next_deadline(&r), t + 600 + (base << 2));
+	d = htoe_retry_next_deadline(&r);
+	assert_true(d > t + 600 + (base << 2));
+	assert_true(d >= t + htoe_retry_tx_rto(&r) || d == t + 600 + (base << HTOE_RETRY_TLP_SHIFT_MAX));
 	assert_int_equal(r.stats.timeouts, 1);
 	/* one gets through: progress, the probes start from their base again */
 	assert_int_equal(htoe_retry_tx_ack(&r, 5, t + 1000), 4);
@@ -1766,8 +1833,8 @@ static void init_sel_flight(struct htoe_retry *r, int n)
 		send1(r, 4000);
 }
 
-/* A peer that is not polled for a while (a descheduled poller) gets one
- * probe and then, per timeout, the oldest frame, then the two oldest, the
+/* A peer that is not polled for a while (a descheduled poller) gets a few
+ * probes and then, per timeout, the oldest frame, then the two oldest, the
  * four oldest...: not the whole window each time. When it runs again, its
  * answer releases everything and nothing more is resent. */
 static void test_sel_stalled_peer(void **state)
@@ -1779,11 +1846,7 @@ static void test_sel_stalled_peer(void **state)
 	(void)state;
 	init_sel_flight(&r, 16);
 	t = 4000;
-	d = htoe_retry_next_deadline(&r);
-	assert_int_equal(htoe_retry_tx_timer(&r, d), HTOE_RETRY_IDLE);
-	assert_true(htoe_retry_tx_retransmit_at(&r, d, &seq));
-	assert_int_equal(seq, 16); /* the probe: the last frame */
-	assert_false(htoe_retry_tx_retransmit_at(&r, d, &seq));
+	silent_probes(&r, 16); /* the probes: the last frame */
 	for (unsigned k = 0; k < 3; k++) { /* three timeouts, no probe between */
 		d = htoe_retry_next_deadline(&r);
 		assert_true(d > t);
@@ -1795,9 +1858,9 @@ static void test_sel_stalled_peer(void **state)
 		assert_false(htoe_retry_tx_retransmit_at(&r, d, &seq));
 		t = d;
 	}
-	assert_int_equal(r.stats.tail_probes, 1);
+	assert_int_equal(r.stats.tail_probes, HTOE_RETRY_TLP_SILENT);
 	assert_int_equal(r.stats.timeouts, 3);
-	assert_int_equal(r.stats.retransmitted, 1 + 1 + 2 + 4);
+	assert_int_equal(r.stats.retransmitted, HTOE_RETRY_TLP_SILENT + 1 + 2 + 4);
 	/* it runs again: every frame arrived */
 	assert_int_equal(htoe_retry_tx_ack(&r, 17, t + 100), 16);
 	assert_int_equal(htoe_retry_tx_outstanding(&r), 0);
@@ -1855,11 +1918,8 @@ static void test_sel_rto_window_lost(void **state)
 	uint16_t seq;
 
 	(void)state;
-	init_sel_flight(&r, 8); /* all lost, and the probe too */
-	d = htoe_retry_next_deadline(&r);
-	htoe_retry_tx_timer(&r, d);
-	assert_true(htoe_retry_tx_retransmit_at(&r, d, &seq));
-	assert_int_equal(seq, 8);
+	init_sel_flight(&r, 8); /* all lost, and the probes too */
+	silent_probes(&r, 8);
 	d = htoe_retry_next_deadline(&r);
 	assert_int_equal(htoe_retry_tx_timer(&r, d), HTOE_RETRY_GOBACK);
 	assert_true(htoe_retry_tx_retransmit_at(&r, d, &seq));
@@ -2176,6 +2236,7 @@ int main(void)
 		cmocka_unit_test(test_sel_hostile_sack),
 		cmocka_unit_test(test_sel_nak_without_sack),
 		cmocka_unit_test(test_sel_tail_probe),
+		cmocka_unit_test(test_sel_burst_eats_probes),
 		cmocka_unit_test(test_sel_tail_probe_backoff),
 		cmocka_unit_test(test_rto_backoff_capped),
 		cmocka_unit_test(test_rto_peer_answers_no_limit),

@@ -66,10 +66,14 @@ double bench_proc_cpu_s(int pid);
  * *out, or -1. Adds fig.loss_sweep. */
 struct bench_write {
 	double mbps, dropped, retransmits, frames; /* frames: sent by both nodes */
+	double timeouts;                           /* RTO expiries, both nodes */
 };
-typedef int (*bench_write_fn)(const char *mode, const char *impair, struct bench_write *out);
+/* One 64-byte write run of secs with retry `mode` and [impair] text (NULL:
+ * lossless). */
+typedef int (*bench_write_fn)(const char *mode, const char *impair, double secs,
+			      struct bench_write *out);
 #include <jansson.h>
-void bench_loss_sweep(json_t *fig, bench_write_fn run);
+void bench_loss_sweep(json_t *fig, double secs, unsigned slices, bench_write_fn run);
 /* A target line of the summary: name, value, goal, value <= goal wanted
  * (else >=), display scale and unit, why it may be missing. */
 typedef void (*bench_target_fn)(const char *name, double v, double goal, bool le, double scale,

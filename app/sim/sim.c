@@ -1059,6 +1059,7 @@ static void final_checks(struct sim *s)
 			s->res->retransmits += vs->retransmits;
 			s->res->naks += vs->naks_sent;
 			s->res->timeouts += vs->timeouts;
+			s->res->tail_probes += vs->tail_probes;
 			s->res->resets += vs->resets;
 			s->res->drops_crc += vs->drops[HTOE_DROP_CRC];
 			s->res->peer_restarts += vs->peer_restarts;
@@ -1306,7 +1307,7 @@ static void json_body(const struct sim_result *r, FILE *f)
 		",\"retry\":\"%s\",\"vls\":%" PRIu64 ",\"selective_vls\":%" PRIu64
 		",\"held\":%" PRIu64 ",\"sacks\":%" PRIu64
 		",\"retransmits\":%" PRIu64 ",\"naks\":%" PRIu64 ",\"timeouts\":%" PRIu64
-		",\"resets\":%" PRIu64 ",\"frames\":%" PRIu64 ",\"frames_dropped\":%" PRIu64
+		",\"tail_probes\":%" PRIu64 ",\"resets\":%" PRIu64 ",\"frames\":%" PRIu64 ",\"frames_dropped\":%" PRIu64
 		",\"frames_duplicated\":%" PRIu64 ",\"frames_corrupted\":%" PRIu64
 		",\"frames_reordered\":%" PRIu64 ",\"drops_crc\":%" PRIu64
 		",\"lost\":%" PRIu64 ",\"duplicated\":%" PRIu64 ",\"misordered\":%" PRIu64
@@ -1322,7 +1323,7 @@ static void json_body(const struct sim_result *r, FILE *f)
 		r->posted_applied, r->np_requests, r->np_responses, r->poisoned,
 		r->retry_mode == HTOE_RETRY_SELECTIVE ? "selective" : "gbn", r->vls,
 		r->selective_vls, r->held, r->sacks, r->retransmits,
-		r->naks, r->timeouts, r->resets, r->frames, r->frames_dropped,
+		r->naks, r->timeouts, r->tail_probes, r->resets, r->frames, r->frames_dropped,
 		r->frames_duplicated, r->frames_corrupted, r->frames_reordered, r->drops_crc,
 		r->lost, r->duplicated, r->misordered, r->wrong_data, r->tainted_slices,
 		r->unexplained_poison, r->credit_errors, r->stalls, (double)r->stalled_ns / 1e6,

@@ -127,6 +127,7 @@ struct sim_result {
 	uint64_t np_requests, np_responses;
 	uint64_t poisoned;         /* responses with error bits */
 	uint64_t retransmits, naks, timeouts, resets;
+	uint64_t tail_probes;      /* tail loss probes (selective retry) */
 	int      retry_mode;       /* the mode the bridges offered (enum htoe_retry_mode) */
 	uint64_t vls, selective_vls; /* VLs at the end, those using selective retry */
 	uint64_t held, sacks;      /* frames held after a gap, SACK blocks sent */

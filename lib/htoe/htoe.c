@@ -1161,6 +1161,7 @@ const struct htoe_vl_stats *htoe_get_vl_stats(const struct htoe *b, uint16_t nod
 	rs = &v->rt.stats;
 	v->st.retransmits = rs->retransmitted;
 	v->st.timeouts = rs->timeouts;
+	v->st.tail_probes = rs->tail_probes;
 	v->st.naks_sent = rs->naks_sent;
 	v->st.sacks_sent = rs->sacks_sent;
 	v->st.rx_held = rs->held;

@@ -431,25 +431,30 @@ int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq)
 }
 
 /* Selective: a tail loss probe 2 SRTT + ack_delay after the last
- * transmission, new or repeated (times 2^tlp_shift, and twice that after a
- * probe without progress: a burst that swallowed a probe is often still
- * on, and a steeper backoff would leave the rest to the RTO), if that is
- * before the RTO. A probe
- * repeats the last frame not SACKed, which also recovers a lost
- * retransmission when nothing sent after it could expose the loss (the
- * receiver holds every credit behind the hole). */
+ * transmission, new or repeated (times 2^tlp_shift), if that is before the
+ * RTO. A probe repeats the last frame not SACKed, which also recovers a
+ * lost retransmission when nothing sent after it could expose the loss (the
+ * receiver holds every credit behind the hole). The first
+ * HTOE_RETRY_TLP_SILENT probes since the last progress keep that delay,
+ * answered or not: a burst that swallowed the tail, the probe or the
+ * peer's answers is crossed only by further frames (a burst counted in
+ * frames on the path of the peer's acks, which carries nothing else while
+ * we wait), and a backoff from the first unanswered probe left every such
+ * burst to the RTO and its doubling, milliseconds for a few lost frames.
+ * After them a silent peer is probed no more (it is not polled, or the
+ * link is down: every copy would reach it as a duplicate when it runs
+ * again; the RTO comes next), and one that answers without progress at
+ * twice the delay per probe or timeout since the progress. */
 static void tlp_arm(struct htoe_retry *r, uint64_t now)
 {
-	unsigned sh = (unsigned)r->tlp_shift + r->tlp_n;
+	bool quick = r->tlp_n < HTOE_RETRY_TLP_SILENT;
+	unsigned sh = (unsigned)r->tlp_shift + (quick ? 0 : r->tlp_n);
 	uint64_t t;
 
 	r->tlp_deadline = HTOE_RETRY_NEVER;
 	if (!r->sel || !r->have_rtt || r->una == r->next_seq || r->failed)
 		return;
-	/* nothing at all from the peer since the last probe or timeout: it is
-	 * not polled (or the link is down), and every further copy would only
-	 * reach it as a duplicate when it runs again; the RTO comes next */
-	if (r->tlp_n && !r->tlp_heard)
+	if (!quick && !r->tlp_heard)
 		return;
 	if (sh > HTOE_RETRY_TLP_SHIFT_MAX)
 		sh = HTOE_RETRY_TLP_SHIFT_MAX;

@@ -96,12 +96,16 @@
  *      2 SRTT + ack_delay after the last transmission, new or repeated
  *      (and that is before the RTO), the last frame not SACKed is resent:
  *      its SACK or ack exposes lost frames before it through the RACK rule,
- *      so a lost tail costs about a round trip instead of an RTO. No
- *      further probe is sent until something arrives from the peer (a
- *      peer that is not polled would get every copy as a duplicate), and
- *      each probe or timeout since the last progress doubles the next
- *      probe's delay; progress (an ack or a new SACK) brings it back.
- *      RTO (or an ack for una from a peer that lost our go-back, as in
+ *      so a lost tail costs about a round trip instead of an RTO. The
+ *      first HTOE_RETRY_TLP_SILENT probes since the last progress follow
+ *      each other at that delay, answered or not (a burst that swallowed
+ *      the probe, or the peer's answers, is crossed by further frames, not
+ *      by waiting); after them no further probe is sent until something
+ *      arrives from the peer (a peer that is not polled would get every
+ *      copy as a duplicate), and each probe or timeout since the last
+ *      progress doubles the next probe's delay; progress (an ack or a new
+ *      SACK) brings it back.
+      RTO (or an ack for una from a peer that lost our go-back, as in
  *      GBN): the oldest frame is resent (even if SACKed), at the k-th
  *      timeout in a row the 2^(k-1) oldest frames not SACKed: the
  *      peer's answer exposes the rest through the RACK rule, and a
@@ -222,6 +226,11 @@ struct htoe_retry_stats {
  * is beyond the RTO wherever the RTO is the 1 ms floor and SRTT above 8 us
  * (then no probe is sent, as before the probe existed). */
 #define HTOE_RETRY_TLP_SHIFT_MAX 6
+/* Probes since the last progress sent at the base delay whether or not
+ * the peer answered (tlp_arm in htoe_retry.c): enough to cross a burst of
+ * a few frames on either path within a few round trips, few enough that a
+ * peer that is not polled gets a handful of duplicates, not a stream. */
+#define HTOE_RETRY_TLP_SILENT 12
 /* The RTO's backoff: at most 2^4 times the adaptive RTO (and rto_max). A
  * datacentre path that lost a retransmission needs another try within
  * milliseconds, not seconds; whether the peer is dead is decided from

@@ -232,7 +232,12 @@ for mode in ("gbn", "selective"):
          "sweep %s: reference_mbps" % mode)
     for name in ("0.1%", "1%", "5%", "10%", "1% burst", "burst 100us"):
         r = sw[name]
-        # each row against the lossless run made just before it
+        # each row: the median of its lossy runs against the median of its references
+        for k, sl in (("mbps", "mbps_slices"), ("reference_mbps", "reference_slices")):
+            v = sorted(r[sl])
+            need(v and all(isnum(x) and x > 0 for x in v), "sweep %s %s: %s" % (mode, name, sl))
+            close(r[k], (v[len(v) // 2] + v[(len(v) - 1) // 2]) / 2,
+                  "sweep %s %s: %s is the median" % (mode, name, k))
         close(r["goodput_frac"], r["mbps"] / r["reference_mbps"], "sweep %s %s" % (mode, name))
         need(isnum(r.get("frames")) and r["frames"] > 0, "sweep %s %s: frames" % (mode, name))
         if r["frames"] * starts[name] >= 40:

@@ -342,6 +342,7 @@ struct htoe_vl_stats {
 	                               * counted as held by no packet (neither queued
 	                               * for the local side nor held for ordering)
 	                               * and gave back: an accounting fault, 0 */
+	uint64_t tail_probes;         /* (retry) tail loss probes sent (selective) */
 };
 
 struct htoe_stats {
