@@ -37,6 +37,9 @@ cleanup() {
   stop_watchdogs
   for p in "${BR_PIDS[@]:-}"; do [ -z "$p" ] || kill -KILL "$p" 2>/dev/null || true; done
   for p in "${BR_PIDS[@]:-}"; do [ -z "$p" ] || wait "$p" 2>/dev/null || true; done
+  # the test's other background jobs (a forger's sniffer waits for a file
+  # that a failed test never writes: it would outlive the test)
+  for p in $(jobs -p); do { kill -KILL "$p"; wait "$p"; } 2>/dev/null || true; done
   for p in "${NETNS[@]:-}"; do [ -z "$p" ] || ip netns del "$p" 2>/dev/null || true; done
   for d in $(runtime_dirs); do rm -rf "$d" "$d"-* 2>/dev/null || true; done
   rm -rf "$TMP"
