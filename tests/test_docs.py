@@ -252,6 +252,27 @@ def check_results_tables(src, path, text):
     return []
 
 
+# The two docs that carry a results table stay reference, not a log of how figures moved:
+# a length each may not outgrow, and no heading dated like a notebook entry.
+MAX_LINES = {'docs/benchmarks.md': 400, 'docs/dimm.md': 600}
+DATED_HEADING = re.compile(r'^#+ .*\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b')
+
+
+def check_notebook(path, text):
+    errors = []
+    lines = text.split('\n')
+    if text.endswith('\n'):
+        lines.pop()
+    limit = MAX_LINES.get(path)
+    if limit is not None and len(lines) > limit:
+        errors.append(f'{path}: {len(lines)} lines, more than {limit}: say how it works now, '
+                      f'and leave how the figures moved to the commit messages')
+    for n, line in enumerate(lines, 1):
+        if DATED_HEADING.match(line):
+            errors.append(f'{path}:{n}: a dated heading: one current table, not a log')
+    return errors
+
+
 # ---------------------------------------------------------------- running blocks
 
 def line_regex(pat):
@@ -475,6 +496,7 @@ def main(argv):
             text = open(os.path.join(src, path), encoding='utf-8').read()
             errors += check_static(src, path, text, parse(path, text))
             errors += check_results_tables(src, path, text)
+            errors += check_notebook(path, text)
         mb = open(os.path.join(src, 'tests', 'meson.build'), encoding='utf-8').read()
         for path in doc_files(src):
             if f"'{path}'" not in mb:
