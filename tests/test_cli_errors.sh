@@ -133,10 +133,12 @@ if [ "$BRIDGE" = yes ]; then
 
 	# a second process on a --file-prefix in use (shared configuration: no --no-shconf)
 	SH="-l 0 --no-huge -m 512 --no-pci --file-prefix $PREFIX-dup --log-level=warning"
-	"$APP/htoe-bridge" $SH -- --duration 60 --stats 0 >"$T/first.out" 2>&1 &
+	"$APP/htoe-bridge" $SH -- --duration 600 --stats 0 >"$T/first.out" 2>&1 &
 	PIDS+=($!)
 	first=$!
-	for _ in $(seq 300); do grep -q "node 2 " "$T/first.out" && break; sleep 0.1; done
+	# until it has started or died: a loaded host can take tens of seconds to start it
+	# (the test's own timeout catches a hang)
+	while kill -0 "$first" 2>/dev/null && ! grep -q "node 2 " "$T/first.out"; do sleep 0.1; done
 	if grep -q "node 2 " "$T/first.out"; then
 		expect "a second htoe-bridge on a --file-prefix in use" 3 \
 			"another process \\(pid $first\\) is using --file-prefix $PREFIX-dup" \
