@@ -370,10 +370,31 @@ def run_block(script, root, env, timeout):
                 break
             time.sleep(0.1)
         kill_group(p.pid, signal.SIGKILL)
+        # until the group is gone: a DPDK process still dying holds its --file-prefix, and
+        # the next block's process of the same prefix would be refused
+        for _ in range(300):
+            if not kill_group(p.pid, 0):
+                break
+            time.sleep(0.1)
         if not isinstance(rc, int):
             p.wait()
         f.seek(0)
         return f.read().decode('utf-8', 'replace'), rc
+
+
+def print_logs(root, since):
+    """The end of each log a failed block wrote in the scratch directory (its processes'
+    summaries say why it failed; the directory is gone once the test ends)."""
+    for name in sorted(os.listdir(root)):
+        path = os.path.join(root, name)
+        if not name.endswith('.log') or os.path.islink(path) or not os.path.isfile(path):
+            continue
+        if os.path.getmtime(path) < since:
+            continue
+        with open(path, encoding='utf-8', errors='replace') as fh:
+            lines = fh.read().rstrip('\n').split('\n')
+        print(f'--- {name} (last {min(len(lines), 40)} of {len(lines)} lines):')
+        print('\n'.join(lines[-40:]))
 
 
 def run_file(src, build, path, netns_why):
@@ -416,6 +437,7 @@ def run_file(src, build, path, netns_why):
                 print(f'SKIP {b.where()}: needs network namespaces ({netns_why})')
                 continue
             script = '\n'.join(b.body) + '\n'
+            t0 = time.time()
             out, rc = run_block(script, root, env, timeout)
             why = None
             if rc != 0:
@@ -430,6 +452,7 @@ def run_file(src, build, path, netns_why):
                 if b.output is not None:
                     print(f'--- expected ({b.output.where()}):\n' + '\n'.join(b.output.body))
                 print('--- block:\n' + script.rstrip() + '\n---')
+                print_logs(root, t0)
             else:
                 passed += 1
                 print(f'ok {b.where()}' + (' (output matched)' if b.output else ''))
