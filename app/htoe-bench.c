@@ -60,11 +60,8 @@ struct opts {
 
 static struct opts O;
 
-/* The scenarios --only names, in the order they run. */
-static const char *const scenarios[] = {
-	"writes", "baseline", "write64_bridge", "raw_rtt", "rtt", "idle", "loss_macsec",
-	"netns", "loss_sweep", "incast", "peers", "crypto",
-};
+/* Is NAME one of the scenarios (the table before main)? */
+static bool scenario_known(const char *name);
 
 /* Does this run include the scenario? */
 static bool want(const char *name)
@@ -836,11 +833,7 @@ static void parse(int argc, char **argv)
 		case 'b': snprintf(O.bridge, sizeof(O.bridge), "%s", optarg); break;
 		case 'k': O.keep = true; break;
 		case 'o': {
-			unsigned i = 0;
-
-			while (i < sizeof(scenarios) / sizeof(scenarios[0]) && strcmp(optarg, scenarios[i]))
-				i++;
-			if (i == sizeof(scenarios) / sizeof(scenarios[0]))
+			if (!scenario_known(optarg))
 				die("--only '%s': no such scenario (--help lists them)", optarg);
 			O.only = optarg;
 			break;
@@ -1763,6 +1756,56 @@ static double min_cpu_share(void)
 	return worst;
 }
 
+static void scen_netns_run(json_t *fig)
+{
+	scen_netns(fig);
+	ns_cleanup();
+}
+
+static void scen_loss_sweep(json_t *fig)
+{
+	bench_loss_sweep(fig, O.dur, O.quick ? 1 : 3, sweep_run);
+}
+
+static void scen_incast(json_t *fig)
+{
+	bench_incast(fig, O.dur, incast_run);
+}
+
+static void scen_peers(json_t *fig)
+{
+	bench_peers(fig, O.dur, incast_run);
+}
+
+/* The crypto scenario's target figure (NAN when it did not run). */
+static double crypto_fig = NAN;
+
+static void scen_crypto_run(json_t *fig)
+{
+	crypto_fig = scen_crypto(fig);
+}
+
+/* The scenarios, in the order they run; --only names one of them. */
+static const struct {
+	const char *name;
+	void (*run)(json_t *fig);
+} scenarios[] = {
+	{ "writes", scen_writes }, { "baseline", scen_baseline },
+	{ "write64_bridge", scen_write64_bridge }, { "raw_rtt", scen_raw_rtt },
+	{ "rtt", scen_rtt }, { "idle", scen_idle }, { "loss_macsec", scen_loss_macsec },
+	{ "netns", scen_netns_run }, { "loss_sweep", scen_loss_sweep },
+	{ "incast", scen_incast }, { "peers", scen_peers }, { "crypto", scen_crypto_run },
+};
+#define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
+
+static bool scenario_known(const char *name)
+{
+	for (size_t i = 0; i < N_SCENARIOS; i++)
+		if (!strcmp(name, scenarios[i].name))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "__fwd"))
@@ -1792,31 +1835,10 @@ int main(int argc, char **argv)
 		"version", host.version));
 	json_object_set_new(root, "durations", json_pack("{s:f, s:f}", "throughput_s", O.dur,
 							 "short_s", O.dur_short));
-	if (want("writes"))
-		scen_writes(fig);
-	if (want("baseline"))
-		scen_baseline(fig);
-	if (want("write64_bridge"))
-		scen_write64_bridge(fig);
-	if (want("raw_rtt"))
-		scen_raw_rtt(fig);
-	if (want("rtt"))
-		scen_rtt(fig);
-	if (want("idle"))
-		scen_idle(fig);
-	if (want("loss_macsec"))
-		scen_loss_macsec(fig);
-	if (want("netns")) {
-		scen_netns(fig);
-		ns_cleanup();
-	}
-	if (want("loss_sweep"))
-		bench_loss_sweep(fig, O.dur, O.quick ? 1 : 3, sweep_run);
-	if (want("incast"))
-		bench_incast(fig, O.dur, incast_run);
-	if (want("peers"))
-		bench_peers(fig, O.dur, incast_run);
-	set_targets(fig, want("crypto") ? scen_crypto(fig) : NAN);
+	for (size_t i = 0; i < N_SCENARIOS; i++)
+		if (want(scenarios[i].name))
+			scenarios[i].run(fig);
+	set_targets(fig, crypto_fig);
 	json_object_set_new(root, "targets", targets_json());
 	json_object_set_new(root, "run_seconds", json_real((double)(bench_now_ns() - t_start) / 1e9));
 	print_targets();
