@@ -1243,7 +1243,8 @@ static void rtt_turns(const struct link2 *L, const char *link, unsigned size, un
 			"p99", r99, "read_p50_slices", a50, "raw_p50_slices", b50,
 			"read_p99_slices", a99, "raw_p99_slices", b99));
 		printf("  %19s = %.2f x the raw ping-pong at p50, %.2f x at p99 (medians of %u "
-		       "slices each, taking turns; target: p50 <= 2 x raw)\n", "", r50, r99, nd);
+		       "slice%s each, taking turns; target: p50 <= 2 x raw)\n", "", r50, r99, nd,
+		       nd > 1 ? "s" : "");
 	}
 	for (unsigned i = 0; i < nr; i++)
 		json_decref(sr[i]);
