@@ -1858,7 +1858,8 @@ static const struct {
 	void (*run)(json_t *fig);
 } scenarios[] = {
 	{ "writes", scen_writes }, { "baseline", scen_baseline },
-	{ "write64_bridge", scen_write64_bridge }, { "rtt", scen_rtt }, { "idle", scen_idle }, { "loss_macsec", scen_loss_macsec },
+	{ "write64_bridge", scen_write64_bridge }, { "rtt", scen_rtt }, { "idle", scen_idle },
+	{ "loss_macsec", scen_loss_macsec },
 	{ "netns", scen_netns_run }, { "loss_sweep", scen_loss_sweep },
 	{ "incast", scen_incast }, { "peers", scen_peers }, { "crypto", scen_crypto_run },
 };
