@@ -47,6 +47,7 @@ extern char **environ;
 
 static const unsigned write_sizes[] = { 4, 8, 16, 32, 64 };
 #define N_WSIZES (sizeof(write_sizes) / sizeof(write_sizes[0]))
+#define RTT_SLICES_MAX 5 /* raw ping-pongs and reads of one size and link, in turns */
 
 struct opts {
 	bool quick, keep;
@@ -60,11 +61,8 @@ struct opts {
 
 static struct opts O;
 
-/* The scenarios --only names, in the order they run. */
-static const char *const scenarios[] = {
-	"writes", "baseline", "write64_bridge", "raw_rtt", "rtt", "idle", "loss_macsec",
-	"netns", "loss_sweep", "incast", "peers", "crypto",
-};
+/* Is NAME one of the scenarios (the table before main)? */
+static bool scenario_known(const char *name);
 
 /* Does this run include the scenario? */
 static bool want(const char *name)
@@ -799,8 +797,8 @@ static void usage(FILE *f)
 		"                   (/usr/bin/python3 with matplotlib)\n"
 		"  --bridge PATH    the htoe-bridge to run (default: next to htoe-bench)\n"
 		"  --keep           keep the temporary directory (INIs, outputs)\n"
-		"  --only SCENARIO  run one scenario: writes, baseline, write64_bridge, raw_rtt,\n"
-		"                   rtt, idle, loss_macsec, netns, loss_sweep, incast, peers,\n"
+		"  --only SCENARIO  run one scenario: writes, baseline, write64_bridge, rtt,\n"
+		"                   idle, loss_macsec, netns, loss_sweep, incast, peers,\n"
 		"                   crypto (the targets of the others are n/a)\n"
 		"  --help           this text\n"
 		"  --version        the version\n"
@@ -836,11 +834,7 @@ static void parse(int argc, char **argv)
 		case 'b': snprintf(O.bridge, sizeof(O.bridge), "%s", optarg); break;
 		case 'k': O.keep = true; break;
 		case 'o': {
-			unsigned i = 0;
-
-			while (i < sizeof(scenarios) / sizeof(scenarios[0]) && strcmp(optarg, scenarios[i]))
-				i++;
-			if (i == sizeof(scenarios) / sizeof(scenarios[0]))
+			if (!scenario_known(optarg))
 				die("--only '%s': no such scenario (--help lists them)", optarg);
 			O.only = optarg;
 			break;
@@ -1134,38 +1128,6 @@ static json_t *raw_rtt(const struct link2 *L, unsigned size, double secs, const 
 	return h;
 }
 
-/* 3a. The floor under the read round trips: one raw frame ping-ponged
- * between the two lcores over the same net_ring pair and over memif;
- * fig.raw_rtt_ring, fig.raw_rtt_memif (shaped like read_rtt_*). */
-static void scen_raw_rtt(json_t *fig)
-{
-	static const unsigned rsz[2] = { 8, 64 };
-	json_t *rr = json_object(), *rm = json_object();
-	char label[64], key[8];
-
-	printf("htoe-bench: raw ping-pong of one frame (the floor of the read round trip; "
-	       "lcore 0 sends, lcore 1 swaps the MACs and sends it back)\n");
-	json_object_set_new(fig, "raw_rtt_ring", rr);
-	json_object_set_new(fig, "raw_rtt_memif", rm);
-	for (unsigned k = 0; k < 2; k++) {
-		struct link2 L;
-		json_t *l;
-
-		snprintf(key, sizeof(key), "%u", rsz[k]);
-		snprintf(label, sizeof(label), "raw ping-pong %u B net_ring", raw_frame_len(rsz[k]));
-		if ((l = raw_rtt(NULL, rsz[k], O.dur_short, label)) != NULL) {
-			print_lat("net_ring", rsz[k], l);
-			json_object_set_new(rr, key, l);
-		}
-		link_memif(&L);
-		snprintf(label, sizeof(label), "raw ping-pong %u B memif", raw_frame_len(rsz[k]));
-		if ((l = raw_rtt(&L, rsz[k], O.dur_short, label)) != NULL) {
-			print_lat("memif", rsz[k], l);
-			json_object_set_new(rm, key, l);
-		}
-	}
-}
-
 /* Read RTT ÷ raw ping-pong at p50 and p99 into o[key], printed. */
 static void vs_raw(json_t *o, const char *key, json_t *rd, json_t *raw)
 {
@@ -1179,16 +1141,134 @@ static void vs_raw(json_t *o, const char *key, json_t *rd, json_t *raw)
 	       "<= 2 x raw and <= 1 us, p99 <= 3 us)\n", "", r50, num(raw, "p50_ns") / 1e3, r99);
 }
 
-/* 3, 4. Read round trips over net_ring and memif, the TCP ping-pong. */
+/* A lat_json object back into a histogram (mean x count stands for the sum). */
+static void lat_from_json(json_t *j, struct lat_hist *h)
+{
+	size_t i;
+	json_t *b;
+
+	memset(h, 0, sizeof(*h));
+	h->count = (uint64_t)num(j, "count");
+	h->min_ns = (uint64_t)num(j, "min_ns");
+	h->max_ns = (uint64_t)num(j, "max_ns");
+	h->sum_ns = (uint64_t)(num(j, "mean_ns") * (double)h->count + 0.5);
+	json_array_foreach(json_object_get(j, "hist"), i, b)
+		h->bucket[lat_index((uint64_t)json_number_value(json_array_get(b, 0)))] +=
+			(uint64_t)json_number_value(json_array_get(b, 1));
+}
+
+/* The histograms l[0..n) (lat_json objects) as one. */
+static json_t *lat_json_merged(json_t *const *l, unsigned n)
+{
+	static struct lat_hist all, one;
+
+	memset(&all, 0, sizeof(all));
+	for (unsigned i = 0; i < n; i++) {
+		lat_from_json(l[i], &one);
+		lat_merge(&all, &one);
+	}
+	return lat_to_json(&all);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of the `key` of l[0..n) (n > 0), and every value into *arr. */
+static double median_of(json_t *const *l, unsigned n, const char *key, json_t **arr)
+{
+	double v[RTT_SLICES_MAX];
+
+	*arr = json_array();
+	for (unsigned i = 0; i < n; i++) {
+		v[i] = num(l[i], key);
+		json_array_append_new(*arr, json_real(v[i]));
+	}
+	qsort(v, n, sizeof(v[0]), cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One read of `size` bytes against its floor on one link (NULL: net_ring in
+ * one process, else memif): raw ping-pongs and reads in turns (raw, read,
+ * raw, read, ...; `slices` of each, O.dur_short / slices each), so that a
+ * change of the host's speed hits both alike. Sets raw[key] and rd[key] (every
+ * slice's histogram as one) and vr[key] (the median of the reads' p50 ÷ the
+ * median of the raw p50s, p99 alike, and each slice's figures). */
+static void rtt_turns(const struct link2 *L, const char *link, unsigned size, unsigned slices,
+		      json_t *raw, json_t *rd, json_t *vr)
+{
+	json_t *sr[RTT_SLICES_MAX], *sd[RTT_SLICES_MAX];
+	unsigned nr = 0, nd = 0;
+	double secs = O.dur_short / slices, lost = 0;
+	char why[1024], label[64], key[8];
+	int rc;
+
+	snprintf(key, sizeof(key), "%u", size);
+	for (unsigned i = 0; i < slices && !stop; i++) {
+		snprintf(label, sizeof(label), "raw ping-pong %u B %s", raw_frame_len(size), link);
+		if ((sr[nr] = raw_rtt(L, size, secs, label)) != NULL)
+			lost += num(sr[nr++], "lost");
+		snprintf(label, sizeof(label), "read %u B %s%s", size, link, L ? " (client)" : "");
+		run_label = label;
+		why[0] = 0;
+		sd[nd] = take_rtt(L ? read_memif(size, secs, NULL, why, sizeof(why)) :
+				  bridge_ring("rd=100", size, 1, secs, NULL, &rc, why, sizeof(why)));
+		if (sd[nd])
+			nd++;
+		else
+			note_err(label, why[0] ? why : "no reads completed");
+	}
+	json_t *hr = nr ? lat_json_merged(sr, nr) : NULL, *hd = nd ? lat_json_merged(sd, nd) : NULL;
+
+	if (hr) {
+		json_object_set_new(hr, "frame_len", json_integer(raw_frame_len(size)));
+		json_object_set_new(hr, "lost", json_real(lost));
+		snprintf(label, sizeof(label), "%s raw", link);
+		print_lat(label, size, hr);
+		json_object_set_new(raw, key, hr);
+	}
+	if (hd) {
+		print_lat(link, size, hd);
+		json_object_set_new(rd, key, hd);
+	}
+	if (nr && nd) {
+		json_t *a50, *a99, *b50, *b99;
+		double r50 = median_of(sd, nd, "p50_ns", &a50) / median_of(sr, nr, "p50_ns", &b50),
+		       r99 = median_of(sd, nd, "p99_ns", &a99) / median_of(sr, nr, "p99_ns", &b99);
+
+		json_object_set_new(vr, key, json_pack("{s:f, s:f, s:o, s:o, s:o, s:o}", "p50", r50,
+			"p99", r99, "read_p50_slices", a50, "raw_p50_slices", b50,
+			"read_p99_slices", a99, "raw_p99_slices", b99));
+		printf("  %19s = %.2f x the raw ping-pong at p50, %.2f x at p99 (medians of %u "
+		       "slice%s each, taking turns; target: p50 <= 2 x raw)\n", "", r50, r99, nd,
+		       nd > 1 ? "s" : "");
+	}
+	for (unsigned i = 0; i < nr; i++)
+		json_decref(sr[i]);
+	for (unsigned i = 0; i < nd; i++)
+		json_decref(sd[i]);
+}
+
+/* 3, 4. Read round trips over net_ring and memif against the raw ping-pong
+ * of one frame as long as the read's response between the two lcores over
+ * the same devices (the read's floor; fig.raw_rtt_*, shaped like
+ * fig.read_rtt_*), and the TCP ping-pong. */
 static void scen_rtt(json_t *fig)
 {
 	static const unsigned rsz[2] = { 8, 64 };
 	json_t *rr = json_object(), *rm = json_object(), *tcp = json_object(),
-	       *ratio = json_object();
+	       *ratio = json_object(), *rawr = json_object(), *rawm = json_object();
 	char why[1024], label[64];
-	int rc;
+	unsigned slices = O.quick ? 1 : 3;
 
-	printf("htoe-bench: remote read round trip (closed loop, window 1)\n");
+	printf("htoe-bench: remote read round trip (closed loop, window 1) against the raw "
+	       "ping-pong of one frame (lcore 0 sends, lcore 1 swaps the MACs and sends it "
+	       "back), %u slice%s of each in turns\n", slices, slices > 1 ? "s" : "");
+	json_object_set_new(fig, "raw_rtt_ring", rawr);
+	json_object_set_new(fig, "raw_rtt_memif", rawm);
 	json_object_set_new(fig, "read_rtt_ring", rr);
 	json_object_set_new(fig, "read_rtt_memif", rm);
 	json_object_set_new(fig, "tcp_rtt", tcp);
@@ -1200,35 +1280,15 @@ static void scen_rtt(json_t *fig)
 	json_object_set_new(vr, "memif", vmem);
 	for (unsigned k = 0; k < 2; k++) {
 		static struct lat_hist th;
+		struct link2 L;
 		char key[8];
 		json_t *l;
 
 		snprintf(key, sizeof(key), "%u", rsz[k]);
-		snprintf(label, sizeof(label), "read %u B net_ring", rsz[k]);
-		run_label = label;
-		why[0] = 0;
-		l = take_rtt(bridge_ring("rd=100", rsz[k], 1, O.dur_short, NULL, &rc, why,
-					 sizeof(why)));
-		if (l) {
-			print_lat("net_ring", rsz[k], l);
-			json_object_set_new(rr, key, l);
-			vs_raw(vring, key, l, json_object_get(json_object_get(fig, "raw_rtt_ring"), key));
-		} else {
-			note_err(label, why[0] ? why : "no reads completed");
-		}
-
-		snprintf(label, sizeof(label), "read %u B memif (client)", rsz[k]);
-		run_label = label;
-		why[0] = 0;
-		json_t *ml = take_rtt(read_memif(rsz[k], O.dur_short, NULL, why, sizeof(why)));
-
-		if (ml) {
-			print_lat("memif", rsz[k], ml);
-			json_object_set_new(rm, key, ml);
-			vs_raw(vmem, key, ml, json_object_get(json_object_get(fig, "raw_rtt_memif"), key));
-		} else {
-			note_err(label, why[0] ? why : "no reads completed");
-		}
+		rtt_turns(NULL, "net_ring", rsz[k], slices, rawr, rr, vring);
+		link_memif(&L);
+		rtt_turns(&L, "memif", rsz[k], slices, rawm, rm, vmem);
+		json_t *ml = json_object_get(rm, key);
 
 		memset(&th, 0, sizeof(th));
 		snprintf(label, sizeof(label), "TCP ping-pong %u B", rsz[k]);
@@ -1763,6 +1823,56 @@ static double min_cpu_share(void)
 	return worst;
 }
 
+static void scen_netns_run(json_t *fig)
+{
+	scen_netns(fig);
+	ns_cleanup();
+}
+
+static void scen_loss_sweep(json_t *fig)
+{
+	bench_loss_sweep(fig, O.dur, O.quick ? 1 : 3, sweep_run);
+}
+
+static void scen_incast(json_t *fig)
+{
+	bench_incast(fig, O.dur, incast_run);
+}
+
+static void scen_peers(json_t *fig)
+{
+	bench_peers(fig, O.dur, incast_run);
+}
+
+/* The crypto scenario's target figure (NAN when it did not run). */
+static double crypto_fig = NAN;
+
+static void scen_crypto_run(json_t *fig)
+{
+	crypto_fig = scen_crypto(fig);
+}
+
+/* The scenarios, in the order they run; --only names one of them. */
+static const struct {
+	const char *name;
+	void (*run)(json_t *fig);
+} scenarios[] = {
+	{ "writes", scen_writes }, { "baseline", scen_baseline },
+	{ "write64_bridge", scen_write64_bridge }, { "rtt", scen_rtt }, { "idle", scen_idle },
+	{ "loss_macsec", scen_loss_macsec },
+	{ "netns", scen_netns_run }, { "loss_sweep", scen_loss_sweep },
+	{ "incast", scen_incast }, { "peers", scen_peers }, { "crypto", scen_crypto_run },
+};
+#define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
+
+static bool scenario_known(const char *name)
+{
+	for (size_t i = 0; i < N_SCENARIOS; i++)
+		if (!strcmp(name, scenarios[i].name))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "__fwd"))
@@ -1792,31 +1902,10 @@ int main(int argc, char **argv)
 		"version", host.version));
 	json_object_set_new(root, "durations", json_pack("{s:f, s:f}", "throughput_s", O.dur,
 							 "short_s", O.dur_short));
-	if (want("writes"))
-		scen_writes(fig);
-	if (want("baseline"))
-		scen_baseline(fig);
-	if (want("write64_bridge"))
-		scen_write64_bridge(fig);
-	if (want("raw_rtt"))
-		scen_raw_rtt(fig);
-	if (want("rtt"))
-		scen_rtt(fig);
-	if (want("idle"))
-		scen_idle(fig);
-	if (want("loss_macsec"))
-		scen_loss_macsec(fig);
-	if (want("netns")) {
-		scen_netns(fig);
-		ns_cleanup();
-	}
-	if (want("loss_sweep"))
-		bench_loss_sweep(fig, O.dur, O.quick ? 1 : 3, sweep_run);
-	if (want("incast"))
-		bench_incast(fig, O.dur, incast_run);
-	if (want("peers"))
-		bench_peers(fig, O.dur, incast_run);
-	set_targets(fig, want("crypto") ? scen_crypto(fig) : NAN);
+	for (size_t i = 0; i < N_SCENARIOS; i++)
+		if (want(scenarios[i].name))
+			scenarios[i].run(fig);
+	set_targets(fig, crypto_fig);
 	json_object_set_new(root, "targets", targets_json());
 	json_object_set_new(root, "run_seconds", json_real((double)(bench_now_ns() - t_start) / 1e9));
 	print_targets();

@@ -10,6 +10,9 @@
 # that no stage claims are named on stderr (a renamed function: add it to
 # STAGES). Needs perf and permission to profile.
 # MODE inject: node 1's writes pre-built ([workload] mode = inject, no model).
+# MODE read: 8-byte reads, one outstanding (the read round trip); each stage's
+# CPU time per read (both lcores also spin while the read is on the wire:
+# that is the poll loop's share).
 #   scripts/perf_stages.sh [BUILD_DIR [SECONDS [MODE]]]     (docs/benchmarks.md)
 set -euo pipefail
 BUILD=${1:-build} SECS=${2:-4} MODE=${3:-verify}
@@ -20,7 +23,10 @@ TMP=$(mktemp -d /tmp/perf_stages.XXXXXX)
 PREFIX=perf-stages-$$
 trap 'kill -KILL ${PID:-} 2>/dev/null || true; rm -rf "$TMP" /var/run/dpdk/$PREFIX "${XDG_RUNTIME_DIR:-/tmp}/dpdk/$PREFIX"' EXIT
 
-# the INI htoe-bench writes for its write64 run, with a longer duration
+# the INI htoe-bench writes for its write64 run (read: its 8-byte read round
+# trip), with a longer duration
+MIX=wrp=100 SIZE=64 WMODE=$MODE
+[ "$MODE" = read ] && MIX=rd=100 SIZE=8 WMODE=verify
 cat >"$TMP/w64.ini" <<INI
 [global]
 stats_interval = 0
@@ -39,11 +45,11 @@ crossover = 1
 crossover = 0
 [workload 1]
 target = 2
-mix = wrp=100
-sizes = 64
+mix = $MIX
+sizes = $SIZE
 window = 1
 sweep = off
-mode = $MODE
+mode = $WMODE
 duration = $((SECS * 1000 + 6000))ms
 [map]
 range1 = 0x100000000 64K 1
@@ -60,14 +66,14 @@ wait "$PID" || { cat "$TMP/run.out" >&2; echo "perf_stages: htoe-bridge failed" 
 PID=
 perf report -i "$TMP/perf.data" --no-children --sort comm,dso,sym --stdio -g none \
   --percent-limit 0 -F overhead,sample,comm,dso,sym 2>/dev/null | grep -v '^#' >"$TMP/report.txt"
-/usr/bin/python3 - "$TMP/report.txt" "$TMP/run.out" "$SECS" <<'PY'
+/usr/bin/python3 - "$TMP/report.txt" "$TMP/run.out" "$SECS" "$MODE" <<'PY'
 import json, re, sys
 
-report, run, secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
+report, run, secs, mode = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 summary = json.loads([l for l in open(run) if l.startswith("{")][-1])
 nodes = {n["id"]: n for n in summary["per_node"]}
 iv = nodes[1]["wl_finish_s"] - nodes[1]["wl_start_s"]
-pps = nodes[2]["to_target"] / iv
+pps = (nodes[1]["read_rtt"]["count"] if mode == "read" else nodes[2]["to_target"]) / iv
 packets = pps * secs
 HZ = 4999.0
 
@@ -147,8 +153,9 @@ if big:
     print("perf_stages: symbols in no stage (>= 0.5 %% of the samples): %s"
           % ", ".join("%s %d" % (k, v) for v, k in big), file=sys.stderr)
 th = [L0, L1]
-print("perf_stages: %.3f M HT packets/s (64-byte posted writes, net_ring), %.0f in the %.0f s "
-      "profiled; CPU time sampled: %s" % (pps / 1e6, packets, secs,
+print("perf_stages: %.3f M %s/s (net_ring), %.0f in the %.0f s profiled; CPU time sampled: %s"
+      % (pps / 1e6, "8-byte reads, one outstanding" if mode == "read" else
+         "HT packets (64-byte posted writes)", packets, secs,
       ", ".join("%s %.2f s" % (t, tot.get(t, 0) / HZ) for t in th)))
 print("| stage | lcore 0, node 1 (sends) | lcore 1, node 2 (receives) | both |")
 print("|---|---|---|---|")

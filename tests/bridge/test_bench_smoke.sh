@@ -161,17 +161,24 @@ for size in ("8", "64"):
               f["read_rtt_memif"][size]["p%s_ns" % p] / f["tcp_rtt"][size]["p%s_ns" % p],
               "memif/TCP p%s %s B" % (p, size))
 
-# 3a. the raw ping-pong floors, shaped like read_rtt_*, and read RTT / raw
+# 3a. the raw ping-pong floors, shaped like read_rtt_*, and read RTT / raw: the
+# median of the read slices over the median of the raw slices taken in turns
+def median(v):
+    v = sorted(v)
+    return (v[len(v) // 2] + v[(len(v) - 1) // 2]) / 2
+
 for link in ("ring", "memif"):
     for size in ("8", "64"):
         raw = f["raw_rtt_" + link][size]
         lat(raw, "raw ping-pong %s %s B" % (link, size))
         need(raw["frame_len"] == 14 + 32 + 8 + int(size) and isnum(raw["lost"]),
              "raw ping-pong %s %s B: frame_len %s" % (link, size, raw.get("frame_len")))
+        vr = f["read_vs_raw"][link][size]
         for p in ("50", "99"):
-            close(f["read_vs_raw"][link][size]["p" + p],
-                  f["read_rtt_" + link][size]["p%s_ns" % p] / raw["p%s_ns" % p],
-                  "read/raw %s p%s %s B" % (link, p, size))
+            rd, rw = vr["read_p%s_slices" % p], vr["raw_p%s_slices" % p]
+            need(len(rd) >= 1 and len(rw) >= 1 and all(isnum(x) and x > 0 for x in rd + rw),
+                 "read/raw %s p%s %s B: slices" % (link, p, size))
+            close(vr["p" + p], median(rd) / median(rw), "read/raw %s p%s %s B" % (link, p, size))
 
 # 8. the two-namespace path: skipped with a reason, or every figure
 ns = f["netns"]
