@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "htmodel/ht_rand.h"
+#include "htoe/htoe.h"
 #include "htoe/htoe_credit.h"
 
 static void set_all(uint16_t t[HT_VC_COUNT][2], uint16_t v)
@@ -368,6 +369,44 @@ static void pool_with_vls(struct htoe_rxpool *p, struct htoe_credit_rx *rx, int 
 		assert_int_equal(htoe_credit_rx_init(p, &rx[i]), 0);
 		htoe_credit_rx_regrant(p, &rx[i]);
 	}
+}
+
+/* A pool sized by htoe_rx_bufs_needed() for a node with 63 peers, one of
+ * them busy and 62 configured but idle (the peers_scale bench): the busy VL
+ * reaches max_per_vl in every class, as it does with one peer, and the idle
+ * ones keep their reserve. With only 64 buffers beyond the reserves it got
+ * reserve + 64 = 80 of 128, which bounded its writes/s by the credits. */
+static void test_pool_sized_for_idle_peers(void **state)
+{
+	(void)state;
+	enum { N = 63 };
+	static struct htoe_credit_rx rx[N];
+	struct htoe_rxpool p;
+	struct htoe_config c;
+	uint16_t t[HT_VC_COUNT][2];
+
+	htoe_config_defaults(&c);
+	assert_true(htoe_rx_bufs_needed(&c, N) <= HTOE_CREDIT_POOL_MAX);
+	set_all(t, (uint16_t)htoe_rx_bufs_needed(&c, N));
+	assert_int_equal(htoe_rxpool_init(&p, t, c.reserve, c.max_per_vl, N), 0);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(htoe_credit_rx_init(&p, &rx[i]), 0);
+		htoe_credit_rx_regrant(&p, &rx[i]);
+	}
+	for (int vc = 0; vc < HT_VC_COUNT; vc++) {
+		assert_int_equal(htoe_credit_rx_receive(&rx[0], (enum ht_vc)vc, true), 0);
+		htoe_credit_rx_regrant(&p, &rx[0]);
+		assert_int_equal(rx[0].granted[vc][0], c.max_per_vl);
+		assert_int_equal(rx[0].granted[vc][1], c.max_per_vl);
+		assert_int_equal(cycle(&p, &rx[0], (enum ht_vc)vc), c.max_per_vl);
+		for (int i = 1; i < N; i++)
+			assert_int_equal(outst(&rx[i], (enum ht_vc)vc), c.reserve);
+	}
+	CHECK_POOL(&p, rx, N);
+	/* a cap at or below the reserve needs no more than the reserves and
+	 * the 64 that let every VL start */
+	c.max_per_vl = c.reserve;
+	assert_int_equal(htoe_rx_bufs_needed(&c, N), c.reserve * N + 64);
 }
 
 static void test_policy_reserve_many_vls(void **state)
@@ -1003,6 +1042,7 @@ int main(void)
 		cmocka_unit_test(test_check_detects),
 		cmocka_unit_test(test_check_changed_detects),
 		cmocka_unit_test(test_randomized_pool),
+		cmocka_unit_test(test_pool_sized_for_idle_peers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

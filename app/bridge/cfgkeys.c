@@ -64,7 +64,8 @@ static const struct cfg_sect sects[BR_S__COUNT] = {
 		"against stalled pollers\"); `htoe-sim --stall` (docs/simulator.md) checks a set of "
 		"timers against stalls.",
 		"When a `bufs_*` key is not given, each count is raised to `reserve × (members − 1) "
-		"+ 64` if that is larger, so that every VL can start (as htoe-sim does). The library "
+		"+ max(64, max_per_vl − reserve)` if that is larger, so that every VL can start and a "
+		"busy VL reach `max_per_vl` however many idle peers are configured (as htoe-sim does). The library "
 		"checks the complete bridge configuration (`htoe_config_check()`); what it refuses "
 		"is reported against the key it names." },
 	[BR_S_NODE] = { "node", false, true, "bridge", "[node N] only",

@@ -587,9 +587,10 @@ static int parse_node(struct ctx *x, struct br_config *c, struct br_node_cfg *nc
 	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
 		if ((given[vc] = get_bufs(x, s, bufkeys[vc], bc->rx_bufs[vc])) < 0)
 			return -1;
-	/* the receive pool must cover the reserve of every VL (as htoe-sim) */
+	/* the receive pool covers the reserve of every VL and a busy VL's cap
+	 * (as htoe-sim) */
 	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++) {
-		unsigned need = bc->reserve * (x->n_members - 1) + 64;
+		unsigned need = htoe_rx_bufs_needed(bc, x->n_members - 1);
 
 		if (!given[vc])
 			for (unsigned d = 0; d < 2; d++)

@@ -321,11 +321,12 @@ static int bridge_new(struct sim *s, struct node *nd, char *err, size_t errlen)
 	if (s->cfg->retry_mode >= 0)
 		c.retry_mode = (enum htoe_retry_mode)s->cfg->retry_mode;
 	s->res->retry_mode = (int)c.retry_mode;
-	/* every peer can start: the pool covers the reserve of all VLs */
+	/* every peer can start and a busy VL reach its cap: the pool covers
+	 * the reserve of all VLs and a busy VL's share */
 	for (unsigned vc = 0; vc < HT_VC_COUNT; vc++)
 		for (unsigned d = 0; d < 2; d++)
-			if (c.rx_bufs[vc][d] < c.reserve * s->cfg->nodes + 64)
-				c.rx_bufs[vc][d] = (uint16_t)(c.reserve * s->cfg->nodes + 64);
+			if (c.rx_bufs[vc][d] < htoe_rx_bufs_needed(&c, s->cfg->nodes))
+				c.rx_bufs[vc][d] = (uint16_t)htoe_rx_bufs_needed(&c, s->cfg->nodes);
 	nd->core.b = htoe_new(&c, err, errlen);
 	memset(nd->seen_resets, 0, sizeof(nd->seen_resets));
 	if (progress_bound(&c) > s->progress_bound)

@@ -42,6 +42,13 @@ void htoe_config_defaults(struct htoe_config *cfg)
 	cfg->stall_timeout_ns = 50000000;
 }
 
+unsigned htoe_rx_bufs_needed(const struct htoe_config *cfg, unsigned n_vls)
+{
+	unsigned busy = cfg->max_per_vl > cfg->reserve ? cfg->max_per_vl - cfg->reserve : 0;
+
+	return cfg->reserve * n_vls + (busy > 64 ? busy : 64);
+}
+
 static unsigned pow2_at_least(unsigned n)
 {
 	unsigned p = 1;

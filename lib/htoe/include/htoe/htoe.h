@@ -105,6 +105,13 @@ struct htoe_config {
 /* Fill `cfg` with the defaults documented in docs/config.md. */
 void htoe_config_defaults(struct htoe_config *cfg);
 
+/* The receive buffers per class (rx_bufs) that n_vls VLs need under the
+ * pool's policy (htoe_credit.h): every VL its reserve, and beyond them
+ * enough for one busy VL to reach max_per_vl (at least 64), so that peers
+ * configured but idle take none of a busy VL's credits. A caller sizing the
+ * pool by the cluster raises the counts it was not given to this. */
+unsigned htoe_rx_bufs_needed(const struct htoe_config *cfg, unsigned n_vls);
+
 /* Check cfg as htoe_new() does, without allocating anything: 0, or -1 with
  * a message in err and, if field is not NULL, *field =
  * offsetof(struct htoe_config, F) of the field F to blame (SIZE_MAX: the
