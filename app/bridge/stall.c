@@ -115,6 +115,27 @@ static void all_cpus(cpu_set_t *set)
 		CPU_SET((int)c, set);
 }
 
+/* the set-up thread's pin while it runs on every CPU */
+static cpu_set_t setup_pin;
+static bool setup_widened;
+
+void br_stall_setup_begin(void)
+{
+	cpu_set_t all;
+
+	all_cpus(&all);
+	setup_widened = pthread_getaffinity_np(pthread_self(), sizeof(setup_pin), &setup_pin) == 0 &&
+			!CPU_EQUAL(&setup_pin, &all) &&
+			pthread_setaffinity_np(pthread_self(), sizeof(all), &all) == 0;
+}
+
+void br_stall_setup_end(void)
+{
+	if (setup_widened &&
+	    pthread_setaffinity_np(pthread_self(), sizeof(setup_pin), &setup_pin) == 0)
+		setup_widened = false;
+}
+
 /* A pinned thread that its CPU does not run may run on another: the
  * kernel can move it only if its affinity allows. */
 static void widen(const struct br_stall *s, struct stall_priv *p)
