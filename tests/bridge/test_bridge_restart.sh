@@ -47,7 +47,9 @@ for _ in $(seq 1200); do
   kill -0 $B1 2>/dev/null || { cat "$TMP/b1.out"; fail "node 2 (first life) exited"; }
   sleep 0.1
 done
-grep -Eq '\| done ([0-9]+)/\1$' "$TMP/b1.out" || { cat "$TMP/b1.out"; fail "node 2's first workload not done"; }
+grep -Eq '\| done ([0-9]+)/\1$' "$TMP/b1.out" || {
+  cat "$TMP/b1.out"; echo "== a"; cat "$TMP/a.out"; pstate "${BR_PIDS[0]}"; pstate $B1
+  fail "node 2's first workload not done"; }
 kill -9 $B1
 wait $B1 2>/dev/null || true
 
