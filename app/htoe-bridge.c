@@ -273,6 +273,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 
 	br_clock_init(a);
+	br_stall_setup_begin();
 	/* busy polling unless [global] poll = adaptive: the demo measures speed */
 	a->poll = a->cfg.poll == 2 ? BR_POLL_ADAPTIVE : BR_POLL_BUSY;
 	a->n_nodes = a->cfg.n_nodes;
@@ -324,6 +325,7 @@ int main(int argc, char **argv)
 	if (br_stall_start(watchdog_ns, watchdog_report, a->tsc_hz, "htoe-bridge", err,
 			   sizeof(err)))
 		goto fail;
+	br_stall_setup_end();
 	/* go */
 	br_clock_start(a);
 	for (unsigned l = 0; l < RTE_MAX_LCORE; l++) {

@@ -1402,6 +1402,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	br_clock_init(a);
 	br_clock_start(a);
+	br_stall_setup_begin();
 	if (br_stall_start(watchdog_ns, watchdog_report, a->tsc_hz, "htoe-dimm", err,
 			   sizeof(err))) {
 		rc = 3;
@@ -1435,6 +1436,7 @@ int main(int argc, char **argv)
 	if (br_ports_start(a, err, sizeof(err)))
 		goto fail;
 
+	br_stall_setup_end();
 	/* exporters on worker lcores (or the main one, in an exporter-only process) */
 	{
 		unsigned l, next = 0;

@@ -9,7 +9,8 @@ The convention (README.md, "Docs are tested"):
 - A fenced block opened with ```sh or ```bash is run by this test with `bash -e`, from a
   scratch copy of the repository root in which `build` is the build directory under test
   (symlinks to the sources, so files a block writes stay in the scratch directory), with
-  HOME in that directory. It must exit 0.
+  HOME in that directory. It must exit 0. As root, the blocks of a run have a /run and a
+  network of their own (isolate()).
 - When the next fenced block after it is opened with ```output, the block's output (stdout
   and stderr together) must match it: a line `...` matches any number of lines (none too),
   `<...>` inside a line matches any text within that line; trailing blanks are ignored.
@@ -323,6 +324,31 @@ def match_output(expected, actual):
     return f'unexpected output after the expected lines'
 
 
+ISOLATED = 'HTOE_DOCTEST_ISOLATED'
+
+
+def isolate(argv):
+    """As root, the blocks run with a /run and a network of their own (a mount and a network
+    namespace, unshare(1)): two runs of one doc at once on a host (two checkouts' suites) then
+    share no socket path under /run, no DPDK runtime directory (/var/run/dpdk), no TCP port, no
+    namespace or interface name. Re-executes this script inside them (the same process, so a
+    timeout still reaches it); where they cannot be made, the blocks run on the host's."""
+    if os.environ.get(ISOLATED) == '1':
+        for cmd in (['mount', '-t', 'tmpfs', '-o', 'mode=755', 'htoe-doctest', '/run'],
+                    ['ip', 'link', 'set', 'lo', 'up']):
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                print(f'FAIL: in the namespaces of the docs: {" ".join(cmd)}: {r.stderr.strip()}')
+                sys.exit(1)
+        return
+    if os.geteuid() != 0 or not shutil.which('unshare') or subprocess.run(
+            ['unshare', '--mount', '--net', 'true'], capture_output=True).returncode != 0:
+        return
+    os.environ[ISOLATED] = '1'
+    os.execvp('unshare', ['unshare', '--mount', '--net', '--propagation', 'private', '--',
+                          sys.executable] + argv)
+
+
 def netns_available():
     if os.geteuid() != 0 or not shutil.which('ip'):
         return 'not root'
@@ -406,7 +432,7 @@ def run_file(src, build, path, netns_why):
         root = make_scratch(src, build, tmp)
         env = dict(os.environ)
         for k in list(env):
-            if k.startswith('MESON') or k in ('MALLOC_PERTURB_',):
+            if k.startswith('MESON') or k in ('MALLOC_PERTURB_', ISOLATED):
                 del env[k]
         env.update(HOME=os.path.join(root, 'home'), LC_ALL='C.UTF-8', LANG='C.UTF-8',
                    TERM='dumb', COLUMNS='200')
@@ -528,6 +554,7 @@ def main(argv):
             print(e)
         print(f'docs: {len(doc_files(src))} files checked, {len(errors)} problems')
         return 1 if errors else 0
+    isolate(argv)
     netns_why = netns_available()
     totals = [0, 0, 0, 0]
     for path in argv[3:]:

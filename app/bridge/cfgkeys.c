@@ -298,6 +298,10 @@ static const struct cfg_key keys[] = {
 	  "RX descriptors (clamped by the device)"),
 	K(PO, "txd", CFG_UINT, 32, 16384, "1024", 0, PT, txd, NULL,
 	  "TX descriptors (clamped by the device)"),
+	K(PO, "connect_timeout", CFG_DUR, 100 * MS_, DAY, "10s", 0, PT, connect_timeout_ns, NULL,
+	  "a memif client (`role=client`) whose server does not accept the connection (not "
+	  "started yet, or still closing a previous client's) tries again every 100 ms for this "
+	  "long, then exits with status 3"),
 	K(PO, "promisc", CFG_BOOL, 0, 0, "on", 0, PT, promisc, NULL,
 	  "promiscuous mode (the nodes' MACs are not the port's); ignored where unsupported"),
 	K(PO, "capture", CFG_BOOL, 0, 0, "on", 0, PT, capture, NULL,

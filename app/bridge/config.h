@@ -77,6 +77,7 @@ struct br_port_cfg {
 	bool     hub;                /* an in-process switch for the ports joined to it */
 	unsigned ring_size;          /* crossover/hub ring entries (power of two) */
 	unsigned rxd, txd;
+	uint64_t connect_timeout_ns; /* a memif client's tries to connect, in all */
 	bool     promisc;
 	bool     capture;            /* capture this port when a capture dir is set */
 	bool     used;               /* a node of this process uses it */

@@ -435,13 +435,18 @@ int br_ports_create(struct br_app *a, char *err, size_t errlen)
 	return 0;
 }
 
-/* How long a memif client tries to connect: its server may be starting,
- * or still closing the connection of a client that died. */
-#define MEMIF_CONNECT_S 10
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* rte_eth_dev_start; a memif client whose server refuses the connection
- * tries again every 100 ms for MEMIF_CONNECT_S seconds (a signal ends
- * that). */
+ * (it may be starting, or still closing the connection of a client that
+ * died) tries again every 100 ms for [port N] connect_timeout, measured on
+ * the clock (a signal ends that). */
 static int start_port(struct br_port *p)
 {
 	char role[16], sock[108];
@@ -455,14 +460,15 @@ static int start_port(struct br_port *p)
 	devarg(strchr(p->cfg->dev, ','), "socket", sock, sizeof(sock));
 	fprintf(stderr, "htoe-bridge: %s (%s): the memif server at %s does not accept the "
 		"connection (not started yet, or still closing a previous client's); trying "
-		"again for up to %d s\n", p->cfg->where, p->name, sock[0] ? sock : "its socket",
-		MEMIF_CONNECT_S);
+		"again for up to %g s\n", p->cfg->where, p->name, sock[0] ? sock : "its socket",
+		(double)p->cfg->connect_timeout_ns / 1e9);
 	/* the driver's own message once, not once per try */
 	int lt = rte_log_register("pmd.net.memif"), lvl = lt >= 0 ? rte_log_get_level(lt) : -1;
 
 	if (lvl >= 0)
 		rte_log_set_level(lt, RTE_LOG_CRIT);
-	for (unsigned i = 0; i < MEMIF_CONNECT_S * 10 && r < 0 && !br_signals; i++) {
+	for (uint64_t end = mono_ns() + p->cfg->connect_timeout_ns;
+	     r < 0 && !br_signals && mono_ns() < end;) {
 		const struct timespec ts = { 0, 100 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);

@@ -10,6 +10,7 @@
  * share and the thread's stack, which the thread itself collects in a
  * signal handler (backtrace(3)) and this thread prints.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <execinfo.h>
 #include <pthread.h>
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -113,6 +115,61 @@ static void all_cpus(cpu_set_t *set)
 	CPU_ZERO(set);
 	for (long c = 0; c < n_cpu && c < CPU_SETSIZE; c++)
 		CPU_SET((int)c, set);
+}
+
+/* the set-up thread's pin while it runs on every CPU */
+static cpu_set_t setup_pin;
+static bool setup_widened;
+
+/* The EAL's control threads (interrupts: a memif peer's connection and its
+ * end; multi-process; telemetry) are pinned to the CPUs no lcore uses, else
+ * to the main lcore's. A poller that faults on memory while one of them
+ * holds the process's memory map (a dead memif peer's regions being
+ * unmapped) waits until that thread runs again: seen for 58 s on a loaded
+ * VM. They do little work and may run on every CPU; the lcores' threads
+ * (the EAL names them rte-worker-N) keep their pins. */
+static void widen_control_threads(const cpu_set_t *all)
+{
+	DIR *d = opendir("/proc/self/task");
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char path[64], comm[32] = "";
+		pid_t tid = (pid_t)atoi(e->d_name);
+		FILE *f;
+
+		if (tid <= 0 || tid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+		if ((f = fopen(path, "r"))) {
+			if (!fgets(comm, sizeof(comm), f))
+				comm[0] = 0;
+			fclose(f);
+		}
+		if (strncmp(comm, "rte-worker-", 11))
+			sched_setaffinity(tid, sizeof(*all), all);
+	}
+	if (d)
+		closedir(d);
+}
+
+void br_stall_setup_begin(void)
+{
+	cpu_set_t all;
+
+	all_cpus(&all);
+	widen_control_threads(&all);
+	setup_widened = pthread_getaffinity_np(pthread_self(), sizeof(setup_pin), &setup_pin) == 0 &&
+			!CPU_EQUAL(&setup_pin, &all) &&
+			pthread_setaffinity_np(pthread_self(), sizeof(all), &all) == 0;
+}
+
+void br_stall_setup_end(void)
+{
+	if (setup_widened &&
+	    pthread_setaffinity_np(pthread_self(), sizeof(setup_pin), &setup_pin) == 0)
+		setup_widened = false;
 }
 
 /* A pinned thread that its CPU does not run may run on another: the

@@ -43,6 +43,16 @@ int br_stall_start(uint64_t limit_ns, bool report, uint64_t tsc_hz, const char *
 /* Stops it (before the polling threads' slots go away). */
 void br_stall_stop(void);
 
+/* The set-up between rte_eal_init() and the polling loops (memory, ports, a
+ * memif client's tries to connect) is no poller's work, but the EAL has
+ * pinned the calling thread to its lcore's CPUs, which a loaded VM may not
+ * run for seconds: br_stall_setup_begin() lets the calling thread, and the
+ * EAL's control threads for good, run on every CPU; br_stall_setup_end()
+ * pins the calling thread again as the EAL had (before its loop registers
+ * it). */
+void br_stall_setup_begin(void);
+void br_stall_setup_end(void);
+
 /* On the polling thread, before its loop: its slot (never NULL; with no
  * free slot one that is not watched). */
 struct br_stall *br_stall_register(const char *fmt, ...)

@@ -2,7 +2,9 @@
 # A restarted node is seen at once (suite 'bridge'): two htoe-bridge
 # processes over memif (config/memif-a.ini node 1, the survivor, with its own
 # verified workload on node 2 as the guide runs it; config/memif-b.ini node 2). Node 2's first process starts before
-# its memif server (it tries again until the server accepts), runs a verified
+# its memif server (it tries again until the server accepts: [port 0]
+# connect_timeout is a hang guard here, for as long as the server takes to
+# start on a loaded host, not the default 10 s), runs a verified
 # workload on the first half of node 1's memory and is killed with SIGKILL;
 # a new process of node 2 (a new incarnation from getrandom) runs a verified
 # workload on the second half. Checked from the survivor's --json (numbers
@@ -26,23 +28,28 @@ cp "$SRC/config/memif-a.ini" "$TMP/a.ini"
 # until the server's socket accepts (the first half of node 1's memory,
 # then killed)
 "$BRIDGE" $(eal_proc b1 1 shconf) -- --config "$SRC/config/memif-b.ini" --set "$(dev client)" \
-  --set "workload 2.size=32K" --transactions "$N" > "$TMP/b1.out" 2>&1 &
+  --set "workload 2.size=32K" --set "port 0.connect_timeout=600s" --transactions "$N" \
+  > "$TMP/b1.out" 2>&1 &
 B1=$!
 trap 'kill -KILL $B1 2>/dev/null || true; cleanup' EXIT
-for _ in $(seq 900); do grep -q "does not accept the connection" "$TMP/b1.out" && break; sleep 0.1; done
+# pstate PID: where a process that a hang guard gave up on stands
+pstate() { ps -o pid,stat,psr,time,etime,wchan:24 -p "$1" || true; }
+for _ in $(seq 900); do grep -qs "does not accept the connection" "$TMP/b1.out" && break; sleep 0.1; done
 grep -q "does not accept the connection" "$TMP/b1.out" || {
-  cat "$TMP/b1.out"; fail "node 2 did not say that it waits for its memif server"; }
+  cat "$TMP/b1.out"; pstate $B1; fail "node 2 did not say that it waits for its memif server"; }
 start_bridge a "$BRIDGE" $(eal_proc a 0 shconf) -- --config "$TMP/a.ini" \
   --set "$(dev server)" --json
-for _ in $(seq 200); do [ -S "$SOCK" ] && break; sleep 0.1; done
-[ -S "$SOCK" ] || { cat "$TMP/a.out"; fail "the memif server did not open $SOCK"; }
+for _ in $(seq 1200); do [ -S "$SOCK" ] && break; sleep 0.1; done
+[ -S "$SOCK" ] || { cat "$TMP/a.out"; pstate "${BR_PIDS[0]}"; fail "the memif server did not open $SOCK"; }
 
 for _ in $(seq 1200); do
   grep -Eq '\| done ([0-9]+)/\1$' "$TMP/b1.out" && break
   kill -0 $B1 2>/dev/null || { cat "$TMP/b1.out"; fail "node 2 (first life) exited"; }
   sleep 0.1
 done
-grep -Eq '\| done ([0-9]+)/\1$' "$TMP/b1.out" || { cat "$TMP/b1.out"; fail "node 2's first workload not done"; }
+grep -Eq '\| done ([0-9]+)/\1$' "$TMP/b1.out" || {
+  cat "$TMP/b1.out"; echo "== a"; cat "$TMP/a.out"; pstate "${BR_PIDS[0]}"; pstate $B1
+  fail "node 2's first workload not done"; }
 kill -9 $B1
 wait $B1 2>/dev/null || true
 
