@@ -1013,6 +1013,9 @@ static void test_ctrl_messages(void **state)
 		assert_int_equal(htoe_ctrl_send(N[1].b, 2, msg, 1 + i), 0);
 	assert_int_equal(htoe_ctrl_send(N[1].b, 2, msg, 5), -EAGAIN);
 	assert_int_equal(htoe_get_stats(N[1].b)->ctrl_refused, 1);
+	/* and on the VL whose queue was full, not on another */
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->ctrl_refused, 1);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 3)->ctrl_refused, 0);
 	assert_int_equal(htoe_ctrl_send(N[3].b, 2, msg, HTOE_CTRL_MAX), 0);
 	pump(0, HTOE_TX_FLUSH, NULL, NULL);
 	/* node 2 got them all: node 1's in order, node 3's too */

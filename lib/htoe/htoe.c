@@ -880,6 +880,7 @@ int htoe_ctrl_send(struct htoe *b, uint16_t node, const void *msg, size_t len)
 	q = &v->ctrl_tx;
 	if (q->tail - q->head == HTOE_CTRL_QUEUE) {
 		b->st.ctrl_refused++;
+		v->st.ctrl_refused++;
 		return -EAGAIN;
 	}
 	m = &q->m[q->tail % HTOE_CTRL_QUEUE];

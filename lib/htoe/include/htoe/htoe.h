@@ -343,6 +343,7 @@ struct htoe_vl_stats {
 	                               * for the local side nor held for ordering)
 	                               * and gave back: an accounting fault, 0 */
 	uint64_t tail_probes;         /* (retry) tail loss probes sent (selective) */
+	uint64_t ctrl_refused;        /* htoe_ctrl_send -EAGAIN: this VL's CTRL queue was full */
 };
 
 struct htoe_stats {
