@@ -627,6 +627,27 @@ void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_pos
 	v->posted_dirty = v->p_enq > 0;
 }
 
+bool htoe_encap_unqueue_np(struct htoe_vl *v, uint8_t unitid, uint8_t srctag)
+{
+	struct htoe_vcq *q = &v->q[HT_VC_NP];
+
+	for (uint32_t i = q->framed; i != q->tail; i++) {
+		struct htoe_slot *s = vcq_at(q, i);
+		uint8_t u, t;
+
+		ht_bytes_get_tag(s->bytes, s->len, &u, &t);
+		if (u != unitid || t != srctag)
+			continue;
+		/* the requests behind it move up one slot, in order (their
+		 * stamps with them); nothing refers to an unframed slot */
+		for (uint32_t j = i + 1; j != q->tail; j++)
+			*vcq_at(q, j - 1) = *vcq_at(q, j);
+		q->tail--;
+		return true;
+	}
+	return false;
+}
+
 /* A remote non-posted request d served at once by the sink (see
  * htoe_local_sink): its response is encoded straight into the tail slot of
  * the VL's response queue and queued there as is. True if served. */

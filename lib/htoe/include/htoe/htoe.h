@@ -91,7 +91,8 @@ struct htoe_config {
 	uint64_t rto_init_ns, rto_max_ns;
 	uint64_t rto_min_ns;        /* floor of the adaptive RTO (RFC 6298, per VL;
 	                             * htoe_retry.h); 0: rto_init_ns */
-	uint64_t np_timeout_ns;     /* a remote NP request older than this is poisoned */
+	uint64_t np_timeout_ns;     /* a remote NP request older than this is poisoned
+	                             * (and, if still queued unsent, never sent) */
 	uint64_t stall_timeout_ns;  /* a VL refusing local input this long is reset */
 
 	/* The address map and its peer table (one VL per peer, to the peer's
