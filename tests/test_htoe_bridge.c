@@ -643,16 +643,25 @@ static bool drop_to_2(uint16_t from, const uint8_t *f, size_t len, void *arg)
 	return node_of(f) != 2;
 }
 
+/* Counts the loss events (htoe_set_loss_cb) in *ctx. */
+static void count_loss(void *ctx, const struct htoe_loss *l)
+{
+	(void)l;
+	(*(unsigned *)ctx)++;
+}
+
 /* A VL without room pushes back on its own traffic only; past the stall
  * timeout its traffic is refused with an error, never held forever. */
 static void test_per_vl_backpressure_and_stall(void **state)
 {
 	struct ht_pkt p, r;
+	unsigned lost = 0;
 	int rc;
 
 	(void)state;
 	mk_nodes(3, small_queues);
 	bring_up();
+	htoe_set_loss_cb(N[1].b, count_loss, &lost);
 	/* node 2 goes silent: nothing reaches it, so nothing is acked */
 	for (unsigned i = 0; i < 4; i++) {
 		mk_write(&p, gaddr(2, 64u * i), true, 1, 0);
@@ -676,6 +685,9 @@ static void test_per_vl_backpressure_and_stall(void **state)
 	assert_false(htoe_vl_is_up(N[1].b, 2));
 	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->resets, 1);
 	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->posted_lost_reset, 4);
+	/* and each of the five writes lost was reported: the four the reset
+	 * dropped, the one refused (taken, so its requester must be told) */
+	assert_int_equal(lost, 5);
 	mk_read(&p, gaddr(2, 0), 1, 3);
 	rc = local_in(1, &p, 1012 * US);
 	assert_int_equal(rc, 0);
@@ -783,12 +795,6 @@ static void test_np_timeout_and_late_response(void **state)
 	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->late_responses, 1);
 	(void)drop_all;
 	free_nodes();
-}
-
-static void count_loss(void *ctx, const struct htoe_loss *l)
-{
-	(void)l;
-	(*(unsigned *)ctx)++;
 }
 
 /* Requests queued while their VL is being reset wait for the handshake; one

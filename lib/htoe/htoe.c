@@ -669,7 +669,9 @@ static int local_request(struct htoe *b, struct lin *x, uint64_t now)
 		if (vl_stalled(b, v, now) != 0)
 			return -EAGAIN;
 		if (vc == HT_VC_P) {
+			/* taken and dropped: its requester must hear of it */
 			v->st.posted_refused++;
+			htoe_report_lost(b, v->node, d->addr, htoe_access_len(d));
 			return 0;
 		}
 		v->st.poisoned++;

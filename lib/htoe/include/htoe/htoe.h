@@ -240,7 +240,9 @@ void htoe_set_local_sink(struct htoe *b, const struct htoe_local_sink *s);
  * them.
  *   HTOE_LOSS_RESET: one call per posted write dropped from a VL's queue
  *     by a reset (framed and not acknowledged: the peer may or may not have
- *     applied it; or, on a cold reset, not yet sent), and one per request
+ *     applied it; or, on a cold reset, not yet sent), one per posted write
+ *     htoe_local_input*() took and dropped because its VL had refused
+ *     input for the stall timeout (counted as posted_refused), and one per request
  *     (read, non-posted write, atomic) in flight on the VL that the reset
  *     answers with an error (the peer may have executed it and its answer
  *     is lost), before that error. addr/len: its global address (as the
