@@ -643,16 +643,25 @@ static bool drop_to_2(uint16_t from, const uint8_t *f, size_t len, void *arg)
 	return node_of(f) != 2;
 }
 
+/* Counts the loss events (htoe_set_loss_cb) in *ctx. */
+static void count_loss(void *ctx, const struct htoe_loss *l)
+{
+	(void)l;
+	(*(unsigned *)ctx)++;
+}
+
 /* A VL without room pushes back on its own traffic only; past the stall
  * timeout its traffic is refused with an error, never held forever. */
 static void test_per_vl_backpressure_and_stall(void **state)
 {
 	struct ht_pkt p, r;
+	unsigned lost = 0;
 	int rc;
 
 	(void)state;
 	mk_nodes(3, small_queues);
 	bring_up();
+	htoe_set_loss_cb(N[1].b, count_loss, &lost);
 	/* node 2 goes silent: nothing reaches it, so nothing is acked */
 	for (unsigned i = 0; i < 4; i++) {
 		mk_write(&p, gaddr(2, 64u * i), true, 1, 0);
@@ -676,6 +685,9 @@ static void test_per_vl_backpressure_and_stall(void **state)
 	assert_false(htoe_vl_is_up(N[1].b, 2));
 	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->resets, 1);
 	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->posted_lost_reset, 4);
+	/* and each of the five writes lost was reported: the four the reset
+	 * dropped, the one refused (taken, so its requester must be told) */
+	assert_int_equal(lost, 5);
 	mk_read(&p, gaddr(2, 0), 1, 3);
 	rc = local_in(1, &p, 1012 * US);
 	assert_int_equal(rc, 0);
@@ -782,6 +794,65 @@ static void test_np_timeout_and_late_response(void **state)
 	assert_false(local_out(1, &r, 60 * US));
 	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->late_responses, 1);
 	(void)drop_all;
+	free_nodes();
+}
+
+/* Requests queued while their VL is being reset wait for the handshake; one
+ * that times out meanwhile is answered with an error and must then never be
+ * sent: each non-posted request gets exactly one outcome (an error, and
+ * the peer never sees it; or the peer's answer), and a posted write queued
+ * meanwhile that nobody reported lost reaches the peer exactly once. */
+static void test_queued_while_resetting_one_outcome(void **state)
+{
+	struct ht_pkt p, q, r;
+	unsigned answers[3] = { 0, 0, 0 }, errors[3] = { 0, 0, 0 }, seen[3] = { 0, 0, 0 };
+	unsigned posted_seen = 0, lost = 0;
+
+	(void)state;
+	mk_nodes(2, short_timeout);
+	bring_up();
+	htoe_set_loss_cb(N[1].b, count_loss, &lost);
+	assert_int_equal(htoe_vl_reset(N[1].b, 2, false, 1 * US), 0);
+	pump(1 * US, HTOE_TX_FLUSH, drop_all, NULL); /* the first RESET is lost */
+	assert_false(htoe_vl_is_up(N[1].b, 2));
+	mk_read(&p, gaddr(2, 0), 1, 1);
+	assert_int_equal(local_in(1, &p, 2 * US), 0);
+	mk_write(&p, gaddr(2, 64), false, 1, 2);
+	assert_int_equal(local_in(1, &p, 2 * US), 0);
+	mk_write(&p, gaddr(2, 128), true, 1, 0);
+	assert_int_equal(local_in(1, &p, 2 * US), 0);
+	/* np_timeout passes with the VL still down: both requests poisoned */
+	pump(60 * US, HTOE_TX_FLUSH, drop_all, NULL);
+	assert_false(htoe_vl_is_up(N[1].b, 2));
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->np_timeouts, 2);
+	/* the RESET goes again and the VL comes up; node 2 answers what it got */
+	pump(1100 * US, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(htoe_vl_is_up(N[1].b, 2));
+	while (local_out(2, &q, 1100 * US)) {
+		if (q.kind == HT_K_WRSIZED && q.posted) {
+			posted_seen++;
+			continue;
+		}
+		/* (node 2 sees its own tags: the request by its address) */
+		assert_true(q.addr == MEM_BASE || q.addr == MEM_BASE + 64);
+		seen[1 + (q.addr - MEM_BASE) / 64]++;
+		mk_answer(&q, &r);
+		assert_int_equal(local_in(2, &r, 1100 * US), 0);
+	}
+	pump(1100 * US, HTOE_TX_FLUSH, NULL, NULL);
+	while (local_out(1, &r, 1100 * US)) {
+		assert_true(r.srctag >= 1 && r.srctag <= 2);
+		if (ht_pkt_rsp_err(&r) == HT_RSP_OK)
+			answers[r.srctag]++;
+		else
+			errors[r.srctag]++;
+	}
+	for (unsigned t = 1; t <= 2; t++) {
+		assert_int_equal(answers[t] + errors[t], 1);      /* answered once */
+		assert_int_equal(seen[t], answers[t]);            /* executed only if answered OK */
+	}
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->late_responses, 0);
+	assert_int_equal(posted_seen + lost, 1);
 	free_nodes();
 }
 
@@ -1013,6 +1084,9 @@ static void test_ctrl_messages(void **state)
 		assert_int_equal(htoe_ctrl_send(N[1].b, 2, msg, 1 + i), 0);
 	assert_int_equal(htoe_ctrl_send(N[1].b, 2, msg, 5), -EAGAIN);
 	assert_int_equal(htoe_get_stats(N[1].b)->ctrl_refused, 1);
+	/* and on the VL whose queue was full, not on another */
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 2)->ctrl_refused, 1);
+	assert_int_equal(htoe_get_vl_stats(N[1].b, 3)->ctrl_refused, 0);
 	assert_int_equal(htoe_ctrl_send(N[3].b, 2, msg, HTOE_CTRL_MAX), 0);
 	pump(0, HTOE_TX_FLUSH, NULL, NULL);
 	/* node 2 got them all: node 1's in order, node 3's too */
@@ -3128,6 +3202,7 @@ int main(void)
 		cmocka_unit_test(test_flush_many_peers),
 		cmocka_unit_test(test_reset_poisons_only_that_vl),
 		cmocka_unit_test(test_np_timeout_and_late_response),
+		cmocka_unit_test(test_queued_while_resetting_one_outcome),
 		cmocka_unit_test(test_drops),
 		cmocka_unit_test(test_credit_overrun),
 		cmocka_unit_test(test_credit_probe),

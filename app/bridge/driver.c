@@ -295,6 +295,17 @@ unsigned br_drv_tx(struct br_drv *d, uint64_t now)
 	struct rte_mbuf *m;
 	unsigned sent = 0, lead = 0;
 
+	/* CTRL frames the port refused before go first. While it refuses
+	 * them nothing new is framed: it would be refused too, and a frame
+	 * kept behind newer ones would reach a MACsec peer after them (an
+	 * older PN, dropped as a replay). */
+	if (unlikely(p->n_kept)) {
+		unsigned n = p->n_kept, left = br_port_offer_kept(p);
+
+		if (left)
+			return n - left;
+		sent = lead = n;
+	}
 	/* each frame straight into an mbuf of the stash; partly filled frames
 	 * leave too (HTOE_TX_FLUSH): the program has drained its local side,
 	 * so nothing more would join them in this iteration. The frames that
@@ -322,6 +333,8 @@ unsigned br_drv_tx(struct br_drv *d, uint64_t now)
 		}
 		m->data_len = (uint16_t)len;
 		m->pkt_len = (uint32_t)len;
+		if (flags & HTOE_TX_CTRL_ONLY) /* kept if the port refuses it */
+			m->ol_flags |= br_port_ctrl_flag;
 		if (d->ms && br_macsec_tx(d->ms, m)) {
 			done(d, m); /* counted (no SA / PN exhausted) */
 			continue;
@@ -341,6 +354,8 @@ unsigned br_drv_tx(struct br_drv *d, uint64_t now)
 			}
 		}
 		sent++;
+		if (unlikely(p->n_kept))
+			break; /* the port refused a CTRL frame: it is full */
 	}
 	if (p->imp_tx)
 		while ((m = impair_release(p->imp_tx, now)) != NULL) {

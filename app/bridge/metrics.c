@@ -60,6 +60,9 @@ const struct htoe_prom_col br_vl_fields[] = {
 	VF("forced_releases", "htoe_vl_forced_releases_total",
 	   "receive buffers a VL reset found counted as held by no packet and gave back (0 "
 	   "unless the accounting is at fault)", forced_releases, 0, 0),
+	VF("ctrl_refused", "htoe_vl_ctrl_refused_total",
+	   "control messages (leases, digests) refused because the VL's CTRL queue was full",
+	   ctrl_refused, 0, 0),
 };
 #undef VF
 const unsigned br_n_vl_fields = sizeof(br_vl_fields) / sizeof(br_vl_fields[0]);

@@ -402,13 +402,13 @@ int br_ports_create(struct br_app *a, char *err, size_t errlen)
 				 p->cfg->where, p->name, a->cfg.max_frame, info.max_rx_pktlen);
 			return -1;
 		}
-		p->txb = rte_zmalloc_socket("htoe_txb", RTE_ETH_TX_BUFFER_SIZE(BR_MAX_BURST), 0,
-					    rte_eth_dev_socket_id(p->port_id));
-		if (!p->txb) {
-			snprintf(err, errlen, "%s: cannot allocate the TX buffer", p->cfg->where);
+		/* frames the port does not take are freed and counted, CTRL
+		 * frames kept to be offered again */
+		if (br_port_txb_init(p, (uint16_t)a->cfg.burst, rte_eth_dev_socket_id(p->port_id))) {
+			snprintf(err, errlen, "%s: cannot allocate the TX buffer or register its "
+				 "mbuf flag: %s", p->cfg->where, rte_strerror(rte_errno));
 			return -1;
 		}
-		rte_eth_tx_buffer_init(p->txb, (uint16_t)a->cfg.burst);
 		if (!strcmp(info.driver_name, "net_memif")) {
 			p->peer_mem = true;
 			if (br_port_guard_install()) {
@@ -418,9 +418,6 @@ int br_ports_create(struct br_app *a, char *err, size_t errlen)
 				return -1;
 			}
 		}
-		/* frames the port does not take are freed and counted */
-		rte_eth_tx_buffer_set_err_callback(p->txb, rte_eth_tx_buffer_count_callback,
-						   &p->tx_refused);
 		if (p->cfg->imp_tx && !(p->imp_tx = impair_new(&p->cfg->imp))) {
 			snprintf(err, errlen, "%s: cannot create the impairment stage",
 				 p->cfg->where);
@@ -608,6 +605,7 @@ void br_ports_stop(struct br_app *a)
 			rte_eth_dev_close(p->port_id);
 			p->probed = false;
 		}
+		br_port_drop_kept(p);
 		rte_free(p->txb);
 		p->txb = NULL;
 	}

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * The data path of a port (port_io.h): a burst received, a frame into the
- * TX buffer, a flush; a hub's switching; and the guard of a port whose
- * rings live in memory a peer owns. Set-up is port.c's.
+ * TX buffer, a flush; the CTRL frames the port refused, kept to be offered
+ * again; a hub's switching; and the guard of a port whose rings live in
+ * memory a peer owns. Set-up is port.c's.
  */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <rte_malloc.h>
+#include <rte_mbuf_dyn.h>
 
 #include "port_io.h"
 
@@ -61,6 +65,62 @@ uint16_t br_hub_rx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16
 	return keep;
 }
 
+
+/* ------------------------------------------------ frames not taken */
+
+uint64_t br_port_ctrl_flag;
+
+int br_port_txb_init(struct br_port *p, uint16_t burst, int socket)
+{
+	static const struct rte_mbuf_dynflag ctrl = { .name = "htoe_dynflag_ctrl_frame" };
+	int bit = rte_mbuf_dynflag_register(&ctrl);
+
+	if (bit < 0)
+		return -1;
+	br_port_ctrl_flag = 1ull << bit;
+	p->txb = rte_zmalloc_socket("htoe_txb", RTE_ETH_TX_BUFFER_SIZE(BR_MAX_BURST), 0, socket);
+	if (!p->txb)
+		return -1;
+	rte_eth_tx_buffer_init(p->txb, burst);
+	rte_eth_tx_buffer_set_err_callback(p->txb, br_port_tx_unsent, p);
+	return 0;
+}
+
+void br_port_tx_unsent(struct rte_mbuf **pkts, uint16_t n, void *arg)
+{
+	struct br_port *p = arg;
+
+	for (uint16_t i = 0; i < n; i++) {
+		if ((pkts[i]->ol_flags & br_port_ctrl_flag) && p->n_kept < BR_TX_KEEP) {
+			p->kept[p->n_kept++] = pkts[i];
+			p->ctrl_kept++;
+			continue;
+		}
+		rte_pktmbuf_free(pkts[i]);
+		p->tx_refused++;
+	}
+}
+
+unsigned br_port_offer_kept(struct br_port *p)
+{
+	struct rte_mbuf *m[BR_TX_KEEP];
+	unsigned n = p->n_kept;
+
+	/* (a refusal during the flush keeps them again, in order) */
+	memcpy(m, p->kept, n * sizeof(m[0]));
+	p->n_kept = 0;
+	for (unsigned i = 0; i < n; i++)
+		br_port_tx(p, m[i]);
+	br_port_flush(p);
+	return p->n_kept;
+}
+
+void br_port_drop_kept(struct br_port *p)
+{
+	if (p->n_kept)
+		rte_pktmbuf_free_bulk(p->kept, p->n_kept);
+	p->n_kept = 0;
+}
 
 /* ------------------------------------------- memory a peer owns (memif) */
 

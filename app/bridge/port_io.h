@@ -19,6 +19,8 @@
 /* The largest RX burst ([global] burst), and the size of the bulk arrays
  * of mbufs of the driver and of a hub's switching. */
 #define BR_MAX_BURST   64u
+/* The CTRL frames a port refused that it keeps to offer again (per port). */
+#define BR_TX_KEEP     8u
 
 struct impair;
 
@@ -33,7 +35,13 @@ struct br_port {
 	unsigned n_members;
 	const struct rte_eth_rxtx_callback *hub_cb; /* hub: switches member-to-member frames */
 	struct rte_eth_dev_tx_buffer *txb;
-	uint64_t tx_refused;                /* by the tx buffer callback */
+	uint64_t tx_refused;                /* by the tx buffer callback: freed */
+	/* CTRL frames (marked br_port_ctrl_flag) the port refused, offered
+	 * again ahead of anything else (br_port_offer_kept): nothing else
+	 * resends them, and a lost RESET_ACK costs a reset timeout */
+	struct rte_mbuf *kept[BR_TX_KEEP];
+	unsigned n_kept;
+	uint64_t ctrl_kept;                 /* CTRL frames refused and kept */
 	bool     peer_mem;                  /* memif: its rings live in memory a peer owns */
 	uint64_t peer_mem_faults;           /* bursts cut short: that memory went away */
 	struct impair *imp_tx, *imp_rx;
@@ -46,6 +54,20 @@ struct br_hub_member {
 	struct rte_ring *ring;
 };
 
+/* The mbuf flag (a dynamic flag) of a CTRL frame; 0 before br_port_txb_init. */
+extern uint64_t br_port_ctrl_flag;
+/* p's TX buffer of `burst` frames: frames the port does not take are freed
+ * and counted (tx_refused), but for CTRL frames, which are kept (up to
+ * BR_TX_KEEP; more are freed and counted). 0, or -1 (no memory, or the
+ * mbuf flag could not be registered). */
+int br_port_txb_init(struct br_port *p, uint16_t burst, int socket);
+/* The tx buffer's callback for the frames the port did not take (arg: p). */
+void br_port_tx_unsent(struct rte_mbuf **pkts, uint16_t n, void *arg);
+/* Offers the kept CTRL frames again, first (p's TX buffer is empty), and
+ * flushes them: the number still kept (the port refused them again). */
+unsigned br_port_offer_kept(struct br_port *p);
+/* Frees the kept frames (the port is closed). */
+void br_port_drop_kept(struct br_port *p);
 /* Sends what p's TX buffer holds; a hub then switches it to its members. */
 void br_port_flush(struct br_port *p);
 /* Receives up to n frames from p; m into p's TX buffer. A port whose rings

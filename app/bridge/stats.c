@@ -483,13 +483,14 @@ static void json_node_extra(struct br_app *a, FILE *f, const struct br_node *n)
 			",\"peer_restarts\":%" PRIu64 ",\"peer_restart_ns\":%" PRIu64
 			",\"up_ns\":%" PRIu64 ",\"restart_up_ns\":%" PRIu64
 			",\"credit_starved_ns\":%" PRIu64 ",\"rx_pkts_posted\":%" PRIu64
-			",\"forced_releases\":%" PRIu64 "}",
+			",\"forced_releases\":%" PRIu64 ",\"ctrl_refused\":%" PRIu64 "}",
 			k ? "," : "", n->vl_node[k], RD(v->retransmits), RD(v->timeouts),
 			RD(v->tail_probes),
 			RD(v->srtt_ns), RD(v->rttvar_ns), RD(v->rto_ns), RD(v->resets),
 			RD(v->poisoned), RD(v->late_responses), RD(v->peer_restarts),
 			RD(v->peer_restart_ns), RD(v->up_ns), RD(v->restart_up_ns),
-			RD(v->credit_starved_ns), RD(v->rx_pkts[HT_VC_P]), RD(v->forced_releases));
+			RD(v->credit_starved_ns), RD(v->rx_pkts[HT_VC_P]), RD(v->forced_releases),
+			RD(v->ctrl_refused));
 	}
 	fputc(']', f);
 }

@@ -676,7 +676,9 @@ static int local_request(struct htoe *b, struct lin *x, uint64_t now)
 		if (vl_stalled(b, v, now) != 0)
 			return -EAGAIN;
 		if (vc == HT_VC_P) {
+			/* taken and dropped: its requester must hear of it */
 			v->st.posted_refused++;
+			htoe_report_lost(b, v->node, d->addr, htoe_access_len(d));
 			return 0;
 		}
 		v->st.poisoned++;
@@ -887,6 +889,7 @@ int htoe_ctrl_send(struct htoe *b, uint16_t node, const void *msg, size_t len)
 	q = &v->ctrl_tx;
 	if (q->tail - q->head == HTOE_CTRL_QUEUE) {
 		b->st.ctrl_refused++;
+		v->st.ctrl_refused++;
 		return -EAGAIN;
 	}
 	m = &q->m[q->tail % HTOE_CTRL_QUEUE];

@@ -559,10 +559,18 @@ static uint64_t global_addr(const struct htoe_map *m, uint16_t node, uint64_t ad
 
 /* Tell the local side of the posted writes of q in [from, to), dropped by a
  * reset of v. Costs nothing without a loss callback. */
+void htoe_report_lost(struct htoe *b, uint16_t node, uint64_t gaddr, uint64_t len)
+{
+	struct htoe_loss l = { .kind = HTOE_LOSS_RESET, .node = node, .addr = gaddr,
+			       .len = len };
+
+	if (b->loss_fn)
+		b->loss_fn(b->loss_ctx, &l);
+}
+
 static void report_posted_lost(struct htoe *b, const struct htoe_vl *v,
 			       const struct htoe_vcq *q, uint32_t from, uint32_t to)
 {
-	struct htoe_loss l = { .kind = HTOE_LOSS_RESET, .node = v->node };
 	struct ht_desc d;
 
 	if (!b->loss_fn)
@@ -572,9 +580,8 @@ static void report_posted_lost(struct htoe *b, const struct htoe_vl *v,
 
 		if (ht_desc_parse(s->bytes, s->len, &d) < 0 || d.kind != HT_K_WRSIZED)
 			continue;
-		l.addr = global_addr(b->map, v->node, d.addr);
-		l.len = htoe_access_len(&d);
-		b->loss_fn(b->loss_ctx, &l);
+		htoe_report_lost(b, v->node, global_addr(b->map, v->node, d.addr),
+				 htoe_access_len(&d));
 	}
 }
 
@@ -625,6 +632,27 @@ void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_pos
 	v->p_enq = vcq_waiting(&v->q[HT_VC_P]);
 	v->p_framed = 0;
 	v->posted_dirty = v->p_enq > 0;
+}
+
+bool htoe_encap_unqueue_np(struct htoe_vl *v, uint8_t unitid, uint8_t srctag)
+{
+	struct htoe_vcq *q = &v->q[HT_VC_NP];
+
+	for (uint32_t i = q->framed; i != q->tail; i++) {
+		struct htoe_slot *s = vcq_at(q, i);
+		uint8_t u, t;
+
+		ht_bytes_get_tag(s->bytes, s->len, &u, &t);
+		if (u != unitid || t != srctag)
+			continue;
+		/* the requests behind it move up one slot, in order (their
+		 * stamps with them); nothing refers to an unframed slot */
+		for (uint32_t j = i + 1; j != q->tail; j++)
+			*vcq_at(q, j - 1) = *vcq_at(q, j);
+		q->tail--;
+		return true;
+	}
+	return false;
 }
 
 /* A remote non-posted request d served at once by the sink (see

@@ -67,6 +67,12 @@ void htoe_encap_on_ack(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr 
 void htoe_encap_drop_held(struct htoe *b, struct htoe_vl *v);
 uint64_t htoe_encap_deadline(const struct htoe *b, const struct htoe_vl *v);
 void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_posted);
+/* A posted write to global address gaddr (len bytes) on the VL to `node`
+ * lost: the loss event (htoe_set_loss_cb), if one is set. */
+void htoe_report_lost(struct htoe *b, uint16_t node, uint64_t gaddr, uint64_t len);
+/* The local request (unitid, srctag) taken out of v's NP queue if it waits
+ * there unframed (the peer has not seen it): true if it did. */
+bool htoe_encap_unqueue_np(struct htoe_vl *v, uint8_t unitid, uint8_t srctag);
 /* Tell the local side that v's peer restarted (htoe_set_loss_cb): its whole
  * mapped memory is lost. */
 void htoe_report_restart(struct htoe *b, const struct htoe_vl *v, uint32_t old_inc,

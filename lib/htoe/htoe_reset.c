@@ -370,10 +370,16 @@ static void poison_cb(void *arg, const struct htoe_outstanding_entry *e)
 	htoe_poison_entry(b, e, HTOE_POISON_VL_RESET);
 }
 
+/* A request not answered by its deadline is answered with an error. If it
+ * still waits unframed in its VL's queue (the VL down or starved of
+ * credits since), it is taken out first: a request answered with an error
+ * is never sent afterwards (the peer would execute it, and answer it a
+ * second time). */
 static void expire_cb(void *arg, const struct htoe_outstanding_entry *e)
 {
 	struct htoe *b = arg;
 
+	htoe_encap_unqueue_np(&b->vl[e->vl], e->unitid, e->srctag);
 	b->vl[e->vl].st.np_timeouts++;
 	htoe_poison_entry(b, e, HTOE_POISON_TIMEOUT);
 }

@@ -83,7 +83,8 @@ for f in ["htoe_node_tx_frames_total", "htoe_node_rx_bytes_total",
           any(k.startswith(f + '{node="2"') for k in v1), f"{f} for nodes 1 and 2")
 for f in ["htoe_vl_tx_frames_total", "htoe_vl_rx_bytes_total", "htoe_vl_retransmissions_total",
           "htoe_vl_resets_total", "htoe_vl_poisoned_total", "htoe_vl_drops_total",
-          "htoe_vl_credit_starved_seconds_total", "htoe_vl_rtt_seconds", "htoe_vl_up"]:
+          "htoe_vl_credit_starved_seconds_total", "htoe_vl_rtt_seconds", "htoe_vl_up",
+          "htoe_vl_forced_releases_total", "htoe_vl_ctrl_refused_total"]:
     check(any(k.startswith(f + '{node="1",peer="2"') for k in v1) and
           any(k.startswith(f + '{node="2",peer="1"') for k in v1),
           f"{f} for the VLs 1-2 and 2-1")

@@ -84,6 +84,8 @@ assert 2 * 256 < n[9]["to_target"] <= 2 * 2256, n[9]
 assert 256 < n[1]["to_target"] <= 2256, n[1]
 assert sorted(v["peer"] for v in n[9]["vl"] if v["rx_pkts_posted"] > 0) == [1, 2], n[9]
 assert [v["peer"] for v in n[1]["vl"] if v["rx_pkts_posted"] > 0] == [3], n[1]
+# no control message was refused for a full CTRL queue (the field is there)
+assert all(v["ctrl_refused"] == 0 for i in n for v in n[i]["vl"]), d["per_node"]
 # every frame reached the node it was for
 for i in (1, 2, 3, 9):
     assert n[i]["drops"]["not_for_us"] == 0, n[i]

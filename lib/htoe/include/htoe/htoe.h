@@ -91,7 +91,8 @@ struct htoe_config {
 	uint64_t rto_init_ns, rto_max_ns;
 	uint64_t rto_min_ns;        /* floor of the adaptive RTO (RFC 6298, per VL;
 	                             * htoe_retry.h); 0: rto_init_ns */
-	uint64_t np_timeout_ns;     /* a remote NP request older than this is poisoned */
+	uint64_t np_timeout_ns;     /* a remote NP request older than this is poisoned
+	                             * (and, if still queued unsent, never sent) */
 	uint64_t stall_timeout_ns;  /* a VL refusing local input this long is reset */
 
 	/* The address map and its peer table (one VL per peer, to the peer's
@@ -246,7 +247,9 @@ void htoe_set_local_sink(struct htoe *b, const struct htoe_local_sink *s);
  * them.
  *   HTOE_LOSS_RESET: one call per posted write dropped from a VL's queue
  *     by a reset (framed and not acknowledged: the peer may or may not have
- *     applied it; or, on a cold reset, not yet sent), and one per request
+ *     applied it; or, on a cold reset, not yet sent), one per posted write
+ *     htoe_local_input*() took and dropped because its VL had refused
+ *     input for the stall timeout (counted as posted_refused), and one per request
  *     (read, non-posted write, atomic) in flight on the VL that the reset
  *     answers with an error (the peer may have executed it and its answer
  *     is lost), before that error. addr/len: its global address (as the
@@ -350,6 +353,7 @@ struct htoe_vl_stats {
 	                               * for the local side nor held for ordering)
 	                               * and gave back: an accounting fault, 0 */
 	uint64_t tail_probes;         /* (retry) tail loss probes sent (selective) */
+	uint64_t ctrl_refused;        /* htoe_ctrl_send -EAGAIN: this VL's CTRL queue was full */
 };
 
 struct htoe_stats {
