@@ -18,7 +18,7 @@ check() {
   while [ "$1" != "--" ]; do exp+=("$1"); shift; done
   shift
   local rc=0
-  timeout -k 5 60 "$BRIDGE" $(eal) -- "$@" >"$TMP/out" 2>&1 || rc=$?
+  timeout -k 5 240 "$BRIDGE" $(eal) -- "$@" >"$TMP/out" 2>&1 || rc=$?
   if [ "$rc" -ne 2 ]; then
     cat "$TMP/out" >&2
     fail "$name: exit status $rc, expected 2"

@@ -50,7 +50,7 @@ device)
   dev() {
     local d=$1 rc=0
     shift
-    timeout 60 "$BRIDGE" $(eal) -- --config "$C" --check --set "port 0.dev=$d" \
+    timeout 240 "$BRIDGE" $(eal) -- --config "$C" --check --set "port 0.dev=$d" \
       >"$TMP/out" 2>&1 || rc=$?
     cat "$TMP/out"
     [ "$rc" = 2 ] || fail "$d: exit status $rc, expected 2"
