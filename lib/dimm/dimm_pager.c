@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "dimm_pager.h"
+#include "dimm_sync.h"
 
 /* Kernel 6.6+ (the build headers may be older). */
 #ifndef UFFD_FEATURE_POISON
@@ -140,7 +141,6 @@ struct dimm_pager {
 	int      pagemap;     /* /proc/self/pagemap (wp_async), or -1 */
 	int      pidfd;       /* this process (process_madvise of a batch), or -1 */
 	struct dimm_policy pol; /* page states, budget, CLOCK, batches, readahead */
-	uint8_t *sync_mark;   /* per page: a sync writes it back */
 	unsigned clean_low;   /* cleaner's watermark (0: off) */
 	bool     clean_due;   /* something changed since the cleaner last looked */
 	struct fetch fe[N_FETCH];
@@ -174,12 +174,7 @@ struct dimm_pager {
 	_Atomic int sync_status;
 	_Atomic bool sync_drop;
 	unsigned sync_serving;       /* request being served (0: none) */
-	int      sync_phase;         /* 0 idle, 1 writing, 2 flushing */
-	uint32_t sync_cursor;
-	unsigned sync_wb;            /* write-backs outstanding */
-	int      sync_st;
-	uint8_t  sync_ht_err;
-	unsigned sync_retries;       /* this sync sent again after a VL reset */
+	struct dimm_sync sync;       /* the one being served: its state machine */
 	int      registry_slot;
 	_Atomic bool idle;           /* set by dimm_pager_poll for other threads */
 	unsigned polls;              /* dimm_pager_poll calls (fault_read_due) */
@@ -337,10 +332,11 @@ static int pager_arrays(struct dimm_pager *p)
 {
 	if (dimm_policy_init(&p->pol, p->npages, p->cfg.budget, p->cfg.budget_pct))
 		return -1;
-	p->sync_mark = calloc(p->npages, 1);
+	if (dimm_sync_init(&p->sync, p->npages))
+		return -1;
 	p->bufs = aligned_alloc(DIMM_PAGE, (size_t)N_FETCH * DIMM_PAGE);
 	p->ebufs = aligned_alloc(DIMM_PAGE, (size_t)N_EVICT * DIMM_PAGE);
-	if (!p->sync_mark || !p->bufs || !p->ebufs)
+	if (!p->bufs || !p->ebufs)
 		return -1;
 	for (unsigned i = 0; i < N_FETCH; i++)
 		p->fe[i].buf = p->bufs + (size_t)i * DIMM_PAGE;
@@ -605,7 +601,7 @@ void dimm_pager_free(struct dimm_pager *p)
 	if (p->base)
 		munmap(p->base, p->size);
 	dimm_policy_fini(&p->pol);
-	free(p->sync_mark);
+	dimm_sync_fini(&p->sync);
 	free(p->bufs);
 	free(p->ebufs);
 	free(p);
@@ -906,14 +902,17 @@ static struct dimm_client *fetch_client(const struct dimm_pager *p)
  * answer within the request timeout, or unmapped), a data error, and after
  * max_retries.
  */
+static bool lease_gone(struct dimm_pager *p)
+{
+	return atomic_load(&p->err) || dimm_client_lost(p->cfg.client) ||
+	       dimm_client_lost(fetch_client(p));
+}
+
 static bool reset_retryable(struct dimm_pager *p, int status, uint8_t ht_err,
 			    unsigned tries)
 {
-	bool gone = atomic_load(&p->err) || dimm_client_lost(p->cfg.client) ||
-		    dimm_client_lost(fetch_client(p));
-
 	return dimm_policy_may_retry(dimm_reset_retryable(status, ht_err), tries,
-				     p->cfg.max_retries, gone);
+				     p->cfg.max_retries, lease_gone(p));
 }
 
 /* " after N retries" for an error message, "" when there was none. */
@@ -1016,7 +1015,7 @@ static struct evict *evict_claim(struct dimm_pager *p, uint32_t pg, bool keep)
 	e->retries = 0;
 	e->quiet = false;
 	p->pol.state[pg] = DIMM_PG_EVICTING;
-	p->sync_mark[pg] = 0;
+	dimm_sync_forget(&p->sync, pg);
 	p->pol.pflags[pg] = 0;
 	if (keep)
 		p->st.cleaned++;
@@ -1794,14 +1793,14 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 		return true;
 	case DIMM_FA_FIRST_WRITE:
 		uf_wp(p, pg, false);
-		p->sync_mark[pg] = 0;
+		dimm_sync_forget(&p->sync, pg);
 		p->clean_due = true;
 		p->st.wp_faults++;
 		lat_add(&p->st.hist_wp, now_ns() - m->t0);
 		return true;
 	case DIMM_FA_REWRITE:
 		/* written while a sync copied it: dirty again */
-		p->sync_mark[pg] = 0;
+		dimm_sync_forget(&p->sync, pg);
 		uf_wp(p, pg, false);
 		return true;
 	case DIMM_FA_WAIT:
@@ -1839,7 +1838,7 @@ static void given_back(struct dimm_pager *p, uint64_t start, uint64_t end)
 		if (!r)
 			continue;
 		if (r == 2) {
-			p->sync_mark[pg] = 0;
+			dimm_sync_forget(&p->sync, pg);
 			p->clean_due = true;
 		}
 		p->st.removed++;
@@ -1925,126 +1924,99 @@ int dimm_pager_sync(struct dimm_pager *p, bool drop, void (*idle)(void *), void 
 	return atomic_load(&p->sync_status);
 }
 
-/* A sync whose write-backs or flush a VL reset hit: start it again from
- * the first page. Its pages are still dirty (and marked): every one is
- * sent again, then a new flush. True if it starts again. */
-static bool sync_retry(struct dimm_pager *p)
-{
-	if (!p->sync_st ||
-	    !reset_retryable(p, p->sync_st, p->sync_ht_err, p->sync_retries))
-		return false;
-	p->sync_retries++;
-	p->st.writeback_retries++;
-	p->sync_st = 0;
-	p->sync_ht_err = 0;
-	p->sync_phase = 1;
-	p->sync_cursor = 0;
-	return true;
-}
-
+/* The sync requested by an application thread (dimm_pager_sync), as
+ * dimm_sync decides it: this performs the write-backs, the flush and the
+ * end it asks for. */
 static unsigned sync_step(struct dimm_pager *p)
 {
 	struct dimm_client *c = p->cfg.client;
+	struct dimm_sync *s = &p->sync;
 	unsigned work = 0;
+	uint32_t pg;
+	bool evicting = evictions_in_flight(p); /* nothing here starts one */
 
-	if (p->sync_phase == 0) {
+	if (s->phase == DIMM_SYNC_IDLE) {
 		unsigned req = atomic_load(&p->sync_req);
 
-		if (req == atomic_load(&p->sync_done))
+		if (req == atomic_load(&p->sync_done) ||
+		    !dimm_sync_begin(s, atomic_load(&p->err), p->wp_async, evicting))
 			return 0;
-		if (p->wp_async && evictions_in_flight(p))
-			return 0; /* their pages are scanned when they finish */
 		p->sync_serving = req;
-		p->sync_phase = 1;
-		p->sync_cursor = 0;
-		p->sync_wb = 0;
-		p->sync_st = atomic_load(&p->err);
-		p->sync_ht_err = 0;
-		p->sync_retries = 0;
 		p->st.syncs++;
-		if (p->wp_async && !p->sync_st) {
+		if (p->wp_async && !s->st) {
 			long r = wp_scan(p, 0, p->npages, true);
 
 			if (r < 0)
-				p->sync_st = (int)r;
+				dimm_sync_fail(s, (int)r);
 		}
 		work++;
 	}
-	if (p->sync_phase == 1) {
-		while (!p->sync_st && p->sync_cursor < p->npages && p->sync_wb < SYNC_MAX) {
-			uint32_t pg = p->sync_cursor;
+	for (;;) {
+		enum dimm_sync_do d = dimm_sync_next(s, &p->pol, SYNC_MAX, evicting, &pg);
 
-			if (p->pol.state[pg] == DIMM_PG_DIRTY) {
+		if (d == DIMM_SYNC_WRITE) {
+			if (p->wp && !p->wp_async)
+				uf_wp(p, pg, true);
+			int h = dimm_write_async(c, page_off(p, pg), page_addr(p, pg), DIMM_PAGE, 0,
+						 user_of(K_SWB, pg));
+
+			if (h < 0) {
 				if (p->wp && !p->wp_async)
-					uf_wp(p, pg, true);
-				int h = dimm_write_async(c, page_off(p, pg), page_addr(p, pg),
-							 DIMM_PAGE, 0, user_of(K_SWB, pg));
-
-				if (h < 0) {
-					if (p->wp && !p->wp_async)
-						uf_wp(p, pg, false);
-					if (h != -EAGAIN)
-						p->sync_st = h;
-					break; /* -EAGAIN: no descriptor now, later */
-				}
-				p->sync_mark[pg] = 1;
-				p->pol.pflags[pg] = 0;
-				p->sync_wb++;
-				p->st.writebacks++;
-				p->st.bytes_out += DIMM_PAGE;
-				work++;
+					uf_wp(p, pg, false);
+				dimm_sync_unsent(s, h);
+				if (h == -EAGAIN)
+					return work; /* no descriptor now: later */
+				continue;
 			}
-			p->sync_cursor++;
-		}
-		/* evictions in flight are written back by their own flush */
-		bool evicting = false;
-
-		for (unsigned i = 0; i < N_EVICT; i++)
-			evicting |= p->ev[i].used;
-		if ((p->sync_cursor == p->npages || p->sync_st) && p->sync_wb == 0 && !evicting) {
-			if (p->sync_st || dimm_flush_async(c, user_of(K_SFL, 0)) >= 0) {
-				p->sync_phase = 2;
-				p->sync_wb = p->sync_st ? 0 : 1;
-				work++;
-			}
+			dimm_sync_sent(s, &p->pol, pg);
+			p->st.writebacks++;
+			p->st.bytes_out += DIMM_PAGE;
+			work++;
+		} else if (d == DIMM_SYNC_FLUSH) {
+			if (dimm_flush_async(c, user_of(K_SFL, 0)) < 0)
+				return work; /* asked again later */
+			dimm_sync_flush_sent(s);
+			work++;
+		} else if (d == DIMM_SYNC_END) {
+			break;
+		} else {
+			return work;
 		}
 	}
-	if (p->sync_phase == 2 && p->sync_wb == 0 && sync_retry(p))
+	/* a VL reset hit a write-back or the flush: all of it again */
+	if (s->st && dimm_sync_retry(s, dimm_reset_retryable(s->st, s->ht_err), p->cfg.max_retries,
+				     lease_gone(p))) {
+		p->st.writeback_retries++;
 		return work + 1;
-	if (p->sync_phase == 2 && p->sync_wb == 0) {
-		bool drop = atomic_load(&p->sync_drop);
-
-		for (uint32_t pg = 0; pg < p->npages; pg++) {
-			if (p->sync_mark[pg] && p->pol.state[pg] == DIMM_PG_DIRTY) {
-				if (p->sync_st) {
-					if (p->wp && !p->dead)
-						uf_wp(p, pg, false);
-				} else if (p->wp) {
-					p->pol.state[pg] = DIMM_PG_CLEAN;
-				}
-			}
-			p->sync_mark[pg] = 0;
-			if (drop && !p->sync_st &&
-			    (p->pol.state[pg] == DIMM_PG_CLEAN ||
-			     (p->pol.state[pg] == DIMM_PG_DIRTY && !p->wp))) {
-				drop_page(p, pg);
-			}
-		}
-		if (p->sync_st && !atomic_load(&p->err)) {
-			char rt[32];
-
-			set_error(p, p->sync_st, "sync: write-back failed%s: %s",
-				  retries_text(rt, sizeof(rt), p->sync_retries),
-				  dimm_strerror(p->sync_st, p->sync_ht_err));
-		}
-		/* an eviction's or the cleaner's write-back that failed meanwhile
-		 * left its page here, not in the remote memory: not synced */
-		atomic_store(&p->sync_status, p->sync_st ? p->sync_st : atomic_load(&p->err));
-		atomic_store(&p->sync_done, p->sync_serving);
-		p->sync_phase = 0;
-		work++;
 	}
-	return work;
+	bool drop = atomic_load(&p->sync_drop);
+
+	for (pg = 0; pg < p->npages; pg++) {
+		switch (dimm_sync_page(s, &p->pol, pg, p->wp, drop)) {
+		case DIMM_SYNC_PG_UNPROTECT:
+			if (!p->dead)
+				uf_wp(p, pg, false);
+			break;
+		case DIMM_SYNC_PG_DROP:
+			drop_page(p, pg);
+			break;
+		case DIMM_SYNC_PG_KEEP:
+			break;
+		}
+	}
+	if (s->st && !atomic_load(&p->err)) {
+		char rt[32];
+
+		set_error(p, s->st, "sync: write-back failed%s: %s",
+			  retries_text(rt, sizeof(rt), s->retries), dimm_strerror(s->st, s->ht_err));
+	}
+	/* an eviction's or the cleaner's write-back that failed meanwhile
+	 * left its page here, not in the remote memory: not synced */
+	int st = dimm_sync_finish(s);
+
+	atomic_store(&p->sync_status, st ? st : atomic_load(&p->err));
+	atomic_store(&p->sync_done, p->sync_serving);
+	return work + 1;
 }
 
 /* ------------------------------------------------------------ cleaner */
@@ -2093,7 +2065,7 @@ static unsigned clean_step(struct dimm_pager *p)
 	uint32_t used = p->pol.mapped + p->pol.reserved;
 	uint64_t n;
 
-	if (!p->clean_low || !p->clean_due || p->n_pend || p->sync_phase || p->dead ||
+	if (!p->clean_low || !p->clean_due || p->n_pend || p->sync.phase || p->dead ||
 	    atomic_load(&p->sync_req) != atomic_load(&p->sync_done) || atomic_load(&p->err))
 		return 0;
 	/* run to completion: nobody polls once the faulting thread goes on,
@@ -2180,11 +2152,7 @@ static void dispatch(struct dimm_pager *p, const struct dimm_result *r)
 		break;
 	case K_SWB:
 	case K_SFL:
-		if (r->status && !p->sync_st) {
-			p->sync_st = r->status;
-			p->sync_ht_err = r->ht_err;
-		}
-		p->sync_wb--;
+		dimm_sync_done(&p->sync, r->status, r->ht_err);
 		break;
 	default:
 		break;
@@ -2344,7 +2312,7 @@ bool dimm_pager_idle(const struct dimm_pager *p)
 
 bool dimm_pager_busy(const struct dimm_pager *p)
 {
-	if (p->n_pend || p->sync_phase)
+	if (p->n_pend || p->sync.phase)
 		return true;
 	for (unsigned i = 0; i < N_FETCH; i++)
 		if (p->fe[i].used)

@@ -5,10 +5,14 @@
  * and its victims; the clean and dirty batches that go with a victim; the
  * readahead window; what a fault asks for in each page state; which
  * failures are sent again; the external mode's fresh pages; the
- * bookkeeping of installed and dropped pages (fresh pages stay fresh); and a run of faults against a budget, driven as the
- * pager drives it, that never holds more pages than the budget, writes
- * back exactly the dirty pages it evicts and loses no write.
+ * bookkeeping of installed and dropped pages (fresh pages stay fresh); a
+ * run of faults against a budget, driven as the pager drives it, that
+ * never holds more pages than the budget, writes back exactly the dirty
+ * pages it evicts and loses no write; and a sync (lib/dimm/dimm_sync.c):
+ * the pages it writes back, when its flush goes, what it cleans and drops,
+ * its resends after a VL reset and its failures.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +22,7 @@
 #include <cmocka.h>
 
 #include "dimm_policy.h"
+#include "dimm_sync.h"
 
 #define DIMM_TEST_RETRIES 32u
 
@@ -561,6 +566,240 @@ static void test_eviction_model(void **state)
 	dimm_policy_fini(&m.pol);
 }
 
+/* ---------------------------------------------------------------- sync */
+
+/* 10 pages: 2, 5 and 7 dirty, 3 clean, the rest absent. */
+static void sync_setup(struct dimm_policy *pol, struct dimm_sync *s)
+{
+	assert_int_equal(dimm_policy_init(pol, 10, 0, 0), 0);
+	assert_int_equal(dimm_sync_init(s, 10), 0);
+	dimm_policy_installed(pol, 2, true);
+	dimm_policy_installed(pol, 3, false);
+	dimm_policy_installed(pol, 5, true);
+	dimm_policy_installed(pol, 7, true);
+}
+
+static void sync_teardown(struct dimm_policy *pol, struct dimm_sync *s)
+{
+	dimm_sync_fini(s);
+	dimm_policy_fini(pol);
+}
+
+/* Send every write-back the sync asks for (completing none); returns
+ * how many, their pages into out. */
+static unsigned sync_send_all(struct dimm_sync *s, struct dimm_policy *pol, unsigned max,
+			      uint32_t *out)
+{
+	unsigned n = 0;
+	uint32_t pg;
+
+	while (dimm_sync_next(s, pol, max, false, &pg) == DIMM_SYNC_WRITE) {
+		out[n++] = pg;
+		dimm_sync_sent(s, pol, pg);
+	}
+	return n;
+}
+
+/* A sync writes back exactly the dirty pages, in order, at most max in
+ * flight; the flush goes once every write-back is confirmed and no
+ * eviction is in flight; at its end the pages it wrote back are clean
+ * (dirty tracking), a page written after its write-back went is not, and
+ * without dirty tracking they stay dirty. */
+static void test_sync_writes_then_flushes(void **state)
+{
+	struct dimm_policy pol;
+	struct dimm_sync s;
+	uint32_t pg, sent[10];
+
+	(void)state;
+	sync_setup(&pol, &s);
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_WAIT); /* idle */
+	assert_true(dimm_sync_begin(&s, 0, false, false));
+	assert_false(dimm_sync_begin(&s, 0, false, false)); /* one at a time */
+	pol.pflags[2] = DIMM_PF_WASHED;
+	/* two in flight at most */
+	assert_int_equal(sync_send_all(&s, &pol, 2, sent), 2);
+	assert_int_equal(sent[0], 2);
+	assert_int_equal(sent[1], 5);
+	assert_int_equal(pol.pflags[2], 0); /* a sync's write-back is no cleaner's */
+	dimm_sync_done(&s, 0, 0);
+	assert_int_equal(sync_send_all(&s, &pol, 2, sent), 1);
+	assert_int_equal(sent[0], 7);
+	assert_int_equal(dimm_sync_next(&s, &pol, 2, false, &pg), DIMM_SYNC_WAIT);
+	dimm_sync_done(&s, 0, 0);
+	dimm_sync_done(&s, 0, 0);
+	/* an eviction in flight is confirmed by its own flush first */
+	assert_int_equal(dimm_sync_next(&s, &pol, 2, true, &pg), DIMM_SYNC_WAIT);
+	assert_int_equal(dimm_sync_next(&s, &pol, 2, false, &pg), DIMM_SYNC_FLUSH);
+	/* not submitted: asked again */
+	assert_int_equal(dimm_sync_next(&s, &pol, 2, false, &pg), DIMM_SYNC_FLUSH);
+	dimm_sync_flush_sent(&s);
+	assert_int_equal(s.phase, DIMM_SYNC_FLUSHING);
+	assert_int_equal(dimm_sync_next(&s, &pol, 2, false, &pg), DIMM_SYNC_WAIT);
+	dimm_policy_installed(&pol, 9, true); /* written after the sync looked */
+	dimm_sync_done(&s, 0, 0);
+	assert_int_equal(dimm_sync_next(&s, &pol, 2, false, &pg), DIMM_SYNC_END);
+	assert_false(dimm_sync_retry(&s, true, DIMM_TEST_RETRIES, false)); /* it did not fail */
+	for (pg = 0; pg < 10; pg++)
+		assert_int_equal(dimm_sync_page(&s, &pol, pg, true, false), DIMM_SYNC_PG_KEEP);
+	assert_int_equal(dimm_sync_finish(&s), 0);
+	assert_int_equal(s.phase, DIMM_SYNC_IDLE);
+	assert_int_equal(pol.state[2], DIMM_PG_CLEAN);
+	assert_int_equal(pol.state[3], DIMM_PG_CLEAN);
+	assert_int_equal(pol.state[5], DIMM_PG_CLEAN);
+	assert_int_equal(pol.state[7], DIMM_PG_CLEAN);
+	assert_int_equal(pol.state[9], DIMM_PG_DIRTY);
+	for (pg = 0; pg < 10; pg++)
+		assert_int_equal(s.mark[pg], 0);
+
+	/* without dirty tracking nothing says a page stays unwritten: dirty */
+	assert_true(dimm_sync_begin(&s, 0, false, false));
+	assert_int_equal(sync_send_all(&s, &pol, 64, sent), 1);
+	assert_int_equal(sent[0], 9);
+	dimm_sync_done(&s, 0, 0);
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_FLUSH);
+	dimm_sync_flush_sent(&s);
+	dimm_sync_done(&s, 0, 0);
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_END);
+	for (pg = 0; pg < 10; pg++)
+		dimm_sync_page(&s, &pol, pg, false, false);
+	assert_int_equal(dimm_sync_finish(&s), 0);
+	assert_int_equal(pol.state[9], DIMM_PG_DIRTY);
+
+	/* wp-async: not while an eviction is in flight (its page is scanned
+	 * when it is over) */
+	assert_false(dimm_sync_begin(&s, 0, true, true));
+	assert_true(dimm_sync_begin(&s, 0, false, true));
+	sync_teardown(&pol, &s);
+}
+
+/* A sync with drop gives back what it synced and the clean pages, never a
+ * page written since its write-back went; a page evicted meanwhile is the
+ * eviction's. */
+static void test_sync_drop(void **state)
+{
+	struct dimm_policy pol;
+	struct dimm_sync s;
+	uint32_t pg, sent[10];
+	unsigned dropped = 0;
+
+	(void)state;
+	for (int wp = 0; wp < 2; wp++) {
+		sync_setup(&pol, &s);
+		assert_true(dimm_sync_begin(&s, 0, false, false));
+		assert_int_equal(sync_send_all(&s, &pol, 64, sent), 3);
+		/* page 7 is evicted (its write-back of its own) before the end */
+		dimm_sync_forget(&s, 7);
+		pol.state[7] = DIMM_PG_EVICTING;
+		for (unsigned k = 0; k < 3; k++)
+			dimm_sync_done(&s, 0, 0);
+		assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_FLUSH);
+		dimm_sync_flush_sent(&s);
+		dimm_sync_done(&s, 0, 0);
+		dimm_policy_installed(&pol, 8, true); /* written meanwhile */
+		assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_END);
+		dropped = 0;
+		for (pg = 0; pg < 10; pg++) {
+			enum dimm_sync_page_do d = dimm_sync_page(&s, &pol, pg, wp, true);
+
+			assert_true(d == DIMM_SYNC_PG_KEEP || d == DIMM_SYNC_PG_DROP);
+			if (d == DIMM_SYNC_PG_DROP) {
+				dropped |= 1u << pg;
+				dimm_policy_dropped(&pol, pg);
+			}
+		}
+		assert_int_equal(dimm_sync_finish(&s), 0);
+		/* wp: 2, 5 (synced) and 3 (clean); without: also 8, dirty (no
+		 * dirty tracking: the process stopped writing before it synced) */
+		assert_int_equal(dropped, wp ? (1u << 2 | 1u << 3 | 1u << 5)
+					     : (1u << 2 | 1u << 3 | 1u << 5 | 1u << 8));
+		assert_int_equal(pol.state[7], DIMM_PG_EVICTING);
+		assert_int_equal(pol.state[8], wp ? DIMM_PG_DIRTY : DIMM_PG_ABSENT);
+		sync_teardown(&pol, &s);
+	}
+}
+
+/* A write-back a VL reset hit: the whole sync again (every page still
+ * dirty sent again, then a new flush), max times in a row; then the sync
+ * fails: its pages stay dirty and are made writable again, none dropped.
+ * Never again once the lease is gone, nor for another failure. */
+static void test_sync_failure_retry(void **state)
+{
+	struct dimm_policy pol;
+	struct dimm_sync s;
+	uint32_t pg, sent[10];
+	const unsigned max = 2;
+
+	(void)state;
+	sync_setup(&pol, &s);
+	assert_true(dimm_sync_begin(&s, 0, false, false));
+	for (unsigned round = 0; round <= max; round++) {
+		assert_int_equal(sync_send_all(&s, &pol, 64, sent), 3);
+		assert_int_equal(sent[0], 2);
+		dimm_sync_done(&s, 0, 0);
+		dimm_sync_done(&s, -EPIPE, 0);
+		/* a failed sync sends nothing more, and no flush */
+		assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_WAIT);
+		dimm_sync_done(&s, -EIO, 7); /* the first failure is the status */
+		assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_END);
+		assert_int_equal(s.st, -EPIPE);
+		assert_int_equal(s.ht_err, 0);
+		assert_int_equal(s.retries, round);
+		if (round < max)
+			assert_true(dimm_sync_retry(&s, true, max, false));
+	}
+	assert_false(dimm_sync_retry(&s, true, max, false));
+	for (pg = 0; pg < 10; pg++)
+		assert_int_equal(dimm_sync_page(&s, &pol, pg, true, true),
+				 pg == 2 || pg == 5 || pg == 7 ? DIMM_SYNC_PG_UNPROTECT
+								: DIMM_SYNC_PG_KEEP);
+	assert_int_equal(dimm_sync_finish(&s), -EPIPE);
+	assert_int_equal(pol.state[2], DIMM_PG_DIRTY);
+	assert_int_equal(pol.state[3], DIMM_PG_CLEAN); /* not dropped */
+
+	/* the lease gone, or no reset: not again */
+	assert_true(dimm_sync_begin(&s, 0, false, false));
+	assert_int_equal(sync_send_all(&s, &pol, 64, sent), 3);
+	for (unsigned k = 0; k < 3; k++)
+		dimm_sync_done(&s, -EPIPE, 0);
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_END);
+	assert_false(dimm_sync_retry(&s, true, max, true));
+	assert_false(dimm_sync_retry(&s, false, max, false));
+	for (pg = 0; pg < 10; pg++)
+		dimm_sync_page(&s, &pol, pg, false, false);
+	assert_int_equal(dimm_sync_finish(&s), -EPIPE);
+
+	/* no descriptor now: the same page is asked for again; another
+	 * failure to submit fails the sync (no flush, nothing more) */
+	assert_true(dimm_sync_begin(&s, 0, false, false));
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_WRITE);
+	assert_int_equal(pg, 2);
+	dimm_sync_unsent(&s, -EAGAIN);
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_WRITE);
+	assert_int_equal(pg, 2);
+	dimm_sync_sent(&s, &pol, pg);
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_WRITE);
+	assert_int_equal(pg, 5);
+	dimm_sync_unsent(&s, -ENOLINK);
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_WAIT);
+	dimm_sync_done(&s, 0, 0);
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_END);
+	assert_false(dimm_sync_retry(&s, false, max, true));
+	for (pg = 0; pg < 10; pg++)
+		assert_int_equal(dimm_sync_page(&s, &pol, pg, true, false),
+				 pg == 2 ? DIMM_SYNC_PG_UNPROTECT : DIMM_SYNC_PG_KEEP);
+	assert_int_equal(dimm_sync_finish(&s), -ENOLINK);
+
+	/* in the error state: over at once with it, nothing sent */
+	assert_true(dimm_sync_begin(&s, -ENOLINK, false, false));
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_END);
+	assert_false(dimm_sync_retry(&s, false, max, true));
+	for (pg = 0; pg < 10; pg++)
+		assert_int_equal(dimm_sync_page(&s, &pol, pg, true, true), DIMM_SYNC_PG_KEEP);
+	assert_int_equal(dimm_sync_finish(&s), -ENOLINK);
+	sync_teardown(&pol, &s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -577,6 +816,9 @@ int main(void)
 		cmocka_unit_test(test_retry),
 		cmocka_unit_test(test_readahead),
 		cmocka_unit_test(test_eviction_model),
+		cmocka_unit_test(test_sync_writes_then_flushes),
+		cmocka_unit_test(test_sync_drop),
+		cmocka_unit_test(test_sync_failure_retry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
