@@ -26,7 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dimm_evict.h"
 #include "dimm_pager.h"
+#include "dimm_sync.h"
 
 /* Kernel 6.6+ (the build headers may be older). */
 #ifndef UFFD_FEATURE_POISON
@@ -64,7 +66,7 @@ enum { ROOM_NEED = 0, ROOM_WAIT, ROOM_OK };
 /* what a fetch waited for to get its slot (dimm_pager_stats victim_waits, batch_waits) */
 enum { WAIT_NONE = 0, WAIT_VICTIM, WAIT_BATCH };
 #define N_FETCH  16u     /* fetches in flight (demand + readahead) */
-#define N_EVICT  16u     /* dirty write-backs in flight */
+#define N_EVICT  DIMM_N_EVICT /* dirty write-backs in flight (dimm_evict.h) */
 #define N_CLEAN  2u      /* of them at most this many the cleaner's: the next fault's reads
 			    queue behind what is in flight when it comes */
 #define CLEAN_BURST 2u   /* cleaner: write-backs started per poll at most */
@@ -72,11 +74,6 @@ enum { WAIT_NONE = 0, WAIT_VICTIM, WAIT_BATCH };
 #define SYNC_MAX 64u     /* sync write-backs in flight */
 #define N_SIGQ   64u     /* faults posted by SIGBUS handlers, not yet read */
 #define N_STOP   16u     /* threads in a SIGBUS handler that app_stopped sees */
-
-/* Eviction in batches (dimm_policy.h): the clean pages that go with a
- * victim are given back in one system call (drop_pages), the dirty ones
- * written back under one flush and dropped in one call (evict_batch). */
-_Static_assert(DIMM_EVICT_BATCH <= N_EVICT, "a batch's write-backs fit the eviction slots");
 
 enum { K_FETCH = 1, K_WB, K_FL, K_SWB, K_SFL };
 
@@ -94,28 +91,6 @@ struct fetch {
 	uint32_t page;
 	uint64_t t0;
 	uint8_t *buf;         /* DIMM_PAGE bytes */
-};
-
-struct evict {
-	bool     used;
-	bool     keep;        /* the cleaner's: the page stays resident, clean */
-	bool     copied;      /* the page was copied to buf and dropped at once
-				 (DIMM_PG_WRITING): written back from buf, its slot
-				 free already */
-	uint8_t *buf;         /* DIMM_PAGE bytes: the copy */
-	uint8_t  left;        /* completions outstanding (write, flush) */
-	uint8_t  lead;        /* the slot whose flush confirms this write (its own,
-				 or the first of its batch: evict_submit) */
-	bool     flushing;    /* waiting for that flush */
-	int      status;
-	uint8_t  ht_err;
-	int      waiter;      /* fetch waiting for this page's slot (-1 none) */
-	uint8_t  retries;     /* sent again after a VL reset */
-	bool     quiet;       /* run to completion: scanned (wp-async) while the
-				 application was stopped, `resumed` then = res0 */
-	unsigned res0;
-	uint32_t page;
-	uint64_t seq;         /* claim order (make_room waits for the oldest) */
 };
 
 struct pend {
@@ -140,11 +115,10 @@ struct dimm_pager {
 	int      pagemap;     /* /proc/self/pagemap (wp_async), or -1 */
 	int      pidfd;       /* this process (process_madvise of a batch), or -1 */
 	struct dimm_policy pol; /* page states, budget, CLOCK, batches, readahead */
-	uint8_t *sync_mark;   /* per page: a sync writes it back */
 	unsigned clean_low;   /* cleaner's watermark (0: off) */
 	bool     clean_due;   /* something changed since the cleaner last looked */
 	struct fetch fe[N_FETCH];
-	struct evict ev[N_EVICT];
+	struct dimm_evicts ev; /* write-backs in flight: slots, claim order */
 	struct pend pend[N_PEND];
 	/* run to completion (DIMM_PAGER_F_SIGBUS): faults come as SIGBUS in
 	 * the faulting thread, which posts the page here (page + 1; 0: free)
@@ -161,7 +135,6 @@ struct dimm_pager {
 	unsigned n_pend;
 	uint8_t *bufs;
 	uint8_t *ebufs;              /* N_EVICT pages: the copies of evicted pages */
-	uint64_t ev_seq;             /* evictions claimed (struct evict seq) */
 
 	/* error state */
 	_Atomic int err;
@@ -174,12 +147,7 @@ struct dimm_pager {
 	_Atomic int sync_status;
 	_Atomic bool sync_drop;
 	unsigned sync_serving;       /* request being served (0: none) */
-	int      sync_phase;         /* 0 idle, 1 writing, 2 flushing */
-	uint32_t sync_cursor;
-	unsigned sync_wb;            /* write-backs outstanding */
-	int      sync_st;
-	uint8_t  sync_ht_err;
-	unsigned sync_retries;       /* this sync sent again after a VL reset */
+	struct dimm_sync sync;       /* the one being served: its state machine */
 	int      registry_slot;
 	_Atomic bool idle;           /* set by dimm_pager_poll for other threads */
 	unsigned polls;              /* dimm_pager_poll calls (fault_read_due) */
@@ -337,15 +305,17 @@ static int pager_arrays(struct dimm_pager *p)
 {
 	if (dimm_policy_init(&p->pol, p->npages, p->cfg.budget, p->cfg.budget_pct))
 		return -1;
-	p->sync_mark = calloc(p->npages, 1);
+	if (dimm_sync_init(&p->sync, p->npages))
+		return -1;
 	p->bufs = aligned_alloc(DIMM_PAGE, (size_t)N_FETCH * DIMM_PAGE);
 	p->ebufs = aligned_alloc(DIMM_PAGE, (size_t)N_EVICT * DIMM_PAGE);
-	if (!p->sync_mark || !p->bufs || !p->ebufs)
+	if (!p->bufs || !p->ebufs)
 		return -1;
 	for (unsigned i = 0; i < N_FETCH; i++)
 		p->fe[i].buf = p->bufs + (size_t)i * DIMM_PAGE;
 	for (unsigned i = 0; i < N_EVICT; i++)
-		p->ev[i].buf = p->ebufs + (size_t)i * DIMM_PAGE;
+		p->ev.slot[i].buf = p->ebufs + (size_t)i * DIMM_PAGE;
+	dimm_evicts_init(&p->ev);
 	return 0;
 }
 
@@ -605,7 +575,7 @@ void dimm_pager_free(struct dimm_pager *p)
 	if (p->base)
 		munmap(p->base, p->size);
 	dimm_policy_fini(&p->pol);
-	free(p->sync_mark);
+	dimm_sync_fini(&p->sync);
 	free(p->bufs);
 	free(p->ebufs);
 	free(p);
@@ -906,14 +876,17 @@ static struct dimm_client *fetch_client(const struct dimm_pager *p)
  * answer within the request timeout, or unmapped), a data error, and after
  * max_retries.
  */
+static bool lease_gone(struct dimm_pager *p)
+{
+	return atomic_load(&p->err) || dimm_client_lost(p->cfg.client) ||
+	       dimm_client_lost(fetch_client(p));
+}
+
 static bool reset_retryable(struct dimm_pager *p, int status, uint8_t ht_err,
 			    unsigned tries)
 {
-	bool gone = atomic_load(&p->err) || dimm_client_lost(p->cfg.client) ||
-		    dimm_client_lost(fetch_client(p));
-
 	return dimm_policy_may_retry(dimm_reset_retryable(status, ht_err), tries,
-				     p->cfg.max_retries, gone);
+				     p->cfg.max_retries, lease_gone(p));
 }
 
 /* " after N retries" for an error message, "" when there was none. */
@@ -928,7 +901,7 @@ static const char *retries_text(char *buf, size_t len, unsigned tries)
 
 /* ------------------------------------------------------------ eviction */
 
-static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n);
+static void finish_evicts(struct dimm_pager *p, struct dimm_evict **es, unsigned n);
 static bool app_stopped(struct dimm_pager *p);
 
 /* Send the pages of the write-backs es[0..n) (posted writes straight from
@@ -939,36 +912,24 @@ static bool app_stopped(struct dimm_pager *p);
  * them; they and the flush go into the client's queue back to back here).
  * The flush is es[0]'s (K_FL of its slot, e->lead). e->left: how many of
  * the page's write and that flush were submitted. */
-static void evict_submit(struct dimm_pager *p, struct evict **es, unsigned n)
+static void evict_submit(struct dimm_pager *p, struct dimm_evict **es, unsigned n)
 {
 	struct dimm_client *c = p->cfg.client;
-	unsigned lead = (unsigned)(es[0] - p->ev);
 	int h;
 
+	dimm_evict_submitting(&p->ev, es, n);
 	for (unsigned k = 0; k < n; k++) {
-		struct evict *e = es[k];
+		struct dimm_evict *e = es[k];
 
-		e->status = 0;
-		e->ht_err = 0;
-		e->left = 2;
-		e->lead = (uint8_t)lead;
-		e->flushing = true;
 		h = dimm_write_async(c, page_off(p, e->page),
 				     e->copied ? e->buf : page_addr(p, e->page), DIMM_PAGE, 0,
-				     user_of(K_WB, (unsigned)(e - p->ev)));
-		if (h < 0) {
-			e->left--;
-			e->status = h;
-		}
+				     user_of(K_WB, (unsigned)(e - p->ev.slot)));
+		if (h < 0)
+			dimm_evict_write_unsent(e, h);
 	}
-	h = dimm_flush_async(c, user_of(K_FL, lead));
+	h = dimm_flush_async(c, user_of(K_FL, es[0]->lead));
 	if (h < 0)
-		for (unsigned k = 0; k < n; k++) {
-			es[k]->left--;
-			es[k]->flushing = false;
-			if (!es[k]->status)
-				es[k]->status = h;
-		}
+		dimm_evict_flush_unsent(es, n, h);
 }
 
 /* A write-back hit by a VL reset: the page is still resident and counts
@@ -976,11 +937,11 @@ static void evict_submit(struct dimm_pager *p, struct evict **es, unsigned n)
  * is confirmed), send it again, alone with its own flush (a page of a batch
  * too: the batch's flush said -EPIPE for all of them). True if it is on its
  * way again. */
-static bool evict_retry(struct dimm_pager *p, struct evict *e)
+static bool evict_retry(struct dimm_pager *p, struct dimm_evict *e)
 {
-	if (!reset_retryable(p, e->status, e->ht_err, e->retries))
+	if (!dimm_evict_retry(e, dimm_reset_retryable(e->status, e->ht_err), p->cfg.max_retries,
+			      lease_gone(p)))
 		return false;
-	e->retries++;
 	p->st.writeback_retries++;
 	evict_submit(p, &e, 1);
 	return e->left > 0;
@@ -990,15 +951,12 @@ static bool evict_retry(struct dimm_pager *p, struct evict *e)
  * stable (the caller submits: evict_go). NULL when no slot is free. keep:
  * the cleaner's (the page stays resident, clean, when the flush confirms
  * it). */
-static struct evict *evict_claim(struct dimm_pager *p, uint32_t pg, bool keep)
+static struct dimm_evict *evict_claim(struct dimm_pager *p, uint32_t pg, bool keep)
 {
-	struct evict *e;
-	unsigned i;
+	struct dimm_evict *e;
+	int i = dimm_evict_free_slot(&p->ev);
 
-	for (i = 0; i < N_EVICT; i++)
-		if (!p->ev[i].used)
-			break;
-	if (i == N_EVICT)
+	if (i < 0)
 		return NULL;
 	/* stable content while it is copied out: writers fault and wait
 	 * (wp-async: make_room's scan protected it; a write meanwhile is seen
@@ -1006,18 +964,8 @@ static struct evict *evict_claim(struct dimm_pager *p, uint32_t pg, bool keep)
 	 * layout changes (EAGAIN until its remove event is read): not now */
 	if (p->wp && !p->wp_async && uf_wp(p, pg, true) != 0 && p->ext)
 		return NULL;
-	e = &p->ev[i];
-	e->used = true;
-	e->keep = keep;
-	e->copied = false;
-	e->seq = ++p->ev_seq;
-	e->page = pg;
-	e->waiter = -1;
-	e->retries = 0;
-	e->quiet = false;
-	p->pol.state[pg] = DIMM_PG_EVICTING;
-	p->sync_mark[pg] = 0;
-	p->pol.pflags[pg] = 0;
+	e = dimm_evict_claim(&p->ev, (unsigned)i, &p->pol, pg, keep);
+	dimm_sync_forget(&p->sync, pg);
 	if (keep)
 		p->st.cleaned++;
 	else
@@ -1029,9 +977,9 @@ static struct evict *evict_claim(struct dimm_pager *p, uint32_t pg, bool keep)
 
 /* Submit the claimed write-backs es[0..n) with one flush; those of which
  * nothing went out (the lease is lost) are over at once. */
-static void evict_go(struct dimm_pager *p, struct evict **es, unsigned n)
+static void evict_go(struct dimm_pager *p, struct dimm_evict **es, unsigned n)
 {
-	struct evict *over[N_EVICT];
+	struct dimm_evict *over[N_EVICT];
 	unsigned no = 0;
 
 	evict_submit(p, es, n);
@@ -1046,21 +994,18 @@ static void evict_go(struct dimm_pager *p, struct evict **es, unsigned n)
  * none is free (or nothing could be submitted). keep: as evict_claim. */
 static int start_evict(struct dimm_pager *p, uint32_t pg, bool keep)
 {
-	struct evict *e = evict_claim(p, pg, keep);
+	struct dimm_evict *e = evict_claim(p, pg, keep);
 
 	if (!e)
 		return -1;
 	evict_go(p, &e, 1);
-	return e->used ? (int)(e - p->ev) : -1;
+	return e->used ? (int)(e - p->ev.slot) : -1;
 }
 
 /* The cleaner's write-back in flight for pg, or NULL. */
-static struct evict *cleaning_of(struct dimm_pager *p, uint32_t pg)
+static struct dimm_evict *cleaning_of(struct dimm_pager *p, uint32_t pg)
 {
-	for (unsigned i = 0; i < N_EVICT; i++)
-		if (p->ev[i].used && p->ev[i].keep && p->ev[i].page == pg)
-			return &p->ev[i];
-	return NULL;
+	return dimm_evict_cleaning(&p->ev, pg);
 }
 
 /* wp-async: a page the cleaner wrote back that a scan found written
@@ -1126,7 +1071,7 @@ static void drop_clean_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known, bool quiet,
 			       unsigned res0, bool copy)
 {
-	struct evict *es[DIMM_EVICT_BATCH];
+	struct dimm_evict *es[DIMM_EVICT_BATCH];
 	uint32_t more[DIMM_EVICT_BATCH];
 	unsigned n = 0, nmore = p->wp ? dimm_policy_dirty_batch(&p->pol, pg, known, p->wp_async,
 							     more) : 0;
@@ -1167,7 +1112,7 @@ static int evict_dirty_victims(struct dimm_pager *p, uint32_t pg, uint32_t known
 	evict_go(p, es, 1);
 	if (n > 1)
 		evict_go(p, es + 1, n - 1);
-	return es[0]->used ? (int)(es[0] - p->ev) : -2;
+	return es[0]->used ? (int)(es[0] - p->ev.slot) : -2;
 }
 
 /*
@@ -1182,8 +1127,8 @@ static int make_room(struct dimm_pager *p, uint8_t *why)
 	uint32_t scanned = 0, scanned_end = 0; /* pages [scanned, scanned_end) scanned by this call */
 	bool quiet = false; /* ... while the application was stopped (quiet_since) */
 	unsigned res0 = 0;
-	bool copy, slot_free = false;
-	int oldest = -1; /* of the copied write-backs in flight that no fetch waits for */
+	bool copy;
+	int w;
 
 	if (!dimm_policy_full(&p->pol))
 		return -1;
@@ -1192,30 +1137,12 @@ static int make_room(struct dimm_pager *p, uint8_t *why)
 	 * run); else only while the application (one thread) is stopped,
 	 * asked before any scan (app_stopped) */
 	copy = (p->wp && !p->wp_async) || app_stopped(p);
-	/* a write-back of a batch in flight that no fetch waits for: its slot
-	 * frees when the batch's flush confirms it, sooner than a new
-	 * write-back would; a copied one's slot is free already */
-	for (unsigned i = 0; i < N_EVICT; i++) {
-		const struct evict *e = &p->ev[i];
-
-		if (!e->used) {
-			slot_free = true;
-			continue;
-		}
-		if (e->keep || e->waiter >= 0)
-			continue;
-		if (!e->copied) {
-			*why = WAIT_BATCH;
-			return (int)i;
-		}
-		if (oldest < 0 || e->seq < p->ev[oldest].seq)
-			oldest = (int)i;
-	}
-	/* every copy buffer in use: the link is the limit, wait for the
-	 * oldest write-back to be confirmed */
-	if (copy && !slot_free && oldest >= 0) {
+	/* a write-back in flight that frees a slot sooner than a new one
+	 * would (dimm_evict_to_wait_for) */
+	w = dimm_evict_to_wait_for(&p->ev, copy);
+	if (w >= 0) {
 		*why = WAIT_BATCH;
-		return oldest;
+		return w;
 	}
 	/* CLOCK: two sweeps find an unreferenced resident page if there is one */
 	uint64_t left = 2ull * p->npages + 1;
@@ -1228,13 +1155,13 @@ static int make_room(struct dimm_pager *p, uint8_t *why)
 		if (p->pol.state[pg] == DIMM_PG_EVICTING) {
 			/* the cleaner is writing it back: the slot frees when
 			 * that flush confirms it */
-			struct evict *e = cleaning_of(p, pg);
+			struct dimm_evict *e = cleaning_of(p, pg);
 
 			e->keep = false;
 			p->st.evictions++;
 			p->st.clean_waits++;
 			*why = WAIT_BATCH;
-			return (int)(e - p->ev);
+			return (int)(e - p->ev.slot);
 		}
 		if (p->wp_async && !(pg >= scanned && pg < scanned_end)) {
 			/* one scan for this victim and the next ones (the
@@ -1286,7 +1213,7 @@ static void fetch_room(struct dimm_pager *p, struct fetch *f)
 		p->pol.reserved++;
 		f->room = ROOM_OK;
 	} else if (r >= 0) {
-		p->ev[r].waiter = (int)(f - p->fe);
+		p->ev.slot[r].waiter = (int)(f - p->fe);
 		f->room = ROOM_WAIT;
 		if (f->room_why < why)
 			f->room_why = why; /* a batch's wait is the longer one */
@@ -1348,17 +1275,14 @@ static bool app_stopped(struct dimm_pager *p)
  * its handler (`resumed` unchanged) and one is still in it. A fault's dirty
  * victim, whose confirmation the fault waits for, is such a write-back:
  * its PAGEMAP_SCAN (a TLB flush of every CPU of the process) is saved. */
-static bool quiet_since(struct dimm_pager *p, struct evict **es, unsigned n)
+static bool quiet_since(struct dimm_pager *p, struct dimm_evict **es, unsigned n)
 {
-	for (unsigned k = 0; k < n; k++)
-		if (!es[k]->status && (!es[k]->quiet || es[k]->res0 != atomic_load(&p->resumed)))
-			return false;
-	return app_stopped(p);
+	return dimm_evict_quiet(es, n, atomic_load(&p->resumed)) && app_stopped(p);
 }
 
 /* The error state for a write-back that failed (status set): which page,
  * after how many resends, why. */
-static void writeback_failed(struct dimm_pager *p, const struct evict *e)
+static void writeback_failed(struct dimm_pager *p, const struct dimm_evict *e)
 {
 	char rt[32];
 
@@ -1374,13 +1298,12 @@ static void writeback_failed(struct dimm_pager *p, const struct evict *e)
  * from the copy, dirty, and the error is reported as for any write-back
  * (the region is then served no more; the data is not lost while the
  * mapping lives). */
-static void copy_back(struct dimm_pager *p, struct evict *e)
+static void copy_back(struct dimm_pager *p, struct dimm_evict *e)
 {
 	uint32_t pg = e->page;
 	struct uffdio_copy cp;
 
 	writeback_failed(p, e);
-	p->pol.state[pg] = DIMM_PG_ABSENT;
 	if (p->dead)
 		return; /* unregistered (no poisoning here): nothing maps it */
 	memset(&cp, 0, sizeof(cp));
@@ -1407,18 +1330,18 @@ static void copy_back(struct dimm_pager *p, struct evict *e)
  * a VL reset): kept resident and clean instead, the next fault's eviction
  * drops it. Then the fetches that waited for their slots go on.
  */
-static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
+static void finish_evicts(struct dimm_pager *p, struct dimm_evict **es, unsigned n)
 {
 	uint32_t drop[N_EVICT], lo = UINT32_MAX, hi = 0;
 	unsigned m = 0, nd = 0;
 	long scan = 0;
 
 	for (unsigned k = 0; k < n; k++) {
-		struct evict *e = es[k];
+		struct dimm_evict *e = es[k];
 
 		if (e->status && evict_retry(p, e))
 			continue;
-		e->used = false;
+		dimm_evict_over(e);
 		es[m++] = e;
 		if (!e->status && !e->copied) {
 			lo = e->page < lo ? e->page : lo;
@@ -1442,55 +1365,38 @@ static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
 		scan = wp_scan(p, lo, hi - lo + 1, true);
 
 	for (unsigned k = 0; k < m; k++) {
-		struct evict *e = es[k];
-		uint32_t pg = e->page;
-		bool ok = e->status == 0 && !atomic_load(&p->err);
+		struct dimm_evict *e = es[k];
 
-		if (e->copied) {
-			/* dropped already: absent from now on, or, failed, its
-			 * data back here from the copy (the error state) */
-			if (!ok)
-				copy_back(p, e);
-			else
-				p->pol.state[pg] = DIMM_PG_ABSENT;
-			continue;
-		}
-		if (ok && p->wp_async && (scan < 0 || (p->pol.pflags[pg] & DIMM_PF_WRITTEN))) {
-			/* written during the write-back (or not known): stays, dirty */
-			p->pol.state[pg] = DIMM_PG_DIRTY;
-			p->pol.ref[pg] = 1;
-		} else if (ok && e->keep) {
-			/* the cleaner's: resident and clean (still write-protected: a
-			 * write from now on is seen, by a WP fault or the next scan) */
-			p->pol.state[pg] = DIMM_PG_CLEAN;
-			p->pol.pflags[pg] = DIMM_PF_WASHED | DIMM_PF_SEEN;
-		} else if (ok && !may_drop) {
-			p->pol.state[pg] = DIMM_PG_CLEAN;
+		switch (dimm_evict_end(e, &p->pol, atomic_load(&p->err), may_drop, p->wp_async,
+				       scan < 0)) {
+		case DIMM_EV_RESTORE:
+			copy_back(p, e);
+			break;
+		case DIMM_EV_KEPT:
 			p->st.evictions--; /* not evicted after all */
-		} else if (ok) {
-			drop[nd++] = pg;
-		} else {
+			break;
+		case DIMM_EV_DROP:
+			drop[nd++] = e->page;
+			break;
+		case DIMM_EV_FAILED:
 			writeback_failed(p, e);
-			/* the data stays here, writable */
 			if (p->wp && !p->dead)
-				uf_wp(p, pg, false);
-			p->pol.state[pg] = DIMM_PG_DIRTY;
+				uf_wp(p, e->page, false);
+			break;
+		case DIMM_EV_ABSENT:
+		case DIMM_EV_DIRTY:
+		case DIMM_EV_WASHED:
+			break;
 		}
 	}
 	if (nd)
 		drop_pages(p, drop, nd);
 	for (unsigned k = 0; k < m; k++) {
-		struct evict *e = es[k];
+		struct dimm_evict *e = es[k];
 
-		if (e->waiter >= 0) {
-			struct fetch *f = &p->fe[e->waiter];
-
-			f->room = ROOM_NEED; /* (a copied one's slot was free already) */
-			if (!e->copied && p->pol.state[e->page] == DIMM_PG_ABSENT) {
-				p->pol.reserved++;
-				f->room = ROOM_OK;
-			}
-		}
+		if (e->waiter >= 0)
+			p->fe[e->waiter].room = dimm_evict_room_for_waiter(e, &p->pol) ? ROOM_OK
+										: ROOM_NEED;
 	}
 }
 
@@ -1498,22 +1404,9 @@ static void finish_evicts(struct dimm_pager *p, struct evict **es, unsigned n)
  * each of them. */
 static void flush_done(struct dimm_pager *p, unsigned lead, const struct dimm_result *r)
 {
-	struct evict *done[N_EVICT];
-	unsigned n = 0;
+	struct dimm_evict *done[N_EVICT];
+	unsigned n = dimm_evict_flush_done(&p->ev, lead, r->status, r->ht_err, done);
 
-	for (unsigned i = 0; i < N_EVICT; i++) {
-		struct evict *e = &p->ev[i];
-
-		if (!e->used || !e->flushing || e->lead != lead)
-			continue;
-		e->flushing = false;
-		if (r->status && !e->status) {
-			e->status = r->status;
-			e->ht_err = r->ht_err;
-		}
-		if (--e->left == 0)
-			done[n++] = e;
-	}
 	if (n)
 		finish_evicts(p, done, n);
 }
@@ -1615,9 +1508,7 @@ static void fetch_release(struct dimm_pager *p, struct fetch *f)
 	if (f->room == ROOM_OK)
 		p->pol.reserved--;
 	if (f->room == ROOM_WAIT)
-		for (unsigned i = 0; i < N_EVICT; i++)
-			if (p->ev[i].used && p->ev[i].waiter == (int)(f - p->fe))
-				p->ev[i].waiter = -1;
+		dimm_evict_unwait(&p->ev, (int)(f - p->fe));
 	f->used = false;
 }
 
@@ -1794,14 +1685,14 @@ static bool handle_fault(struct dimm_pager *p, const struct pend *m)
 		return true;
 	case DIMM_FA_FIRST_WRITE:
 		uf_wp(p, pg, false);
-		p->sync_mark[pg] = 0;
+		dimm_sync_forget(&p->sync, pg);
 		p->clean_due = true;
 		p->st.wp_faults++;
 		lat_add(&p->st.hist_wp, now_ns() - m->t0);
 		return true;
 	case DIMM_FA_REWRITE:
 		/* written while a sync copied it: dirty again */
-		p->sync_mark[pg] = 0;
+		dimm_sync_forget(&p->sync, pg);
 		uf_wp(p, pg, false);
 		return true;
 	case DIMM_FA_WAIT:
@@ -1839,7 +1730,7 @@ static void given_back(struct dimm_pager *p, uint64_t start, uint64_t end)
 		if (!r)
 			continue;
 		if (r == 2) {
-			p->sync_mark[pg] = 0;
+			dimm_sync_forget(&p->sync, pg);
 			p->clean_due = true;
 		}
 		p->st.removed++;
@@ -1904,10 +1795,7 @@ static unsigned handle_pending(struct dimm_pager *p)
 
 static bool evictions_in_flight(const struct dimm_pager *p)
 {
-	for (unsigned i = 0; i < N_EVICT; i++)
-		if (p->ev[i].used)
-			return true;
-	return false;
+	return dimm_evict_in_flight(&p->ev, false) > 0;
 }
 
 int dimm_pager_sync(struct dimm_pager *p, bool drop, void (*idle)(void *), void *arg)
@@ -1925,126 +1813,99 @@ int dimm_pager_sync(struct dimm_pager *p, bool drop, void (*idle)(void *), void 
 	return atomic_load(&p->sync_status);
 }
 
-/* A sync whose write-backs or flush a VL reset hit: start it again from
- * the first page. Its pages are still dirty (and marked): every one is
- * sent again, then a new flush. True if it starts again. */
-static bool sync_retry(struct dimm_pager *p)
-{
-	if (!p->sync_st ||
-	    !reset_retryable(p, p->sync_st, p->sync_ht_err, p->sync_retries))
-		return false;
-	p->sync_retries++;
-	p->st.writeback_retries++;
-	p->sync_st = 0;
-	p->sync_ht_err = 0;
-	p->sync_phase = 1;
-	p->sync_cursor = 0;
-	return true;
-}
-
+/* The sync requested by an application thread (dimm_pager_sync), as
+ * dimm_sync decides it: this performs the write-backs, the flush and the
+ * end it asks for. */
 static unsigned sync_step(struct dimm_pager *p)
 {
 	struct dimm_client *c = p->cfg.client;
+	struct dimm_sync *s = &p->sync;
 	unsigned work = 0;
+	uint32_t pg;
+	bool evicting = evictions_in_flight(p); /* nothing here starts one */
 
-	if (p->sync_phase == 0) {
+	if (s->phase == DIMM_SYNC_IDLE) {
 		unsigned req = atomic_load(&p->sync_req);
 
-		if (req == atomic_load(&p->sync_done))
+		if (req == atomic_load(&p->sync_done) ||
+		    !dimm_sync_begin(s, atomic_load(&p->err), p->wp_async, evicting))
 			return 0;
-		if (p->wp_async && evictions_in_flight(p))
-			return 0; /* their pages are scanned when they finish */
 		p->sync_serving = req;
-		p->sync_phase = 1;
-		p->sync_cursor = 0;
-		p->sync_wb = 0;
-		p->sync_st = atomic_load(&p->err);
-		p->sync_ht_err = 0;
-		p->sync_retries = 0;
 		p->st.syncs++;
-		if (p->wp_async && !p->sync_st) {
+		if (p->wp_async && !s->st) {
 			long r = wp_scan(p, 0, p->npages, true);
 
 			if (r < 0)
-				p->sync_st = (int)r;
+				dimm_sync_fail(s, (int)r);
 		}
 		work++;
 	}
-	if (p->sync_phase == 1) {
-		while (!p->sync_st && p->sync_cursor < p->npages && p->sync_wb < SYNC_MAX) {
-			uint32_t pg = p->sync_cursor;
+	for (;;) {
+		enum dimm_sync_do d = dimm_sync_next(s, &p->pol, SYNC_MAX, evicting, &pg);
 
-			if (p->pol.state[pg] == DIMM_PG_DIRTY) {
+		if (d == DIMM_SYNC_WRITE) {
+			if (p->wp && !p->wp_async)
+				uf_wp(p, pg, true);
+			int h = dimm_write_async(c, page_off(p, pg), page_addr(p, pg), DIMM_PAGE, 0,
+						 user_of(K_SWB, pg));
+
+			if (h < 0) {
 				if (p->wp && !p->wp_async)
-					uf_wp(p, pg, true);
-				int h = dimm_write_async(c, page_off(p, pg), page_addr(p, pg),
-							 DIMM_PAGE, 0, user_of(K_SWB, pg));
-
-				if (h < 0) {
-					if (p->wp && !p->wp_async)
-						uf_wp(p, pg, false);
-					if (h != -EAGAIN)
-						p->sync_st = h;
-					break; /* -EAGAIN: no descriptor now, later */
-				}
-				p->sync_mark[pg] = 1;
-				p->pol.pflags[pg] = 0;
-				p->sync_wb++;
-				p->st.writebacks++;
-				p->st.bytes_out += DIMM_PAGE;
-				work++;
+					uf_wp(p, pg, false);
+				dimm_sync_unsent(s, h);
+				if (h == -EAGAIN)
+					return work; /* no descriptor now: later */
+				continue;
 			}
-			p->sync_cursor++;
-		}
-		/* evictions in flight are written back by their own flush */
-		bool evicting = false;
-
-		for (unsigned i = 0; i < N_EVICT; i++)
-			evicting |= p->ev[i].used;
-		if ((p->sync_cursor == p->npages || p->sync_st) && p->sync_wb == 0 && !evicting) {
-			if (p->sync_st || dimm_flush_async(c, user_of(K_SFL, 0)) >= 0) {
-				p->sync_phase = 2;
-				p->sync_wb = p->sync_st ? 0 : 1;
-				work++;
-			}
+			dimm_sync_sent(s, &p->pol, pg);
+			p->st.writebacks++;
+			p->st.bytes_out += DIMM_PAGE;
+			work++;
+		} else if (d == DIMM_SYNC_FLUSH) {
+			if (dimm_flush_async(c, user_of(K_SFL, 0)) < 0)
+				return work; /* asked again later */
+			dimm_sync_flush_sent(s);
+			work++;
+		} else if (d == DIMM_SYNC_END) {
+			break;
+		} else {
+			return work;
 		}
 	}
-	if (p->sync_phase == 2 && p->sync_wb == 0 && sync_retry(p))
+	/* a VL reset hit a write-back or the flush: all of it again */
+	if (s->st && dimm_sync_retry(s, dimm_reset_retryable(s->st, s->ht_err), p->cfg.max_retries,
+				     lease_gone(p))) {
+		p->st.writeback_retries++;
 		return work + 1;
-	if (p->sync_phase == 2 && p->sync_wb == 0) {
-		bool drop = atomic_load(&p->sync_drop);
-
-		for (uint32_t pg = 0; pg < p->npages; pg++) {
-			if (p->sync_mark[pg] && p->pol.state[pg] == DIMM_PG_DIRTY) {
-				if (p->sync_st) {
-					if (p->wp && !p->dead)
-						uf_wp(p, pg, false);
-				} else if (p->wp) {
-					p->pol.state[pg] = DIMM_PG_CLEAN;
-				}
-			}
-			p->sync_mark[pg] = 0;
-			if (drop && !p->sync_st &&
-			    (p->pol.state[pg] == DIMM_PG_CLEAN ||
-			     (p->pol.state[pg] == DIMM_PG_DIRTY && !p->wp))) {
-				drop_page(p, pg);
-			}
-		}
-		if (p->sync_st && !atomic_load(&p->err)) {
-			char rt[32];
-
-			set_error(p, p->sync_st, "sync: write-back failed%s: %s",
-				  retries_text(rt, sizeof(rt), p->sync_retries),
-				  dimm_strerror(p->sync_st, p->sync_ht_err));
-		}
-		/* an eviction's or the cleaner's write-back that failed meanwhile
-		 * left its page here, not in the remote memory: not synced */
-		atomic_store(&p->sync_status, p->sync_st ? p->sync_st : atomic_load(&p->err));
-		atomic_store(&p->sync_done, p->sync_serving);
-		p->sync_phase = 0;
-		work++;
 	}
-	return work;
+	bool drop = atomic_load(&p->sync_drop);
+
+	for (pg = 0; pg < p->npages; pg++) {
+		switch (dimm_sync_page(s, &p->pol, pg, p->wp, drop)) {
+		case DIMM_SYNC_PG_UNPROTECT:
+			if (!p->dead)
+				uf_wp(p, pg, false);
+			break;
+		case DIMM_SYNC_PG_DROP:
+			drop_page(p, pg);
+			break;
+		case DIMM_SYNC_PG_KEEP:
+			break;
+		}
+	}
+	if (s->st && !atomic_load(&p->err)) {
+		char rt[32];
+
+		set_error(p, s->st, "sync: write-back failed%s: %s",
+			  retries_text(rt, sizeof(rt), s->retries), dimm_strerror(s->st, s->ht_err));
+	}
+	/* an eviction's or the cleaner's write-back that failed meanwhile
+	 * left its page here, not in the remote memory: not synced */
+	int st = dimm_sync_finish(s);
+
+	atomic_store(&p->sync_status, st ? st : atomic_load(&p->err));
+	atomic_store(&p->sync_done, p->sync_serving);
+	return work + 1;
 }
 
 /* ------------------------------------------------------------ cleaner */
@@ -2093,7 +1954,7 @@ static unsigned clean_step(struct dimm_pager *p)
 	uint32_t used = p->pol.mapped + p->pol.reserved;
 	uint64_t n;
 
-	if (!p->clean_low || !p->clean_due || p->n_pend || p->sync_phase || p->dead ||
+	if (!p->clean_low || !p->clean_due || p->n_pend || p->sync.phase || p->dead ||
 	    atomic_load(&p->sync_req) != atomic_load(&p->sync_done) || atomic_load(&p->err))
 		return 0;
 	/* run to completion: nobody polls once the faulting thread goes on,
@@ -2134,8 +1995,7 @@ static unsigned clean_step(struct dimm_pager *p)
 			}
 		}
 	}
-	for (unsigned i = 0; i < N_EVICT; i++)
-		busy += p->ev[i].used && p->ev[i].keep;
+	busy = dimm_evict_in_flight(&p->ev, true);
 	for (unsigned i = 0; i < nc && started < CLEAN_BURST && busy < N_CLEAN; i++) {
 		if (cand[i] == UINT32_MAX || p->pol.state[cand[i]] != DIMM_PG_DIRTY)
 			continue;
@@ -2165,13 +2025,9 @@ static void dispatch(struct dimm_pager *p, const struct dimm_result *r)
 		break;
 	}
 	case K_WB: {
-		struct evict *e = &p->ev[idx];
+		struct dimm_evict *e = &p->ev.slot[idx];
 
-		if (r->status && !e->status) {
-			e->status = r->status;
-			e->ht_err = r->ht_err;
-		}
-		if (--e->left == 0)
+		if (dimm_evict_write_done(e, r->status, r->ht_err))
 			finish_evicts(p, &e, 1);
 		break;
 	}
@@ -2180,11 +2036,7 @@ static void dispatch(struct dimm_pager *p, const struct dimm_result *r)
 		break;
 	case K_SWB:
 	case K_SFL:
-		if (r->status && !p->sync_st) {
-			p->sync_st = r->status;
-			p->sync_ht_err = r->ht_err;
-		}
-		p->sync_wb--;
+		dimm_sync_done(&p->sync, r->status, r->ht_err);
 		break;
 	default:
 		break;
@@ -2344,13 +2196,10 @@ bool dimm_pager_idle(const struct dimm_pager *p)
 
 bool dimm_pager_busy(const struct dimm_pager *p)
 {
-	if (p->n_pend || p->sync_phase)
+	if (p->n_pend || p->sync.phase)
 		return true;
 	for (unsigned i = 0; i < N_FETCH; i++)
 		if (p->fe[i].used)
 			return true;
-	for (unsigned i = 0; i < N_EVICT; i++)
-		if (p->ev[i].used)
-			return true;
-	return false;
+	return dimm_evict_in_flight(&p->ev, false) > 0;
 }

@@ -5,10 +5,17 @@
  * and its victims; the clean and dirty batches that go with a victim; the
  * readahead window; what a fault asks for in each page state; which
  * failures are sent again; the external mode's fresh pages; the
- * bookkeeping of installed and dropped pages (fresh pages stay fresh); and a run of faults against a budget, driven as the
- * pager drives it, that never holds more pages than the budget, writes
- * back exactly the dirty pages it evicts and loses no write.
+ * bookkeeping of installed and dropped pages (fresh pages stay fresh); a
+ * run of faults against a budget, driven as the pager drives it, that
+ * never holds more pages than the budget, writes back exactly the dirty
+ * pages it evicts and loses no write; and a sync (lib/dimm/dimm_sync.c):
+ * the pages it writes back, when its flush goes, what it cleans and drops,
+ * its resends after a VL reset and its failures; the write-backs in flight
+ * (lib/dimm/dimm_evict.c): slots and claim order, what a fetch that needs
+ * room waits for, a batch's completions, resends, and what becomes of each
+ * page at the end.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +24,9 @@
 
 #include <cmocka.h>
 
+#include "dimm_evict.h"
 #include "dimm_policy.h"
+#include "dimm_sync.h"
 
 #define DIMM_TEST_RETRIES 32u
 
@@ -561,6 +570,456 @@ static void test_eviction_model(void **state)
 	dimm_policy_fini(&m.pol);
 }
 
+/* ---------------------------------------------------------------- sync */
+
+/* 10 pages: 2, 5 and 7 dirty, 3 clean, the rest absent. */
+static void sync_setup(struct dimm_policy *pol, struct dimm_sync *s)
+{
+	assert_int_equal(dimm_policy_init(pol, 10, 0, 0), 0);
+	assert_int_equal(dimm_sync_init(s, 10), 0);
+	dimm_policy_installed(pol, 2, true);
+	dimm_policy_installed(pol, 3, false);
+	dimm_policy_installed(pol, 5, true);
+	dimm_policy_installed(pol, 7, true);
+}
+
+static void sync_teardown(struct dimm_policy *pol, struct dimm_sync *s)
+{
+	dimm_sync_fini(s);
+	dimm_policy_fini(pol);
+}
+
+/* Send every write-back the sync asks for (completing none); returns
+ * how many, their pages into out. */
+static unsigned sync_send_all(struct dimm_sync *s, struct dimm_policy *pol, unsigned max,
+			      uint32_t *out)
+{
+	unsigned n = 0;
+	uint32_t pg;
+
+	while (dimm_sync_next(s, pol, max, false, &pg) == DIMM_SYNC_WRITE) {
+		out[n++] = pg;
+		dimm_sync_sent(s, pol, pg);
+	}
+	return n;
+}
+
+/* A sync writes back exactly the dirty pages, in order, at most max in
+ * flight; the flush goes once every write-back is confirmed and no
+ * eviction is in flight; at its end the pages it wrote back are clean
+ * (dirty tracking), a page written after its write-back went is not, and
+ * without dirty tracking they stay dirty. */
+static void test_sync_writes_then_flushes(void **state)
+{
+	struct dimm_policy pol;
+	struct dimm_sync s;
+	uint32_t pg, sent[10];
+
+	(void)state;
+	sync_setup(&pol, &s);
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_WAIT); /* idle */
+	assert_true(dimm_sync_begin(&s, 0, false, false));
+	assert_false(dimm_sync_begin(&s, 0, false, false)); /* one at a time */
+	pol.pflags[2] = DIMM_PF_WASHED;
+	/* two in flight at most */
+	assert_int_equal(sync_send_all(&s, &pol, 2, sent), 2);
+	assert_int_equal(sent[0], 2);
+	assert_int_equal(sent[1], 5);
+	assert_int_equal(pol.pflags[2], 0); /* a sync's write-back is no cleaner's */
+	dimm_sync_done(&s, 0, 0);
+	assert_int_equal(sync_send_all(&s, &pol, 2, sent), 1);
+	assert_int_equal(sent[0], 7);
+	assert_int_equal(dimm_sync_next(&s, &pol, 2, false, &pg), DIMM_SYNC_WAIT);
+	dimm_sync_done(&s, 0, 0);
+	dimm_sync_done(&s, 0, 0);
+	/* an eviction in flight is confirmed by its own flush first */
+	assert_int_equal(dimm_sync_next(&s, &pol, 2, true, &pg), DIMM_SYNC_WAIT);
+	assert_int_equal(dimm_sync_next(&s, &pol, 2, false, &pg), DIMM_SYNC_FLUSH);
+	/* not submitted: asked again */
+	assert_int_equal(dimm_sync_next(&s, &pol, 2, false, &pg), DIMM_SYNC_FLUSH);
+	dimm_sync_flush_sent(&s);
+	assert_int_equal(s.phase, DIMM_SYNC_FLUSHING);
+	assert_int_equal(dimm_sync_next(&s, &pol, 2, false, &pg), DIMM_SYNC_WAIT);
+	dimm_policy_installed(&pol, 9, true); /* written after the sync looked */
+	dimm_sync_done(&s, 0, 0);
+	assert_int_equal(dimm_sync_next(&s, &pol, 2, false, &pg), DIMM_SYNC_END);
+	assert_false(dimm_sync_retry(&s, true, DIMM_TEST_RETRIES, false)); /* it did not fail */
+	for (pg = 0; pg < 10; pg++)
+		assert_int_equal(dimm_sync_page(&s, &pol, pg, true, false), DIMM_SYNC_PG_KEEP);
+	assert_int_equal(dimm_sync_finish(&s), 0);
+	assert_int_equal(s.phase, DIMM_SYNC_IDLE);
+	assert_int_equal(pol.state[2], DIMM_PG_CLEAN);
+	assert_int_equal(pol.state[3], DIMM_PG_CLEAN);
+	assert_int_equal(pol.state[5], DIMM_PG_CLEAN);
+	assert_int_equal(pol.state[7], DIMM_PG_CLEAN);
+	assert_int_equal(pol.state[9], DIMM_PG_DIRTY);
+	for (pg = 0; pg < 10; pg++)
+		assert_int_equal(s.mark[pg], 0);
+
+	/* without dirty tracking nothing says a page stays unwritten: dirty */
+	assert_true(dimm_sync_begin(&s, 0, false, false));
+	assert_int_equal(sync_send_all(&s, &pol, 64, sent), 1);
+	assert_int_equal(sent[0], 9);
+	dimm_sync_done(&s, 0, 0);
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_FLUSH);
+	dimm_sync_flush_sent(&s);
+	dimm_sync_done(&s, 0, 0);
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_END);
+	for (pg = 0; pg < 10; pg++)
+		dimm_sync_page(&s, &pol, pg, false, false);
+	assert_int_equal(dimm_sync_finish(&s), 0);
+	assert_int_equal(pol.state[9], DIMM_PG_DIRTY);
+
+	/* wp-async: not while an eviction is in flight (its page is scanned
+	 * when it is over) */
+	assert_false(dimm_sync_begin(&s, 0, true, true));
+	assert_true(dimm_sync_begin(&s, 0, false, true));
+	sync_teardown(&pol, &s);
+}
+
+/* A sync with drop gives back what it synced and the clean pages, never a
+ * page written since its write-back went; a page evicted meanwhile is the
+ * eviction's. */
+static void test_sync_drop(void **state)
+{
+	struct dimm_policy pol;
+	struct dimm_sync s;
+	uint32_t pg, sent[10];
+	unsigned dropped = 0;
+
+	(void)state;
+	for (int wp = 0; wp < 2; wp++) {
+		sync_setup(&pol, &s);
+		assert_true(dimm_sync_begin(&s, 0, false, false));
+		assert_int_equal(sync_send_all(&s, &pol, 64, sent), 3);
+		/* page 7 is evicted (its write-back of its own) before the end */
+		dimm_sync_forget(&s, 7);
+		pol.state[7] = DIMM_PG_EVICTING;
+		for (unsigned k = 0; k < 3; k++)
+			dimm_sync_done(&s, 0, 0);
+		assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_FLUSH);
+		dimm_sync_flush_sent(&s);
+		dimm_sync_done(&s, 0, 0);
+		dimm_policy_installed(&pol, 8, true); /* written meanwhile */
+		assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_END);
+		dropped = 0;
+		for (pg = 0; pg < 10; pg++) {
+			enum dimm_sync_page_do d = dimm_sync_page(&s, &pol, pg, wp, true);
+
+			assert_true(d == DIMM_SYNC_PG_KEEP || d == DIMM_SYNC_PG_DROP);
+			if (d == DIMM_SYNC_PG_DROP) {
+				dropped |= 1u << pg;
+				dimm_policy_dropped(&pol, pg);
+			}
+		}
+		assert_int_equal(dimm_sync_finish(&s), 0);
+		/* wp: 2, 5 (synced) and 3 (clean); without: also 8, dirty (no
+		 * dirty tracking: the process stopped writing before it synced) */
+		assert_int_equal(dropped, wp ? (1u << 2 | 1u << 3 | 1u << 5)
+					     : (1u << 2 | 1u << 3 | 1u << 5 | 1u << 8));
+		assert_int_equal(pol.state[7], DIMM_PG_EVICTING);
+		assert_int_equal(pol.state[8], wp ? DIMM_PG_DIRTY : DIMM_PG_ABSENT);
+		sync_teardown(&pol, &s);
+	}
+}
+
+/* A write-back a VL reset hit: the whole sync again (every page still
+ * dirty sent again, then a new flush), max times in a row; then the sync
+ * fails: its pages stay dirty and are made writable again, none dropped.
+ * Never again once the lease is gone, nor for another failure. */
+static void test_sync_failure_retry(void **state)
+{
+	struct dimm_policy pol;
+	struct dimm_sync s;
+	uint32_t pg, sent[10];
+	const unsigned max = 2;
+
+	(void)state;
+	sync_setup(&pol, &s);
+	assert_true(dimm_sync_begin(&s, 0, false, false));
+	for (unsigned round = 0; round <= max; round++) {
+		assert_int_equal(sync_send_all(&s, &pol, 64, sent), 3);
+		assert_int_equal(sent[0], 2);
+		dimm_sync_done(&s, 0, 0);
+		dimm_sync_done(&s, -EPIPE, 0);
+		/* a failed sync sends nothing more, and no flush */
+		assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_WAIT);
+		dimm_sync_done(&s, -EIO, 7); /* the first failure is the status */
+		assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_END);
+		assert_int_equal(s.st, -EPIPE);
+		assert_int_equal(s.ht_err, 0);
+		assert_int_equal(s.retries, round);
+		if (round < max)
+			assert_true(dimm_sync_retry(&s, true, max, false));
+	}
+	assert_false(dimm_sync_retry(&s, true, max, false));
+	for (pg = 0; pg < 10; pg++)
+		assert_int_equal(dimm_sync_page(&s, &pol, pg, true, true),
+				 pg == 2 || pg == 5 || pg == 7 ? DIMM_SYNC_PG_UNPROTECT
+								: DIMM_SYNC_PG_KEEP);
+	assert_int_equal(dimm_sync_finish(&s), -EPIPE);
+	assert_int_equal(pol.state[2], DIMM_PG_DIRTY);
+	assert_int_equal(pol.state[3], DIMM_PG_CLEAN); /* not dropped */
+
+	/* the lease gone, or no reset: not again */
+	assert_true(dimm_sync_begin(&s, 0, false, false));
+	assert_int_equal(sync_send_all(&s, &pol, 64, sent), 3);
+	for (unsigned k = 0; k < 3; k++)
+		dimm_sync_done(&s, -EPIPE, 0);
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_END);
+	assert_false(dimm_sync_retry(&s, true, max, true));
+	assert_false(dimm_sync_retry(&s, false, max, false));
+	for (pg = 0; pg < 10; pg++)
+		dimm_sync_page(&s, &pol, pg, false, false);
+	assert_int_equal(dimm_sync_finish(&s), -EPIPE);
+
+	/* no descriptor now: the same page is asked for again; another
+	 * failure to submit fails the sync (no flush, nothing more) */
+	assert_true(dimm_sync_begin(&s, 0, false, false));
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_WRITE);
+	assert_int_equal(pg, 2);
+	dimm_sync_unsent(&s, -EAGAIN);
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_WRITE);
+	assert_int_equal(pg, 2);
+	dimm_sync_sent(&s, &pol, pg);
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_WRITE);
+	assert_int_equal(pg, 5);
+	dimm_sync_unsent(&s, -ENOLINK);
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_WAIT);
+	dimm_sync_done(&s, 0, 0);
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_END);
+	assert_false(dimm_sync_retry(&s, false, max, true));
+	for (pg = 0; pg < 10; pg++)
+		assert_int_equal(dimm_sync_page(&s, &pol, pg, true, false),
+				 pg == 2 ? DIMM_SYNC_PG_UNPROTECT : DIMM_SYNC_PG_KEEP);
+	assert_int_equal(dimm_sync_finish(&s), -ENOLINK);
+
+	/* in the error state: over at once with it, nothing sent */
+	assert_true(dimm_sync_begin(&s, -ENOLINK, false, false));
+	assert_int_equal(dimm_sync_next(&s, &pol, 64, false, &pg), DIMM_SYNC_END);
+	assert_false(dimm_sync_retry(&s, false, max, true));
+	for (pg = 0; pg < 10; pg++)
+		assert_int_equal(dimm_sync_page(&s, &pol, pg, true, true), DIMM_SYNC_PG_KEEP);
+	assert_int_equal(dimm_sync_finish(&s), -ENOLINK);
+	sync_teardown(&pol, &s);
+}
+
+/* ------------------------------------------------------------- evictions */
+
+/* 64 pages, all dirty, and an empty slot table. */
+static void evict_setup(struct dimm_policy *pol, struct dimm_evicts *t)
+{
+	assert_int_equal(dimm_policy_init(pol, 64, 0, 0), 0);
+	for (uint32_t pg = 0; pg < 64; pg++)
+		dimm_policy_installed(pol, pg, true);
+	memset(t, 0, sizeof(*t));
+	dimm_evicts_init(t);
+}
+
+/* Slots are taken first free first, in claim order; what a fetch that
+ * needs room waits for: a batch's write-back nobody waits for (never the
+ * cleaner's), else, when dirty victims are copied and no slot is free, the
+ * OLDEST copied one (claim order, not slot order); nothing when a slot is
+ * free or without copies (a victim is evicted instead). */
+static void test_evict_slots(void **state)
+{
+	struct dimm_policy pol;
+	struct dimm_evicts t;
+	struct dimm_evict *e;
+
+	(void)state;
+	evict_setup(&pol, &t);
+	assert_int_equal(dimm_evict_free_slot(&t), 0);
+	assert_int_equal(dimm_evict_to_wait_for(&t, true), -1);
+	pol.pflags[10] = DIMM_PF_WASHED;
+	e = dimm_evict_claim(&t, 0, &pol, 10, false);
+	assert_ptr_equal(e, &t.slot[0]);
+	assert_int_equal(e->seq, 1);
+	assert_int_equal(e->waiter, -1);
+	assert_int_equal(pol.state[10], DIMM_PG_EVICTING);
+	assert_int_equal(pol.pflags[10], 0);
+	assert_int_equal(dimm_evict_free_slot(&t), 1);
+	/* a batch's write-back nobody waits for */
+	assert_int_equal(dimm_evict_to_wait_for(&t, false), 0);
+	t.slot[0].waiter = 3;
+	assert_int_equal(dimm_evict_to_wait_for(&t, false), -1);
+	dimm_evict_unwait(&t, 3);
+	assert_int_equal(t.slot[0].waiter, -1);
+	t.slot[0].keep = true; /* the cleaner's: the eviction takes it over itself */
+	assert_int_equal(dimm_evict_to_wait_for(&t, true), -1);
+	assert_ptr_equal(dimm_evict_cleaning(&t, 10), &t.slot[0]);
+	assert_null(dimm_evict_cleaning(&t, 11));
+	assert_int_equal(dimm_evict_in_flight(&t, true), 1);
+
+	/* the other 15 slots: copied write-backs, claimed in an order that is
+	 * not the slots' */
+	for (unsigned i = DIMM_N_EVICT - 1; i >= 1; i--) {
+		e = dimm_evict_claim(&t, i, &pol, 20 + i, false);
+		e->copied = true;
+	}
+	assert_int_equal(dimm_evict_free_slot(&t), -1);
+	assert_int_equal(dimm_evict_in_flight(&t, false), DIMM_N_EVICT);
+	assert_int_equal(dimm_evict_in_flight(&t, true), 1);
+	assert_int_equal(dimm_evict_to_wait_for(&t, true), DIMM_N_EVICT - 1); /* the oldest */
+	assert_int_equal(dimm_evict_to_wait_for(&t, false), -1); /* no copies: evict */
+	t.slot[DIMM_N_EVICT - 1].waiter = 0;
+	assert_int_equal(dimm_evict_to_wait_for(&t, true), DIMM_N_EVICT - 2);
+	/* a slot frees: take it instead of waiting */
+	dimm_evict_over(&t.slot[5]);
+	assert_int_equal(dimm_evict_free_slot(&t), 5);
+	assert_int_equal(dimm_evict_to_wait_for(&t, true), -1);
+	e = dimm_evict_claim(&t, 5, &pol, 40, false);
+	assert_int_equal(e->seq, DIMM_N_EVICT + 1);
+	/* a batch's (not copied) comes before any copied one */
+	assert_int_equal(dimm_evict_to_wait_for(&t, true), 5);
+	dimm_policy_fini(&pol);
+}
+
+/* A batch: each page's write and ONE flush, led by its first slot; a
+ * write-back is over once both are answered; the first failure is its
+ * status; a flush counts only for the write-backs it leads; something
+ * that could not be submitted counts as answered, failed. Resends: at most
+ * max in a row, none once the lease is gone or for another failure. */
+static void test_evict_completions(void **state)
+{
+	struct dimm_policy pol;
+	struct dimm_evicts t;
+	struct dimm_evict *es[4], *done[DIMM_N_EVICT];
+
+	(void)state;
+	evict_setup(&pol, &t);
+	for (unsigned k = 0; k < 4; k++)
+		es[k] = dimm_evict_claim(&t, (unsigned)dimm_evict_free_slot(&t), &pol, 2 * k, false);
+	dimm_evict_submitting(&t, es + 1, 3); /* a batch led by slot 1 */
+	dimm_evict_submitting(&t, es, 1);     /* slot 0 alone */
+	assert_int_equal(es[3]->lead, 1);
+	assert_int_equal(es[3]->left, 2);
+	assert_false(dimm_evict_write_done(es[1], 0, 0));
+	assert_false(dimm_evict_write_done(es[2], 0, 0));
+	/* the batch's flush: slots 1 and 2 are over, 3 waits for its write;
+	 * slot 0 has its own flush */
+	assert_int_equal(dimm_evict_flush_done(&t, 1, -EPIPE, 0, done), 2);
+	assert_ptr_equal(done[0], es[1]);
+	assert_ptr_equal(done[1], es[2]);
+	assert_int_equal(es[1]->status, -EPIPE);
+	assert_int_equal(es[0]->left, 2);
+	assert_int_equal(es[0]->status, 0);
+	assert_true(dimm_evict_write_done(es[3], -EIO, 5));
+	assert_int_equal(es[3]->status, -EPIPE); /* the first failure */
+	assert_int_equal(dimm_evict_flush_done(&t, 1, 0, 0, done), 0); /* nothing led any more */
+	/* slot 0: its write not submitted, then its flush neither */
+	dimm_evict_write_unsent(es[0], -EAGAIN);
+	assert_int_equal(es[0]->left, 1);
+	dimm_evict_flush_unsent(es, 1, -ENOLINK);
+	assert_int_equal(es[0]->left, 0);
+	assert_false(es[0]->flushing);
+	assert_int_equal(es[0]->status, -EAGAIN);
+
+	/* resends */
+	for (unsigned k = 0; k < 2; k++)
+		assert_true(dimm_evict_retry(es[1], true, 2, false));
+	assert_int_equal(es[1]->retries, 2);
+	assert_false(dimm_evict_retry(es[1], true, 2, false));
+	assert_false(dimm_evict_retry(es[2], true, 2, true));
+	assert_false(dimm_evict_retry(es[2], false, 2, false));
+	assert_int_equal(es[2]->retries, 0);
+	/* a new claim starts with no resends */
+	dimm_evict_over(es[1]);
+	assert_int_equal(dimm_evict_claim(&t, 1, &pol, 50, false)->retries, 0);
+
+	/* run to completion: quiet when every one that succeeded was scanned
+	 * while the application was stopped and nobody resumed since */
+	es[0]->status = 0;
+	es[0]->quiet = true;
+	es[0]->res0 = 7;
+	es[2]->status = -EIO; /* failed: its page stays, whatever was written */
+	assert_true(dimm_evict_quiet(es, 1, 7));
+	assert_false(dimm_evict_quiet(es, 1, 8));
+	assert_true(dimm_evict_quiet(es + 2, 1, 8));
+	es[2]->status = 0;
+	assert_false(dimm_evict_quiet(es, 3, 7)); /* es[2] was not scanned so */
+	dimm_policy_fini(&pol);
+}
+
+/* What becomes of a page when its write-back is over, in each case, and
+ * whether the fetch that waited for its slot has it. */
+static void test_evict_end(void **state)
+{
+	struct dimm_policy pol;
+	struct dimm_evicts t;
+	struct dimm_evict *e;
+
+	(void)state;
+	evict_setup(&pol, &t);
+	/* copied (dropped at once, DIMM_PG_WRITING): absent, or restored */
+	for (int c = 0; c < 3; c++) {
+		e = dimm_evict_claim(&t, 0, &pol, 1, false);
+		e->copied = true;
+		pol.state[1] = DIMM_PG_WRITING;
+		e->status = c == 1 ? -ENOLINK : 0;
+		dimm_evict_over(e);
+		assert_int_equal(dimm_evict_end(e, &pol, c == 2, true, false, false),
+				 c == 0 ? DIMM_EV_ABSENT : DIMM_EV_RESTORE);
+		assert_int_equal(pol.state[1], DIMM_PG_ABSENT);
+		/* its slot was free already: the waiter makes room again */
+		e->waiter = 0;
+		assert_false(dimm_evict_room_for_waiter(e, &pol));
+	}
+	/* failed, or the pager in its error state: the data stays, dirty */
+	e = dimm_evict_claim(&t, 0, &pol, 2, false);
+	e->status = -ENOLINK;
+	dimm_evict_over(e);
+	assert_int_equal(dimm_evict_end(e, &pol, false, true, false, false), DIMM_EV_FAILED);
+	assert_int_equal(pol.state[2], DIMM_PG_DIRTY);
+	e = dimm_evict_claim(&t, 0, &pol, 2, true);
+	e->status = 0;
+	assert_int_equal(dimm_evict_end(e, &pol, true, true, true, true), DIMM_EV_FAILED);
+	assert_int_equal(pol.state[2], DIMM_PG_DIRTY);
+	/* wp-async: written meanwhile (or the scan failed): stays, dirty and
+	 * referenced, even the cleaner's */
+	for (int c = 0; c < 2; c++) {
+		e = dimm_evict_claim(&t, 0, &pol, 3, c == 0);
+		e->status = 0;
+		pol.ref[3] = 0;
+		if (c == 0)
+			pol.pflags[3] |= DIMM_PF_WRITTEN;
+		assert_int_equal(dimm_evict_end(e, &pol, false, true, true, c == 1), DIMM_EV_DIRTY);
+		assert_int_equal(pol.state[3], DIMM_PG_DIRTY);
+		assert_int_equal(pol.ref[3], 1);
+	}
+	/* without wp-async a write flag means nothing here */
+	e = dimm_evict_claim(&t, 0, &pol, 4, false);
+	pol.pflags[4] = DIMM_PF_WRITTEN;
+	e->status = 0;
+	assert_int_equal(dimm_evict_end(e, &pol, false, true, false, true), DIMM_EV_DROP);
+	/* the cleaner's: resident, clean, washed, seen */
+	e = dimm_evict_claim(&t, 0, &pol, 5, true);
+	e->status = 0;
+	assert_int_equal(dimm_evict_end(e, &pol, false, false, true, false), DIMM_EV_WASHED);
+	assert_int_equal(pol.state[5], DIMM_PG_CLEAN);
+	assert_int_equal(pol.pflags[5], DIMM_PF_WASHED | DIMM_PF_SEEN);
+	/* an eviction that may not drop now: clean, resident; its waiter
+	 * makes room again */
+	e = dimm_evict_claim(&t, 0, &pol, 6, false);
+	e->status = 0;
+	e->waiter = 2;
+	assert_int_equal(dimm_evict_end(e, &pol, false, false, true, false), DIMM_EV_KEPT);
+	assert_int_equal(pol.state[6], DIMM_PG_CLEAN);
+	assert_false(dimm_evict_room_for_waiter(e, &pol));
+	/* dropped: the waiter has the slot it frees */
+	e = dimm_evict_claim(&t, 0, &pol, 7, false);
+	e->status = 0;
+	e->waiter = 2;
+	assert_int_equal(dimm_evict_end(e, &pol, false, true, true, false), DIMM_EV_DROP);
+	assert_int_equal(pol.state[7], DIMM_PG_EVICTING); /* until the shell drops it */
+	unsigned reserved = pol.reserved;
+
+	dimm_policy_dropped(&pol, 7);
+	assert_true(dimm_evict_room_for_waiter(e, &pol));
+	assert_int_equal(pol.reserved, reserved + 1);
+	dimm_policy_fini(&pol);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -577,6 +1036,12 @@ int main(void)
 		cmocka_unit_test(test_retry),
 		cmocka_unit_test(test_readahead),
 		cmocka_unit_test(test_eviction_model),
+		cmocka_unit_test(test_sync_writes_then_flushes),
+		cmocka_unit_test(test_sync_drop),
+		cmocka_unit_test(test_sync_failure_retry),
+		cmocka_unit_test(test_evict_slots),
+		cmocka_unit_test(test_evict_completions),
+		cmocka_unit_test(test_evict_end),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
