@@ -339,19 +339,22 @@ unsigned br_drv_tx(struct br_drv *d, uint64_t now)
 			done(d, m); /* counted (no SA / PN exhausted) */
 			continue;
 		}
-		if (p->imp_tx) {
-			impaired(d, p->imp_tx, m, now, true);
-		} else {
+		uint64_t wired = d->c->tx_frames;
+
+		if (p->imp_tx)
+			impaired(d, p->imp_tx, m, now, true); /* dropped or held, maybe */
+		else
 			wire_tx(d, m, now);
-			/* The first frame leaves at once: a read's request or
-			 * response is one frame, and it need not wait for the
-			 * framing to find that nothing follows it (a walk of
-			 * the active VLs, on the round trip's path at each
-			 * end); the frames after it leave together below. */
-			if (!sent) {
-				br_port_flush(p);
-				lead = 1;
-			}
+		/* The first frame that reaches the wire leaves at once: a
+		 * read's request or response is one frame, and it need not
+		 * wait for the framing to find that nothing follows it (a walk
+		 * of the active VLs, on the round trip's path at each end),
+		 * nor a window's first frame for its last; the frames after it
+		 * leave together below. The same with an impairment stage on
+		 * TX, or a lossy link would be measured slower for it. */
+		if (!lead && d->c->tx_frames != wired) {
+			br_port_flush(p);
+			lead = sent + 1;
 		}
 		sent++;
 		if (unlikely(p->n_kept))
