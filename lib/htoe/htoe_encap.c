@@ -557,8 +557,8 @@ static uint64_t global_addr(const struct htoe_map *m, uint16_t node, uint64_t ad
 	return addr;
 }
 
-/* Tell the local side of the posted writes of q in [from, to), dropped by a
- * reset of v. Costs nothing without a loss callback. */
+/* Tell the local side that a posted write of [gaddr, +len) to node was
+ * dropped. Costs nothing without a loss callback. */
 void htoe_report_lost(struct htoe *b, uint16_t node, uint64_t gaddr, uint64_t len)
 {
 	struct htoe_loss l = { .kind = HTOE_LOSS_RESET, .node = node, .addr = gaddr,
@@ -568,6 +568,7 @@ void htoe_report_lost(struct htoe *b, uint16_t node, uint64_t gaddr, uint64_t le
 		b->loss_fn(b->loss_ctx, &l);
 }
 
+/* The same for the posted writes of q in [from, to), dropped by a reset of v. */
 static void report_posted_lost(struct htoe *b, const struct htoe_vl *v,
 			       const struct htoe_vcq *q, uint32_t from, uint32_t to)
 {
