@@ -1810,6 +1810,113 @@ static void test_src_mac_binding(void **state)
 	free_nodes();
 }
 
+/* Every frame from node 2 to node 1 but the ones of type *(uint8_t *)arg
+ * (0: none) is lost. */
+static bool drop_2_to_1_but(uint16_t from, const uint8_t *f, size_t len, void *arg)
+{
+	struct htoe_hdr h;
+
+	assert_int_equal(htoe_frame_parse(f, len, 9000, &h, NULL), 0);
+	return from != 2 || h.dst_node != 1 || h.ftype == *(const uint8_t *)arg;
+}
+
+static uint64_t vl_timeouts(uint16_t at, uint16_t peer)
+{
+	return htoe_get_vl_stats(N[at].b, peer)->timeouts;
+}
+
+/* A clean stop (htoe_leave): node 2 received node 1's last frame but every
+ * ACK of it was lost, and it stops. Its LEAVE carries the ack: node 1
+ * retires the frame and stops resending to a node that is gone on purpose,
+ * and knows it left. Played as an attacker too: a LEAVE from a stranger's
+ * MAC, from member 3's own MAC, of a retired incarnation or malformed
+ * changes nothing; one forged with everything right (a MAC forger without
+ * MACsec) marks the peer as leaving only until the real peer's next frame
+ * of data: it never locks it out. */
+static void test_leave(void **state)
+{
+	static const uint8_t outsider[6] = { 0x02, 0x66, 0x66, 0x66, 0x66, 0x66 };
+	uint8_t none = 0, ctrl = HTOE_FT_CTRL, mac1[6], mac3[6], f[HTOE_FRAME_MAX];
+	uint8_t leave[HTOE_LEAVE_LEN + 4] = { HTOE_LEAVE_PROTO, HTOE_LEAVE_VERSION };
+	uint8_t bad[HTOE_LEAVE_LEN + 5] = { HTOE_LEAVE_PROTO, HTOE_LEAVE_VERSION, 0 };
+	struct ht_pkt p;
+	uint64_t t = 0, to;
+	uint32_t inc;
+	size_t n;
+
+	(void)state;
+	next_inc = 500;
+	mk_nodes(3, NULL);
+	bring_up();
+	/* node 1 writes to node 2; node 2 gets it, node 1 no ack of it */
+	mk_write(&p, gaddr(2, 0), true, 1, 0);
+	assert_int_equal(local_in(1, &p, t), 0);
+	for (; t < 20000 * US; t += 100 * US)
+		pump(t, HTOE_TX_FLUSH, drop_2_to_1_but, &none);
+	assert_true(local_out(2, &p, t));
+	assert_true(vl_timeouts(1, 2) > 0); /* node 1 resends it: no ack came */
+	assert_false(htoe_vl_peer_left(N[1].b, 2));
+
+	/* node 2 stops: its LEAVE (and only it) reaches node 1 */
+	assert_int_equal(htoe_leave(N[2].b, 3), 3 * 2);
+	assert_int_equal(htoe_ctrl_queued(N[2].b), 3 * 2);
+	pump(t, HTOE_TX_FLUSH, drop_2_to_1_but, &ctrl);
+	assert_int_equal(htoe_ctrl_queued(N[2].b), 0);
+	assert_true(htoe_vl_peer_left(N[1].b, 2));
+	assert_true(htoe_vl_peer_left(N[3].b, 2));
+	assert_false(htoe_vl_peer_left(N[2].b, 1));
+	/* nothing reaches the protocols above (it is the bridge's message) */
+	assert_int_equal(htoe_ctrl_recv(N[1].b, &(uint16_t){ 0 }, f, sizeof(f)), 0);
+	to = vl_timeouts(1, 2);
+	for (uint64_t end = t + 1000000 * US; t < end; t += 1000 * US)
+		pump(t, HTOE_TX_FLUSH, drop_2_to_1_but, &none);
+	assert_int_equal(vl_timeouts(1, 2), to); /* retired: nothing resent */
+	assert_int_equal(htoe_busy(N[1].b), 0);
+
+	/* it works again (its data comes): no longer leaving */
+	mk_write(&p, gaddr(1, 0), true, 1, 0);
+	assert_int_equal(local_in(2, &p, t), 0);
+	pump(t, HTOE_TX_FLUSH, NULL, NULL);
+	assert_false(htoe_vl_peer_left(N[1].b, 2));
+
+	/* forgers: a LEAVE "from node 1" to node 2 */
+	htoe_map_node_mac(1, mac1);
+	htoe_map_node_mac(3, mac3);
+	assert_true(htoe_vl_peer_incarnation(N[2].b, 1, &inc));
+	uint8_t ep = htoe_vl_epoch(N[2].b, 1);
+
+	htoe_put_be32(leave + HTOE_LEAVE_LEN, inc);
+	n = forge(f, HTOE_FT_CTRL, 1, 2, outsider, ep, 0, false, false, leave, sizeof(leave), 0, 0);
+	assert_int_equal(htoe_frame_input(N[2].b, f, n, t), -HTOE_DROP_SRC_MAC);
+	n = forge(f, HTOE_FT_CTRL, 1, 2, mac3, ep, 0, false, false, leave, sizeof(leave), 0, 0);
+	assert_int_equal(htoe_frame_input(N[2].b, f, n, t), -HTOE_DROP_SRC_MAC);
+	htoe_put_be32(bad + HTOE_LEAVE_LEN + 1, inc);
+	n = forge(f, HTOE_FT_CTRL, 1, 2, mac1, ep, 0, false, false, bad, sizeof(bad), 0, 0);
+	assert_int_equal(htoe_frame_input(N[2].b, f, n, t), -HTOE_DROP_LENGTH);
+	assert_false(htoe_vl_peer_left(N[2].b, 1));
+	/* node 1 restarts: a LEAVE of its first life is refused */
+	mk_node(1, 3, NULL);
+	for (int k = 0; k < 40; k++, t += 1000 * US)
+		pump(t, HTOE_TX_FLUSH, NULL, NULL);
+	assert_true(htoe_vl_is_up(N[2].b, 1));
+	ep = htoe_vl_epoch(N[2].b, 1);
+	n = forge(f, HTOE_FT_CTRL, 1, 2, mac1, ep, 0, false, false, leave, sizeof(leave), 0, 0);
+	assert_int_equal(htoe_frame_input(N[2].b, f, n, t), -HTOE_DROP_INCARNATION);
+	assert_false(htoe_vl_peer_left(N[2].b, 1));
+	/* one forged with the live incarnation is taken, until node 1's data */
+	assert_true(htoe_vl_peer_incarnation(N[2].b, 1, &inc));
+	htoe_put_be32(leave + HTOE_LEAVE_LEN, inc);
+	n = forge(f, HTOE_FT_CTRL, 1, 2, mac1, ep, 0, false, false, leave, sizeof(leave), 0, 0);
+	assert_int_equal(htoe_frame_input(N[2].b, f, n, t), 0);
+	assert_true(htoe_vl_peer_left(N[2].b, 1));
+	mk_write(&p, gaddr(2, 0), true, 1, 0);
+	assert_int_equal(local_in(1, &p, t), 0);
+	pump(t, HTOE_TX_FLUSH, NULL, NULL);
+	assert_false(htoe_vl_peer_left(N[2].b, 1));
+	assert_true(local_out(2, &p, t));
+	free_nodes();
+}
+
 /* Record the last frame of a given type sent by a given node. */
 struct capture {
 	uint16_t from, to;     /* to 0: any */
@@ -3219,6 +3326,7 @@ int main(void)
 		cmocka_unit_test(test_lease_restarts),
 		cmocka_unit_test(test_siphash_vectors),
 		cmocka_unit_test(test_src_mac_binding),
+		cmocka_unit_test(test_leave),
 		cmocka_unit_test(test_reset_ack_nonce),
 		cmocka_unit_test(test_peer_restart),
 		cmocka_unit_test(test_loss_events),

@@ -46,8 +46,15 @@
 enum br_phase {
 	BR_RUN = 0,     /* workloads issue */
 	BR_FINISH = 1,  /* stop generating random ops: sweep, drain, then quit */
-	BR_QUIT = 2,    /* leave the poll loops */
+	BR_LEAVE = 2,   /* done: tell the peers (htoe_leave), then quit */
+	BR_QUIT = 3,    /* leave the poll loops */
 };
+/* LEAVE messages per VL (CTRL frames are not resent: three copies all lost
+ * at 1 % loss is one stop in a million), and how long the polls go on for
+ * them to leave at most (a port that refuses them; they leave in a poll or
+ * two otherwise). */
+#define BR_LEAVE_COPIES 3u
+#define BR_LEAVE_MAX_NS 1000000000ull
 
 /* The snapshot other threads read (relaxed atomics, u64 words). */
 struct br_pub {

@@ -56,6 +56,7 @@ struct br_counters {
 	uint64_t done;                      /* 1: workload done and quiescent */
 	uint64_t busy;                      /* htoe_busy() + local side */
 	uint64_t wl_finish_ns;              /* when the workload completed (0: not yet) */
+	uint64_t left;                      /* clean stop: 1 LEAVE queued, 2 framed */
 };
 
 /* A peer that has not answered for this long is reported (once). */

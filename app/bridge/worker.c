@@ -96,12 +96,17 @@ static bool node_poll(struct br_app *a, struct br_node *n, uint64_t now, int pha
 	unsigned nb, moved, sent;
 
 	n->c.polls++;
+	if (unlikely(phase == BR_LEAVE) && !n->c.left) {
+		htoe_leave(n->b, BR_LEAVE_COPIES);
+		n->c.left = 1;
+		n->drv.deadline = 0; /* this poll frames them */
+	}
 	nb = br_drv_rx(&n->drv, now);
 	br_drv_expire(&n->drv, now);
 	if (n->wl) {
 		if (!n->wl_start_ns)
 			n->wl_start_ns = now ? now : 1;
-		if (!n->finishing && (phase == BR_FINISH ||
+		if (!n->finishing && (phase >= BR_FINISH ||
 				      (n->cfg->wl.duration_ns &&
 				       now - n->wl_start_ns >= n->cfg->wl.duration_ns)))
 			finish_workload(n);
@@ -153,6 +158,8 @@ static void node_check_done(struct br_node *n, uint64_t now)
 	/* a node without a workload only serves: it never holds up the end;
 	 * 2: done once its run ends (its final check answered), which the
 	 * drain waits for (control) */
+	if (n->c.left == 1 && !htoe_ctrl_queued(n->b))
+		n->c.left = 2;
 	n->c.done = !n->wl || (wl_done && !htnode_busy(&n->hn) && !pc_asking(k) && !again);
 	if (n->wl && n->c.done && run_ends(br_app, n))
 		n->c.done = 2;
@@ -216,6 +223,7 @@ static void drain_gone(struct br_node *n, uint64_t now, bool finishing, uint64_t
 	for (unsigned i = 0; i < n->n_vl && i < HTOE_MAX_PEERS; i++) {
 		uint16_t peer = n->vl_node[i];
 		const struct htoe_vl_stats *v = htoe_get_vl_stats(n->b, peer);
+		bool left = htoe_vl_peer_left(n->b, peer);
 		/* (the final check bounds its own wait: node_peercheck) */
 		bool uses = n->wl && w->target == peer &&
 			    (!ht_wl_done(n->wl) ||
@@ -230,20 +238,26 @@ static void drain_gone(struct br_node *n, uint64_t now, bool finishing, uint64_t
 		/* a peer never heard from may still be starting: the drain waits
 		 * for it (drain_timeout), as for any peer before */
 		if (!finishing || n->c.done || (n->gone >> i & 1) || !v->rx_frames ||
-		    now - n->silent[i].since < dead_ns ||
+		    (!left && now - n->silent[i].since < dead_ns) ||
 		    (htoe_vl_is_up(n->b, peer) && v->timeouts == n->silent[i].timeouts && !uses))
 			continue;
 		n->gone |= 1ull << i;
-		if (uses)
-			fprintf(stderr, "htoe-bridge: node %u: peer node %u is gone (nothing from it "
-				"for %.1f s while the node waited on it): its memory [0x%" PRIx64
-				", 0x%" PRIx64 ") is lost, the requests to it are poisoned and the "
-				"workload on it stops\n", n->id, peer,
-				(double)(now - n->silent[i].since) / 1e9, w->base, w->base + w->size);
+		char why[64];
+
+		if (left)
+			snprintf(why, sizeof(why), "it stopped (LEAVE)");
 		else
-			fprintf(stderr, "htoe-bridge: node %u: peer node %u is gone (nothing from it "
-				"for %.1f s while the node waited on it): what was queued for it "
-				"is dropped\n", n->id, peer, (double)(now - n->silent[i].since) / 1e9);
+			snprintf(why, sizeof(why), "nothing from it for %.1f s",
+				 (double)(now - n->silent[i].since) / 1e9);
+		if (uses)
+			fprintf(stderr, "htoe-bridge: node %u: peer node %u is gone (%s while the "
+				"node waited on it): its memory [0x%" PRIx64 ", 0x%" PRIx64 ") is "
+				"lost, the requests to it are poisoned and the workload on it "
+				"stops\n", n->id, peer, why, w->base, w->base + w->size);
+		else
+			fprintf(stderr, "htoe-bridge: node %u: peer node %u is gone (%s while the "
+				"node waited on it): what was queued for it is dropped\n", n->id,
+				peer, why);
 		htnode_peer_gone(&n->hn, peer, uses ? w->base : 0, uses ? w->size : 0);
 		htoe_vl_reset(n->b, peer, true, now);
 	}
@@ -252,7 +266,7 @@ static void drain_gone(struct br_node *n, uint64_t now, bool finishing, uint64_t
 /* ----------------------------------------------------------- control */
 
 struct br_ctl {
-	uint64_t last_stats_ns, finish_ns;
+	uint64_t last_stats_ns, finish_ns, leave_ns;
 	int      seen_signals;
 	struct br_totals prev;
 	uint64_t prev_ns;
@@ -310,10 +324,19 @@ static void control(struct br_app *a, struct br_ctl *ctl, uint64_t now)
 		/* the first signal drains, also when --duration began the drain */
 		fprintf(stderr, "htoe-bridge: signal: finishing the operations in flight "
 			"(again to quit at once)\n");
-		if (phase != BR_FINISH) {
+		if (phase == BR_RUN) {
 			set_phase(a, phase = BR_FINISH);
 			ctl->finish_ns = now;
 		}
+	}
+	if (phase == BR_LEAVE) {
+		bool framed = true;
+
+		for (unsigned i = 0; i < a->n_nodes; i++)
+			framed &= br_rd(&a->nodes[i].pub.c.left) == 2;
+		if (framed || now - ctl->leave_ns > BR_LEAVE_MAX_NS)
+			set_phase(a, BR_QUIT);
+		return;
 	}
 	if (phase == BR_RUN && a->cfg.duration_ns && now >= a->cfg.duration_ns) {
 		set_phase(a, phase = BR_FINISH);
@@ -321,7 +344,10 @@ static void control(struct br_app *a, struct br_ctl *ctl, uint64_t now)
 	}
 	all_done = nodes_done(a, phase);
 	if (all_done && (phase == BR_FINISH || (a->cfg.exit_when_done && any_wl))) {
-		set_phase(a, BR_QUIT);
+		/* a clean stop: the peers are told, so that none of them takes
+		 * this node for a dead one (drain_gone) */
+		set_phase(a, BR_LEAVE);
+		ctl->leave_ns = now;
 		return;
 	}
 	if (phase == BR_FINISH && now - ctl->finish_ns > a->cfg.drain_timeout_ns) {

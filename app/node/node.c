@@ -128,7 +128,10 @@ unsigned htnode_peer_gone(struct htnode *nd, uint16_t node, uint64_t addr, uint6
 			ht_wl_stop(nd->wl[i]);
 			stopped++;
 		}
-	nd->st.lost_restart++;
+	/* a range is lost only if a workload used it: a peer that went while
+	 * this node's workloads worked elsewhere changes none of their counts */
+	if (len)
+		nd->st.lost_restart++;
 	nd->st.peers_gone++;
 	return stopped;
 }

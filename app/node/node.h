@@ -133,8 +133,8 @@ unsigned htnode_poll(struct htnode *nd, uint64_t now);
 
 /*
  * The driver gave up on peer `node` (gone for good: silent while requests to
- * it waited): [addr, addr+len) of its memory, as mapped, is lost. Counted as
- * lost to a restart; each workload whose window it overlaps is tainted there
+ * it waited): [addr, addr+len) of its memory, as mapped, is lost. Counted in
+ * peers_gone, and (len > 0: a workload used it) as lost to a restart; each workload whose window it overlaps is tainted there
  * and stopped (no more ops, no read-back sweep), so that the errors of its
  * requests to the peer (the driver resets the VL, which poisons them) count
  * as poisoned by a loss. Returns the number of workloads stopped.

@@ -901,7 +901,36 @@ int htoe_ctrl_send(struct htoe *b, uint16_t node, const void *msg, size_t len)
 	return 0;
 }
 
-/* A CTRL frame's payload: the message, then the sender's incarnation. */
+unsigned htoe_ctrl_queued(const struct htoe *b)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < b->n_vl; i++)
+		n += b->vl[i].ctrl_tx.tail - b->vl[i].ctrl_tx.head;
+	return n;
+}
+
+unsigned htoe_leave(struct htoe *b, unsigned copies)
+{
+	static const uint8_t msg[HTOE_LEAVE_LEN] = { HTOE_LEAVE_PROTO, HTOE_LEAVE_VERSION };
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < b->n_vl; i++)
+		for (unsigned c = 0; b->vl[i].state == HTOE_VL_UP && c < copies; c++)
+			n += htoe_ctrl_send(b, b->vl[i].node, msg, sizeof(msg)) == 0;
+	return n;
+}
+
+bool htoe_vl_peer_left(const struct htoe *b, uint16_t node)
+{
+	const struct htoe_vl *v = htoe_vl_by_node(b, node);
+
+	return v && v->peer_left;
+}
+
+/* A CTRL frame's payload: the message, then the sender's incarnation. A
+ * LEAVE is the bridge's own (its ack was taken with the header's); any
+ * other message is queued for the protocol above. */
 static int ctrl_input(struct htoe *b, struct htoe_vl *v, const uint8_t *p, size_t plen)
 {
 	struct htoe_ctrlq *q = &b->ctrl_rx;
@@ -910,6 +939,13 @@ static int ctrl_input(struct htoe *b, struct htoe_vl *v, const uint8_t *p, size_
 
 	if (len == 0 || len > HTOE_CTRL_MAX)
 		return -HTOE_DROP_LENGTH;
+	if (p[0] == HTOE_LEAVE_PROTO) {
+		if (len != HTOE_LEAVE_LEN || p[1] != HTOE_LEAVE_VERSION)
+			return -HTOE_DROP_LENGTH;
+		v->peer_left = true;
+		b->st.ctrl_rcvd++;
+		return 0;
+	}
 	if (q->tail - q->head == HTOE_CTRL_QUEUE) {
 		b->st.ctrl_overflow++;
 		return 0;
@@ -1014,6 +1050,7 @@ int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t 
 
 	if (h.ftype == HTOE_FT_RESET || h.ftype == HTOE_FT_RESET_ACK) {
 		r = htoe_reset_input(b, v, &h, payload, now);
+		v->peer_left &= r < 0;
 	} else if (h.epoch != v->epoch) {
 		r = -HTOE_DROP_EPOCH;
 	} else if (v->state != HTOE_VL_UP) {
@@ -1031,6 +1068,7 @@ int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t 
 		switch (h.ftype) {
 		case HTOE_FT_DATA:
 			r = htoe_decap_input(b, v, &h, payload, b->rx_pk, now);
+			v->peer_left &= r < 0; /* it works on: not leaving */
 			break;
 		case HTOE_FT_CTRL:
 			r = ctrl_input(b, v, payload, h.payload_len);

@@ -93,6 +93,7 @@ struct htoe_vl {
 	uint8_t  peer_inc_old_n;
 	uint64_t claim_ns;       /* a new incarnation claimed it: our cold reset began */
 	bool     ack_sack;       /* the RESET_ACK owed offers selective retry */
+	bool     peer_left;      /* a LEAVE came, and no DATA or RESET since */
 
 	struct htoe_vcq q[HT_VC_COUNT];
 	uint32_t p_enq, p_framed;    /* posted packets queued / framed (ordering) */

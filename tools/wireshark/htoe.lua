@@ -55,7 +55,9 @@ local rsp_err_names = { [0] = "ok", [1] = "data error", [2] = "target abort",
 local LEASE_PROTO, LEASE_VERSION, LEASE_MSG_LEN = 0x4C, 1, 48
 -- digest messages (lib/htoe/include/htoe/htoe_digest.h): the end-of-run memory cross-check
 local DIGEST_PROTO, DIGEST_VERSION, DIGEST_MSG_LEN = 0x44, 1, 32
-local ctrl_protos = { [LEASE_PROTO] = "lease", [DIGEST_PROTO] = "digest" }
+-- LEAVE (lib/htoe/include/htoe/htoe_wire.h): "this node stops", the bridge's own message
+local LEAVE_PROTO, LEAVE_VERSION, LEAVE_MSG_LEN = 0x42, 1, 2
+local ctrl_protos = { [LEASE_PROTO] = "lease", [DIGEST_PROTO] = "digest", [LEAVE_PROTO] = "leave" }
 local digest_types = { [1] = "REQUEST", [2] = "ANSWER" }
 local digest_status = { [0] = "ok", [1] = "range not in the exported memory",
                         [2] = "exports no memory", [3] = "no more ranges kept" }
@@ -283,6 +285,8 @@ local ex = {
     digest_bad  = ProtoExpert.new("htoe.expert.digest_invalid",
                                   "Invalid digest message (length, version, type or range)",
                                   G.MALFORMED, S.ERROR),
+    leave_bad   = ProtoExpert.new("htoe.expert.leave_invalid",
+                                  "Invalid LEAVE message (length or version)", G.MALFORMED, S.ERROR),
     lease_extra = ProtoExpert.new("htoe.expert.lease_extra",
                                   "Lease message longer than 48 bytes (later version?)",
                                   G.PROTOCOL, S.NOTE),
@@ -293,7 +297,7 @@ p_htoe.prefs.mtu = Pref.uint("HToE MTU", 1500,
 p_htoe.experts = {
     ex.trunc_hdr, ex.bad_len, ex.bad_version, ex.bad_type, ex.bad_crc, ex.reserved, ex.npkts,
     ex.mtu, ex.retrans, ex.nak, ex.reset, ex.credit_req, ex.lease, ex.lease_trunc, ex.sack,
-    ex.lease_bad, ex.lease_status, ex.lease_extra, ex.digest_bad,
+    ex.lease_bad, ex.lease_status, ex.lease_extra, ex.digest_bad, ex.leave_bad,
 }
 local hx = {
     truncated    = ProtoExpert.new("ht.expert.truncated", "Truncated HT packet",
@@ -809,6 +813,17 @@ local function ctrl_tree(tvb, off, len, top)
     local proto = tvb(off, 1):uint()
     top:add(hf.ctrl_proto, tvb(off, 1))
     if proto == DIGEST_PROTO then return digest_tree(tvb, off, len, top) end
+    if proto == LEAVE_PROTO then
+        if len ~= LEAVE_MSG_LEN or tvb(off + 1, 1):uint() ~= LEAVE_VERSION then
+            local msg = string.format("LEAVE of %d bytes or version %d, need %d bytes and %d",
+                                      len, len > 1 and tvb(off + 1, 1):uint() or 0,
+                                      LEAVE_MSG_LEN, LEAVE_VERSION)
+            top:add_proto_expert_info(ex.leave_bad, msg .. " (dropped by the receiver)")
+            errs[#errs + 1] = "leave invalid"
+            return " LEAVE [invalid]", errs
+        end
+        return " LEAVE (the sender stops)", errs
+    end
     if proto ~= LEASE_PROTO then
         top:add(hf.payload, tvb(off, len))
         return string.format(" proto=0x%02x", proto), errs

@@ -318,6 +318,27 @@ int htoe_ctrl_send(struct htoe *b, uint16_t node, const void *msg, size_t len);
 /* Next received message: its length (and *node), or 0 if none. -ENOSPC if
  * cap is too small (the message stays queued). */
 int htoe_ctrl_recv(struct htoe *b, uint16_t *node, void *buf, size_t cap);
+/* CTRL messages queued and not yet framed, all VLs. */
+unsigned htoe_ctrl_queued(const struct htoe *b);
+
+/*
+ * A clean stop (docs/wire-format.md, "LEAVE"). A node that stops on purpose
+ * tells each peer whose VL is up, in a CTRL message the bridge handles
+ * itself. Like every frame it carries the sender's cumulative ack, so the
+ * peer retires the frames that were received although their last ACK was
+ * lost, and a frame still unacknowledged after it is known lost at once:
+ * the peer does not take a node that stopped for a dead one and wait
+ * peer_dead_timeout for it. CTRL frames are not resent: each VL gets
+ * `copies` of the message (a lost one costs the peer only that wait).
+ * Returns the messages queued.
+ */
+unsigned htoe_leave(struct htoe *b, unsigned copies);
+/* The peer said it leaves and has sent no DATA and no RESET since (a peer
+ * that goes on working, or a forged LEAVE followed by the real peer's
+ * traffic, clears it). Authentic only as far as the frame's source is: a
+ * MAC forger without MACsec can make a node in its drain give the peer up
+ * early, which costs one cold reset of that VL (docs/macsec.md). */
+bool htoe_vl_peer_left(const struct htoe *b, uint16_t node);
 
 /* Counters of one VL: one set. Those marked (retry) are the retry layer's
  * own counters (struct htoe_retry_stats), read from it by

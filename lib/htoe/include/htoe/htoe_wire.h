@@ -131,6 +131,12 @@ inline bool htoe_ftype_has_seq(unsigned ftype)
 #define HTOE_RESET_PAYLOAD_LEN 12u
 #define HTOE_CTRL_TRAILER_LEN  4u
 
+/* The one CTRL message the bridge handles itself: LEAVE, "this node stops"
+ * (htoe_leave()): exactly (HTOE_LEAVE_PROTO, HTOE_LEAVE_VERSION). */
+#define HTOE_LEAVE_PROTO   0x42u  /* 'B': bye */
+#define HTOE_LEAVE_VERSION 1u
+#define HTOE_LEAVE_LEN     2u
+
 /* The header of a CTRL message of a protocol above HT (memory leases,
  * memory digests): byte 0 the protocol, byte 1 its version. 0 if msg[0..len)
  * starts with (proto, version); -EPROTO if not a message of proto (empty, or
