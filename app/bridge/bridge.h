@@ -87,6 +87,7 @@ struct br_node {
 	uint64_t last_poll_ns;
 	struct { uint64_t rx, timeouts, since; } silent[HTOE_MAX_PEERS]; /* drain: per VL */
 	uint64_t gone;                      /* drain: VLs whose peer is gone (bits) */
+	uint64_t gone_lost;                 /* of those, the ones whose memory was lost */
 	struct peercheck pc;                /* end-of-run cross-check with other processes */
 	struct br_counters c;
 	struct br_pub pub;

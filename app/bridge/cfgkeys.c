@@ -142,7 +142,8 @@ static const struct cfg_key keys[] = {
 	K(G, "peer_dead_timeout", CFG_DUR, 100 * MS_, 3600 * SEC, "5s", 0, GL, peer_dead_ns, NULL,
 	  "in the drain (after `duration` or a signal) a peer that answered before and then "
 	  "sends nothing for this long while the node still waits on it is gone: its memory is "
-	  "counted lost, its VL reset and the run ends without waiting for `drain_timeout` "
+	  "counted lost (if the node's workload used it), its VL reset and the run ends without "
+	  "waiting for `drain_timeout` "
 	  "(bridge.md, `peers gone`). Make it longer than a live peer's poller may be "
 	  "descheduled (up to 4 s seen on shared 2-vCPU VMs) and shorter than `drain_timeout`"),
 	K(G, "lcore_pause", CFG_PROB, 0, 0, "0", 0, GL, lcore_pause, NULL,

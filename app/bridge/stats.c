@@ -399,7 +399,7 @@ int br_print_summary(struct br_app *a, FILE *f)
 			all.lost_poisoned);
 	for (unsigned i = 0; pass && all.wl_nodes && i < a->n_nodes; i++)
 		for (unsigned k = 0; k < a->nodes[i].n_vl && k < HTOE_MAX_PEERS; k++)
-			if (a->nodes[i].gone >> k & 1)
+			if (a->nodes[i].gone_lost >> k & 1)
 				fprintf(f, "; node %u: peer node %u gone, its memory lost",
 					a->nodes[i].id, a->nodes[i].vl_node[k]);
 	if (pass && all.wl_nodes)

@@ -242,6 +242,7 @@ static void drain_gone(struct br_node *n, uint64_t now, bool finishing, uint64_t
 		    (htoe_vl_is_up(n->b, peer) && v->timeouts == n->silent[i].timeouts && !uses))
 			continue;
 		n->gone |= 1ull << i;
+		n->gone_lost |= (uint64_t)uses << i;
 		char why[64];
 
 		if (left)
