@@ -1914,6 +1914,38 @@ static void init_sel_flight(struct htoe_retry *r, int n)
 		send1(r, 4000);
 }
 
+/* A peer that never answers (gone, or its link down) gets the quick probes,
+ * bounded by HTOE_RETRY_TLP_SILENT, and none after the second timeout with
+ * nothing from it: only the RTO, until the liveness rule gives up on it at
+ * its retry_limit + 1-th silent timeout (no probe storm, no endless
+ * retry). */
+static void test_sel_silent_peer_given_up(void **state)
+{
+	struct htoe_retry r;
+	enum htoe_retry_timer v = HTOE_RETRY_IDLE;
+	unsigned timeouts;
+	uint64_t t, d, probes;
+	uint16_t seq;
+
+	(void)state;
+	init_sel_flight(&r, 8);
+	t = quick_phase(&r, 1, 8, 8, &timeouts);
+	probes = r.stats.tail_probes;
+	assert_true(probes <= HTOE_RETRY_TLP_SILENT);
+	while (v != HTOE_RETRY_LIMIT) {
+		d = htoe_retry_next_deadline(&r);
+		assert_true(d > t);
+		assert_int_equal(d, r.rto_deadline); /* no probe: the RTO alone */
+		v = htoe_retry_tx_timer(&r, d);
+		while (htoe_retry_tx_retransmit_at(&r, d, &seq))
+			;
+		t = d;
+	}
+	assert_int_equal(r.stats.tail_probes, probes);
+	assert_int_equal(r.stats.timeouts, 3 + 1); /* retry_limit 3 */
+	assert_int_equal(htoe_retry_next_deadline(&r), HTOE_RETRY_NEVER);
+}
+
 /* A peer that is not polled for a while (a descheduled poller) gets the
  * quick probes (the last frame) and, per timeout, the oldest frame, then
  * the two oldest, the four oldest...: not the whole window each time; then
@@ -2331,6 +2363,7 @@ int main(void)
 		cmocka_unit_test(test_rto_dead_peer),
 		cmocka_unit_test(test_sel_probe_repeats),
 		cmocka_unit_test(test_sel_stalled_peer),
+		cmocka_unit_test(test_sel_silent_peer_given_up),
 		cmocka_unit_test(test_sel_rtt_stall),
 		cmocka_unit_test(test_sel_rto_window_lost),
 		cmocka_unit_test(test_sel_sack_collapses_backoff),
