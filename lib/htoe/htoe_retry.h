@@ -231,9 +231,9 @@ struct htoe_retry_stats {
 /* Probes and timeouts since the last progress with probes at the base
  * delay whether or not the peer answered (tlp_arm in htoe_retry.c): a burst
  * counted in frames, each lost while the burst goes on, is crossed only by
- * sending (with 12, one window-long burst in five at 1 % burst loss ate them
- * all and waited for the RTO backoff); few enough that a peer that is not
- * polled gets a few dozen duplicates, not a stream. */
+ * sending (12 would leave one window-long burst in five at 1 % burst loss
+ * to the RTO backoff); few enough that a peer that is not polled gets a
+ * few dozen duplicates, not a stream. */
 #define HTOE_RETRY_TLP_SILENT 64
 /* The RTO's backoff: at most 2^4 times the adaptive RTO (and rto_max). A
  * datacentre path that lost a retransmission needs another try within
