@@ -1601,25 +1601,32 @@ static void test_sel_nak_without_sack(void **state)
 }
 
 /* Fires the probes a silent peer gets before the RTO takes over: from the
- * next deadline on, HTOE_RETRY_TLP_SILENT of them one base delay (2 SRTT +
- * ack_delay 300) apart, each resending `last`; the time of the last one. */
-static uint64_t silent_probes(struct htoe_retry *r, uint16_t last)
+ * next deadline on, one base delay (2 SRTT + ack_delay 300) apart, each
+ * resending `last`, HTOE_RETRY_TLP_SILENT of them or as many as come
+ * before the RTO; the time of the last one, and their number in *n. */
+static uint64_t silent_probes(struct htoe_retry *r, uint16_t last, unsigned *n)
 {
 	uint64_t base = 2 * htoe_retry_srtt(r) + 300, d = 0, p0 = r->stats.tail_probes;
 	uint16_t seq;
+	unsigned k;
 
-	for (unsigned k = 0; k < HTOE_RETRY_TLP_SILENT; k++) {
-		uint64_t n = htoe_retry_next_deadline(r);
+	for (k = 0; k < HTOE_RETRY_TLP_SILENT; k++) {
+		uint64_t t = htoe_retry_next_deadline(r);
 
+		if (k && t == r->rto_deadline) /* the next would come after it */
+			break;
 		if (k)
-			assert_int_equal(n, d + base);
-		d = n;
+			assert_int_equal(t, d + base);
+		d = t;
 		assert_int_equal(htoe_retry_tx_timer(r, d), HTOE_RETRY_IDLE);
 		assert_true(htoe_retry_tx_retransmit_at(r, d, &seq));
 		assert_int_equal(seq, last);
 		assert_false(htoe_retry_tx_retransmit_at(r, d, &seq));
 	}
-	assert_int_equal(r->stats.tail_probes, p0 + HTOE_RETRY_TLP_SILENT);
+	/* stopped by the count, or by the RTO: the next probe's time is past it */
+	assert_true(k == HTOE_RETRY_TLP_SILENT || d + base >= r->rto_deadline);
+	assert_int_equal(r->stats.tail_probes, p0 + k);
+	*n = k;
 	return d;
 }
 
@@ -1660,50 +1667,76 @@ static void test_sel_tail_probe(void **state)
 	check_ok(&r);
 }
 
+/* An RTT of 1 us, frames 1..4 sent at 2000 and lost, then n probes one
+ * base delay apart (each the last frame, 4, and before the RTO), the n-th
+ * answered by a SACK of 4 (with the DUP flag if `dup`) that exposes 1..3,
+ * resent at once, and an ack of all: no timeout. The time of the last
+ * probe. */
+static uint64_t burst_probes(struct htoe_retry *r, unsigned n, bool dup)
+{
+	uint8_t blk[HTOE_SACK_MAX_LEN];
+	const unsigned held[] = { 3 };
+	uint64_t base, t = 2000;
+	uint16_t seq;
+
+	init_sel(r, 0);
+	send1(r, 0);
+	assert_int_equal(htoe_retry_tx_ack(r, 1, 1000), 1); /* RTT 1 us */
+	base = 2 * htoe_retry_srtt(r) + 300;
+	for (int i = 0; i < 4; i++)
+		send1(r, 2000); /* 1..4, all lost */
+	for (unsigned k = 0; k < n; k++) {
+		assert_int_equal(htoe_retry_next_deadline(r), t + base);
+		t += base;
+		assert_true(t < r->rto_deadline);
+		assert_int_equal(htoe_retry_tx_timer(r, t), HTOE_RETRY_IDLE);
+		assert_true(htoe_retry_tx_retransmit_at(r, t, &seq));
+		assert_int_equal(seq, 4); /* each probe: the last frame */
+	}
+	size_t len = mk_sack(blk, held, 1, 1);
+
+	if (dup)
+		blk[2] = HTOE_SACK_F_DUP;
+	assert_int_equal(htoe_retry_tx_sack(r, 1, blk, len, t + 1000), 1);
+	for (uint16_t want = 1; want <= 3; want++) {
+		assert_true(htoe_retry_tx_retransmit_at(r, t + 1000, &seq));
+		assert_int_equal(seq, want);
+	}
+	assert_int_equal(htoe_retry_tx_ack(r, 5, t + 2000), 4);
+	assert_int_equal(r->stats.timeouts, 0);
+	assert_int_equal(r->stats.tail_probes, n);
+	check_ok(r);
+	return t;
+}
+
 /* A burst that swallows the tail, the first probe and the peer's answer to
  * the second (a burst counted in frames on the path of the acks, which
  * carries nothing else while the sender waits for credits) is crossed by
- * the third probe, one base delay after the second: no timeout, and the
+ * the third probe, one base delay after the second (its copy is a
+ * duplicate to the peer: the SACK has the DUP flag): no timeout, and the
  * lost frames are repaired within a few round trips, not milliseconds. */
 static void test_sel_burst_eats_probes(void **state)
 {
 	struct htoe_retry r;
-	uint8_t blk[HTOE_SACK_MAX_LEN];
-	const unsigned held[] = { 3 };
-	uint64_t base, t;
-	uint16_t seq;
+	uint64_t t;
 
 	(void)state;
-	init_sel(&r, 0);
-	send1(&r, 0);
-	assert_int_equal(htoe_retry_tx_ack(&r, 1, 1000), 1); /* RTT 1 us */
-	base = 2 * htoe_retry_srtt(&r) + 300;
-	for (int i = 0; i < 4; i++)
-		send1(&r, 2000); /* 1..4, all lost */
-	t = 2000;
-	for (unsigned k = 0; k < 3; k++) {
-		assert_int_equal(htoe_retry_next_deadline(&r), t + base);
-		t += base;
-		assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_IDLE);
-		assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
-		assert_int_equal(seq, 4); /* each probe: the last frame */
-		/* the first is lost; the second arrives, its SACK is lost */
-	}
-	/* the third probe's copy is a duplicate to the peer: its SACK (DUP)
-	 * names 4 and exposes 1..3 */
-	size_t len = mk_sack(blk, held, 1, 1);
-
-	blk[2] = HTOE_SACK_F_DUP;
-	assert_int_equal(htoe_retry_tx_sack(&r, 1, blk, len, t + 1000), 1);
-	for (uint16_t want = 1; want <= 3; want++) {
-		assert_true(htoe_retry_tx_retransmit_at(&r, t + 1000, &seq));
-		assert_int_equal(seq, want);
-	}
-	assert_int_equal(htoe_retry_tx_ack(&r, 5, t + 2000), 4);
-	assert_int_equal(r.stats.timeouts, 0);
-	assert_int_equal(r.stats.tail_probes, 3);
+	t = burst_probes(&r, 3, true);
 	assert_true(t + 2000 < 2000 + htoe_retry_tx_rto(&r) / 4);
-	check_ok(&r);
+}
+
+/* A burst counted in frames (a flaky link, or a switch buffer that drops
+ * everything for a while) may outlast the tail and many probes, each
+ * lost with the odds of the burst going on: with an RTO of 100 us against
+ * a 1 us round trip, probes keep their base delay until the RTO, up to
+ * HTOE_RETRY_TLP_SILENT of them, so that the 21st crosses the burst and
+ * repairs the window with no timeout. */
+static void test_sel_long_burst_probes(void **state)
+{
+	struct htoe_retry r;
+
+	(void)state;
+	burst_probes(&r, 21, false);
 }
 
 /* Probes the peer already had (a peer that acknowledges late, not a lost
@@ -1769,18 +1802,65 @@ static void test_sel_tail_probe_backoff(void **state)
 	check_ok(&r);
 }
 
+/* Fires every deadline (probe or RTO) until HTOE_RETRY_TLP_SILENT probes
+ * and timeouts since the last progress have gone out, or two timeouts with
+ * nothing from the peer (a silent peer is probed no more), checking that each
+ * probe comes one base delay after the last transmission and resends the
+ * last frame not SACKed (`last`), and that the k-th timeout in a row
+ * resends the 2^(k-1) oldest frames from `first` (at most n_out); the time
+ * of the last one, the timeouts in *timeouts. */
+static uint64_t quick_phase(struct htoe_retry *r, uint16_t first, uint16_t last, unsigned n_out,
+			    unsigned *timeouts)
+{
+	uint64_t base = 2 * htoe_retry_srtt(r) + 300, d = 0, prev = 0;
+	unsigned to = 0, probes = 0;
+	uint16_t seq;
+
+	while (r->tlp_n < HTOE_RETRY_TLP_SILENT && r->silent_rtos < 2) {
+		bool rto;
+
+		d = htoe_retry_next_deadline(r);
+		rto = d == r->rto_deadline;
+		if (!rto && prev)
+			assert_int_equal(d, prev + base);
+		if (rto) {
+			unsigned n = 1u << to;
+
+			assert_int_equal(htoe_retry_tx_timer(r, d), HTOE_RETRY_GOBACK);
+			to++;
+			for (unsigned i = 0; i < n && i < n_out; i++) {
+				assert_true(htoe_retry_tx_retransmit_at(r, d, &seq));
+				assert_int_equal(seq, (uint16_t)(first + i));
+			}
+		} else {
+			assert_int_equal(htoe_retry_tx_timer(r, d), HTOE_RETRY_IDLE);
+			assert_true(htoe_retry_tx_retransmit_at(r, d, &seq));
+			assert_int_equal(seq, last);
+			probes++;
+		}
+		assert_false(htoe_retry_tx_retransmit_at(r, d, &seq));
+		prev = d;
+	}
+	assert_true(probes + to == HTOE_RETRY_TLP_SILENT || to == 2);
+	assert_int_equal(r->tlp_n, probes + to);
+	*timeouts = to;
+	return d;
+}
+
 /* A retransmission that is lost when nothing can be sent after it (the
  * peer holds every frame behind the hole, and with them every credit) is
- * probed before the RTO; should the probes be lost too, a few more follow
- * at the same delay, then the RTO resends it (the peer, silent, is not
- * probed again), and once the peer answers without progress the probes
- * resume, each twice as far from the last transmission as the one before. */
+ * probed before the RTO; should the probes be lost too, more follow at the
+ * same delay, past the first RTO too (which resends it as well), up to
+ * HTOE_RETRY_TLP_SILENT probes and timeouts since the progress or the
+ * second timeout with nothing from the peer; then the peer, silent, is not
+ * probed again until it answers. */
 static void test_sel_probe_repeats(void **state)
 {
 	struct htoe_retry r;
 	uint8_t blk[HTOE_SACK_MAX_LEN];
 	const unsigned held[] = { 1, 2, 3 };
 	uint64_t t, base, d;
+	unsigned timeouts;
 	uint16_t seq;
 
 	(void)state;
@@ -1796,26 +1876,27 @@ static void test_sel_probe_repeats(void **state)
 	assert_int_equal(htoe_retry_tx_timer(&r, t), HTOE_RETRY_IDLE);
 	assert_true(htoe_retry_tx_retransmit_at(&r, t, &seq));
 	assert_int_equal(seq, 1);
-	/* the probes, one base delay later each: the only frame not SACKed */
+	/* the probes, one base delay later each: the only frame not SACKed;
+	 * the RTOs between them resend it too */
 	assert_int_equal(htoe_retry_next_deadline(&r), t + base);
-	silent_probes(&r, 1);
-	/* lost too, and the peer is silent: the RTO is next, and resends 1 */
+	t = quick_phase(&r, 1, 1, 1, &timeouts);
+	assert_true(timeouts >= 1);
+	/* all lost, and the peer is silent: only the RTO is armed */
 	d = htoe_retry_next_deadline(&r);
-	assert_int_equal(d, 2000 + htoe_retry_tx_rto(&r)); /* armed when 1..4 left */
-	assert_int_equal(htoe_retry_tx_timer(&r, d), HTOE_RETRY_GOBACK);
-	assert_true(htoe_retry_tx_retransmit_at(&r, d, &seq));
-	assert_int_equal(seq, 1);
-	assert_false(htoe_retry_tx_retransmit_at(&r, d, &seq));
-	t = d;
-	/* the peer answers without progress (a repeated ack): probes resume,
-	 * their delay doubled by each probe or timeout since the progress */
+	assert_int_equal(d, r.rto_deadline);
+	/* the peer answers without progress (a repeated ack): it is alive and
+	 * our frames may still be lost in a burst, so the probes resume at
+	 * their base delay (HTOE_RETRY_TLP_SILENT since the progress bounds
+	 * them) */
 	assert_int_equal(htoe_retry_tx_ack(&r, 1, t + 500), 0);
-	assert_true(htoe_retry_next_deadline(&r) > t + htoe_retry_tx_rto(&r) / 2);
+	/* (an ack naming una after a timeout: 1 is resent at once, as ever) */
+	while (htoe_retry_tx_retransmit_at(&r, t + 500, &seq))
+		assert_int_equal(seq, 1);
+	assert_true(r.tlp_n < HTOE_RETRY_TLP_SILENT);
 	send1(&r, t + 600); /* a transmission re-arms the probe */
 	d = htoe_retry_next_deadline(&r);
-	assert_true(d > t + 600 + (base << 2));
-	assert_true(d >= t + htoe_retry_tx_rto(&r) || d == t + 600 + (base << HTOE_RETRY_TLP_SHIFT_MAX));
-	assert_int_equal(r.stats.timeouts, 1);
+	assert_int_equal(d, t + 600 + base);
+	assert_int_equal(r.stats.timeouts, timeouts);
 	/* one gets through: progress, the probes start from their base again */
 	assert_int_equal(htoe_retry_tx_ack(&r, 5, t + 1000), 4);
 	send1(&r, t + 2000);
@@ -1833,34 +1914,72 @@ static void init_sel_flight(struct htoe_retry *r, int n)
 		send1(r, 4000);
 }
 
-/* A peer that is not polled for a while (a descheduled poller) gets a few
- * probes and then, per timeout, the oldest frame, then the two oldest, the
- * four oldest...: not the whole window each time. When it runs again, its
- * answer releases everything and nothing more is resent. */
+/* A peer that never answers (gone, or its link down) gets the quick probes,
+ * bounded by HTOE_RETRY_TLP_SILENT, and none after the second timeout with
+ * nothing from it: only the RTO, until the liveness rule gives up on it at
+ * its retry_limit + 1-th silent timeout (no probe storm, no endless
+ * retry). */
+static void test_sel_silent_peer_given_up(void **state)
+{
+	struct htoe_retry r;
+	enum htoe_retry_timer v = HTOE_RETRY_IDLE;
+	unsigned timeouts;
+	uint64_t t, d, probes;
+	uint16_t seq;
+
+	(void)state;
+	init_sel_flight(&r, 8);
+	t = quick_phase(&r, 1, 8, 8, &timeouts);
+	probes = r.stats.tail_probes;
+	assert_true(probes <= HTOE_RETRY_TLP_SILENT);
+	while (v != HTOE_RETRY_LIMIT) {
+		d = htoe_retry_next_deadline(&r);
+		assert_true(d > t);
+		assert_int_equal(d, r.rto_deadline); /* no probe: the RTO alone */
+		v = htoe_retry_tx_timer(&r, d);
+		while (htoe_retry_tx_retransmit_at(&r, d, &seq))
+			;
+		t = d;
+	}
+	assert_int_equal(r.stats.tail_probes, probes);
+	assert_int_equal(r.stats.timeouts, 3 + 1); /* retry_limit 3 */
+	assert_int_equal(htoe_retry_next_deadline(&r), HTOE_RETRY_NEVER);
+}
+
+/* A peer that is not polled for a while (a descheduled poller) gets the
+ * quick probes (the last frame) and, per timeout, the oldest frame, then
+ * the two oldest, the four oldest...: not the whole window each time; then
+ * only timeouts. When it runs again, its answer releases everything and
+ * nothing more is resent. */
 static void test_sel_stalled_peer(void **state)
 {
 	struct htoe_retry r;
 	uint64_t t, d;
+	unsigned timeouts, k;
 	uint16_t seq;
 
 	(void)state;
 	init_sel_flight(&r, 16);
-	t = 4000;
-	silent_probes(&r, 16); /* the probes: the last frame */
-	for (unsigned k = 0; k < 3; k++) { /* three timeouts, no probe between */
+	t = quick_phase(&r, 1, 16, 16, &timeouts);
+	uint64_t rtx = r.stats.retransmitted;
+
+	/* up to the third timeout with nothing from the peer (the fourth
+	 * would give up on it, retry_limit 3), no probe between */
+	for (k = timeouts; k < 3; k++) {
 		d = htoe_retry_next_deadline(&r);
 		assert_true(d > t);
+		assert_int_equal(d, r.rto_deadline);
 		assert_int_equal(htoe_retry_tx_timer(&r, d), HTOE_RETRY_GOBACK);
-		for (uint16_t want = 1; want <= 1u << k; want++) {
+		for (uint16_t want = 1; want <= 16 && want <= 1u << k; want++) {
 			assert_true(htoe_retry_tx_retransmit_at(&r, d, &seq));
 			assert_int_equal(seq, want);
 		}
 		assert_false(htoe_retry_tx_retransmit_at(&r, d, &seq));
 		t = d;
 	}
-	assert_int_equal(r.stats.tail_probes, HTOE_RETRY_TLP_SILENT);
+	assert_int_equal(r.stats.tail_probes, r.tlp_n - 3);
 	assert_int_equal(r.stats.timeouts, 3);
-	assert_int_equal(r.stats.retransmitted, HTOE_RETRY_TLP_SILENT + 1 + 2 + 4);
+	assert_true(r.stats.retransmitted - rtx <= 32);
 	/* it runs again: every frame arrived */
 	assert_int_equal(htoe_retry_tx_ack(&r, 17, t + 100), 16);
 	assert_int_equal(htoe_retry_tx_outstanding(&r), 0);
@@ -1919,7 +2038,7 @@ static void test_sel_rto_window_lost(void **state)
 
 	(void)state;
 	init_sel_flight(&r, 8); /* all lost, and the probes too */
-	silent_probes(&r, 8);
+	silent_probes(&r, 8, &(unsigned){ 0 });
 	d = htoe_retry_next_deadline(&r);
 	assert_int_equal(htoe_retry_tx_timer(&r, d), HTOE_RETRY_GOBACK);
 	assert_true(htoe_retry_tx_retransmit_at(&r, d, &seq));
@@ -2237,12 +2356,14 @@ int main(void)
 		cmocka_unit_test(test_sel_nak_without_sack),
 		cmocka_unit_test(test_sel_tail_probe),
 		cmocka_unit_test(test_sel_burst_eats_probes),
+		cmocka_unit_test(test_sel_long_burst_probes),
 		cmocka_unit_test(test_sel_tail_probe_backoff),
 		cmocka_unit_test(test_rto_backoff_capped),
 		cmocka_unit_test(test_rto_peer_answers_no_limit),
 		cmocka_unit_test(test_rto_dead_peer),
 		cmocka_unit_test(test_sel_probe_repeats),
 		cmocka_unit_test(test_sel_stalled_peer),
+		cmocka_unit_test(test_sel_silent_peer_given_up),
 		cmocka_unit_test(test_sel_rtt_stall),
 		cmocka_unit_test(test_sel_rto_window_lost),
 		cmocka_unit_test(test_sel_sack_collapses_backoff),

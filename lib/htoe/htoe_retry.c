@@ -435,19 +435,23 @@ int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq)
  * RTO. A probe repeats the last frame not SACKed, which also recovers a
  * lost retransmission when nothing sent after it could expose the loss (the
  * receiver holds every credit behind the hole). The first
- * HTOE_RETRY_TLP_SILENT probes since the last progress keep that delay,
- * answered or not: a burst that swallowed the tail, the probe or the
+ * HTOE_RETRY_TLP_SILENT probes and timeouts since the last progress keep
+ * that delay, answered or not, past the first RTO too, unless two RTOs
+ * passed with nothing at all from the peer (silent_rtos: it is not polled,
+ * or the link is down): a burst that swallowed the tail, the probe or the
  * peer's answers is crossed only by further frames (a burst counted in
  * frames on the path of the peer's acks, which carries nothing else while
  * we wait), and a backoff from the first unanswered probe left every such
  * burst to the RTO and its doubling, milliseconds for a few lost frames.
- * After them a silent peer is probed no more (it is not polled, or the
- * link is down: every copy would reach it as a duplicate when it runs
- * again; the RTO comes next), and one that answers without progress at
- * twice the delay per probe or timeout since the progress. */
+ * After two silent RTOs, or HTOE_RETRY_TLP_SILENT, a silent peer is probed
+ * no more (it is not polled, or the link is down: every copy would reach
+ * it as a duplicate when it runs again; the RTO comes next); a peer heard
+ * again gets the rest of the quick probes, then after the last of them
+ * one that answers without progress at twice the delay per probe or
+ * timeout since the progress. */
 static void tlp_arm(struct htoe_retry *r, uint64_t now)
 {
-	bool quick = r->tlp_n < HTOE_RETRY_TLP_SILENT;
+	bool quick = r->tlp_n < HTOE_RETRY_TLP_SILENT && r->silent_rtos < 2;
 	unsigned sh = (unsigned)r->tlp_shift + (quick ? 0 : r->tlp_n);
 	uint64_t t;
 

@@ -97,14 +97,16 @@
  *      (and that is before the RTO), the last frame not SACKed is resent:
  *      its SACK or ack exposes lost frames before it through the RACK rule,
  *      so a lost tail costs about a round trip instead of an RTO. The
- *      first HTOE_RETRY_TLP_SILENT probes since the last progress follow
- *      each other at that delay, answered or not (a burst that swallowed
- *      the probe, or the peer's answers, is crossed by further frames, not
- *      by waiting); after them no further probe is sent until something
- *      arrives from the peer (a peer that is not polled would get every
- *      copy as a duplicate), and each probe or timeout since the last
- *      progress doubles the next probe's delay; progress (an ack or a new
- *      SACK) brings it back.
+ *      probes follow each other at that delay, answered or not, with an
+ *      RTO between them, until HTOE_RETRY_TLP_SILENT probes and timeouts
+ *      since the last progress (a burst that swallowed the probe, or the
+ *      peer's answers, is crossed by further frames, not by waiting).
+ *      After two RTOs with nothing at all from the peer no probe is sent
+ *      until something arrives from it (a peer that is not polled would
+ *      get every copy as a duplicate); after HTOE_RETRY_TLP_SILENT, only
+ *      after something arrived, each probe or timeout since the last
+ *      progress doubling the next probe's delay; progress (an ack or a
+ *      new SACK) brings it back.
       RTO (or an ack for una from a peer that lost our go-back, as in
  *      GBN): the oldest frame is resent (even if SACKed), at the k-th
  *      timeout in a row the 2^(k-1) oldest frames not SACKed: the
@@ -226,11 +228,13 @@ struct htoe_retry_stats {
  * is beyond the RTO wherever the RTO is the 1 ms floor and SRTT above 8 us
  * (then no probe is sent, as before the probe existed). */
 #define HTOE_RETRY_TLP_SHIFT_MAX 6
-/* Probes since the last progress sent at the base delay whether or not
- * the peer answered (tlp_arm in htoe_retry.c): enough to cross a burst of
- * a few frames on either path within a few round trips, few enough that a
- * peer that is not polled gets a handful of duplicates, not a stream. */
-#define HTOE_RETRY_TLP_SILENT 12
+/* Probes and timeouts since the last progress with probes at the base
+ * delay whether or not the peer answered (tlp_arm in htoe_retry.c): a burst
+ * counted in frames, each lost while the burst goes on, is crossed only by
+ * sending (12 would leave one window-long burst in five at 1 % burst loss
+ * to the RTO backoff); few enough that a peer that is not polled gets a
+ * few dozen duplicates, not a stream. */
+#define HTOE_RETRY_TLP_SILENT 64
 /* The RTO's backoff: at most 2^4 times the adaptive RTO (and rto_max). A
  * datacentre path that lost a retransmission needs another try within
  * milliseconds, not seconds; whether the peer is dead is decided from
