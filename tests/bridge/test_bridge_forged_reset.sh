@@ -79,16 +79,21 @@ def wait_data20(not_epoch):
     epoch other than not_epoch: the VL is up and in use. A VL that came up in
     such an epoch 2 s ago and has carried no 20 frames since (the workloads
     are over, or a reset lost their last requests) is taken as it is: the
-    attack then lands on an idle link. A watchdog: 400 s, node 1's set-up
-    included, which a starved CPU 0 has made take minutes."""
+    attack then lands on an idle link. Node 1 sends RESETs before node 2 is
+    there (a starved host has set node 2 up a minute after node 1): only a
+    DATA frame of node 1 shows that node 2 answered once, so the idle-link
+    case waits for one (an attack on a node not yet listening tests
+    nothing). A watchdog: 400 s, node 1's set-up included, which a starved
+    CPU 0 has made take minutes."""
     for _ in range(8000):
         ev = events()
         real = [e for e in ev if e[0] in "45" and int(e[4]) not in forged]
         for e in ev:
             if e[0] == "1" and e[2] == "20" and int(e[1]) != not_epoch and real:
                 return int(real[-1][3]), int(e[1])
+        data = [e for e in ev if e[0] == "1"]
         up = [e for e in real if int(e[1]) != not_epoch]
-        if up and time.time() - float(up[0][5]) > 2:
+        if up and data and time.time() - max(float(up[0][5]), float(data[0][5])) > 2:
             return int(up[-1][3]), int(up[-1][1])
         time.sleep(0.05)
     sys.exit(f"node 1's DATA frame 20 of an epoch after {not_epoch} was not seen")

@@ -14,14 +14,20 @@ TELE=(/usr/bin/python3 /usr/bin/dpdk-telemetry.py -f "$PREFIX")
 "$BRIDGE" $(eal) -- --stats 1 --set workload.ops=1000000000 >"$TMP/out" 2>"$TMP/err" &
 pid=$!
 BR_PIDS+=("$pid")
-watchdog "$pid" 170
+watchdog "$pid" 280
 
-# query CMD: the reply line (a few tries: the client may fail to connect)
+# query CMD: the reply line. DPDK's telemetry serves at most 10 clients and
+# closes a new connection at once while 10 are counted; a client's slot is
+# freed by its handler thread, which shares a CPU with the busy-polling
+# lcores and on a loaded host runs seconds after the client left: a few
+# quick queries in a row then find no slot. So it tries again until a reply
+# comes, bounded against a hang (120 s) and by the bridge being alive.
 query() {
-  local r i
-  for i in 1 2 3 4 5; do
+  local r deadline=$((SECONDS + 120))
+  while :; do
     r=$(printf '%s\n' "$1" | "${TELE[@]}" 2>&1 | grep '^{' | head -1) || true
     [ -n "$r" ] && { echo "$r"; return 0; }
+    kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ] || break
     sleep 0.2
   done
   echo "telemetry: no reply to $1" >&2
