@@ -1895,6 +1895,7 @@ static void test_leave(void **state)
 	assert_int_equal(htoe_frame_input(N[2].b, f, n, t), -HTOE_DROP_LENGTH);
 	assert_false(htoe_vl_peer_left(N[2].b, 1));
 	/* node 1 restarts: a LEAVE of its first life is refused */
+	htoe_free(N[1].b);
 	mk_node(1, 3, NULL);
 	for (int k = 0; k < 40; k++, t += 1000 * US)
 		pump(t, HTOE_TX_FLUSH, NULL, NULL);
