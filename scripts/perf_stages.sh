@@ -27,34 +27,8 @@ trap 'kill -KILL ${PID:-} 2>/dev/null || true; rm -rf "$TMP" /var/run/dpdk/$PREF
 # trip), with a longer duration
 MIX=wrp=100 SIZE=64 WMODE=$MODE
 [ "$MODE" = read ] && MIX=rd=100 SIZE=8 WMODE=verify
-cat >"$TMP/w64.ini" <<INI
-[global]
-stats_interval = 0
-[bridge]
-mem_base = 0x100000
-mem_size = 64K
-[node 1]
-port = 0
-lcore = 0
-[node 2]
-port = 1
-lcore = 1
-[port 0]
-crossover = 1
-[port 1]
-crossover = 0
-[workload 1]
-target = 2
-mix = $MIX
-sizes = $SIZE
-window = 1
-sweep = off
-mode = $WMODE
-duration = $((SECS * 1000 + 6000))ms
-[map]
-range1 = 0x100000000 64K 1
-range2 = 0x200000000 64K 2
-INI
+. "$(dirname "$0")/bench_ini.sh"
+bench_ini "$TMP/w64.ini" "$MIX" "$SIZE" "$WMODE" $((SECS * 1000 + 6000)) 1
 "$BRIDGE" -l 0-1 --no-huge -m 512 --no-pci --no-shconf --file-prefix "$PREFIX" \
   --log-level=warning -- --config "$TMP/w64.ini" --json >"$TMP/run.out" 2>&1 &
 PID=$!

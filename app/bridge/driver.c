@@ -15,8 +15,13 @@
 #include <rte_pause.h>
 #include <rte_prefetch.h>
 
+#include "cg_path.h"
 #include "driver.h"
 #include "impair.h"
+
+#ifdef HTOE_CG_PATH
+int br_cg_on;
+#endif
 
 int br_drv_init(struct br_drv *d, struct htoe *b, struct br_port *port,
 		struct rte_mempool *pool, uint16_t burst, uint16_t id, const char *prog,
@@ -264,6 +269,9 @@ unsigned br_drv_rx(struct br_drv *d, uint64_t now)
 	uint16_t nb = br_port_rx(p, pkts, d->burst);
 	unsigned moved = nb;
 
+	if (nb)
+		br_cg_path_begin();
+
 	for (uint16_t i = 0; i < nb; i++) {
 		if (i + 1 < nb) /* the next frame's header while this one is parsed */
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
@@ -354,6 +362,7 @@ unsigned br_drv_tx(struct br_drv *d, uint64_t now)
 		 * TX, or a lossy link would be measured slower for it. */
 		if (!lead && d->c->tx_frames != wired) {
 			br_port_flush(p);
+			br_cg_path_end();
 			lead = sent + 1;
 		}
 		sent++;

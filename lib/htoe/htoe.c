@@ -897,6 +897,7 @@ int htoe_ctrl_send(struct htoe *b, uint16_t node, const void *msg, size_t len)
 	m->len = (uint16_t)len;
 	memcpy(m->data, msg, len);
 	q->tail++;
+	b->ctl_due |= v->active_bit;
 	htoe_vl_wake(v);
 	return 0;
 }
@@ -1064,7 +1065,17 @@ int htoe_frame_input(struct htoe *b, const uint8_t *frame, size_t len, uint64_t 
 		/* a retired incarnation, or a new one: the VL was cold-reset */
 		r = -HTOE_DROP_INCARNATION;
 	} else {
-		htoe_encap_on_ack(b, v, &h, payload, now);
+		/* acks in the order of their frames */
+		htoe_encap_ack_settle(v);
+		/* A DATA frame's ack waits until the frame it lets leave (a
+		 * read's response, the next request) has left: on a round
+		 * trip, applying it first delays that frame at both ends. An
+		 * ACK or NAK is applied at once (SACK blocks, the peer's word
+		 * on a gap). */
+		if (h.ftype == HTOE_FT_DATA)
+			htoe_encap_ack_hold(v, &h, now);
+		else
+			htoe_encap_on_ack(v, &h, payload, now);
 		switch (h.ftype) {
 		case HTOE_FT_DATA:
 			r = htoe_decap_input(b, v, &h, payload, b->rx_pk, now);
@@ -1158,6 +1169,7 @@ void htoe_handle_expiry(struct htoe *b, uint64_t now)
 
 		if (v->state != HTOE_VL_UP)
 			continue;
+		htoe_encap_ack_settle(v); /* the timers as the peer's frames left them */
 		if (now >= htoe_retry_next_deadline(&v->rt))
 			b->touched |= v->active_bit; /* a timer fires: the VL changes */
 		if (htoe_retry_tx_timer(&v->rt, now) == HTOE_RETRY_LIMIT)
@@ -1312,6 +1324,12 @@ static int check_vls(const struct htoe *b, uint64_t vls, char *err, size_t errle
 		    (!(b->parked & v->active_bit) || at > vd || b->parked_min > at)) {
 			snprintf(err, errlen, "VL %u: has work (deadline %" PRIu64 ") but is not "
 				 "in the active set nor parked until then", v->node, vd);
+			return -EINVAL;
+		}
+		if ((v->ack_reset || v->state != HTOE_VL_UP || v->ctrl_tx.head != v->ctrl_tx.tail) &&
+		    !(b->ctl_due & v->active_bit)) {
+			snprintf(err, errlen, "VL %u: a reset frame or control message to send, "
+				 "but not marked for the control pass", v->node);
 			return -EINVAL;
 		}
 		if (htoe_retry_check(&v->rt, err, errlen) || htoe_rob_check(&v->rob, err, errlen))

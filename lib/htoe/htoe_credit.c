@@ -112,6 +112,21 @@ uint64_t htoe_credit_tx_starved_ns(const struct htoe_credit_tx *tx,
 
 /* ---- pool --------------------------------------------------------------- */
 
+/* The fair share of class (v, d) for each of its busy VLs, at least 1
+ * (with more busy VLs than shared buffers, the first ones get one each):
+ * kept in share[] as the busy VLs change. */
+static uint32_t share_of(const struct htoe_rxpool *p, int v, int d)
+{
+	uint32_t s = p->n_busy[v][d] ? p->shared[v][d] / p->n_busy[v][d] : p->shared[v][d];
+
+	return s ? s : 1;
+}
+
+static void set_share(struct htoe_rxpool *p, int v, int d)
+{
+	p->share[v][d] = share_of(p, v, d);
+}
+
 int htoe_rxpool_init(struct htoe_rxpool *p, const uint16_t total[HT_VC_COUNT][2],
 		     uint16_t reserve, uint16_t max_per_vl, uint16_t n_vls)
 {
@@ -128,8 +143,10 @@ int htoe_rxpool_init(struct htoe_rxpool *p, const uint16_t total[HT_VC_COUNT][2]
 	p->max_per_vl = max_per_vl;
 	p->n_vls = n_vls;
 	for (int v = 0; v < HT_VC_COUNT; v++)
-		for (int d = 0; d < 2; d++)
+		for (int d = 0; d < 2; d++) {
 			p->shared[v][d] = total[v][d] - (uint32_t)n_vls * reserve;
+			set_share(p, v, d);
+		}
 	return 0;
 }
 
@@ -281,16 +298,14 @@ bool htoe_credit_rx_regrant(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 		if (rx->active[v][d] && !rx->busy[v][d]) {
 			rx->busy[v][d] = true;
 			p->n_busy[v][d]++;
+			set_share(p, v, d);
 		}
 		if (rx->active[v][d] && M > R) {
 			/* fair share of the shared part among the busy VLs
-			 * (at least 1: with more busy VLs than shared
-			 * buffers, the first ones get one each) */
-			uint32_t share = p->shared[v][d] / p->n_busy[v][d];
+			 * (share_of) */
+			uint32_t share = p->share[v][d];
 			uint32_t room = p->shared[v][d] - p->excess[v][d];
 			uint32_t te = e + room;
-			if (share == 0)
-				share = 1;
 			if (te < share && te < M - R)
 				p->room_limited |= class_bit(v, d); /* see release_one */
 			if (te > share)
@@ -343,6 +358,7 @@ int htoe_credit_rx_reset(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 			if (rx->busy[v][d]) {
 				rx->busy[v][d] = false;
 				p->n_busy[v][d]--;
+				set_share(p, v, d);
 			}
 		}
 	}
@@ -409,6 +425,11 @@ static int check_sums(const struct htoe_rxpool *p, const uint32_t sum_o[HT_VC_CO
 				return fail(err, errlen,
 					    "credit: %s %u busy VLs, pool counts %u",
 					    cls_name[v][d], sum_busy[v][d], p->n_busy[v][d]);
+			if (p->share[v][d] != share_of(p, v, d))
+				return fail(err, errlen,
+					    "credit: %s share %u, not shared %u / %u busy",
+					    cls_name[v][d], p->share[v][d], p->shared[v][d],
+					    p->n_busy[v][d]);
 			if (p->excess[v][d] > p->shared[v][d])
 				return fail(err, errlen,
 					    "credit: %s excess %u > shared %u",

@@ -207,6 +207,9 @@ struct htoe_rxpool {
 	uint32_t excess[HT_VC_COUNT][2];    /* sum of e_v */
 	uint32_t committed_hwm[HT_VC_COUNT][2];
 	uint16_t n_busy[HT_VC_COUNT][2];    /* B: attached VLs active in the class */
+	/* S / B (at least 1), kept as B changes: a regrant, once per frame,
+	 * does not divide (a division is tens of cycles on the round trip) */
+	uint32_t share[HT_VC_COUNT][2];
 	/* Bumped whenever a VL's grant may have grown by what another VL did:
 	 * a reset (n_busy and excess fell), or a release above the reserve
 	 * (excess fell) in a class whose grant the shared part's room limited

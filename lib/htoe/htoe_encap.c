@@ -45,9 +45,19 @@ static int write_hdr(const struct htoe *b, const struct htoe_vl *v, enum htoe_ft
 	return htoe_hdr_write(&h, buf, cap);
 }
 
-bool htoe_encap_room(const struct htoe_vl *v, enum ht_vc vc)
+/* Room for a packet in q, a queue of v: what the ack v holds back releases
+ * counts too. */
+static inline bool vl_room(struct htoe_vl *v, const struct htoe_vcq *q)
 {
-	return vcq_room(&v->q[vc]) > 0;
+	if (vcq_room(q))
+		return true;
+	htoe_encap_ack_settle(v);
+	return vcq_room(q) > 0;
+}
+
+bool htoe_encap_room(struct htoe_vl *v, enum ht_vc vc)
+{
+	return vl_room(v, &v->q[vc]);
 }
 
 /* The packet written into slot s (the tail of its VC's queue) is queued. */
@@ -81,7 +91,7 @@ struct htoe_slot *htoe_encap_enqueue(struct htoe_vl *v, const struct ht_desc *d,
 	struct htoe_vcq *q = &v->q[vc];
 	struct htoe_slot *s;
 
-	if (!vcq_room(q) || d->len > sizeof(s->bytes))
+	if (d->len > sizeof(s->bytes) || !vl_room(v, q))
 		return NULL;
 	s = vcq_at(q, q->tail);
 	ht_data_copy(s->bytes, d->pkt, d->len);
@@ -95,7 +105,7 @@ struct htoe_slot *htoe_encap_enqueue_like(struct htoe_vl *v, const struct ht_des
 	struct htoe_vcq *q = &v->q[vc];
 	struct htoe_slot *s;
 
-	if (!vcq_room(q))
+	if (!vl_room(v, q))
 		return NULL;
 	s = vcq_at(q, q->tail);
 	/* the control packet of the template, this packet's data and
@@ -345,6 +355,35 @@ int htoe_write_ctrl_msg(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t 
 				   m->len + HTOE_CTRL_TRAILER_LEN, htoe_retry_rx_ack_lap(&v->rt));
 }
 
+/* New data goes out in this order: posted first, responses never behind
+ * requests. */
+static const enum ht_vc vc_order[] = { HT_VC_P, HT_VC_R, HT_VC_NP };
+
+/* May v frame new data now whatever the ack it holds back says: the window
+ * open, the first packet waiting free to leave (HT order), and credits for
+ * every packet waiting in its VC (up to a frame's worth, each counted with
+ * data)? Then that frame leaves first and the ack is applied after it: the
+ * ack would not change the frame, and applying it (the retry scoreboard,
+ * the RTT estimate, the timers, the credits) would delay it. */
+static bool data_may_go(const struct htoe_vl *v)
+{
+	if (htoe_retry_tx_in_goback(&v->rt) || !htoe_retry_tx_can_send(&v->rt))
+		return false;
+	for (unsigned i = 0; i < 3; i++) {
+		const struct htoe_vcq *q = &v->q[vc_order[i]];
+		uint32_t w = vcq_waiting(q);
+
+		if (!w)
+			continue;
+		if (w > HTOE_FRAME_MAX_PKTS)
+			w = HTOE_FRAME_MAX_PKTS;
+		return slot_ordered(v, vcq_at(q, q->framed)) &&
+		       htoe_credit_tx_avail(&v->ctx, vc_order[i], false) >= w &&
+		       htoe_credit_tx_avail(&v->ctx, vc_order[i], true) >= w;
+	}
+	return false;
+}
+
 /* Frames of one VL in priority order: reset handshake, control messages,
  * retransmission, new data (P, then R, then NP: posted first, responses
  * never behind requests), then a standalone ack/nak/credit update. Control
@@ -354,7 +393,6 @@ int htoe_write_ctrl_msg(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t 
 static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap,
 		     uint64_t now, unsigned flags)
 {
-	static const enum ht_vc order[] = { HT_VC_P, HT_VC_R, HT_VC_NP };
 	int n;
 
 	if (v->ack_reset) {
@@ -388,21 +426,25 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 			htoe_vl_on_frame_sent(v, now);
 		return n;
 	}
+	b->ctl_due &= ~v->active_bit; /* none: the reset handshake is over, no message waits */
 	if (flags & HTOE_TX_CTRL_ONLY)
 		return 0; /* an ack or credit update rides on the data to come */
+	if (v->ack_wait && !data_may_go(v))
+		htoe_encap_ack_settle_slow(v);
 	if (htoe_retry_tx_in_goback(&v->rt) && /* a frame to resend (see try_retransmit) */
 	    (n = try_retransmit(v, buf, cap, now)) != 0)
 		return n;
 	if (htoe_retry_tx_can_send(&v->rt)) {
 #pragma GCC unroll 3 /* every pass */
 		for (unsigned i = 0; i < 3; i++) {
-			if (!vcq_waiting(&v->q[order[i]]))
+			if (!vcq_waiting(&v->q[vc_order[i]]))
 				continue; /* the common case of the three VCs */
-			n = try_new_frame(b, v, order[i], buf, cap, now, flags);
+			n = try_new_frame(b, v, vc_order[i], buf, cap, now, flags);
 			if (n)
 				return n;
 		}
 	}
+	htoe_encap_ack_settle(v); /* no (more) new data: the ack now */
 	bool nak = htoe_retry_rx_nak_due(&v->rt, now);
 	bool probe = now >= v->probe_next_ns && vl_starved(v);
 	if (nak || probe || htoe_retry_rx_ack_due(&v->rt, now) || v->credit_dirty) {
@@ -431,7 +473,8 @@ int htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 {
 	/* only the active VLs, round robin from b->rr: those at rr and
 	 * above, then those below */
-	uint64_t act = b->active, hi = b->rr < HTOE_MAX_PEERS ? act & (~0ull << b->rr) : 0;
+	uint64_t act = flags & HTOE_TX_CTRL_ONLY ? b->active & b->ctl_due : b->active;
+	uint64_t hi = b->rr < HTOE_MAX_PEERS ? act & (~0ull << b->rr) : 0;
 
 	for (uint64_t m = hi ? hi : act; m; ) {
 		unsigned i = (unsigned)__builtin_ctzll(m);
@@ -467,7 +510,7 @@ uint64_t htoe_encap_deadline(const struct htoe *b, const struct htoe_vl *v)
 		return 0;
 	if (v->state != HTOE_VL_UP)
 		return v->reset_next_ns;
-	if (v->credit_dirty || v->regrant_due || htoe_retry_tx_in_goback(&v->rt) ||
+	if (v->ack_wait || v->credit_dirty || v->regrant_due || htoe_retry_tx_in_goback(&v->rt) ||
 	    v->ctrl_tx.head != v->ctrl_tx.tail)
 		return 0;
 	d = htoe_retry_next_deadline(&v->rt);
@@ -507,13 +550,12 @@ static void release_acked(struct htoe_vl *v, uint16_t from, unsigned n)
 	}
 }
 
-void htoe_encap_on_ack(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
-		       const uint8_t *payload, uint64_t now)
+void htoe_encap_on_ack(struct htoe_vl *v, const struct htoe_hdr *h, const uint8_t *payload,
+		       uint64_t now)
 {
 	uint16_t una = htoe_retry_tx_una(&v->rt);
 	int n;
 
-	(void)b;
 	if (h->sack && h->payload_len && htoe_retry_mode(&v->rt) == HTOE_RETRY_SELECTIVE) {
 		/* ACK/NAK with a SACK block: the peer holds frames after the
 		 * gap; only the missing ones are resent */
@@ -535,6 +577,14 @@ void htoe_encap_on_ack(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr 
 	htoe_credit_tx_update(&v->ctx, h->credit, now);
 	if (h->credit_req)
 		v->credit_dirty = true; /* answer the probe with our limits */
+}
+
+void htoe_encap_ack_settle_slow(struct htoe_vl *v)
+{
+	v->ack_wait = false;
+	/* (a reset since: the ack belongs to the old epoch) */
+	if (v->state == HTOE_VL_UP && v->ack_hdr.epoch == v->epoch)
+		htoe_encap_on_ack(v, &v->ack_hdr, NULL, v->ack_wait_ns);
 }
 
 /* Drop what VL v has queued towards its peer (reset). Framed but
@@ -665,7 +715,7 @@ static bool sink_serve(struct htoe *b, struct htoe_vl *v, const struct ht_desc *
 	struct htoe_slot *s;
 	int n;
 
-	if (!vcq_room(q))
+	if (!vl_room(v, q))
 		return false;
 	s = vcq_at(q, q->tail);
 	n = b->sink.serve(b->sink.ctx, d, s->bytes, sizeof(s->bytes), now);

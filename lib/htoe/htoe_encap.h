@@ -31,7 +31,9 @@ struct htoe_slot *htoe_encap_enqueue_like(struct htoe_vl *v, const struct ht_des
  * as the posted queue has room for. Returns how many were queued. */
 unsigned htoe_encap_enqueue_run(struct htoe_vl *v, const struct ht_desc *d,
 				const uint8_t *data, uint64_t addr, unsigned n, uint64_t now);
-bool htoe_encap_room(const struct htoe_vl *v, enum ht_vc vc);
+/* Room for one more packet in v's queue of VC vc (after the ack v holds
+ * back, if it had none without it). */
+bool htoe_encap_room(struct htoe_vl *v, enum ht_vc vc);
 
 /* Selective retry's reorder buffer of a VL: packet slots for what the
  * credits let the peer hold (3 VCs x the per-VL cap), and as many again for
@@ -62,8 +64,23 @@ int  htoe_write_ctl_frame(struct htoe *b, struct htoe_vl *v, enum htoe_ftype typ
 			  uint8_t *buf, size_t cap);
 int  htoe_write_ctrl_msg(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap);
 void htoe_vl_on_frame_sent(struct htoe_vl *v, uint64_t now);
-void htoe_encap_on_ack(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h,
-		       const uint8_t *payload, uint64_t now);
+void htoe_encap_on_ack(struct htoe_vl *v, const struct htoe_hdr *h, const uint8_t *payload,
+		       uint64_t now);
+/* The ack of a DATA frame from v's peer (h), held back: applied by
+ * htoe_encap_ack_settle, at the latest when v next has nothing to send, a
+ * timer of the bridge is handled or the peer's next frame arrives. */
+static inline void htoe_encap_ack_hold(struct htoe_vl *v, const struct htoe_hdr *h, uint64_t now)
+{
+	v->ack_hdr = *h;
+	v->ack_wait_ns = now;
+	v->ack_wait = true;
+}
+void htoe_encap_ack_settle_slow(struct htoe_vl *v);
+static inline void htoe_encap_ack_settle(struct htoe_vl *v)
+{
+	if (v->ack_wait)
+		htoe_encap_ack_settle_slow(v);
+}
 void htoe_encap_drop_held(struct htoe *b, struct htoe_vl *v);
 uint64_t htoe_encap_deadline(const struct htoe *b, const struct htoe_vl *v);
 void htoe_vl_drop_queues(struct htoe *b, struct htoe_vl *v, bool keep_unsent_posted);

@@ -106,6 +106,12 @@ struct htoe_vl {
 	struct htoe_rob rob;         /* selective retry: packets of held frames */
 	struct htoe_credit_tx ctx;
 	struct htoe_credit_rx crx;
+	/* The ack and credit limits of the peer's last DATA frame, held back
+	 * until the frame they would delay has left (htoe_frame_input): applied
+	 * by htoe_encap_ack_settle before anything they can change is decided. */
+	bool     ack_wait;
+	uint64_t ack_wait_ns;        /* when that frame arrived */
+	struct htoe_hdr ack_hdr;
 	bool     credit_dirty;       /* our grant changed since the peer last heard it */
 	bool     regrant_due;        /* buffers released since the last regrant: grant
 	                              * them again before the next frame (once per
@@ -189,6 +195,10 @@ struct htoe {
 	                              * is a timer at park_at[i] (htoe_vl_idle);
 	                              * a woken VL may keep its bit (it is active) */
 	uint64_t parked_min;         /* <= every parked VL's park_at (UINT64_MAX: none) */
+	uint64_t ctl_due;            /* VLs that may have a frame for a pass with
+	                              * HTOE_TX_CTRL_ONLY (the reset handshake, a
+	                              * control message): set with the work, cleared
+	                              * when a visit finds none */
 	uint64_t park_at[HTOE_MAX_PEERS];
 
 	struct htoe_rxpool pool;

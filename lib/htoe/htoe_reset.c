@@ -56,6 +56,7 @@ static void vl_cleanup(struct htoe *b, struct htoe_vl *v, bool cold)
 	htoe_poison_vl(b, v);
 	htoe_vl_drop_queues(b, v, !cold);
 	htoe_retry_reset(&v->rt);
+	v->ack_wait = false; /* an ack of the old epoch */
 	htoe_credit_tx_reset(&v->ctx);
 	htoe_lq_unpool_vl(b, v);
 	htoe_encap_drop_held(b, v);
@@ -148,6 +149,7 @@ void htoe_reset_begin(struct htoe *b, struct htoe_vl *v, bool cold, uint64_t now
 	v->reset_cold = cold;
 	v->reset_rto_ns = b->cfg.rto_init_ns;
 	v->reset_next_ns = now;
+	b->ctl_due |= v->active_bit;
 	htoe_vl_wake(v);
 }
 
@@ -329,6 +331,7 @@ int htoe_reset_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	}
 	htoe_credit_tx_update(&v->ctx, h->credit, now);
 	v->ack_reset = true;
+	b->ctl_due |= v->active_bit;
 	v->ack_epoch = h->epoch;
 	v->ack_nonce = nonce;
 	v->ack_cold = h->cold;

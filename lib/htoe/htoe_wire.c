@@ -349,7 +349,12 @@ int htoe_hdr_data(const struct htoe_hdr_tmpl *t, uint8_t *buf, size_t cap, unsig
 
 	if (cap < n)
 		return -ENOSPC;
-	memcpy(buf, t->b, n);
+	/* the whole template when there is room (a copy of a known size, done
+	 * in place of a call): what follows n is the payload's place */
+	if (cap >= sizeof(t->b))
+		memcpy(buf, t->b, sizeof(t->b));
+	else
+		memcpy(buf, t->b, n);
 	/* version and type DATA, payload length, reserved and CRC: from the
 	 * template (zero until htoe_frame_seal_data) */
 	x[HTOE_OFF_FLAGS] = (uint8_t)(vc & HTOE_FLAG_VC_MASK);
@@ -407,6 +412,26 @@ int htoe_frame_seal_data(uint8_t *frame, size_t cap, size_t l2_len, size_t paylo
 	return htoe_frame_seal_data_lap(frame, cap, l2_len, payload_len, 0);
 }
 
+/* n bytes of padding zeroed (at most HTOE_MIN_FRAME - 46 = 14): two
+ * stores of a known size that may overlap, not a call to memset on every
+ * short frame; nothing past them. */
+static inline void zero_pad(uint8_t *p, size_t n)
+{
+	static const uint8_t z[8];
+
+	if (n > 16) {
+		memset(p, 0, n);
+	} else if (n >= 8) {
+		memcpy(p, z, 8);
+		memcpy(p + n - 8, z, 8);
+	} else if (n >= 4) {
+		memcpy(p, z, 4);
+		memcpy(p + n - 4, z, 4);
+	} else {
+		memset(p, 0, n);
+	}
+}
+
 int htoe_frame_seal_data_lap(uint8_t *frame, size_t cap, size_t l2_len, size_t payload_len,
 			     uint64_t lap)
 {
@@ -424,7 +449,7 @@ int htoe_frame_seal_data_lap(uint8_t *frame, size_t cap, size_t l2_len, size_t p
 	htoe_put_be16(x + HTOE_OFF_PLEN, (uint16_t)payload_len);
 	htoe_put_be32(x + HTOE_OFF_CRC, crc_lap(frame_crc(x, x + HTOE_HDR_LEN, payload_len), lap));
 	if (flen > end)
-		memset(frame + end, 0, flen - end);
+		zero_pad(frame + end, flen - end);
 	return (int)flen;
 }
 
