@@ -1740,8 +1740,9 @@ static void test_target_serve_burst(void **state)
 	assert_memory_equal(&ta.st, &tb.st, sizeof(ta.st));
 }
 
-/* ht_req_issue_enc / ht_req_rx_desc / ht_req_unissue_bytes against
- * ht_req_issue + ht_encode / ht_req_rx / ht_req_unissue: the same request
+/* ht_req_issue_fast (else ht_req_issue_desc) / ht_req_rx_desc /
+ * ht_req_unissue_bytes against ht_req_issue + ht_encode / ht_req_rx /
+ * ht_req_unissue: the same request
  * bytes, tags, completions and statistics, responses in random order with
  * some damaged (wrong Count, wrong kind) and some unexpected. */
 static void test_requester_bytes_match_pkt(void **state)
@@ -1773,7 +1774,18 @@ static void test_requester_bytes_match_pkt(void **state)
 			uint8_t want[HT_MAX_PKT_LEN], got[HT_MAX_PKT_LEN];
 			int ia = ht_req_issue(&ra, &o, &p);
 			struct ht_desc dd, dp;
-			int ib = ht_req_issue_desc(&rb, &o, o.cookie, got, sizeof(got), &dd);
+			struct ht_req_stats st0 = *ht_req_stats(&rb);
+			unsigned out0 = ht_req_outstanding(&rb);
+			int ib = ht_req_issue_fast(&rb, &o, o.cookie, got, sizeof(got), &dd);
+
+			/* the fast path takes exactly the ops ht_req_enc_fast names;
+			 * for the others nothing is taken or counted */
+			assert_int_equal(ib != -ENOTSUP, ht_req_enc_fast(&o));
+			if (ib == -ENOTSUP) {
+				assert_memory_equal(ht_req_stats(&rb), &st0, sizeof(st0));
+				assert_int_equal(ht_req_outstanding(&rb), out0);
+				ib = ht_req_issue_desc(&rb, &o, o.cookie, got, sizeof(got), &dd);
+			}
 
 			if (ia == -EAGAIN) {
 				assert_int_equal(ib, -EAGAIN);

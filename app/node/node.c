@@ -388,7 +388,7 @@ static unsigned local_output(struct htnode *nd, uint64_t now)
 
 /*
  * Hand one op to the bridge: reads and dword writes encoded here, straight
- * from the op (ht_req_issue_desc), and given as bytes with their parsed
+ * from the op (ht_req_issue_fast), and given as bytes with their parsed
  * descriptor (htoe_local_input_desc: no second parse); the other ops (byte
  * writes, atomics, Flush, Fence, prefixed addresses) built as a struct
  * ht_pkt that the bridge encodes once (htoe_local_input_pkt), rather than
@@ -399,13 +399,11 @@ static unsigned local_output(struct htnode *nd, uint64_t now)
 static int issue_one(struct htnode *nd, const struct ht_op *op, uint64_t cookie, uint64_t now,
 		     bool want_pkt, struct ht_pkt *p)
 {
-	int r;
+	uint8_t b[HT_MAX_PKT_LEN];
+	struct ht_desc d;
+	int r, n = ht_req_issue_fast(&nd->req, op, cookie, b, sizeof(b), &d);
 
-	if (ht_req_enc_fast(op)) {
-		uint8_t b[HT_MAX_PKT_LEN];
-		struct ht_desc d;
-		int n = ht_req_issue_desc(&nd->req, op, cookie, b, sizeof(b), &d);
-
+	if (n != -ENOTSUP) {
 		if (n <= 0)
 			return 1;
 		r = htoe_local_input_desc(nd->b, &d, now); /* encoded and parsed once */
@@ -440,7 +438,7 @@ static unsigned issue_ops(struct htnode *nd, uint64_t now)
 		const struct ht_op *op;
 		struct ht_pkt p;
 
-		nd->rr = (nd->rr + 1) % n_wl;
+		nd->rr = idx + 1 < n_wl ? idx + 1 : 0; /* no division */
 		if (!w || ht_wl_peek_ref(w, &op) != 1) {
 			idle++;
 			continue;

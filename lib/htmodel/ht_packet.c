@@ -1251,7 +1251,9 @@ int ht_encode(const struct ht_pkt *p, uint8_t *buf, size_t cap)
 
 /* ---- fast encoders for the endpoint model (see ht_packet.h) ---- */
 
-int ht_enc_sized(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
+/* ht_enc_sized, inlined into ht_enc_sized_desc: one call per request */
+static inline __attribute__((always_inline)) int
+enc_sized_fields(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
 		 uint8_t passpw, uint8_t count, uint64_t addr, const uint8_t *data)
 {
 	bool rd = (cmd & 0x30) == 0x10, posted = cmd & CMD_POSTED;
@@ -1280,11 +1282,17 @@ int ht_enc_sized(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t 
 	return (int)total;
 }
 
+int ht_enc_sized(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
+		 uint8_t passpw, uint8_t count, uint64_t addr, const uint8_t *data)
+{
+	return enc_sized_fields(buf, cap, cmd, unitid, srctag, passpw, count, addr, data);
+}
+
 int ht_enc_sized_desc(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
 		      uint8_t passpw, uint8_t count, uint64_t addr, const uint8_t *data,
 		      struct ht_desc *d)
 {
-	int n = ht_enc_sized(buf, cap, cmd, unitid, srctag, passpw, count, addr, data);
+	int n = enc_sized_fields(buf, cap, cmd, unitid, srctag, passpw, count, addr, data);
 	bool rd = (cmd & 0x30) == 0x10;
 
 	if (n <= 0)

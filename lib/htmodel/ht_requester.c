@@ -147,8 +147,8 @@ int ht_req_init(struct ht_requester *r, const struct ht_req_cfg *cfg)
 static bool alloc_tag(struct ht_requester *r, unsigned *ui, unsigned *tag)
 {
 	unsigned nu = r->cfg.n_unitids;
-	for (unsigned k = 0; k < nu; k++) {
-		unsigned u = (r->next_unit + k) % nu;
+	/* no division: next_unit < nu */
+	for (unsigned k = 0, u = r->next_unit; k < nu; k++, u = u + 1 < nu ? u + 1 : 0) {
 		if (r->inuse[u] == UINT32_MAX)
 			continue;
 		for (unsigned t = 0; t < HT_REQ_TAGS; t++) {
@@ -156,7 +156,7 @@ static bool alloc_tag(struct ht_requester *r, unsigned *ui, unsigned *tag)
 			if (!(r->inuse[u] & (1u << tg))) {
 				r->inuse[u] |= 1u << tg;
 				r->next_tag[u] = (uint8_t)((tg + 1) % HT_REQ_TAGS);
-				r->next_unit = (u + 1) % nu;
+				r->next_unit = u + 1 < nu ? u + 1 : 0;
 				*ui = u;
 				*tag = tg;
 				return true;
@@ -348,20 +348,24 @@ int ht_req_unissue_bytes(struct ht_requester *r, const uint8_t *pkt, size_t len)
 	return unissue_tag(r, ht_cmd_vc(ht_bytes_cmd(pkt, len)) == HT_VC_NP, unitid, srctag);
 }
 
-/* ht_req_enc_fast of an op that ht_op_check accepted (every read is then
- * fast below 2^40; a write only in the dword form). */
-static bool enc_fast_checked(const struct ht_op *op)
+/* An op encoded straight from its fields: a read (ht_op_check's dword or
+ * byte form) or a dword write, below 2^40 (where no read of at most 64 bytes
+ * wraps past 2^64); *dw: the dword form. One pass of ht_op_check's tests. */
+static bool fast_op(const struct ht_op *op, bool *dw)
 {
-	return op->addr <= HT_ADDR_MAX_40 &&
-	       (op->type == HT_OP_READ ||
-		((op->type == HT_OP_WRITE_P || op->type == HT_OP_WRITE_NP) &&
-		 is_dword_access(op->addr, op->len)));
+	if (op->addr > HT_ADDR_MAX_40)
+		return false;
+	*dw = is_dword_access(op->addr, op->len);
+	if (op->type == HT_OP_READ)
+		return *dw || is_byte_read(op->addr, op->len);
+	return (op->type == HT_OP_WRITE_P || op->type == HT_OP_WRITE_NP) && *dw;
 }
 
 bool ht_req_enc_fast(const struct ht_op *op)
 {
-	/* a dword write below 2^40 is a valid one: ht_op_check for reads only */
-	return (op->type != HT_OP_READ || ht_op_check(op) == 0) && enc_fast_checked(op);
+	bool dw;
+
+	return fast_op(op, &dw);
 }
 
 int ht_req_issue_enc(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,
@@ -372,11 +376,63 @@ int ht_req_issue_enc(struct ht_requester *r, const struct ht_op *op, uint64_t co
 	return ht_req_issue_desc(r, op, cookie, buf, cap, &d);
 }
 
+/* ht_req_issue_desc of an op fast_op accepted (dw: its dword form), what
+ * build() + ht_encode give; buf holds HT_MAX_PKT_LEN bytes. */
+static int issue_fast(struct ht_requester *r, const struct ht_op *op, bool dw, uint64_t cookie,
+		      uint8_t *buf, struct ht_desc *d)
+{
+	struct ht_req_entry e;
+	uint8_t unitid, srctag = 0;
+	bool rd = op->type == HT_OP_READ;
+	uint32_t off = dw ? 0 : (uint32_t)(op->addr & 3);
+	/* dword: Count = dwords - 1; byte read: Count carries Mask[3:0] */
+	uint8_t count = (uint8_t)(dw ? op->len / 4 - 1 : ((1u << op->len) - 1) << off);
+	uint8_t cmd = rd ? HT_CMD_RD | (op->rsp_passpw ? 0x08 : 0) :
+		      op->type == HT_OP_WRITE_P ? HT_CMD_WR_P : HT_CMD_WR_NP;
+	int n;
+
+	memset(&e, 0, sizeof(e));
+	e.cookie = cookie;
+	e.addr = op->addr;
+	e.type = op->type;
+	if (rd) {
+		e.len = (uint8_t)op->len;
+		e.dword = dw;
+		e.count = dw ? count : 0;
+	}
+	n = take_tag(r, &e, &unitid, &srctag);
+	if (n < 0)
+		return n;
+	n = ht_enc_sized_desc(buf, HT_MAX_PKT_LEN, cmd | (dw ? 0x04 : 0) | 0x01 /* coherent */,
+			      unitid, srctag, op->passpw ? 1 : 0, count, op->addr - off, op->data, d);
+	if (n <= 0) { /* not expected for an op fast_op accepts */
+		unissue_tag(r, ht_op_nonposted((enum ht_op_type)op->type), unitid, srctag);
+		r->st.invalid++;
+		return -EINVAL;
+	}
+	return n;
+}
+
+int ht_req_issue_fast(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,
+		      uint8_t *buf, size_t cap, struct ht_desc *d)
+{
+	bool dw;
+
+	if (!r || !op || !buf || !d)
+		return -EINVAL;
+	if (cap < HT_MAX_PKT_LEN)
+		return -ENOSPC;
+	if (!fast_op(op, &dw))
+		return -ENOTSUP;
+	return issue_fast(r, op, dw, cookie, buf, d);
+}
+
 int ht_req_issue_desc(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,
 		      uint8_t *buf, size_t cap, struct ht_desc *d)
 {
 	struct ht_req_entry e;
-	uint8_t unitid, srctag = 0;
+	struct ht_pkt p;
+	bool dw;
 	int n;
 
 	if (!r || !op || !buf || !d)
@@ -387,57 +443,30 @@ int ht_req_issue_desc(struct ht_requester *r, const struct ht_op *op, uint64_t c
 		r->st.invalid++;
 		return -EINVAL;
 	}
-	if (enc_fast_checked(op)) {
-		/* the common case, encoded from the op (what build() + ht_encode give) */
-		bool rd = op->type == HT_OP_READ, dw = is_dword_access(op->addr, op->len);
-		uint32_t off = dw ? 0 : (uint32_t)(op->addr & 3);
-		/* dword: Count = dwords - 1; byte read: Count carries Mask[3:0] */
-		uint8_t count = (uint8_t)(dw ? op->len / 4 - 1 : ((1u << op->len) - 1) << off);
-		uint8_t cmd = rd ? HT_CMD_RD | (op->rsp_passpw ? 0x08 : 0) :
-			      op->type == HT_OP_WRITE_P ? HT_CMD_WR_P : HT_CMD_WR_NP;
-
-		memset(&e, 0, sizeof(e));
-		e.cookie = cookie;
-		e.addr = op->addr;
-		e.type = op->type;
-		if (rd) {
-			e.len = (uint8_t)op->len;
-			e.dword = dw;
-			e.count = dw ? count : 0;
-		}
-		n = take_tag(r, &e, &unitid, &srctag);
-		if (n < 0)
-			return n;
-		n = ht_enc_sized_desc(buf, cap, cmd | (dw ? 0x04 : 0) | 0x01 /* coherent */,
-				      unitid, srctag, op->passpw ? 1 : 0, count, op->addr - off,
-				      op->data, d);
-	} else {
-		struct ht_pkt p;
-
-		if (build(op, &p, &e) < 0) {
-			r->st.invalid++;
-			return -EINVAL;
-		}
-		e.cookie = cookie;
-		n = take_tag(r, &e, &p.unitid, &p.srctag);
-		if (n < 0)
-			return n;
-		unitid = p.unitid;
-		srctag = p.srctag;
-		n = ht_encode(&p, buf, cap);
-		if (n > 0 && ht_desc_parse(buf, (size_t)n, d) != n)
-			n = -EINVAL;
+	if (fast_op(op, &dw)) /* the common case, encoded from the op */
+		return issue_fast(r, op, dw, cookie, buf, d);
+	if (build(op, &p, &e) < 0) {
+		r->st.invalid++;
+		return -EINVAL;
 	}
+	e.cookie = cookie;
+	n = take_tag(r, &e, &p.unitid, &p.srctag);
+	if (n < 0)
+		return n;
+	n = ht_encode(&p, buf, cap);
+	if (n > 0 && ht_desc_parse(buf, (size_t)n, d) != n)
+		n = -EINVAL;
 	if (n <= 0) { /* not expected for an op ht_op_check accepts */
-		unissue_tag(r, ht_op_nonposted((enum ht_op_type)op->type), unitid, srctag);
+		unissue_tag(r, ht_op_nonposted((enum ht_op_type)op->type), p.unitid, p.srctag);
 		r->st.invalid++;
 		return -EINVAL;
 	}
 	return n;
 }
 
-/* ht_req_rx() on the fields of a response, decoded or parsed. */
-static int rx_core(struct ht_requester *r, uint8_t kind, uint8_t unitid, uint8_t srctag,
+/* ht_req_rx() on the fields of a response, decoded or parsed (inlined:
+ * once per response, ten arguments). */
+static inline __attribute__((always_inline)) int rx_core(struct ht_requester *r, uint8_t kind, uint8_t unitid, uint8_t srctag,
 		   uint8_t count, uint8_t status, const uint8_t *data, size_t data_len,
 		   bool copy, struct ht_completion *out)
 {

@@ -174,6 +174,10 @@ int ht_req_rx(struct ht_requester *r, const struct ht_pkt *rsp, struct ht_comple
  * table-driven codec (reads, dword writes, addresses below 2^40). A driver
  * may hand other ops to a consumer of struct ht_pkt (ht_req_issue) instead.
  *
+ * ht_req_issue_fast: ht_req_issue_desc of an op ht_req_enc_fast accepts,
+ * tested once; -ENOTSUP, nothing taken or counted, for any other op (valid
+ * or not), which the caller hands to ht_req_issue.
+ *
  * ht_req_unissue_bytes: ht_req_unissue() of an encoded request.
  *
  * ht_req_rx_desc: ht_req_rx() of a parsed response (ht_desc_parse); the
@@ -185,6 +189,8 @@ int ht_req_issue_enc(struct ht_requester *r, const struct ht_op *op, uint64_t co
 int ht_req_issue_desc(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,
 		      uint8_t *buf, size_t cap, struct ht_desc *d);
 bool ht_req_enc_fast(const struct ht_op *op);
+int ht_req_issue_fast(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,
+		      uint8_t *buf, size_t cap, struct ht_desc *d);
 int ht_req_unissue_bytes(struct ht_requester *r, const uint8_t *pkt, size_t len);
 int ht_req_rx_desc(struct ht_requester *r, const struct ht_desc *rsp, struct ht_completion *out);
 

@@ -6,7 +6,8 @@
 #include <errno.h>
 #include <string.h>
 
-bool ht_addr_reserved(uint64_t addr, uint64_t len)
+/* ht_addr_reserved, inlined into check_access (once per request served) */
+static inline bool reserved(uint64_t addr, uint64_t len)
 {
 	if (!len)
 		len = 1;
@@ -14,6 +15,11 @@ bool ht_addr_reserved(uint64_t addr, uint64_t len)
 	if (last < addr) /* wraps: it certainly covers the range */
 		return true;
 	return addr < HT_RSV_END && last >= HT_RSV_BASE;
+}
+
+bool ht_addr_reserved(uint64_t addr, uint64_t len)
+{
+	return reserved(addr, len);
 }
 
 int ht_tgt_init(struct ht_target *t, const struct ht_target_cfg *cfg)
@@ -54,7 +60,7 @@ static bool overlaps(uint64_t a, uint64_t len, uint64_t b, uint64_t blen)
  */
 static enum ht_rsp_err check_access(struct ht_target *t, uint64_t addr, uint64_t len)
 {
-	if (ht_addr_reserved(addr, len)) {
+	if (reserved(addr, len)) {
 		t->st.master_abort_reserved++;
 		return HT_RSP_MASTER_ABORT;
 	}

@@ -306,11 +306,14 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
 		switch (sl->type) {
 		case HT_OP_READ:
 			if (lost && c->len == sl->len) {
+				/* seeded from what it read: it matches */
 				memcpy(m, ht_completion_data(c), sl->len);
 				own(w, sl->addr, sl->len);
 				w->st.tainted_reads++;
+			} else {
+				match = c->len == sl->len &&
+					!memcmp(ht_completion_data(c), m, sl->len);
 			}
-			match = c->len == sl->len && !memcmp(ht_completion_data(c), m, sl->len);
 			break;
 		case HT_OP_WRITE_NP:
 			memcpy(m, sl->data, sl->len);
