@@ -49,17 +49,45 @@ int br_drv_init(struct br_drv *d, struct htoe *b, struct br_port *port,
 
 /* ------------------------------------------------------ mbufs in bulk */
 
-/* The mbufs finished with go back to the pool together. A single one is
- * freed inline: rte_pktmbuf_free_bulk's set-up costs about 60 instructions
- * more than rte_pktmbuf_free for one mbuf (callgrind), and one frame per
- * poll is the latency-bound case. */
-static void done_flush(struct br_drv *d)
+/* An mbuf finished with becomes the TX stash's next one when it can: a
+ * plain single-segment mbuf of the driver's pool that nothing else holds
+ * any more, reset as the pool would hand it out. A received request's mbuf
+ * thus carries its response (no pool round trip on a read's path: the
+ * free, and the stash's refill, cost more than the reset). True if kept. */
+static inline bool recycle(struct br_drv *d, struct rte_mbuf *m)
 {
-	if (d->n_done == 1)
+	if (d->n_stash >= d->burst || d->n_stash >= RTE_DIM(d->stash) || m->pool != d->pool ||
+	    m->nb_segs != 1 || !RTE_MBUF_DIRECT(m) || RTE_MBUF_HAS_EXTBUF(m))
+		return false;
+	if (!rte_pktmbuf_prefree_seg(m))
+		return true; /* still held elsewhere (an RX duplicate): its last holder frees it */
+	rte_pktmbuf_reset(m);
+	d->stash[d->n_stash++] = m;
+	return true;
+}
+
+/* The mbufs finished with go back to the stash (recycle) or to the pool
+ * together. A single one is freed inline: rte_pktmbuf_free_bulk's set-up
+ * costs about 60 instructions more than rte_pktmbuf_free for one mbuf
+ * (callgrind), and one frame per poll is the latency-bound case. */
+static __rte_noinline void done_free(struct br_drv *d)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < d->n_done; i++)
+		if (!recycle(d, d->done[i]))
+			d->done[k++] = d->done[i];
+	if (k == 1)
 		rte_pktmbuf_free(d->done[0]);
-	else if (d->n_done)
-		rte_pktmbuf_free_bulk(d->done, d->n_done);
+	else if (k)
+		rte_pktmbuf_free_bulk(d->done, k);
 	d->n_done = 0;
+}
+
+static inline void done_flush(struct br_drv *d)
+{
+	if (d->n_done)
+		done_free(d);
 }
 
 /* `m` is finished with (delivered, or dropped): freed with the others at
@@ -269,9 +297,10 @@ unsigned br_drv_rx(struct br_drv *d, uint64_t now)
 	uint16_t nb = br_port_rx(p, pkts, d->burst);
 	unsigned moved = nb;
 
+	if (!nb && likely(!p->imp_rx))
+		return 0; /* an idle poll (nothing is left to free between calls) */
 	if (nb)
 		br_cg_path_begin();
-
 	for (uint16_t i = 0; i < nb; i++) {
 		if (i + 1 < nb) /* the next frame's header while this one is parsed */
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
@@ -383,7 +412,7 @@ unsigned br_drv_tx(struct br_drv *d, uint64_t now)
 	return sent;
 }
 
-uint64_t br_drv_next_wake(const struct br_drv *d)
+uint64_t br_drv_impair_wake(const struct br_drv *d)
 {
 	uint64_t t = d->deadline;
 
@@ -541,16 +570,11 @@ static void idle_sleep(struct br_idle *s, uint64_t ns)
 	s->sleeps++;
 }
 
-uint64_t br_idle_after(struct br_idle *s, bool worked, uint64_t now, uint64_t wake, uint64_t tsc)
+uint64_t br_idle_after_adaptive(struct br_idle *s, bool worked, uint64_t now, uint64_t wake,
+				uint64_t t)
 {
-	uint64_t t = tsc ? tsc : rte_rdtsc(), d;
+	uint64_t d;
 
-	s->total_tsc += t - s->t_last;
-	if (worked)
-		s->busy_tsc += t - s->t_last;
-	s->t_last = t;
-	if (s->mode != BR_POLL_ADAPTIVE)
-		return t;
 	if (worked) {
 		s->idle_since = 0;
 		return t;

@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
@@ -129,9 +130,17 @@ bool br_drv_expire(struct br_drv *d, uint64_t now);
  * been drained) and the TX impairment's due frames, then a flush; returns
  * the frames handed to the port. */
 unsigned br_drv_tx(struct br_drv *d, uint64_t now);
+/* The earliest time a frame held by an impairment stage is due, or
+ * drv->deadline if sooner. */
+uint64_t br_drv_impair_wake(const struct br_drv *d);
 /* The earliest time the driver needs a call: drv->deadline, or a frame
- * held by an impairment stage. */
-uint64_t br_drv_next_wake(const struct br_drv *d);
+ * held by an impairment stage (inline: every poll of every lcore asks). */
+static inline uint64_t br_drv_next_wake(const struct br_drv *d)
+{
+	if (likely(!d->port->imp_rx && !d->port->imp_tx))
+		return d->deadline;
+	return br_drv_impair_wake(d);
+}
 /* Port-side counters into *c (tx_refused, impairment). */
 void br_drv_count(struct br_drv *d);
 /* Peer liveness messages on stderr, at most every 100 ms of `now`:
@@ -175,7 +184,22 @@ void br_idle_init(struct br_idle *s, enum br_poll_mode mode, const uint16_t *por
  * with: `tsc`, or the time after a sleep. A TSC read costs about 12 ns on
  * the VM of docs/benchmarks.md; br_lcore_loop reads it once per node poll
  * with this, where it read it three times per iteration. */
-uint64_t br_idle_after(struct br_idle *s, bool worked, uint64_t now, uint64_t wake, uint64_t tsc);
+uint64_t br_idle_after_adaptive(struct br_idle *s, bool worked, uint64_t now, uint64_t wake,
+				uint64_t t);
+/* (inline: a busy lcore's idle iteration only counts here) */
+static inline uint64_t br_idle_after(struct br_idle *s, bool worked, uint64_t now, uint64_t wake,
+				     uint64_t tsc)
+{
+	uint64_t t = tsc ? tsc : rte_rdtsc();
+
+	s->total_tsc += t - s->t_last;
+	if (worked)
+		s->busy_tsc += t - s->t_last;
+	s->t_last = t;
+	if (s->mode != BR_POLL_ADAPTIVE)
+		return t;
+	return br_idle_after_adaptive(s, worked, now, wake, t);
+}
 void br_idle_fini(struct br_idle *s);
 const char *br_poll_mode_name(enum br_poll_mode m);
 

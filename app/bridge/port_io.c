@@ -181,12 +181,10 @@ static void guard_tripped(struct br_port *p, const char *what)
 			"port waits for the peer to connect again\n", p->cfg->where, p->name, what);
 }
 
-uint16_t br_port_rx(struct br_port *p, struct rte_mbuf **pkts, uint16_t n)
+uint16_t br_port_rx_guarded(struct br_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t nb;
 
-	if (!p->peer_mem)
-		return rte_eth_rx_burst(p->port_id, 0, pkts, n);
 	if (sigsetjmp(guard_jmp, 0)) {
 		guard_tripped(p, "receive");
 		return 0; /* the mbufs of that burst are lost with it */

@@ -74,7 +74,15 @@ void br_port_flush(struct br_port *p);
  * are in a peer's shared memory (memif) survives that memory vanishing
  * under a burst (the peer died): the burst ends, its frames are lost and
  * counted (peer_mem_faults, tx_refused). */
-uint16_t br_port_rx(struct br_port *p, struct rte_mbuf **pkts, uint16_t n);
+uint16_t br_port_rx_guarded(struct br_port *p, struct rte_mbuf **pkts, uint16_t n);
+/* (inline: an idle lcore does little else than this, and the guarded
+ * variant's sigsetjmp makes a costly frame of any function holding it) */
+static inline uint16_t br_port_rx(struct br_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (likely(!p->peer_mem))
+		return rte_eth_rx_burst(p->port_id, 0, pkts, n);
+	return br_port_rx_guarded(p, pkts, n);
+}
 void br_port_tx(struct br_port *p, struct rte_mbuf *m);
 
 /* The RX callback of a hub (rte_eth_add_rx_callback, arg: the hub's port): a frame one
