@@ -6,7 +6,7 @@
 # with one read outstanding for SECONDS under valgrind's callgrind. Only
 # the instructions between a frame's arrival (the RX burst that brings it)
 # and the flush of the first frame that poll sends are counted
-# (app/bridge/cg_path.h): at both ends of the round trip, what delays it.
+# (app/bridge/path_probe.h): at both ends of the round trip, what delays it.
 # Prints the reads completed, the instructions on the path per read, and
 # the functions with the most of them (inclusive, per read). Needs valgrind.
 #   scripts/cg_read_path.sh [BUILD_DIR [SECONDS [TOP]]]
@@ -16,17 +16,11 @@ command -v valgrind >/dev/null ||
   { echo "cg_read_path: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
 [ -f /usr/include/valgrind/callgrind.h ] ||
   { echo "cg_read_path: valgrind/callgrind.h not found (apt-get install valgrind)" >&2; exit 2; }
-if [ ! -d "$BUILD" ]; then
-  meson setup "$BUILD" -Db_lto=false -Dcallgrind_path=true -Dtests=false >/dev/null
-fi
-[ "$(meson introspect "$BUILD" --buildoptions |
-     /usr/bin/python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"] == "callgrind_path"][0])')" = True ] ||
-  { echo "cg_read_path: $BUILD is not configured with -Dcallgrind_path=true" >&2; exit 2; }
-ninja -C "$BUILD" app/htoe-bridge >/dev/null
+. "$(dirname "$0")/bench_ini.sh"
+probe_bridge cg_read_path "$BUILD" callgrind_path -Db_lto=false
 TMP=$(mktemp -d /tmp/cg_read_path.XXXXXX)
 PREFIX=cg-read-path-$$
 trap 'rm -rf "$TMP" /var/run/dpdk/$PREFIX' EXIT
-. "$(dirname "$0")/bench_ini.sh"
 bench_ini "$TMP/read.ini" rd=100 8 verify $((SECS * 1000)) 0
 valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$TMP/cg.out" \
   "$BUILD/app/htoe-bridge" -l 0 --no-huge -m 512 --no-pci --no-shconf --file-prefix "$PREFIX" \

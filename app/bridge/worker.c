@@ -24,6 +24,7 @@
 #include <rte_malloc.h>
 
 #include "bridge.h"
+#include "path_probe.h"
 
 volatile sig_atomic_t br_signals;
 
@@ -111,7 +112,9 @@ static bool node_poll(struct br_app *a, struct br_node *n, uint64_t now, int pha
 				       now - n->wl_start_ns >= n->cfg->wl.duration_ns)))
 			finish_workload(n);
 	}
+	br_path_mark(BR_PATH_GLUE);
 	moved = (n->inj ? inject_poll(n, now) : 0) + htnode_poll(&n->hn, now);
+	br_path_mark(BR_PATH_MODEL);
 	/* htnode_poll has drained the local side (requests issued up to their
 	 * window, responses offered, output taken): nothing more will join a
 	 * partly filled frame in this iteration, so it leaves now instead of
@@ -456,6 +459,7 @@ int br_lcore_loop(void *arg)
 			tsc = br_idle_after(&lc->idle, worked, now, wake, tend);
 		}
 	}
+	br_path_report(lc->lcore_id, a->tsc_hz);
 	br_stall_unregister(lc->stall);
 	br_idle_fini(&lc->idle);
 	for (unsigned i = 0; i < lc->n_nodes; i++) {
