@@ -85,6 +85,7 @@ struct br_drv {
 	struct br_port *port;
 	struct rte_mempool *pool;
 	uint16_t burst;                     /* RX burst */
+	uint32_t data_at;                   /* a pool mbuf's frame: this far from the mbuf */
 	uint16_t id;                        /* the node's id (messages) */
 	const char *prog;                   /* the program's name (messages) */
 	struct br_counters *c;              /* the owner's counters */
