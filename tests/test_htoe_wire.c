@@ -1101,6 +1101,17 @@ static void test_padding(void **state)
 	assert_int_equal(build(&c, (const uint8_t *)"0123456789abcd", 14, f, sizeof(f)), 60);
 	assert_int_equal(f[59], 'd');
 	assert_int_equal(build(&c, (const uint8_t *)"0123456789abcde", 15, f, sizeof(f)), 61);
+	/* every padding length, 14 bytes down to 1: zeros, and nothing past */
+	for (size_t plen = 0; plen < 14; plen++) {
+		static const uint8_t pl[14] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
+
+		memset(f, 0xEE, sizeof(f));
+		assert_int_equal(build(&c, pl, plen, f, sizeof(f)), 60);
+		assert_memory_equal(f + 46, pl, plen);
+		for (size_t i = 46 + plen; i < 60; i++)
+			assert_int_equal(f[i], 0);
+		assert_int_equal(f[60], 0xEE);
+	}
 }
 
 static void test_builder_errors(void **state)

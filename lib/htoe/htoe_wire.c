@@ -412,9 +412,9 @@ int htoe_frame_seal_data(uint8_t *frame, size_t cap, size_t l2_len, size_t paylo
 	return htoe_frame_seal_data_lap(frame, cap, l2_len, payload_len, 0);
 }
 
-/* n bytes of padding zeroed (at most HTOE_MIN_FRAME - 46 = 14): two
- * stores of a known size that may overlap, not a call to memset on every
- * short frame; nothing past them. */
+/* n bytes of padding zeroed (1 to HTOE_MIN_FRAME - 46 = 14): two stores
+ * of a known size that may overlap, not a call to memset on every short
+ * frame; nothing past them. */
 static inline void zero_pad(uint8_t *p, size_t n)
 {
 	static const uint8_t z[8];
@@ -427,8 +427,11 @@ static inline void zero_pad(uint8_t *p, size_t n)
 	} else if (n >= 4) {
 		memcpy(p, z, 4);
 		memcpy(p + n - 4, z, 4);
-	} else {
-		memset(p, 0, n);
+	} else if (n >= 2) {
+		memcpy(p, z, 2);
+		memcpy(p + n - 2, z, 2);
+	} else if (n) {
+		p[0] = 0;
 	}
 }
 
