@@ -1372,6 +1372,19 @@ static void test_random_round_trip(void **state)
 			assert_memory_equal(g, f, (size_t)n);
 			assert_int_equal(htoe_hdr_data(&t, g, (size_t)off - 1, z.vc, z.npkts, z.epoch,
 						       z.seq, z.ack, z.credit), -ENOSPC);
+			/* room for the header only (less than the template):
+			 * the same header as the frame's before its seal (no
+			 * payload length, no CRC), nothing written past it */
+			static uint8_t g2[HTOE_FRAME_MAX], e[HTOE_FRAME_MAX];
+
+			memcpy(e, f, (size_t)off);
+			memset(e + t.l2 + HTOE_OFF_PLEN, 0, 2);
+			memset(e + t.l2 + HTOE_OFF_CRC, 0, 4);
+			memset(g2, 0xa5, sizeof(g2));
+			assert_int_equal(htoe_hdr_data(&t, g2, (size_t)off, z.vc, z.npkts, z.epoch,
+						       z.seq, z.ack, z.credit), off);
+			assert_memory_equal(g2, e, (size_t)off);
+			assert_int_equal(g2[off], 0xa5);
 		}
 	}
 	/* a template refuses what a header would */

@@ -340,23 +340,13 @@ int htoe_hdr_template(const struct htoe_hdr *h, struct htoe_hdr_tmpl *t)
 	return 0;
 }
 
-int htoe_hdr_data(const struct htoe_hdr_tmpl *t, uint8_t *buf, size_t cap, unsigned vc,
-		  unsigned npkts, uint8_t epoch, uint16_t seq, uint16_t ack,
-		  const uint16_t credit[HTOE_CR__COUNT])
+/* The fields of a DATA frame's header (x) that are not the template's:
+ * version and type DATA, payload length, reserved and CRC are (zero until
+ * htoe_frame_seal_data). */
+static inline __attribute__((always_inline)) void
+hdr_data_fields(uint8_t *x, unsigned vc, unsigned npkts, uint8_t epoch, uint16_t seq,
+		uint16_t ack, const uint16_t credit[HTOE_CR__COUNT])
 {
-	size_t n = (size_t)t->l2 + HTOE_HDR_LEN;
-	uint8_t *x = buf + t->l2;
-
-	if (cap < n)
-		return -ENOSPC;
-	/* the whole template when there is room (a copy of a known size, done
-	 * in place of a call): what follows n is the payload's place */
-	if (cap >= sizeof(t->b))
-		memcpy(buf, t->b, sizeof(t->b));
-	else
-		memcpy(buf, t->b, n);
-	/* version and type DATA, payload length, reserved and CRC: from the
-	 * template (zero until htoe_frame_seal_data) */
 	x[HTOE_OFF_FLAGS] = (uint8_t)(vc & HTOE_FLAG_VC_MASK);
 	x[HTOE_OFF_NPKTS] = (uint8_t)npkts;
 	x[HTOE_OFF_EPOCH] = epoch;
@@ -365,6 +355,35 @@ int htoe_hdr_data(const struct htoe_hdr_tmpl *t, uint8_t *buf, size_t cap, unsig
 #pragma GCC unroll 6 /* per DATA frame sent */
 	for (unsigned i = 0; i < HTOE_CR__COUNT; i++)
 		htoe_put_be16(x + HTOE_OFF_CREDIT + 2 * i, credit[i]);
+}
+
+/* htoe_hdr_data() into a buffer too short for the whole template: its n
+ * bytes copied by a call (kept out of the common path, which then calls
+ * nothing). */
+static __attribute__((noinline)) int hdr_data_short(const struct htoe_hdr_tmpl *t, uint8_t *buf,
+						    size_t n, unsigned vc, unsigned npkts,
+						    uint8_t epoch, uint16_t seq, uint16_t ack,
+						    const uint16_t credit[HTOE_CR__COUNT])
+{
+	memcpy(buf, t->b, n);
+	hdr_data_fields(buf + t->l2, vc, npkts, epoch, seq, ack, credit);
+	return (int)n;
+}
+
+int htoe_hdr_data(const struct htoe_hdr_tmpl *t, uint8_t *buf, size_t cap, unsigned vc,
+		  unsigned npkts, uint8_t epoch, uint16_t seq, uint16_t ack,
+		  const uint16_t credit[HTOE_CR__COUNT])
+{
+	size_t n = (size_t)t->l2 + HTOE_HDR_LEN;
+
+	if (cap < n)
+		return -ENOSPC;
+	if (cap < sizeof(t->b))
+		return hdr_data_short(t, buf, n, vc, npkts, epoch, seq, ack, credit);
+	/* the whole template (a copy of a known size, done in place of a
+	 * call): what follows n is the payload's place */
+	memcpy(buf, t->b, sizeof(t->b));
+	hdr_data_fields(buf + t->l2, vc, npkts, epoch, seq, ack, credit);
 	return (int)n;
 }
 
