@@ -1101,6 +1101,17 @@ static void test_padding(void **state)
 	assert_int_equal(build(&c, (const uint8_t *)"0123456789abcd", 14, f, sizeof(f)), 60);
 	assert_int_equal(f[59], 'd');
 	assert_int_equal(build(&c, (const uint8_t *)"0123456789abcde", 15, f, sizeof(f)), 61);
+	/* every padding length, 14 bytes down to 1: zeros, and nothing past */
+	for (size_t plen = 0; plen < 14; plen++) {
+		static const uint8_t pl[14] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
+
+		memset(f, 0xEE, sizeof(f));
+		assert_int_equal(build(&c, pl, plen, f, sizeof(f)), 60);
+		assert_memory_equal(f + 46, pl, plen);
+		for (size_t i = 46 + plen; i < 60; i++)
+			assert_int_equal(f[i], 0);
+		assert_int_equal(f[60], 0xEE);
+	}
 }
 
 static void test_builder_errors(void **state)
@@ -1361,6 +1372,19 @@ static void test_random_round_trip(void **state)
 			assert_memory_equal(g, f, (size_t)n);
 			assert_int_equal(htoe_hdr_data(&t, g, (size_t)off - 1, z.vc, z.npkts, z.epoch,
 						       z.seq, z.ack, z.credit), -ENOSPC);
+			/* room for the header only (less than the template):
+			 * the same header as the frame's before its seal (no
+			 * payload length, no CRC), nothing written past it */
+			static uint8_t g2[HTOE_FRAME_MAX], e[HTOE_FRAME_MAX];
+
+			memcpy(e, f, (size_t)off);
+			memset(e + t.l2 + HTOE_OFF_PLEN, 0, 2);
+			memset(e + t.l2 + HTOE_OFF_CRC, 0, 4);
+			memset(g2, 0xa5, sizeof(g2));
+			assert_int_equal(htoe_hdr_data(&t, g2, (size_t)off, z.vc, z.npkts, z.epoch,
+						       z.seq, z.ack, z.credit), off);
+			assert_memory_equal(g2, e, (size_t)off);
+			assert_int_equal(g2[off], 0xa5);
 		}
 	}
 	/* a template refuses what a header would */
@@ -1368,6 +1392,84 @@ static void test_random_round_trip(void **state)
 	struct htoe_hdr_tmpl t;
 
 	assert_int_equal(htoe_hdr_template(&bad, &t), -EINVAL);
+}
+
+/* The bridge's parse (with descriptors, where a one-packet frame's parse is
+ * its check) and the plain one agree on every frame: DATA frames of one
+ * and of a few packets with each payload byte changed, and with another
+ * packet count or VC (the CRC made right again each time); the descriptors
+ * are ht_desc_parse()'s, packet by packet. */
+static void test_parse_desc_agrees(void **state)
+{
+	struct ht_rand r;
+	static uint8_t f[HTOE_FRAME_MAX], g[HTOE_FRAME_MAX], pl[256];
+	unsigned ok = 0, refused = 0;
+
+	(void)state;
+	ht_rand_seed(&r, 0x31504B54);
+	for (int it = 0; it < 200; it++) {
+		struct htoe_hdr h;
+		unsigned np;
+
+		memset(&h, 0, sizeof(h));
+		h.version = 1;
+		h.ftype = HTOE_FT_DATA;
+		h.vc = (uint8_t)ht_rand_below(&r, 3);
+		h.seq = (uint16_t)ht_rand_u64(&r);
+		h.src_node = 1;
+		h.dst_node = 2;
+		/* room for one packet, or for a few */
+		size_t plen = random_payload(&r, h.vc, pl, it % 2 ? 80 : 160, &np);
+		size_t l2 = htoe_l2_len(&h);
+
+		h.npkts = (uint8_t)np;
+		int n = build(&h, pl, plen, f, sizeof(f));
+
+		assert_true(n > 0);
+		for (size_t m = 0; m < 2 * plen + 8; m++) {
+			struct htoe_hdr h1, h2;
+			struct ht_desc pk[16];
+			const uint8_t *p1 = NULL, *p2 = NULL;
+
+			memset(pk, 0, sizeof(pk));
+			memcpy(g, f, (size_t)n);
+			if (m < 2 * plen)
+				g[l2 + HTOE_HDR_LEN + m / 2] ^= m % 2 ? (uint8_t)(1u << (m / 2 % 8))
+								      : (uint8_t)ht_rand_u64(&r);
+			else if (m < 2 * plen + 4)
+				g[l2 + HTOE_OFF_NPKTS] = (uint8_t)(m - 2 * plen);
+			else
+				g[l2 + HTOE_OFF_FLAGS] = (uint8_t)(m - 2 * plen - 4);
+			assert_int_equal(htoe_frame_reseal(g, (size_t)n), 0);
+			int rc1 = htoe_frame_parse(g, (size_t)n, HTOE_MTU_DEFAULT, &h1, &p1);
+			int rc2 = htoe_frame_parse_desc(g, (size_t)n, HTOE_MTU_DEFAULT, &h2, &p2, pk);
+
+			assert_int_equal(rc2, rc1);
+			if (rc1) {
+				refused++;
+				continue;
+			}
+			ok++;
+			assert_hdr_eq(&h2, &h1);
+			assert_int_equal(h2.ndata, h1.ndata);
+			assert_ptr_equal(p2, p1);
+			assert_true(h2.npkts <= 16);
+			for (size_t k = 0, off = 0; k < h2.npkts; k++) {
+				struct ht_desc e;
+				int len;
+
+				memset(&e, 0, sizeof(e));
+				len = ht_desc_parse(p2 + off, h2.payload_len - off, &e);
+
+				assert_int_equal(len, pk[k].len);
+				/* every field (the padding is 0 in both) */
+				assert_memory_equal(&pk[k], &e, sizeof(e));
+				off += (size_t)len;
+			}
+		}
+	}
+	/* both verdicts were reached often */
+	assert_true(ok > 1000 && refused > 1000);
 }
 
 /* The CTRL message header (protocol byte, version): each refusal, and the
@@ -1428,6 +1530,7 @@ int main(void)
 		cmocka_unit_test(test_iterator),
 		cmocka_unit_test(test_drop_names),
 		cmocka_unit_test(test_random_round_trip),
+		cmocka_unit_test(test_parse_desc_agrees),
 		cmocka_unit_test(test_ctrl_hdr_check),
 	};
 

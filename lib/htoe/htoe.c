@@ -638,6 +638,7 @@ static int local_request(struct htoe *b, struct lin *x, uint64_t now)
 	enum ht_vc vc = (enum ht_vc)d->vc;
 	struct htoe_map_result m;
 	struct htoe_vl *v;
+	uint64_t len;
 
 	switch (d->kind) {
 	case HT_K_FLUSH:
@@ -651,7 +652,8 @@ static int local_request(struct htoe *b, struct lin *x, uint64_t now)
 		break;
 	}
 
-	switch (htoe_map_lookup_hint(b->map, d->addr, htoe_access_len(d), &m, &b->map_hint)) {
+	len = htoe_access_len(d);
+	switch (htoe_map_lookup_hint(b->map, d->addr, len, &m, &b->map_hint)) {
 	case HTOE_MAP_LOCAL:
 		if (!htoe_lq_room(b, vc))
 			return -EAGAIN;
@@ -672,13 +674,13 @@ static int local_request(struct htoe *b, struct lin *x, uint64_t now)
 	}
 
 	if (!htoe_encap_room(v, vc) ||
-	    (vc == HT_VC_NP && htoe_outstanding_find(&b->out, d->unitid, d->srctag))) {
+	    (vc == HT_VC_NP && htoe_outstanding_busy(&b->out, d->unitid, d->srctag))) {
 		if (vl_stalled(b, v, now) != 0)
 			return -EAGAIN;
 		if (vc == HT_VC_P) {
 			/* taken and dropped: its requester must hear of it */
 			v->st.posted_refused++;
-			htoe_report_lost(b, v->node, d->addr, htoe_access_len(d));
+			htoe_report_lost(b, v->node, d->addr, len);
 			return 0;
 		}
 		v->st.poisoned++;
@@ -690,11 +692,9 @@ static int local_request(struct htoe *b, struct lin *x, uint64_t now)
 		struct htoe_np_info np;
 
 		if (htoe_np_info_from_desc(d, &np) != 0 ||
-		    htoe_outstanding_add(&b->out, d->unitid, d->srctag, htoe_vl_index(b, v),
-					 v->epoch, &np, now) != 0)
+		    htoe_outstanding_add_span(&b->out, d->unitid, d->srctag, htoe_vl_index(b, v),
+					      v->epoch, &np, d->addr, (uint32_t)len, now) != 0)
 			return -EINVAL;
-		htoe_outstanding_set_span(&b->out, d->unitid, d->srctag, d->addr,
-					  (uint32_t)htoe_access_len(d));
 	}
 	if (enqueue_request(v, x, m.addr, now) != 0) {
 		if (vc == HT_VC_NP)
@@ -839,11 +839,9 @@ unsigned htoe_local_input_reads(struct htoe *b, const struct ht_desc *d,
 		/* a tag already outstanding, or no room: the one-packet path
 		 * decides (it poisons a duplicate, pushes back a full queue) */
 		if (!htoe_encap_room(v, HT_VC_NP) || htoe_outstanding_busy(&b->out, unitid, srctag) ||
-		    htoe_outstanding_add(&b->out, unitid, srctag, htoe_vl_index(b, v), v->epoch, &np,
-					 now) != 0)
+		    htoe_outstanding_add_span(&b->out, unitid, srctag, htoe_vl_index(b, v), v->epoch,
+					      &np, d->addr + k * len, (uint32_t)len, now) != 0)
 			break;
-		htoe_outstanding_set_span(&b->out, unitid, srctag, d->addr + k * len,
-					  (uint32_t)len);
 		s = htoe_encap_enqueue_like(v, d, NULL, m.addr + k * len, now);
 		ht_bytes_set_tag(s->bytes, s->len, unitid, srctag);
 	}

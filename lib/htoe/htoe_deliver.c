@@ -133,9 +133,7 @@ int htoe_flush_complete(struct htoe *b, uint8_t sub, enum ht_rsp_err err)
 int htoe_remote_response(struct htoe *b, struct htoe_vl *v, const struct ht_desc *d,
 			 bool pooled, uint64_t now)
 {
-	struct htoe_outstanding_entry oe;
-
-	if (htoe_outstanding_complete(&b->out, htoe_vl_index(b, v), d->unitid, d->srctag, &oe) !=
+	if (htoe_outstanding_complete(&b->out, htoe_vl_index(b, v), d->unitid, d->srctag, NULL) !=
 	    0) {
 		v->st.late_responses++;
 		return -ENOENT;

@@ -418,9 +418,10 @@ enum htoe_map_kind htoe_map_lookup(const struct htoe_map *m, uint64_t gaddr,
 	return htoe_map_lookup_hint(m, gaddr, len, res, NULL);
 }
 
-enum htoe_map_kind htoe_map_lookup_hint(const struct htoe_map *m, uint64_t gaddr,
-					uint64_t len, struct htoe_map_result *res,
-					unsigned *hint)
+/* The lookup by search (mask mode, or a range other than the hinted one). */
+static __attribute__((noinline)) enum htoe_map_kind
+lookup_search(const struct htoe_map *m, uint64_t gaddr, uint64_t len,
+	      struct htoe_map_result *res, unsigned *hint)
 {
 	struct htoe_map_result r = { .kind = HTOE_MAP_UNMAPPED, .range = -1, .peer = -1 };
 	uint64_t last;
@@ -493,4 +494,30 @@ out:
 	if (res)
 		*res = r;
 	return HTOE_MAP_UNMAPPED;
+}
+
+enum htoe_map_kind htoe_map_lookup_hint(const struct htoe_map *m, uint64_t gaddr,
+					uint64_t len, struct htoe_map_result *res,
+					unsigned *hint)
+{
+	uint64_t n = len ? len : 1;
+
+	/* the hinted range of a remote node holds the whole access: it is the
+	 * one (ranges do not overlap), and what lookup_search() would find */
+	if (hint && *hint < m->nranges && m->finalized && !m->mask_mode) {
+		const struct htoe_map_range *e = &m->ranges[*hint];
+
+		if (gaddr >= e->base && n <= e->size && gaddr - e->base <= e->size - n &&
+		    e->node != m->local_node && e->peer >= 0) {
+			if (res) {
+				res->kind = HTOE_MAP_REMOTE;
+				res->node = e->node;
+				res->addr = gaddr - e->base + e->remote_base;
+				res->range = (int)*hint;
+				res->peer = e->peer;
+			}
+			return HTOE_MAP_REMOTE;
+		}
+	}
+	return lookup_search(m, gaddr, len, res, hint);
 }

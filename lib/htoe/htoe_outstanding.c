@@ -25,7 +25,7 @@ static inline bool in_use(const struct htoe_outstanding *t, unsigned idx)
 }
 
 /* Remove entry idx (in use) from the list and the busy masks. */
-static void entry_remove(struct htoe_outstanding *t, uint16_t idx)
+static inline void entry_remove(struct htoe_outstanding *t, uint16_t idx)
 {
 	int16_t p = t->prev[idx], q = t->next[idx];
 
@@ -46,12 +46,12 @@ static inline uint64_t add_sat(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-static void entry_insert(struct htoe_outstanding *t, uint16_t idx,
-			 const struct htoe_outstanding_entry *e)
+/* Link entry idx, its fields written, into the list and the busy masks. */
+static inline void entry_insert(struct htoe_outstanding *t, uint16_t idx)
 {
+	const struct htoe_outstanding_entry *e = &t->e[idx];
 	int16_t p = t->tail;
 
-	t->e[idx] = *e;
 	t->busy[idx / HTOE_TAG_SRCTAGS] |= 1u << (idx % HTOE_TAG_SRCTAGS);
 	/* after every entry with a deadline <= its own: the tail, unless the
 	 * caller's clock went back */
@@ -84,35 +84,34 @@ int htoe_outstanding_add(struct htoe_outstanding *t, uint8_t unitid, uint8_t src
 			 uint16_t vl, uint8_t epoch, const struct htoe_np_info *np,
 			 uint64_t now)
 {
-	int idx = key(unitid, srctag);
+	return htoe_outstanding_add_span(t, unitid, srctag, vl, epoch, np, 0, 0, now);
+}
 
-	if (idx < 0 || !np)
+int htoe_outstanding_add_span(struct htoe_outstanding *t, uint8_t unitid, uint8_t srctag,
+			      uint16_t vl, uint8_t epoch, const struct htoe_np_info *np,
+			      uint64_t addr, uint32_t len, uint64_t now)
+{
+	struct htoe_outstanding_entry *e;
+	uint16_t idx;
+
+	if (unitid >= HTOE_TAG_UNITIDS || srctag >= HTOE_TAG_SRCTAGS || !np)
 		return -EINVAL;
-	if (in_use(t, (unsigned)idx)) {
+	if (htoe_outstanding_busy(t, unitid, srctag)) {
 		t->stats.dup_add++;
 		return -EEXIST;
 	}
-	struct htoe_outstanding_entry e = {
-		.unitid = unitid,
-		.srctag = srctag,
-		.vl = vl,
-		.epoch = epoch,
-		.np = *np,
-		.deadline = add_sat(now, t->np_timeout_ns),
-	};
-	entry_insert(t, (uint16_t)idx, &e);
+	idx = (uint16_t)(unitid * HTOE_TAG_SRCTAGS + srctag);
+	e = &t->e[idx];
+	e->unitid = unitid;
+	e->srctag = srctag;
+	e->vl = vl;
+	e->epoch = epoch;
+	e->np = *np;
+	e->deadline = add_sat(now, t->np_timeout_ns);
+	e->addr = addr;
+	e->len = len;
+	entry_insert(t, idx);
 	return 0;
-}
-
-void htoe_outstanding_set_span(struct htoe_outstanding *t, uint8_t unitid, uint8_t srctag,
-			       uint64_t addr, uint32_t len)
-{
-	int idx = key(unitid, srctag);
-
-	if (idx >= 0 && in_use(t, (unsigned)idx)) {
-		t->e[idx].addr = addr;
-		t->e[idx].len = len;
-	}
 }
 
 unsigned htoe_outstanding_free_tags(const struct htoe_outstanding *t, uint8_t unitid)
@@ -120,13 +119,6 @@ unsigned htoe_outstanding_free_tags(const struct htoe_outstanding *t, uint8_t un
 	if (unitid >= HTOE_TAG_UNITIDS)
 		return 0;
 	return HTOE_TAG_SRCTAGS - (unsigned)__builtin_popcount(t->busy[unitid]);
-}
-
-bool htoe_outstanding_busy(const struct htoe_outstanding *t, uint8_t unitid, uint8_t srctag)
-{
-	int idx = key(unitid, srctag);
-
-	return idx >= 0 && in_use(t, (unsigned)idx);
 }
 
 const struct htoe_outstanding_entry *htoe_outstanding_find(const struct htoe_outstanding *t,

@@ -74,6 +74,12 @@ int htoe_outstanding_add(struct htoe_outstanding *t, uint8_t unitid, uint8_t src
 			 uint16_t vl, uint8_t epoch, const struct htoe_np_info *np,
 			 uint64_t now);
 
+/* The same, with the global address and length the request reads or writes
+ * (the loss report of a VL reset; htoe_outstanding_add() records none). */
+int htoe_outstanding_add_span(struct htoe_outstanding *t, uint8_t unitid, uint8_t srctag,
+			      uint16_t vl, uint8_t epoch, const struct htoe_np_info *np,
+			      uint64_t addr, uint32_t len, uint64_t now);
+
 /*
  * A response for (unitid, srctag) arrived from VL vl: removes the entry and
  * copies it to *out (if out != NULL). Returns 0, or -ENOENT (counted) if the
@@ -90,19 +96,18 @@ int htoe_outstanding_complete(struct htoe_outstanding *t, uint16_t vl, uint8_t u
 int htoe_outstanding_remove(struct htoe_outstanding *t, uint8_t unitid, uint8_t srctag,
 			    struct htoe_outstanding_entry *out);
 
-/* The global address and length of outstanding (unitid, srctag), kept for
- * the loss report of a VL reset (added with none). No-op if not
- * outstanding. */
-void htoe_outstanding_set_span(struct htoe_outstanding *t, uint8_t unitid, uint8_t srctag,
-			       uint64_t addr, uint32_t len);
-
 /* The entry of an outstanding tag, or NULL. Valid until it is removed. */
 const struct htoe_outstanding_entry *htoe_outstanding_find(const struct htoe_outstanding *t,
 							   uint8_t unitid, uint8_t srctag);
 
 /* Is (unitid, srctag) outstanding?  Free SrcTags of a UnitID (0..32; 0 for
- * unitid >= 32). Both O(1). */
-bool htoe_outstanding_busy(const struct htoe_outstanding *t, uint8_t unitid, uint8_t srctag);
+ * unitid >= 32). Both O(1); the first is asked for every local request. */
+static inline bool htoe_outstanding_busy(const struct htoe_outstanding *t, uint8_t unitid,
+					 uint8_t srctag)
+{
+	return unitid < HTOE_TAG_UNITIDS && srctag < HTOE_TAG_SRCTAGS &&
+	       (t->busy[unitid] >> srctag & 1u);
+}
 unsigned htoe_outstanding_free_tags(const struct htoe_outstanding *t, uint8_t unitid);
 
 typedef void (*htoe_outstanding_cb)(void *ctx, const struct htoe_outstanding_entry *e);

@@ -340,23 +340,13 @@ int htoe_hdr_template(const struct htoe_hdr *h, struct htoe_hdr_tmpl *t)
 	return 0;
 }
 
-int htoe_hdr_data(const struct htoe_hdr_tmpl *t, uint8_t *buf, size_t cap, unsigned vc,
-		  unsigned npkts, uint8_t epoch, uint16_t seq, uint16_t ack,
-		  const uint16_t credit[HTOE_CR__COUNT])
+/* The fields of a DATA frame's header (x) that are not the template's:
+ * version and type DATA, payload length, reserved and CRC are (zero until
+ * htoe_frame_seal_data). */
+static inline __attribute__((always_inline)) void
+hdr_data_fields(uint8_t *x, unsigned vc, unsigned npkts, uint8_t epoch, uint16_t seq,
+		uint16_t ack, const uint16_t credit[HTOE_CR__COUNT])
 {
-	size_t n = (size_t)t->l2 + HTOE_HDR_LEN;
-	uint8_t *x = buf + t->l2;
-
-	if (cap < n)
-		return -ENOSPC;
-	/* the whole template when there is room (a copy of a known size, done
-	 * in place of a call): what follows n is the payload's place */
-	if (cap >= sizeof(t->b))
-		memcpy(buf, t->b, sizeof(t->b));
-	else
-		memcpy(buf, t->b, n);
-	/* version and type DATA, payload length, reserved and CRC: from the
-	 * template (zero until htoe_frame_seal_data) */
 	x[HTOE_OFF_FLAGS] = (uint8_t)(vc & HTOE_FLAG_VC_MASK);
 	x[HTOE_OFF_NPKTS] = (uint8_t)npkts;
 	x[HTOE_OFF_EPOCH] = epoch;
@@ -365,6 +355,35 @@ int htoe_hdr_data(const struct htoe_hdr_tmpl *t, uint8_t *buf, size_t cap, unsig
 #pragma GCC unroll 6 /* per DATA frame sent */
 	for (unsigned i = 0; i < HTOE_CR__COUNT; i++)
 		htoe_put_be16(x + HTOE_OFF_CREDIT + 2 * i, credit[i]);
+}
+
+/* htoe_hdr_data() into a buffer too short for the whole template: its n
+ * bytes copied by a call (kept out of the common path, which then calls
+ * nothing). */
+static __attribute__((noinline)) int hdr_data_short(const struct htoe_hdr_tmpl *t, uint8_t *buf,
+						    size_t n, unsigned vc, unsigned npkts,
+						    uint8_t epoch, uint16_t seq, uint16_t ack,
+						    const uint16_t credit[HTOE_CR__COUNT])
+{
+	memcpy(buf, t->b, n);
+	hdr_data_fields(buf + t->l2, vc, npkts, epoch, seq, ack, credit);
+	return (int)n;
+}
+
+int htoe_hdr_data(const struct htoe_hdr_tmpl *t, uint8_t *buf, size_t cap, unsigned vc,
+		  unsigned npkts, uint8_t epoch, uint16_t seq, uint16_t ack,
+		  const uint16_t credit[HTOE_CR__COUNT])
+{
+	size_t n = (size_t)t->l2 + HTOE_HDR_LEN;
+
+	if (cap < n)
+		return -ENOSPC;
+	if (cap < sizeof(t->b))
+		return hdr_data_short(t, buf, n, vc, npkts, epoch, seq, ack, credit);
+	/* the whole template (a copy of a known size, done in place of a
+	 * call): what follows n is the payload's place */
+	memcpy(buf, t->b, sizeof(t->b));
+	hdr_data_fields(buf + t->l2, vc, npkts, epoch, seq, ack, credit);
 	return (int)n;
 }
 
@@ -412,9 +431,9 @@ int htoe_frame_seal_data(uint8_t *frame, size_t cap, size_t l2_len, size_t paylo
 	return htoe_frame_seal_data_lap(frame, cap, l2_len, payload_len, 0);
 }
 
-/* n bytes of padding zeroed (at most HTOE_MIN_FRAME - 46 = 14): two
- * stores of a known size that may overlap, not a call to memset on every
- * short frame; nothing past them. */
+/* n bytes of padding zeroed (1 to HTOE_MIN_FRAME - 46 = 14): two stores
+ * of a known size that may overlap, not a call to memset on every short
+ * frame; nothing past them. */
 static inline void zero_pad(uint8_t *p, size_t n)
 {
 	static const uint8_t z[8];
@@ -427,8 +446,11 @@ static inline void zero_pad(uint8_t *p, size_t n)
 	} else if (n >= 4) {
 		memcpy(p, z, 4);
 		memcpy(p + n - 4, z, 4);
-	} else {
-		memset(p, 0, n);
+	} else if (n >= 2) {
+		memcpy(p, z, 2);
+		memcpy(p + n - 2, z, 2);
+	} else if (n) {
+		p[0] = 0;
 	}
 }
 
@@ -592,6 +614,75 @@ int htoe_frame_parse_desc(const uint8_t *frame, size_t len, unsigned mtu,
 	return htoe_frame_parse_lap(frame, len, mtu, h, payload, pk, NULL, NULL);
 }
 
+/* The header's 16-bit fields from src_node to payload_len (wire bytes 4..25)
+ * lie in struct htoe_hdr in the same order, without a gap: they are read
+ * three 64-bit words at a time, each word's halves swapped to the host's
+ * order (the last word's two bytes past payload_len, the reserved field,
+ * land in the padding before crc). */
+_Static_assert(offsetof(struct htoe_hdr, dst_node) == offsetof(struct htoe_hdr, src_node) + 2 &&
+		       offsetof(struct htoe_hdr, seq) == offsetof(struct htoe_hdr, src_node) + 4 &&
+		       offsetof(struct htoe_hdr, ack) == offsetof(struct htoe_hdr, src_node) + 6 &&
+		       offsetof(struct htoe_hdr, credit) == offsetof(struct htoe_hdr, src_node) + 8 &&
+		       offsetof(struct htoe_hdr, payload_len) ==
+			       offsetof(struct htoe_hdr, src_node) + 20 &&
+		       offsetof(struct htoe_hdr, crc) >= offsetof(struct htoe_hdr, src_node) + 24 &&
+		       HTOE_OFF_DST_NODE == HTOE_OFF_SRC_NODE + 2 &&
+		       HTOE_OFF_SEQ == HTOE_OFF_SRC_NODE + 4 && HTOE_OFF_ACK == HTOE_OFF_SRC_NODE + 6 &&
+		       HTOE_OFF_CREDIT == HTOE_OFF_SRC_NODE + 8 && HTOE_CR__COUNT == 6 &&
+		       HTOE_OFF_PLEN == HTOE_OFF_SRC_NODE + 20 && HTOE_OFF_CRC >= HTOE_OFF_SRC_NODE + 24,
+	       "htoe_hdr's 16-bit fields follow the wire's");
+
+static inline __attribute__((always_inline)) void hdr_words(struct htoe_hdr *h, const uint8_t *x)
+{
+	uint8_t *to = (uint8_t *)h + offsetof(struct htoe_hdr, src_node);
+
+#pragma GCC unroll 3 /* per frame received */
+	for (unsigned i = 0; i < 3; i++) {
+		uint64_t w;
+
+		memcpy(&w, x + HTOE_OFF_SRC_NODE + 8 * i, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		w = (w >> 8 & 0x00FF00FF00FF00FFull) | (w & 0x00FF00FF00FF00FFull) << 8;
+#endif
+		memcpy(to + 8 * i, &w, 8);
+	}
+}
+
+/* Steps 8-10 of the parse, one by one: the fields a type does not use are 0,
+ * the payload length and the packet count fit the type. */
+static int hdr_type_check(const struct htoe_hdr *h, uint8_t flags, const uint8_t *x)
+{
+	/* 8. reserved bits and fields the type does not use */
+	if ((flags & HTOE_FLAG_RSVD_MASK) || htoe_get_be16(x + HTOE_OFF_RSVD))
+		return -HTOE_DROP_RESERVED;
+	if (h->vc == 3)
+		return -HTOE_DROP_RESERVED;
+	if ((h->ftype != HTOE_FT_DATA && h->vc) || (h->seq && !htoe_ftype_has_seq(h->ftype)))
+		return -HTOE_DROP_RESERVED;
+	if (h->cold && h->ftype != HTOE_FT_RESET && h->ftype != HTOE_FT_RESET_ACK)
+		return -HTOE_DROP_RESERVED;
+	if (h->credit_req && h->ftype != HTOE_FT_ACK)
+		return -HTOE_DROP_RESERVED;
+	if (h->sack && !sack_type(h->ftype))
+		return -HTOE_DROP_RESERVED;
+
+	/* 9. payload length against the type */
+	if (sack_payload(h->ftype, h->sack)) {
+		if (h->payload_len < HTOE_SACK_LEN_MIN || h->payload_len > HTOE_SACK_LEN_MAX ||
+		    h->payload_len % 4)
+			return -HTOE_DROP_LENGTH;
+	} else if (h->payload_len && !htoe_ftype_has_payload(h->ftype)) {
+		return -HTOE_DROP_LENGTH;
+	}
+	if (h->ftype == HTOE_FT_DATA && h->payload_len == 0)
+		return -HTOE_DROP_LENGTH;
+
+	/* 10. packet count against the type */
+	if ((h->ftype == HTOE_FT_DATA) != (h->npkts != 0))
+		return -HTOE_DROP_COUNT;
+	return 0;
+}
+
 int htoe_frame_parse_lap(const uint8_t *frame, size_t len, unsigned mtu, struct htoe_hdr *h,
 			 const uint8_t **payload, struct ht_desc *pk, htoe_lap_fn lap_fn,
 			 void *arg)
@@ -644,19 +735,14 @@ int htoe_frame_parse_lap(const uint8_t *frame, size_t len, unsigned mtu, struct 
 	uint8_t flags = x[HTOE_OFF_FLAGS];
 
 	h->vc = flags & HTOE_FLAG_VC_MASK;
-	h->cold = (flags & HTOE_FLAG_COLD) != 0;
-	h->credit_req = (flags & HTOE_FLAG_CREDIT_REQ) != 0;
-	h->sack = (flags & HTOE_FLAG_SACK) != 0;
+	if (flags & ~HTOE_FLAG_VC_MASK) { /* none of them on a DATA frame */
+		h->cold = (flags & HTOE_FLAG_COLD) != 0;
+		h->credit_req = (flags & HTOE_FLAG_CREDIT_REQ) != 0;
+		h->sack = (flags & HTOE_FLAG_SACK) != 0;
+	}
 	h->npkts = x[HTOE_OFF_NPKTS];
 	h->epoch = x[HTOE_OFF_EPOCH];
-	h->src_node = htoe_get_be16(x + HTOE_OFF_SRC_NODE);
-	h->dst_node = htoe_get_be16(x + HTOE_OFF_DST_NODE);
-	h->seq = htoe_get_be16(x + HTOE_OFF_SEQ);
-	h->ack = htoe_get_be16(x + HTOE_OFF_ACK);
-#pragma GCC unroll 6 /* per frame received */
-	for (unsigned i = 0; i < HTOE_CR__COUNT; i++)
-		h->credit[i] = htoe_get_be16(x + HTOE_OFF_CREDIT + 2 * i);
-	h->payload_len = htoe_get_be16(x + HTOE_OFF_PLEN);
+	hdr_words(h, x);
 	h->crc = htoe_get_be32(x + HTOE_OFF_CRC);
 
 	/* 6. payload length against the MTU and the frame */
@@ -684,42 +770,31 @@ int htoe_frame_parse_lap(const uint8_t *frame, size_t len, unsigned mtu, struct 
 		return -HTOE_DROP_CRC;
 	}
 
-	/* 8. reserved bits and fields the type does not use */
-	if ((flags & HTOE_FLAG_RSVD_MASK) || htoe_get_be16(x + HTOE_OFF_RSVD))
-		return -HTOE_DROP_RESERVED;
-	if (h->vc == 3)
-		return -HTOE_DROP_RESERVED;
-	if ((h->ftype != HTOE_FT_DATA && h->vc) || (h->seq && !htoe_ftype_has_seq(h->ftype)))
-		return -HTOE_DROP_RESERVED;
-	if (h->cold && h->ftype != HTOE_FT_RESET && h->ftype != HTOE_FT_RESET_ACK)
-		return -HTOE_DROP_RESERVED;
-	if (h->credit_req && h->ftype != HTOE_FT_ACK)
-		return -HTOE_DROP_RESERVED;
-	if (h->sack && !sack_type(h->ftype))
-		return -HTOE_DROP_RESERVED;
+	/* 8-10: a DATA frame with no flag but its VC, payload and packets
+	 * passes them all; any other frame takes them one by one */
+	if (h->ftype != HTOE_FT_DATA || (flags & ~HTOE_FLAG_VC_MASK) || h->vc == 3 ||
+	    !h->payload_len || !h->npkts || htoe_get_be16(x + HTOE_OFF_RSVD)) {
+		int rc = hdr_type_check(h, flags, x);
 
-	/* 9. payload length against the type */
-	if (sack_payload(h->ftype, h->sack)) {
-		if (h->payload_len < HTOE_SACK_LEN_MIN || h->payload_len > HTOE_SACK_LEN_MAX ||
-		    h->payload_len % 4)
-			return -HTOE_DROP_LENGTH;
-	} else if (h->payload_len && !htoe_ftype_has_payload(h->ftype)) {
-		return -HTOE_DROP_LENGTH;
+		if (rc)
+			return rc;
 	}
-	if (h->ftype == HTOE_FT_DATA && h->payload_len == 0)
-		return -HTOE_DROP_LENGTH;
-
-	/* 10. packet count against the type */
-	if ((h->ftype == HTOE_FT_DATA) != (h->npkts != 0))
-		return -HTOE_DROP_COUNT;
 
 	/* 11. the HT packets of a DATA frame */
 	if (h->ftype == HTOE_FT_DATA) {
 		unsigned ndata;
-		/* two copies of the check: with descriptors (the bridge) or not */
-		int rc = pk ? payload_check(pl, h->payload_len, h->npkts, h->vc, &ndata, pk)
-			    : payload_check(pl, h->payload_len, h->npkts, h->vc, &ndata, NULL);
+		int rc = 0;
 
+		/* one packet, valid and of the frame's VC: its parse is the
+		 * check (anything else is checked packet by packet) */
+		if (pk && h->npkts == 1 &&
+		    ht_desc_parse(pl, h->payload_len, pk) == (int)h->payload_len &&
+		    pk->vc == (int8_t)h->vc)
+			ndata = ht_cmd_has_data(pk->cmd);
+		else if (pk) /* two copies of the check: with descriptors (the bridge) or not */
+			rc = payload_check(pl, h->payload_len, h->npkts, h->vc, &ndata, pk);
+		else
+			rc = payload_check(pl, h->payload_len, h->npkts, h->vc, &ndata, NULL);
 		if (rc)
 			return rc;
 		h->ndata = (uint8_t)ndata;
