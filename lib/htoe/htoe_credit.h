@@ -256,6 +256,10 @@ struct htoe_credit_rx {
 	 * target above what it holds: regrant skips it. */
 	uint8_t  dirty;
 	uint64_t pool_gen;
+	/* An active class's target at its last regrant, when the room did not
+	 * limit it (else 0): with this VL alone in the pool it holds until
+	 * the VL's reset (htoe_credit_rx_release_regrant_n). */
+	uint16_t tgt[HT_VC_COUNT][2];
 };
 
 /*
@@ -291,6 +295,15 @@ int htoe_credit_rx_release(struct htoe_rxpool *p, struct htoe_credit_rx *rx,
 int htoe_credit_rx_release_n(struct htoe_rxpool *p, struct htoe_credit_rx *rx, enum ht_vc vc,
 			     unsigned npkts, unsigned ndata);
 
+/* The same, each class of the packets granted its buffers again at once
+ * when that is exactly what htoe_credit_rx_regrant() before the VL's next
+ * frame would do (a pool with this VL alone: nothing else can change the
+ * class's grant meanwhile). 1 if a limit changed (advertise it), 0 (a
+ * regrant will decide: htoe_credit_rx_regrant_due), or -EINVAL as
+ * htoe_credit_rx_release_n(). */
+int htoe_credit_rx_release_regrant_n(struct htoe_rxpool *p, struct htoe_credit_rx *rx,
+				     enum ht_vc vc, unsigned npkts, unsigned ndata);
+
 /*
  * Recompute the grant of every class of this VL by the pool policy (top up
  * to the reserve; active classes up to the cap from the shared remainder);
@@ -301,6 +314,13 @@ int htoe_credit_rx_release_n(struct htoe_rxpool *p, struct htoe_credit_rx *rx, e
  * frame is going to the peer soon; see htoe_credit_rx_unused()).
  */
 bool htoe_credit_rx_regrant(struct htoe_rxpool *p, struct htoe_credit_rx *rx);
+/* Could a regrant change anything: a class dirty, or the pool changed
+ * since the last one (pool_gen)? Else it would find nothing to grant. */
+static inline bool htoe_credit_rx_regrant_due(const struct htoe_rxpool *p,
+					      const struct htoe_credit_rx *rx)
+{
+	return rx->dirty || rx->pool_gen != p->gen;
+}
 
 /* The cumulative limits to put in a header (wire order). */
 static inline void htoe_credit_rx_limits(const struct htoe_credit_rx *rx,

@@ -418,7 +418,8 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 	if (v->regrant_due) {
 		v->regrant_due = false;
 		b->touched |= v->active_bit;
-		v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
+		if (htoe_credit_rx_regrant_due(&b->pool, &v->crx))
+			v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
 	}
 	if (v->ctrl_tx.head != v->ctrl_tx.tail) {
 		n = htoe_write_ctrl_msg(b, v, buf, cap);
@@ -780,12 +781,14 @@ deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const struct ht_de
 }
 
 /* The buffers of the packets of one frame (VC vc) taken at once are free
- * again: granted again before v's next frame. */
+ * again: granted again before v's next frame (at once when that changes
+ * nothing: htoe_credit_rx_release_regrant_n). */
 static void rx_free(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const struct freed *f)
 {
 	if (!f->pkts)
 		return;
-	htoe_credit_rx_release_n(&b->pool, &v->crx, vc, f->pkts, f->data);
+	v->credit_dirty |= htoe_credit_rx_release_regrant_n(&b->pool, &v->crx, vc, f->pkts,
+							     f->data) > 0;
 	v->regrant_due = true;
 }
 
