@@ -24,19 +24,6 @@ void htoe_credit_tx_reset(struct htoe_credit_tx *tx)
 		tx->blocked[v] = false;
 }
 
-int htoe_credit_tx_take_n(struct htoe_credit_tx *tx, enum ht_vc vc, unsigned npkts,
-			  unsigned ndata)
-{
-	if (!htoe_credit_vc_ok(vc) || ndata > npkts)
-		return -EINVAL;
-	if (htoe_credit_tx_avail(tx, vc, false) < npkts ||
-	    (ndata && htoe_credit_tx_avail(tx, vc, true) < ndata))
-		return -EAGAIN;
-	tx->consumed[vc][0] = (uint16_t)(tx->consumed[vc][0] + npkts);
-	tx->consumed[vc][1] = (uint16_t)(tx->consumed[vc][1] + ndata);
-	return 0;
-}
-
 int htoe_credit_tx_take(struct htoe_credit_tx *tx, enum ht_vc vc, bool has_data)
 {
 	return htoe_credit_tx_take_n(tx, vc, 1, has_data);
@@ -197,30 +184,6 @@ int htoe_credit_rx_init(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 	rx->dirty = CLASS_ALL;
 	rx->pool_gen = p->gen;
 	p->n_attached++;
-	return 0;
-}
-
-int htoe_credit_rx_receive_n(struct htoe_credit_rx *rx, enum ht_vc vc, unsigned npkts,
-			     unsigned ndata)
-{
-	if (!htoe_credit_vc_ok(vc) || ndata > npkts)
-		return -EINVAL;
-	if (htoe_seq_diff(rx->granted[vc][0], rx->received[vc][0]) < (int)npkts ||
-	    (ndata && htoe_seq_diff(rx->granted[vc][1], rx->received[vc][1]) < (int)ndata)) {
-		rx->overruns++;
-		return -ENOSPC;
-	}
-	rx->received[vc][0] = (uint16_t)(rx->received[vc][0] + npkts);
-	rx->received[vc][1] = (uint16_t)(rx->received[vc][1] + ndata);
-	/* receiving leaves o unchanged: only a class newly active may grow */
-	if (npkts && !rx->active[vc][0]) {
-		rx->active[vc][0] = true;
-		rx->dirty |= class_bit(vc, 0);
-	}
-	if (ndata && !rx->active[vc][1]) {
-		rx->active[vc][1] = true;
-		rx->dirty |= class_bit(vc, 1);
-	}
 	return 0;
 }
 
