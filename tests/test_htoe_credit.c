@@ -847,6 +847,117 @@ static void test_release_n(void **state)
 	assert_memory_equal(&rx[0], &r1, sizeof(r1));
 }
 
+/* Released buffers granted again at once (htoe_credit_rx_release_regrant_n)
+ * must leave, at each regrant, exactly what a release and that regrant
+ * leave (htoe_credit_rx_release_n, htoe_credit_rx_regrant): the same
+ * grants, the same pool, the same need to advertise; a regrant skipped as
+ * not due (htoe_credit_rx_regrant_due) must be one that changes nothing.
+ * Two copies of a pool of n VLs are driven alike, one each way: with one
+ * VL it is granted at once, with two never (the other VL may change the
+ * pool before this one's next frame). */
+static void release_regrant_lockstep(uint16_t n_vl, uint64_t seed, uint64_t *at_once)
+{
+	struct htoe_rxpool pa, pb;
+	struct htoe_credit_rx ra[2], rb[2];
+	uint16_t t[HT_VC_COUNT][2];
+	unsigned held[2][HT_VC_COUNT][2] = { { { 0 } } };
+	bool adv_a[2] = { false, false }, adv_b[2] = { false, false };
+	struct ht_rand rng;
+
+	ht_rand_seed(&rng, seed);
+	for (int v = 0; v < HT_VC_COUNT; v++)
+		for (int d = 0; d < 2; d++)
+			t[v][d] = (uint16_t)(n_vl * 2 + ht_rand_below(&rng, 24));
+	assert_int_equal(htoe_rxpool_init(&pa, t, 2, (uint16_t)(2 + ht_rand_below(&rng, 12)), n_vl),
+			 0);
+	for (int i = 0; i < n_vl; i++) {
+		assert_int_equal(htoe_credit_rx_init(&pa, &ra[i]), 0);
+		htoe_credit_rx_regrant(&pa, &ra[i]);
+	}
+	pb = pa;
+	memcpy(rb, ra, sizeof(ra));
+	for (int step = 0; step < 20000; step++) {
+		int i = (int)ht_rand_below(&rng, n_vl);
+		enum ht_vc vc = (enum ht_vc)ht_rand_below(&rng, HT_VC_COUNT);
+		unsigned op = (unsigned)ht_rand_below(&rng, 100);
+
+		if (op < 40) {
+			/* a frame of up to 4 packets (some with data) within
+			 * the credits advertised (granted by the last regrant:
+			 * rb's) */
+			unsigned n = 1 + (unsigned)ht_rand_below(&rng, 4), nd = (unsigned)ht_rand_below(&rng, n + 1);
+
+			if (htoe_credit_rx_unused(&rb[i], vc, false) < n ||
+			    htoe_credit_rx_unused(&rb[i], vc, true) < nd)
+				continue;
+			assert_int_equal(htoe_credit_rx_receive_n(&ra[i], vc, n, nd), 0);
+			assert_int_equal(htoe_credit_rx_receive_n(&rb[i], vc, n, nd), 0);
+			held[i][vc][0] += n;
+			held[i][vc][1] += nd;
+		} else if (op < 75) {
+			/* some of them taken by the local side: nd of the n
+			 * with data, at least those the packets without data
+			 * held cannot make up */
+			unsigned c = held[i][vc][0], dd = held[i][vc][1];
+			unsigned n = (unsigned)ht_rand_below(&rng, c + 1);
+			unsigned lo = n > c - dd ? n - (c - dd) : 0, hi = n < dd ? n : dd;
+			unsigned nd = lo + (unsigned)ht_rand_below(&rng, hi - lo + 1);
+			int r;
+
+			r = htoe_credit_rx_release_regrant_n(&pa, &ra[i], vc, n, nd);
+			assert_true(r >= 0);
+			adv_a[i] |= r > 0;
+			*at_once += r > 0;
+			assert_int_equal(htoe_credit_rx_release_n(&pb, &rb[i], vc, n, nd), 0);
+			held[i][vc][0] -= n;
+			held[i][vc][1] -= nd;
+		} else if (op < 98) {
+			/* the VL's next frame: regranted first, the limits
+			 * advertised; then both copies are alike */
+			if (htoe_credit_rx_regrant_due(&pa, &ra[i]))
+				adv_a[i] |= htoe_credit_rx_regrant(&pa, &ra[i]);
+			adv_b[i] |= htoe_credit_rx_regrant(&pb, &rb[i]);
+			assert_int_equal(adv_a[i], adv_b[i]);
+			adv_a[i] = adv_b[i] = false;
+			assert_memory_equal(ra[i].granted, rb[i].granted, sizeof(ra[i].granted));
+			assert_memory_equal(ra[i].released, rb[i].released, sizeof(ra[i].released));
+			assert_memory_equal(ra[i].busy, rb[i].busy, sizeof(ra[i].busy));
+			assert_int_equal(ra[i].dirty, rb[i].dirty);
+			assert_int_equal(ra[i].pool_gen, rb[i].pool_gen);
+			assert_memory_equal(&pa, &pb, sizeof(pa));
+			CHECK_POOL(&pa, ra, n_vl);
+		} else {
+			/* VL reset: what it holds released, then reset */
+			for (int v = 0; v < HT_VC_COUNT; v++) {
+				assert_true(htoe_credit_rx_release_regrant_n(&pa, &ra[i], (enum ht_vc)v,
+									      held[i][v][0],
+									      held[i][v][1]) >= 0);
+				assert_int_equal(htoe_credit_rx_release_n(&pb, &rb[i], (enum ht_vc)v,
+									  held[i][v][0], held[i][v][1]),
+						 0);
+				held[i][v][0] = held[i][v][1] = 0;
+			}
+			assert_int_equal(htoe_credit_rx_reset(&pa, &ra[i]), 0);
+			assert_int_equal(htoe_credit_rx_reset(&pb, &rb[i]), 0);
+			assert_memory_equal(&pa, &pb, sizeof(pa));
+			adv_a[i] = adv_b[i] = false;
+		}
+	}
+}
+
+static void test_release_regrant(void **state)
+{
+	(void)state;
+	uint64_t one = 0, two = 0;
+
+	for (uint64_t seed = 1; seed <= 8; seed++) {
+		release_regrant_lockstep(1, seed, &one);
+		release_regrant_lockstep(2, seed, &two);
+	}
+	assert_true(one > 1000); /* granted at once with one VL */
+	assert_int_equal(two, 0);  /* never with two */
+}
+
 /* ---- randomized: senders and receivers of K VLs through one pool --------- */
 
 #define K 6
@@ -1039,6 +1150,7 @@ int main(void)
 		cmocka_unit_test(test_policy_newly_busy),
 		cmocka_unit_test(test_rx_reset),
 		cmocka_unit_test(test_release_n),
+		cmocka_unit_test(test_release_regrant),
 		cmocka_unit_test(test_check_detects),
 		cmocka_unit_test(test_check_changed_detects),
 		cmocka_unit_test(test_randomized_pool),

@@ -24,19 +24,6 @@ void htoe_credit_tx_reset(struct htoe_credit_tx *tx)
 		tx->blocked[v] = false;
 }
 
-int htoe_credit_tx_take_n(struct htoe_credit_tx *tx, enum ht_vc vc, unsigned npkts,
-			  unsigned ndata)
-{
-	if (!htoe_credit_vc_ok(vc) || ndata > npkts)
-		return -EINVAL;
-	if (htoe_credit_tx_avail(tx, vc, false) < npkts ||
-	    (ndata && htoe_credit_tx_avail(tx, vc, true) < ndata))
-		return -EAGAIN;
-	tx->consumed[vc][0] = (uint16_t)(tx->consumed[vc][0] + npkts);
-	tx->consumed[vc][1] = (uint16_t)(tx->consumed[vc][1] + ndata);
-	return 0;
-}
-
 int htoe_credit_tx_take(struct htoe_credit_tx *tx, enum ht_vc vc, bool has_data)
 {
 	return htoe_credit_tx_take_n(tx, vc, 1, has_data);
@@ -200,30 +187,6 @@ int htoe_credit_rx_init(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 	return 0;
 }
 
-int htoe_credit_rx_receive_n(struct htoe_credit_rx *rx, enum ht_vc vc, unsigned npkts,
-			     unsigned ndata)
-{
-	if (!htoe_credit_vc_ok(vc) || ndata > npkts)
-		return -EINVAL;
-	if (htoe_seq_diff(rx->granted[vc][0], rx->received[vc][0]) < (int)npkts ||
-	    (ndata && htoe_seq_diff(rx->granted[vc][1], rx->received[vc][1]) < (int)ndata)) {
-		rx->overruns++;
-		return -ENOSPC;
-	}
-	rx->received[vc][0] = (uint16_t)(rx->received[vc][0] + npkts);
-	rx->received[vc][1] = (uint16_t)(rx->received[vc][1] + ndata);
-	/* receiving leaves o unchanged: only a class newly active may grow */
-	if (npkts && !rx->active[vc][0]) {
-		rx->active[vc][0] = true;
-		rx->dirty |= class_bit(vc, 0);
-	}
-	if (ndata && !rx->active[vc][1]) {
-		rx->active[vc][1] = true;
-		rx->dirty |= class_bit(vc, 1);
-	}
-	return 0;
-}
-
 int htoe_credit_rx_receive(struct htoe_credit_rx *rx, enum ht_vc vc, bool has_data)
 {
 	return htoe_credit_rx_receive_n(rx, vc, 1, has_data);
@@ -252,13 +215,19 @@ static inline __attribute__((always_inline)) void release_n(struct htoe_rxpool *
 	rx->released[v][d] = (uint16_t)(rx->released[v][d] + n);
 }
 
+/* May npkts packets of vc, ndata of them with data, be released: held. */
+static inline bool release_ok(const struct htoe_credit_rx *rx, enum ht_vc vc, unsigned npkts,
+			      unsigned ndata)
+{
+	return htoe_credit_vc_ok(vc) && ndata <= npkts &&
+	       htoe_seq_diff(rx->received[vc][0], rx->released[vc][0]) >= (int)npkts &&
+	       (!ndata || htoe_seq_diff(rx->received[vc][1], rx->released[vc][1]) >= (int)ndata);
+}
+
 int htoe_credit_rx_release_n(struct htoe_rxpool *p, struct htoe_credit_rx *rx, enum ht_vc vc,
 			     unsigned npkts, unsigned ndata)
 {
-	if (!htoe_credit_vc_ok(vc) || ndata > npkts)
-		return -EINVAL;
-	if (htoe_seq_diff(rx->received[vc][0], rx->released[vc][0]) < (int)npkts ||
-	    (ndata && htoe_seq_diff(rx->received[vc][1], rx->released[vc][1]) < (int)ndata))
+	if (!release_ok(rx, vc, npkts, ndata))
 		return -EINVAL;
 	if (!npkts)
 		return 0;
@@ -277,10 +246,76 @@ int htoe_credit_rx_release(struct htoe_rxpool *p, struct htoe_credit_rx *rx,
 	return htoe_credit_rx_release_n(p, rx, vc, 1, has_data);
 }
 
+/* The target of an active class (v, d) of rx: the reserve and the VL's
+ * fair share of the shared part (share_of), up to the cap and as far as
+ * the shared part has room: e + room, the shared part less what the other
+ * VLs hold of it. *lim: the room limited it (see release_n). */
+static inline uint32_t active_target(const struct htoe_rxpool *p, const struct htoe_credit_rx *rx,
+				     int v, int d, bool *lim)
+{
+	const uint32_t R = p->reserve, M = p->max_per_vl;
+	uint32_t share = p->share[v][d];
+	uint32_t te = excess_of(outstanding(rx, v, d), R) + p->shared[v][d] - p->excess[v][d];
+
+	*lim = M > R && te < share && te < M - R;
+	if (M <= R)
+		return R;
+	if (te > share)
+		te = share;
+	if (te > M - R)
+		te = M - R;
+	return R + te;
+}
+
+/* Class (v, d) of rx, n of whose buffers are free again, granted them
+ * again at once if that is exactly what the regrant before the VL's next
+ * frame would do: the pool has this VL alone, so that the class's target
+ * is the one its last regrant found (rx->tgt: its share, the shared part
+ * and what the VL holds of it change only by a reset meanwhile), and the
+ * class held that target (o >= 1 for a release: a tgt of 0 never matches).
+ * Its granted and released move together; the pool is as it was. True if
+ * done. */
+static inline bool release_regrant(struct htoe_rxpool *p, struct htoe_credit_rx *rx, int v,
+				   int d, unsigned n)
+{
+	if (p->n_attached != 1 || rx->tgt[v][d] != outstanding(rx, v, d) ||
+	    (p->room_limited & class_bit(v, d)))
+		return false;
+	rx->granted[v][d] = (uint16_t)(rx->granted[v][d] + n);
+	rx->released[v][d] = (uint16_t)(rx->released[v][d] + n);
+	return true;
+}
+
+int htoe_credit_rx_release_regrant_n(struct htoe_rxpool *p, struct htoe_credit_rx *rx,
+				     enum ht_vc vc, unsigned npkts, unsigned ndata)
+{
+	bool again = false;
+
+	if (!release_ok(rx, vc, npkts, ndata))
+		return -EINVAL;
+	if (!npkts)
+		return 0;
+	if (release_regrant(p, rx, vc, 0, npkts)) {
+		again = true;
+	} else {
+		release_n(p, rx, vc, 0, npkts);
+		rx->dirty |= class_bit(vc, 0);
+	}
+	if (!ndata) {
+	} else if (release_regrant(p, rx, vc, 1, ndata)) {
+		again = true;
+	} else {
+		release_n(p, rx, vc, 1, ndata);
+		rx->dirty |= class_bit(vc, 1);
+	}
+	rx->regrants += again;
+	return again;
+}
+
 bool htoe_credit_rx_regrant(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 {
 	bool changed = false;
-	const uint32_t R = p->reserve, M = p->max_per_vl;
+	const uint32_t R = p->reserve;
 	/* a class neither dirty nor behind the pool has target <= o (it was
 	 * granted its target at its last visit; since then its o, its active
 	 * flag and, by pool_gen, every pool term that could raise the target
@@ -300,19 +335,15 @@ bool htoe_credit_rx_regrant(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 			p->n_busy[v][d]++;
 			set_share(p, v, d);
 		}
-		if (rx->active[v][d] && M > R) {
-			/* fair share of the shared part among the busy VLs
-			 * (share_of) */
-			uint32_t share = p->share[v][d];
-			uint32_t room = p->shared[v][d] - p->excess[v][d];
-			uint32_t te = e + room;
-			if (te < share && te < M - R)
-				p->room_limited |= class_bit(v, d); /* see release_one */
-			if (te > share)
-				te = share;
-			if (te > M - R)
-				te = M - R;
-			target = R + te;
+		rx->tgt[v][d] = 0;
+		if (rx->active[v][d]) {
+			bool lim;
+
+			target = active_target(p, rx, v, d, &lim);
+			if (lim)
+				p->room_limited |= class_bit(v, d);
+			else
+				rx->tgt[v][d] = (uint16_t)target;
 		}
 		if (target <= o)
 			continue;
@@ -354,6 +385,7 @@ int htoe_credit_rx_reset(struct htoe_rxpool *p, struct htoe_credit_rx *rx)
 			rx->granted[v][d] = 0;
 			rx->received[v][d] = 0;
 			rx->released[v][d] = 0;
+			rx->tgt[v][d] = 0;
 			rx->active[v][d] = false;
 			if (rx->busy[v][d]) {
 				rx->busy[v][d] = false;

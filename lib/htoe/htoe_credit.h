@@ -82,6 +82,7 @@
 #ifndef HTOE_CREDIT_H
 #define HTOE_CREDIT_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -159,9 +160,20 @@ static inline bool htoe_credit_tx_can_send(const struct htoe_credit_tx *tx, enum
  */
 int htoe_credit_tx_take(struct htoe_credit_tx *tx, enum ht_vc vc, bool has_data);
 /* The same for the npkts packets of one frame, ndata of them with data: all
- * or nothing (once per frame instead of once per packet). */
-int htoe_credit_tx_take_n(struct htoe_credit_tx *tx, enum ht_vc vc, unsigned npkts,
-			  unsigned ndata);
+ * or nothing (once per frame instead of once per packet; inline: the frame
+ * was packed by what htoe_credit_tx_avail() said, and the compiler sees it). */
+static inline int htoe_credit_tx_take_n(struct htoe_credit_tx *tx, enum ht_vc vc,
+					unsigned npkts, unsigned ndata)
+{
+	if (!htoe_credit_vc_ok(vc) || ndata > npkts)
+		return -EINVAL;
+	if (htoe_credit_tx_avail(tx, vc, false) < npkts ||
+	    (ndata && htoe_credit_tx_avail(tx, vc, true) < ndata))
+		return -EAGAIN;
+	tx->consumed[vc][0] = (uint16_t)(tx->consumed[vc][0] + npkts);
+	tx->consumed[vc][1] = (uint16_t)(tx->consumed[vc][1] + ndata);
+	return 0;
+}
 
 /*
  * The cumulative limits credit[6] (wire order) of a received header. For each
@@ -256,6 +268,10 @@ struct htoe_credit_rx {
 	 * target above what it holds: regrant skips it. */
 	uint8_t  dirty;
 	uint64_t pool_gen;
+	/* An active class's target at its last regrant, when the room did not
+	 * limit it (else 0): with this VL alone in the pool it holds until
+	 * the VL's reset (htoe_credit_rx_release_regrant_n). */
+	uint16_t tgt[HT_VC_COUNT][2];
 };
 
 /*
@@ -275,9 +291,31 @@ int htoe_credit_rx_init(struct htoe_rxpool *p, struct htoe_credit_rx *rx);
  */
 int htoe_credit_rx_receive(struct htoe_credit_rx *rx, enum ht_vc vc, bool has_data);
 /* The same for the npkts packets of one accepted frame, ndata of them with
- * data: all counted or none (an overrun counts once). */
-int htoe_credit_rx_receive_n(struct htoe_credit_rx *rx, enum ht_vc vc, unsigned npkts,
-			     unsigned ndata);
+ * data: all counted or none (an overrun counts once). Inline: once per
+ * frame, after the caller checked the frame against htoe_credit_rx_unused(). */
+static inline int htoe_credit_rx_receive_n(struct htoe_credit_rx *rx, enum ht_vc vc,
+					   unsigned npkts, unsigned ndata)
+{
+	if (!htoe_credit_vc_ok(vc) || ndata > npkts)
+		return -EINVAL;
+	if (htoe_seq_diff(rx->granted[vc][0], rx->received[vc][0]) < (int)npkts ||
+	    (ndata && htoe_seq_diff(rx->granted[vc][1], rx->received[vc][1]) < (int)ndata)) {
+		rx->overruns++;
+		return -ENOSPC;
+	}
+	rx->received[vc][0] = (uint16_t)(rx->received[vc][0] + npkts);
+	rx->received[vc][1] = (uint16_t)(rx->received[vc][1] + ndata);
+	/* receiving leaves o unchanged: only a class newly active may grow */
+	if (npkts && !rx->active[vc][0]) {
+		rx->active[vc][0] = true;
+		rx->dirty |= (uint8_t)(1u << (2 * vc));
+	}
+	if (ndata && !rx->active[vc][1]) {
+		rx->active[vc][1] = true;
+		rx->dirty |= (uint8_t)(2u << (2 * vc));
+	}
+	return 0;
+}
 
 /*
  * The buffers of one received packet of (vc, has_data) are free again (the
@@ -291,6 +329,15 @@ int htoe_credit_rx_release(struct htoe_rxpool *p, struct htoe_credit_rx *rx,
 int htoe_credit_rx_release_n(struct htoe_rxpool *p, struct htoe_credit_rx *rx, enum ht_vc vc,
 			     unsigned npkts, unsigned ndata);
 
+/* The same, each class of the packets granted its buffers again at once
+ * when that is exactly what htoe_credit_rx_regrant() before the VL's next
+ * frame would do (a pool with this VL alone: nothing else can change the
+ * class's grant meanwhile). 1 if a limit changed (advertise it), 0 (a
+ * regrant will decide: htoe_credit_rx_regrant_due), or -EINVAL as
+ * htoe_credit_rx_release_n(). */
+int htoe_credit_rx_release_regrant_n(struct htoe_rxpool *p, struct htoe_credit_rx *rx,
+				     enum ht_vc vc, unsigned npkts, unsigned ndata);
+
 /*
  * Recompute the grant of every class of this VL by the pool policy (top up
  * to the reserve; active classes up to the cap from the shared remainder);
@@ -301,6 +348,13 @@ int htoe_credit_rx_release_n(struct htoe_rxpool *p, struct htoe_credit_rx *rx, e
  * frame is going to the peer soon; see htoe_credit_rx_unused()).
  */
 bool htoe_credit_rx_regrant(struct htoe_rxpool *p, struct htoe_credit_rx *rx);
+/* Could a regrant change anything: a class dirty, or the pool changed
+ * since the last one (pool_gen)? Else it would find nothing to grant. */
+static inline bool htoe_credit_rx_regrant_due(const struct htoe_rxpool *p,
+					      const struct htoe_credit_rx *rx)
+{
+	return rx->dirty || rx->pool_gen != p->gen;
+}
 
 /* The cumulative limits to put in a header (wire order). */
 static inline void htoe_credit_rx_limits(const struct htoe_credit_rx *rx,

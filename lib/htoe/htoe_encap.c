@@ -184,15 +184,6 @@ build_data(struct htoe_vl *v, uint16_t seq, const struct htoe_fdesc *fd, uint8_t
 					htoe_retry_rx_ack_lap(&v->rt));
 }
 
-/* After any frame on v: the ack and the grant it carried are known to the
- * peer once it arrives. */
-void htoe_vl_on_frame_sent(struct htoe_vl *v, uint64_t now)
-{
-	htoe_retry_rx_ack_sent(&v->rt, now);
-	v->credit_dirty = false;
-	v->st.tx_frames++;
-}
-
 /* Retransmission of the next frame of a go-back in progress. */
 static int try_retransmit(struct htoe_vl *v, uint8_t *buf, size_t cap, uint64_t now)
 {
@@ -248,7 +239,8 @@ static int try_new_frame(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, uint8
 	}
 	if (npkts == 0)
 		return 0;
-	htoe_credit_tx_unblocked(&v->ctx, vc, now);
+	if (v->ctx.blocked[vc]) /* (the common case: it was not) */
+		htoe_credit_tx_unblocked(&v->ctx, vc, now);
 	/* A partial frame waits for more packets unless the local side is
 	 * idle, the latency bound expired, or nothing more could join it. */
 	if (!full && i == q->tail && !(flags & HTOE_TX_FLUSH) &&
@@ -418,7 +410,8 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 	if (v->regrant_due) {
 		v->regrant_due = false;
 		b->touched |= v->active_bit;
-		v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
+		if (htoe_credit_rx_regrant_due(&b->pool, &v->crx))
+			v->credit_dirty |= htoe_credit_rx_regrant(&b->pool, &v->crx);
 	}
 	if (v->ctrl_tx.head != v->ctrl_tx.tail) {
 		n = htoe_write_ctrl_msg(b, v, buf, cap);
@@ -468,12 +461,11 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 	return 0;
 }
 
-int htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
-		      unsigned flags)
+/* The VLs of act (those with work), round robin from b->rr: those at rr
+ * and above, then those below. */
+static __attribute__((noinline)) int output_vls(struct htoe *b, uint64_t act, uint8_t *buf,
+						size_t cap, uint64_t now, unsigned flags)
 {
-	/* only the active VLs, round robin from b->rr: those at rr and
-	 * above, then those below */
-	uint64_t act = flags & HTOE_TX_CTRL_ONLY ? b->active & b->ctl_due : b->active;
 	uint64_t hi = b->rr < HTOE_MAX_PEERS ? act & (~0ull << b->rr) : 0;
 
 	for (uint64_t m = hi ? hi : act; m; ) {
@@ -495,6 +487,16 @@ int htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
 		}
 	}
 	return 0;
+}
+
+int htoe_encap_output(struct htoe *b, uint8_t *buf, size_t cap, uint64_t now,
+		      unsigned flags)
+{
+	uint64_t act = flags & HTOE_TX_CTRL_ONLY ? b->active & b->ctl_due : b->active;
+
+	/* nothing to frame (a pass for control frames without one waiting,
+	 * the pass after the last frame): the answer costs this test */
+	return act ? output_vls(b, act, buf, cap, now, flags) : 0;
 }
 
 /* When does VL v next have framing work that needs no new input? Only work
@@ -780,12 +782,14 @@ deliver_pkt(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const struct ht_de
 }
 
 /* The buffers of the packets of one frame (VC vc) taken at once are free
- * again: granted again before v's next frame. */
+ * again: granted again before v's next frame (at once when that changes
+ * nothing: htoe_credit_rx_release_regrant_n). */
 static void rx_free(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, const struct freed *f)
 {
 	if (!f->pkts)
 		return;
-	htoe_credit_rx_release_n(&b->pool, &v->crx, vc, f->pkts, f->data);
+	v->credit_dirty |= htoe_credit_rx_release_regrant_n(&b->pool, &v->crx, vc, f->pkts,
+							     f->data) > 0;
 	v->regrant_due = true;
 }
 
@@ -896,7 +900,7 @@ int htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *h
 	    htoe_credit_rx_unused(&v->crx, vc, true) < ndata || htoe_lq_room(b, vc) < npkts)
 		return -HTOE_DROP_NO_CREDIT;
 
-	htoe_retry_rx_frame(&v->rt, h->seq, now);
+	htoe_retry_rx_accept(&v->rt, now); /* in order, not held (above) */
 	v->st.rx_frames++;
 	v->st.rx_pkts[vc] += npkts;
 	htoe_credit_rx_receive_n(&v->crx, vc, npkts, ndata); /* checked above: whole frame */

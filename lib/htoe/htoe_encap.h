@@ -63,7 +63,14 @@ int  htoe_decap_input(struct htoe *b, struct htoe_vl *v, const struct htoe_hdr *
 int  htoe_write_ctl_frame(struct htoe *b, struct htoe_vl *v, enum htoe_ftype type,
 			  uint8_t *buf, size_t cap);
 int  htoe_write_ctrl_msg(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap);
-void htoe_vl_on_frame_sent(struct htoe_vl *v, uint64_t now);
+/* After any frame on v: the ack and the grant it carried are known to the
+ * peer once it arrives. */
+static inline void htoe_vl_on_frame_sent(struct htoe_vl *v, uint64_t now)
+{
+	htoe_retry_rx_ack_sent(&v->rt, now);
+	v->credit_dirty = false;
+	v->st.tx_frames++;
+}
 void htoe_encap_on_ack(struct htoe_vl *v, const struct htoe_hdr *h, const uint8_t *payload,
 		       uint64_t now);
 /* The ack of a DATA frame from v's peer (h), held back: applied by

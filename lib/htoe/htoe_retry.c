@@ -842,9 +842,6 @@ enum htoe_retry_verdict htoe_retry_rx_frame(struct htoe_retry *r, uint16_t seq,
 		return HTOE_RX_DUP;
 	}
 	if (seq == r->expected) {
-		if (++r->expected == 0)
-			r->rx_lap++;
-		r->stats.frames_accepted++;
 		if (r->sel && (sb_at(r, seq)->flags & SB_HELD)) {
 			/* a held frame is delivered: the hole before it is
 			 * repaired; tell the sender at once */
@@ -852,19 +849,7 @@ enum htoe_retry_verdict htoe_retry_rx_frame(struct htoe_retry *r, uint16_t seq,
 			r->rx_held--;
 			r->ack_at = min_u64(r->ack_at, now);
 		}
-		/* the gap (if any) is closed */
-		r->nak_sent = false;
-			r->nak_at = HTOE_RETRY_NEVER;
-		if (!r->ack_pending) {
-			r->ack_pending = true;
-			r->ack_at = add_sat(now, r->cfg.ack_delay_ns);
-		}
-		if (r->unacked < UINT16_MAX)
-			r->unacked++;
-		if (r->unacked >= r->cfg.ack_every)
-			r->ack_at = min_u64(r->ack_at, now);
-		if (r->sel && r->rx_held && !(sb_at(r, r->expected)->flags & SB_HELD))
-			r->ack_at = min_u64(r->ack_at, now); /* a hole remains: SACK it */
+		htoe_retry_rx_accept(r, now);
 		return HTOE_RX_ACCEPT;
 	}
 	if (htoe_seq_lt(seq, r->expected)) {

@@ -574,6 +574,31 @@ enum htoe_retry_verdict {
  */
 enum htoe_retry_verdict htoe_retry_rx_frame(struct htoe_retry *r, uint16_t seq,
 					    uint64_t now);
+/* htoe_retry_rx_frame() of the expected frame when it is not held (the
+ * in-order frame: the caller checked seq == htoe_retry_rx_ack_value() and
+ * !htoe_retry_rx_is_held()): ACCEPT, inline. */
+static inline void htoe_retry_rx_accept(struct htoe_retry *r, uint64_t now)
+{
+	if (++r->expected == 0)
+		r->rx_lap++;
+	r->stats.frames_accepted++;
+	/* the gap (if any) is closed */
+	r->nak_sent = false;
+	r->nak_at = HTOE_RETRY_NEVER;
+	if (!r->ack_pending) {
+		r->ack_pending = true;
+		r->ack_at = now > UINT64_MAX - r->cfg.ack_delay_ns ? UINT64_MAX :
+								   now + r->cfg.ack_delay_ns;
+	}
+	if (r->unacked < UINT16_MAX)
+		r->unacked++;
+	if (r->unacked >= r->cfg.ack_every && now < r->ack_at)
+		r->ack_at = now;
+	/* a hole remains: SACK it */
+	if (r->sel && r->rx_held && !(r->sb[r->expected & r->sb_mask].flags & HTOE_RETRY_SB_HELD) &&
+	    now < r->ack_at)
+		r->ack_at = now;
+}
 /*
  * Selective mode. A frame that rx_frame() called OUT_OF_ORDER may be held
  * (can_hold: selective, less than the scoreboard size ahead of expected,
