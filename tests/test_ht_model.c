@@ -446,6 +446,40 @@ static void test_malformed_response_completes_with_error(void **state)
 	assert_int_equal(ht_req_outstanding(&r), 0);
 }
 
+/* A tag is the first free one at or after the one after the last handed
+ * out, wrapping past 31 (the requester's search order). */
+static void test_tag_order_wraps(void **state)
+{
+	(void)state;
+	struct ht_requester r;
+	struct ht_pkt p;
+	struct ht_op o = op_read(0, 4, 1);
+	static const uint8_t frees[][2] = { { 7, 2 }, { 30, 1 } };
+	static const uint8_t want[][2] = { { 2, 7 }, { 30, 1 } };
+
+	init_req(&r, 1, (const uint8_t[]){ 4 });
+	for (unsigned i = 0; i < 32; i++) {
+		assert_int_equal(ht_req_issue(&r, &o, &p), 0);
+		assert_int_equal(p.srctag, i);
+	}
+	for (unsigned k = 0; k < 2; k++) {
+		assert_int_equal(ht_req_unissue_tag(&r, 4, frees[k][0]), 0);
+		assert_int_equal(ht_req_unissue_tag(&r, 4, frees[k][1]), 0);
+		for (unsigned j = 0; j < 2; j++) {
+			assert_int_equal(ht_req_issue(&r, &o, &p), 0);
+			assert_int_equal(p.srctag, want[k][j]);
+		}
+		assert_int_equal(ht_req_issue(&r, &o, &p), -EAGAIN);
+	}
+	/* a response for a UnitID the requester does not own is refused */
+	struct ht_completion c;
+	p.unitid = 5;
+	p.kind = HT_K_TGTDONE;
+	assert_int_equal(ht_req_rx(&r, &p, &c), -ENOENT);
+	p.unitid = 200;
+	assert_int_equal(ht_req_rx(&r, &p, &c), -ENOENT);
+}
+
 static void test_tag_exhaustion_and_reuse(void **state)
 {
 	(void)state;
@@ -1910,6 +1944,7 @@ int main(void)
 		cmocka_unit_test(test_out_of_order_responses_matched),
 		cmocka_unit_test(test_malformed_response_completes_with_error),
 		cmocka_unit_test(test_tag_exhaustion_and_reuse),
+		cmocka_unit_test(test_tag_order_wraps),
 		cmocka_unit_test(test_target_response_fields),
 		cmocka_unit_test(test_master_abort_out_of_region),
 		cmocka_unit_test(test_master_abort_reserved_range),
