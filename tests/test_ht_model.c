@@ -1934,6 +1934,87 @@ static void test_workload_peek_ref_is_peek(void **state)
 	free(b);
 }
 
+/* ht_wl_full and ht_wl_waiting say what ht_wl_peek_ref would answer, and a
+ * workload whose ops are all non-posted draws the same ops whether its next
+ * op is drawn right after a commit or only after the completion (the node
+ * leaves the draw to a later poll): the mixes with a posted write, a Fence
+ * or a CAS (whose compare value is read from the shadow) are never full
+ * before their next op is drawn. */
+static void test_workload_full_defers_draw(void **state)
+{
+	(void)state;
+	static uint8_t sh_a[4096], sh_b[4096], busy_a[64], busy_b[64];
+	struct ht_workload *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct ht_wl_cfg c;
+
+	assert_non_null(a);
+	assert_non_null(b);
+	ht_wl_cfg_default(&c);
+	c.seed = 11;
+	c.base = MEM_BASE;
+	c.size = sizeof(sh_a);
+	c.n_ops = 300;
+	c.max_inflight = 1;
+	memset(c.weight, 0, sizeof(c.weight));
+	c.weight[HT_OP_READ] = 5;
+	c.weight[HT_OP_WRITE_NP] = 2;
+	c.weight[HT_OP_FETCH_ADD] = 1;
+	c.weight[HT_OP_FLUSH] = 1;
+	c.shadow = sh_a;
+	c.busy = busy_a;
+	assert_int_equal(ht_wl_init(a, &c), 0);
+	c.shadow = sh_b;
+	c.busy = busy_b;
+	assert_int_equal(ht_wl_init(b, &c), 0);
+	for (;;) {
+		const struct ht_op *pa, *pb;
+		struct ht_op op;
+		int ra = ht_wl_peek_ref(a, &pa), rb;
+
+		assert_false(ht_wl_full(a));
+		assert_false(ht_wl_waiting(a));
+		rb = ht_wl_peek_ref(b, &pb);
+		assert_int_equal(ra, rb);
+		if (ra != 1)
+			break;
+		assert_memory_equal(pa, pb, sizeof(*pa));
+		op = *pa;
+		assert_int_equal(ht_wl_commit(a), ht_wl_commit(b));
+		/* a: its next op drawn now (ht_wl_peek_ref answers 0, then
+		 * waits); b: not drawn before the completion */
+		assert_true(ht_wl_full(a));
+		assert_false(ht_wl_waiting(a));
+		if (ht_wl_peek_ref(a, &pa) != -ENODATA) {
+			assert_true(ht_wl_waiting(a));
+			assert_true(ht_wl_full(a));
+		}
+		assert_true(ht_wl_full(b));
+		struct ht_completion cp = { .cookie = op.cookie, .type = op.type,
+					    .status = HT_RSP_TARGET_ABORT };
+		assert_int_equal(ht_wl_complete(a, &cp, NULL), 1);
+		assert_int_equal(ht_wl_complete(b, &cp, NULL), 1);
+	}
+	assert_true(ht_wl_done(a) && ht_wl_done(b));
+
+	/* a posted write, a Fence or a CAS in the mix: never full without a
+	 * drawn op (the next one may go, or its draw reads the shadow) */
+	static const enum ht_op_type other[] = { HT_OP_WRITE_P, HT_OP_FENCE, HT_OP_CAS };
+	for (unsigned k = 0; k < 3; k++) {
+		const struct ht_op *p;
+
+		c.weight[other[k]] = 1;
+		assert_int_equal(ht_wl_init(a, &c), 0);
+		c.weight[other[k]] = 0;
+		while (ht_wl_peek_ref(a, &p) == 1 && !ht_op_nonposted((enum ht_op_type)p->type))
+			ht_wl_commit(a);
+		assert_int_equal(ht_wl_peek_ref(a, &p), 1);
+		ht_wl_commit(a);
+		assert_false(ht_wl_full(a));
+	}
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1972,6 +2053,7 @@ int main(void)
 		cmocka_unit_test(test_target_serve_burst),
 		cmocka_unit_test(test_requester_bytes_match_pkt),
 		cmocka_unit_test(test_workload_peek_ref_is_peek),
+		cmocka_unit_test(test_workload_full_defers_draw),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

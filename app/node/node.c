@@ -323,7 +323,10 @@ static void from_bridge_any(struct htnode *nd, const struct ht_desc *d, uint64_t
  * the bridge. */
 static void sink_deliver(void *ctx, const struct ht_desc *d, uint64_t now)
 {
-	from_bridge_any(ctx, d, now);
+	if (d->vc == HT_VC_R) /* a response: on the byte path (never prefixed) */
+		to_requester(ctx, d, now);
+	else
+		from_bridge_any(ctx, d, now);
 }
 
 /* The bridge's sink for a remote non-posted request: served by the memory
@@ -439,7 +442,7 @@ static unsigned issue_ops(struct htnode *nd, uint64_t now)
 		struct ht_pkt p;
 
 		nd->rr = idx + 1 < n_wl ? idx + 1 : 0; /* no division */
-		if (!w || ht_wl_peek_ref(w, &op) != 1) {
+		if (!w || ht_wl_waiting(w) || ht_wl_peek_ref(w, &op) != 1) {
 			idle++;
 			continue;
 		}
@@ -460,8 +463,11 @@ static unsigned issue_ops(struct htnode *nd, uint64_t now)
 			idle++;
 			continue;
 		}
-		idle = 0;
 		ht_wl_commit_at(w, now);
+		/* a workload that can issue nothing before a completion is not
+		 * asked again in this poll: its next op is drawn in a later one,
+		 * after the frame this poll fills has left */
+		idle = ht_wl_full(w) ? 1 : 0;
 		moved++;
 		nd->st.issued++;
 		if (want_pkt)

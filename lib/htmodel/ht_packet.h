@@ -12,7 +12,6 @@
 #ifndef HT_PACKET_H
 #define HT_PACKET_H
 
-#include <endian.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -272,18 +271,24 @@ int ht_enc_rsp(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t sr
 	       const uint8_t *data);
 
 /* A dword of a packet in link order (little-endian), read or written with
- * one load or store (byte by byte, gcc -O2 keeps four of each). */
+ * one load or store (byte by byte, gcc -O2 keeps four of each). Plain C11
+ * (an installed header: no <endian.h> names without _DEFAULT_SOURCE). */
 static inline uint32_t ht_rd_le32(const uint8_t *b)
 {
 	uint32_t v;
 
 	memcpy(&v, b, 4);
-	return le32toh(v);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
 }
 
 static inline void ht_wr_le32(uint8_t *b, uint32_t v)
 {
-	v = htole32(v);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
 	memcpy(b, &v, 4);
 }
 
