@@ -1891,26 +1891,36 @@ static void test_requester_bytes_match_pkt(void **state)
 	assert_int_equal(ht_req_rx_desc(&rb, &d, &c), -EINVAL);
 }
 
+static uint8_t twin_sh[2][4096], twin_busy[2][64];
+
+/* Two workloads of config c (seed, n_ops, mix and limits from the caller),
+ * each with its own shadow (zero) and scratch over 4 KiB at MEM_BASE. */
+static void twin_workloads(struct ht_wl_cfg *c, struct ht_workload **a, struct ht_workload **b)
+{
+	struct ht_workload **w[2] = { a, b };
+
+	for (unsigned i = 0; i < 2; i++) {
+		*w[i] = calloc(1, sizeof(**w[i]));
+		assert_non_null(*w[i]);
+		memset(twin_sh[i], 0, sizeof(twin_sh[i]));
+		c->base = MEM_BASE;
+		c->size = sizeof(twin_sh[i]);
+		c->shadow = twin_sh[i];
+		c->busy = twin_busy[i];
+		assert_int_equal(ht_wl_init(*w[i], c), 0);
+	}
+}
+
 static void test_workload_peek_ref_is_peek(void **state)
 {
 	(void)state;
-	static uint8_t sh_a[4096], sh_b[4096], busy_a[64], busy_b[64];
-	struct ht_workload *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct ht_workload *a, *b;
 	struct ht_wl_cfg c;
 
-	assert_non_null(a);
-	assert_non_null(b);
 	ht_wl_cfg_default(&c);
 	c.seed = 3;
-	c.base = MEM_BASE;
-	c.size = sizeof(sh_a);
 	c.n_ops = 500;
-	c.shadow = sh_a;
-	c.busy = busy_a;
-	assert_int_equal(ht_wl_init(a, &c), 0);
-	c.shadow = sh_b;
-	c.busy = busy_b;
-	assert_int_equal(ht_wl_init(b, &c), 0);
+	twin_workloads(&c, &a, &b);
 	for (;;) {
 		struct ht_op op;
 		const struct ht_op *ref;
@@ -1929,7 +1939,7 @@ static void test_workload_peek_ref_is_peek(void **state)
 		}
 	}
 	assert_true(ht_wl_done(a) && ht_wl_done(b));
-	assert_memory_equal(sh_a, sh_b, sizeof(sh_a));
+	assert_memory_equal(twin_sh[0], twin_sh[1], sizeof(twin_sh[0]));
 	free(a);
 	free(b);
 }
@@ -1943,16 +1953,11 @@ static void test_workload_peek_ref_is_peek(void **state)
 static void test_workload_full_defers_draw(void **state)
 {
 	(void)state;
-	static uint8_t sh_a[4096], sh_b[4096], busy_a[64], busy_b[64];
-	struct ht_workload *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct ht_workload *a, *b;
 	struct ht_wl_cfg c;
 
-	assert_non_null(a);
-	assert_non_null(b);
 	ht_wl_cfg_default(&c);
 	c.seed = 11;
-	c.base = MEM_BASE;
-	c.size = sizeof(sh_a);
 	c.n_ops = 300;
 	c.max_inflight = 1;
 	memset(c.weight, 0, sizeof(c.weight));
@@ -1960,19 +1965,14 @@ static void test_workload_full_defers_draw(void **state)
 	c.weight[HT_OP_WRITE_NP] = 2;
 	c.weight[HT_OP_FETCH_ADD] = 1;
 	c.weight[HT_OP_FLUSH] = 1;
-	c.shadow = sh_a;
-	c.busy = busy_a;
-	assert_int_equal(ht_wl_init(a, &c), 0);
-	c.shadow = sh_b;
-	c.busy = busy_b;
-	assert_int_equal(ht_wl_init(b, &c), 0);
+	twin_workloads(&c, &a, &b);
 	for (;;) {
 		const struct ht_op *pa, *pb;
 		struct ht_op op;
 		int ra = ht_wl_peek_ref(a, &pa), rb;
 
 		assert_false(ht_wl_full(a));
-		assert_false(ht_wl_waiting(a));
+		assert_int_equal(ht_wl_waiting(a), ra != 1); /* none left: waits */
 		rb = ht_wl_peek_ref(b, &pb);
 		assert_int_equal(ra, rb);
 		if (ra != 1)
@@ -1983,11 +1983,10 @@ static void test_workload_full_defers_draw(void **state)
 		/* a: its next op drawn now (ht_wl_peek_ref answers 0, then
 		 * waits); b: not drawn before the completion */
 		assert_true(ht_wl_full(a));
-		assert_false(ht_wl_waiting(a));
-		if (ht_wl_peek_ref(a, &pa) != -ENODATA) {
-			assert_true(ht_wl_waiting(a));
-			assert_true(ht_wl_full(a));
-		}
+		bool left = !ht_wl_waiting(a); /* an op still to draw */
+		assert_int_equal(ht_wl_peek_ref(a, &pa), left ? 0 : -ENODATA);
+		assert_true(ht_wl_waiting(a));
+		assert_true(ht_wl_full(a));
 		assert_true(ht_wl_full(b));
 		struct ht_completion cp = { .cookie = op.cookie, .type = op.type,
 					    .status = HT_RSP_TARGET_ABORT };

@@ -136,8 +136,10 @@ unsigned htnode_peer_gone(struct htnode *nd, uint16_t node, uint64_t addr, uint6
 	return stopped;
 }
 
-/* A completion from the requester, for its workload. */
-static void complete(struct htnode *nd, struct ht_completion *c, uint64_t now)
+/* A completion from the requester, for its workload (inlined: once per
+ * completion). */
+static inline __attribute__((always_inline)) void complete(struct htnode *nd,
+							   struct ht_completion *c, uint64_t now)
 {
 	const struct htnode_hooks *h = nd->hooks;
 	struct ht_wl_result res;
@@ -485,7 +487,9 @@ unsigned htnode_poll(struct htnode *nd, uint64_t now)
 
 	if (htoe_local_pending(nd->b))
 		moved += local_output(nd, now);
-	if (nd->n_wl && !nd->hold)
+	/* one workload waiting for a completion (a read round trip between
+	 * its request and its response): nothing to issue, no walk */
+	if (nd->n_wl && !nd->hold && !(nd->n_wl == 1 && (!nd->wl[0] || ht_wl_waiting(nd->wl[0]))))
 		moved += issue_ops(nd, now);
 	return moved;
 }

@@ -367,7 +367,7 @@ int ht_req_unissue_bytes(struct ht_requester *r, const uint8_t *pkt, size_t len)
 /* An op encoded straight from its fields: a read (ht_op_check's dword or
  * byte form) or a dword write, below 2^40 (where no read of at most 64 bytes
  * wraps past 2^64); *dw: the dword form. One pass of ht_op_check's tests. */
-static bool fast_op(const struct ht_op *op, bool *dw)
+static inline __attribute__((always_inline)) bool fast_op(const struct ht_op *op, bool *dw)
 {
 	if (op->addr > HT_ADDR_MAX_40)
 		return false;

@@ -309,7 +309,7 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
 		case HT_OP_READ:
 			if (lost && c->len == sl->len) {
 				/* seeded from what it read: it matches */
-				memcpy(m, ht_completion_data(c), sl->len);
+				ht_data_copy(m, ht_completion_data(c), sl->len);
 				own(w, sl->addr, sl->len);
 				w->st.tainted_reads++;
 			} else {

@@ -153,13 +153,17 @@ int ht_wl_peek(struct ht_workload *w, struct ht_op *op);
  * driver issues it straight from there (ht_req_issue_enc). */
 int ht_wl_peek_ref(struct ht_workload *w, const struct ht_op **op);
 
-/* ht_wl_peek_ref would return 0 and change nothing: the pending op is
- * non-posted and max_inflight ops are in flight. A driver's idle poll tests
- * this instead of calling it. */
+/* ht_wl_peek_ref would change nothing and return 0 or -ENODATA: the
+ * pending op is non-posted and max_inflight ops are in flight, or no op is
+ * pending and none is left to draw. A driver's idle poll tests this
+ * instead of calling it. */
 static inline bool ht_wl_waiting(const struct ht_workload *w)
 {
-	return w->have_pending && w->inflight >= w->cfg.max_inflight &&
-	       ht_op_nonposted((enum ht_op_type)w->pending.type);
+	if (w->have_pending)
+		return w->inflight >= w->cfg.max_inflight &&
+		       ht_op_nonposted((enum ht_op_type)w->pending.type);
+	return w->generated >= w->cfg.n_ops &&
+	       (!w->cfg.sweep || w->sweep_next >= w->cfg.size / 64);
 }
 
 /* No op can be issued before a completion: max_inflight ops are in flight
