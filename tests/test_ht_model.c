@@ -446,6 +446,40 @@ static void test_malformed_response_completes_with_error(void **state)
 	assert_int_equal(ht_req_outstanding(&r), 0);
 }
 
+/* A tag is the first free one at or after the one after the last handed
+ * out, wrapping past 31 (the requester's search order). */
+static void test_tag_order_wraps(void **state)
+{
+	(void)state;
+	struct ht_requester r;
+	struct ht_pkt p;
+	struct ht_op o = op_read(0, 4, 1);
+	static const uint8_t frees[][2] = { { 7, 2 }, { 30, 1 } };
+	static const uint8_t want[][2] = { { 2, 7 }, { 30, 1 } };
+
+	init_req(&r, 1, (const uint8_t[]){ 4 });
+	for (unsigned i = 0; i < 32; i++) {
+		assert_int_equal(ht_req_issue(&r, &o, &p), 0);
+		assert_int_equal(p.srctag, i);
+	}
+	for (unsigned k = 0; k < 2; k++) {
+		assert_int_equal(ht_req_unissue_tag(&r, 4, frees[k][0]), 0);
+		assert_int_equal(ht_req_unissue_tag(&r, 4, frees[k][1]), 0);
+		for (unsigned j = 0; j < 2; j++) {
+			assert_int_equal(ht_req_issue(&r, &o, &p), 0);
+			assert_int_equal(p.srctag, want[k][j]);
+		}
+		assert_int_equal(ht_req_issue(&r, &o, &p), -EAGAIN);
+	}
+	/* a response for a UnitID the requester does not own is refused */
+	struct ht_completion c;
+	p.unitid = 5;
+	p.kind = HT_K_TGTDONE;
+	assert_int_equal(ht_req_rx(&r, &p, &c), -ENOENT);
+	p.unitid = 200;
+	assert_int_equal(ht_req_rx(&r, &p, &c), -ENOENT);
+}
+
 static void test_tag_exhaustion_and_reuse(void **state)
 {
 	(void)state;
@@ -1857,26 +1891,36 @@ static void test_requester_bytes_match_pkt(void **state)
 	assert_int_equal(ht_req_rx_desc(&rb, &d, &c), -EINVAL);
 }
 
+static uint8_t twin_sh[2][4096], twin_busy[2][64];
+
+/* Two workloads of config c (seed, n_ops, mix and limits from the caller),
+ * each with its own shadow (zero) and scratch over 4 KiB at MEM_BASE. */
+static void twin_workloads(struct ht_wl_cfg *c, struct ht_workload **a, struct ht_workload **b)
+{
+	struct ht_workload **w[2] = { a, b };
+
+	for (unsigned i = 0; i < 2; i++) {
+		*w[i] = calloc(1, sizeof(**w[i]));
+		assert_non_null(*w[i]);
+		memset(twin_sh[i], 0, sizeof(twin_sh[i]));
+		c->base = MEM_BASE;
+		c->size = sizeof(twin_sh[i]);
+		c->shadow = twin_sh[i];
+		c->busy = twin_busy[i];
+		assert_int_equal(ht_wl_init(*w[i], c), 0);
+	}
+}
+
 static void test_workload_peek_ref_is_peek(void **state)
 {
 	(void)state;
-	static uint8_t sh_a[4096], sh_b[4096], busy_a[64], busy_b[64];
-	struct ht_workload *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct ht_workload *a, *b;
 	struct ht_wl_cfg c;
 
-	assert_non_null(a);
-	assert_non_null(b);
 	ht_wl_cfg_default(&c);
 	c.seed = 3;
-	c.base = MEM_BASE;
-	c.size = sizeof(sh_a);
 	c.n_ops = 500;
-	c.shadow = sh_a;
-	c.busy = busy_a;
-	assert_int_equal(ht_wl_init(a, &c), 0);
-	c.shadow = sh_b;
-	c.busy = busy_b;
-	assert_int_equal(ht_wl_init(b, &c), 0);
+	twin_workloads(&c, &a, &b);
 	for (;;) {
 		struct ht_op op;
 		const struct ht_op *ref;
@@ -1895,7 +1939,77 @@ static void test_workload_peek_ref_is_peek(void **state)
 		}
 	}
 	assert_true(ht_wl_done(a) && ht_wl_done(b));
-	assert_memory_equal(sh_a, sh_b, sizeof(sh_a));
+	assert_memory_equal(twin_sh[0], twin_sh[1], sizeof(twin_sh[0]));
+	free(a);
+	free(b);
+}
+
+/* ht_wl_full and ht_wl_waiting say what ht_wl_peek_ref would answer, and a
+ * workload whose ops are all non-posted draws the same ops whether its next
+ * op is drawn right after a commit or only after the completion (the node
+ * leaves the draw to a later poll): the mixes with a posted write, a Fence
+ * or a CAS (whose compare value is read from the shadow) are never full
+ * before their next op is drawn. */
+static void test_workload_full_defers_draw(void **state)
+{
+	(void)state;
+	struct ht_workload *a, *b;
+	struct ht_wl_cfg c;
+
+	ht_wl_cfg_default(&c);
+	c.seed = 11;
+	c.n_ops = 300;
+	c.max_inflight = 1;
+	memset(c.weight, 0, sizeof(c.weight));
+	c.weight[HT_OP_READ] = 5;
+	c.weight[HT_OP_WRITE_NP] = 2;
+	c.weight[HT_OP_FETCH_ADD] = 1;
+	c.weight[HT_OP_FLUSH] = 1;
+	twin_workloads(&c, &a, &b);
+	for (;;) {
+		const struct ht_op *pa, *pb;
+		struct ht_op op;
+		int ra = ht_wl_peek_ref(a, &pa), rb;
+
+		assert_false(ht_wl_full(a));
+		assert_int_equal(ht_wl_waiting(a), ra != 1); /* none left: waits */
+		rb = ht_wl_peek_ref(b, &pb);
+		assert_int_equal(ra, rb);
+		if (ra != 1)
+			break;
+		assert_memory_equal(pa, pb, sizeof(*pa));
+		op = *pa;
+		assert_int_equal(ht_wl_commit(a), ht_wl_commit(b));
+		/* a: its next op drawn now (ht_wl_peek_ref answers 0, then
+		 * waits); b: not drawn before the completion */
+		assert_true(ht_wl_full(a));
+		bool left = !ht_wl_waiting(a); /* an op still to draw */
+		assert_int_equal(ht_wl_peek_ref(a, &pa), left ? 0 : -ENODATA);
+		assert_true(ht_wl_waiting(a));
+		assert_true(ht_wl_full(a));
+		assert_true(ht_wl_full(b));
+		struct ht_completion cp = { .cookie = op.cookie, .type = op.type,
+					    .status = HT_RSP_TARGET_ABORT };
+		assert_int_equal(ht_wl_complete(a, &cp, NULL), 1);
+		assert_int_equal(ht_wl_complete(b, &cp, NULL), 1);
+	}
+	assert_true(ht_wl_done(a) && ht_wl_done(b));
+
+	/* a posted write, a Fence or a CAS in the mix: never full without a
+	 * drawn op (the next one may go, or its draw reads the shadow) */
+	static const enum ht_op_type other[] = { HT_OP_WRITE_P, HT_OP_FENCE, HT_OP_CAS };
+	for (unsigned k = 0; k < 3; k++) {
+		const struct ht_op *p;
+
+		c.weight[other[k]] = 1;
+		assert_int_equal(ht_wl_init(a, &c), 0);
+		c.weight[other[k]] = 0;
+		while (ht_wl_peek_ref(a, &p) == 1 && !ht_op_nonposted((enum ht_op_type)p->type))
+			ht_wl_commit(a);
+		assert_int_equal(ht_wl_peek_ref(a, &p), 1);
+		ht_wl_commit(a);
+		assert_false(ht_wl_full(a));
+	}
 	free(a);
 	free(b);
 }
@@ -1910,6 +2024,7 @@ int main(void)
 		cmocka_unit_test(test_out_of_order_responses_matched),
 		cmocka_unit_test(test_malformed_response_completes_with_error),
 		cmocka_unit_test(test_tag_exhaustion_and_reuse),
+		cmocka_unit_test(test_tag_order_wraps),
 		cmocka_unit_test(test_target_response_fields),
 		cmocka_unit_test(test_master_abort_out_of_region),
 		cmocka_unit_test(test_master_abort_reserved_range),
@@ -1937,6 +2052,7 @@ int main(void)
 		cmocka_unit_test(test_target_serve_burst),
 		cmocka_unit_test(test_requester_bytes_match_pkt),
 		cmocka_unit_test(test_workload_peek_ref_is_peek),
+		cmocka_unit_test(test_workload_full_defers_draw),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,8 +136,10 @@ unsigned htnode_peer_gone(struct htnode *nd, uint16_t node, uint64_t addr, uint6
 	return stopped;
 }
 
-/* A completion from the requester, for its workload. */
-static void complete(struct htnode *nd, struct ht_completion *c, uint64_t now)
+/* A completion from the requester, for its workload (inlined: once per
+ * completion). */
+static inline __attribute__((always_inline)) void complete(struct htnode *nd,
+							   struct ht_completion *c, uint64_t now)
 {
 	const struct htnode_hooks *h = nd->hooks;
 	struct ht_wl_result res;
@@ -323,7 +325,10 @@ static void from_bridge_any(struct htnode *nd, const struct ht_desc *d, uint64_t
  * the bridge. */
 static void sink_deliver(void *ctx, const struct ht_desc *d, uint64_t now)
 {
-	from_bridge_any(ctx, d, now);
+	if (d->vc == HT_VC_R) /* a response: on the byte path (never prefixed) */
+		to_requester(ctx, d, now);
+	else
+		from_bridge_any(ctx, d, now);
 }
 
 /* The bridge's sink for a remote non-posted request: served by the memory
@@ -439,7 +444,7 @@ static unsigned issue_ops(struct htnode *nd, uint64_t now)
 		struct ht_pkt p;
 
 		nd->rr = idx + 1 < n_wl ? idx + 1 : 0; /* no division */
-		if (!w || ht_wl_peek_ref(w, &op) != 1) {
+		if (!w || ht_wl_waiting(w) || ht_wl_peek_ref(w, &op) != 1) {
 			idle++;
 			continue;
 		}
@@ -460,8 +465,11 @@ static unsigned issue_ops(struct htnode *nd, uint64_t now)
 			idle++;
 			continue;
 		}
-		idle = 0;
 		ht_wl_commit_at(w, now);
+		/* a workload that can issue nothing before a completion is not
+		 * asked again in this poll: its next op is drawn in a later one,
+		 * after the frame this poll fills has left */
+		idle = ht_wl_full(w) ? 1 : 0;
 		moved++;
 		nd->st.issued++;
 		if (want_pkt)
@@ -479,7 +487,9 @@ unsigned htnode_poll(struct htnode *nd, uint64_t now)
 
 	if (htoe_local_pending(nd->b))
 		moved += local_output(nd, now);
-	if (nd->n_wl && !nd->hold)
+	/* one workload waiting for a completion (a read round trip between
+	 * its request and its response): nothing to issue, no walk */
+	if (nd->n_wl && !nd->hold && !(nd->n_wl == 1 && (!nd->wl[0] || ht_wl_waiting(nd->wl[0]))))
 		moved += issue_ops(nd, now);
 	return moved;
 }

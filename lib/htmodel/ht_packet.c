@@ -611,16 +611,12 @@ int ht_pkt_fields(const struct ht_pkt *p, uint8_t ids[HT_F__COUNT])
 
 static uint32_t rd32(const uint8_t *b)
 {
-	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-	       (uint32_t)b[3] << 24;
+	return ht_rd_le32(b);
 }
 
 static void wr32(uint8_t *b, uint32_t v)
 {
-	b[0] = (uint8_t)v;
-	b[1] = (uint8_t)(v >> 8);
-	b[2] = (uint8_t)(v >> 16);
-	b[3] = (uint8_t)(v >> 24);
+	ht_wr_le32(b, v);
 }
 
 struct frame {
@@ -1251,14 +1247,14 @@ int ht_encode(const struct ht_pkt *p, uint8_t *buf, size_t cap)
 
 /* ---- fast encoders for the endpoint model (see ht_packet.h) ---- */
 
-/* ht_enc_sized, inlined into ht_enc_sized_desc: one call per request */
+/* The checks of ht_enc_sized: the packet's length, 0 (not a fast shape:
+ * ht_encode) or a negative enum ht_err; inlined, once per packet. */
 static inline __attribute__((always_inline)) int
-enc_sized_fields(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
-		 uint8_t passpw, uint8_t count, uint64_t addr, const uint8_t *data)
+enc_sized_check(size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag, uint8_t passpw,
+		uint8_t count, uint64_t addr)
 {
 	bool rd = (cmd & 0x30) == 0x10, posted = cmd & CMD_POSTED;
 	size_t total;
-	uint32_t w0;
 
 	if (cmd > 0x3f || !(rd || (cmd & 0x1c) == 0x0c)) /* RdSized, WrSized dword */
 		return 0;
@@ -1271,48 +1267,38 @@ enc_sized_fields(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t 
 	total = rd ? 8 : 8 + 4u * (count + 1u);
 	if (cap < total)
 		return HT_E_NOSPACE;
-	w0 = (uint32_t)cmd | (uint32_t)unitid << 8 | (uint32_t)passpw << 15 |
-	     (uint32_t)count << 22 | (uint32_t)((addr >> 2) & 0x3f) << 26;
-	if (!posted)
-		w0 |= (uint32_t)srctag << 16;
-	wr32(buf, w0);
-	wr32(buf + 4, (uint32_t)(addr >> 8));
-	if (!rd)
-		ht_data_copy(buf + 8, data, total - 8);
 	return (int)total;
 }
 
 int ht_enc_sized(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
 		 uint8_t passpw, uint8_t count, uint64_t addr, const uint8_t *data)
 {
-	return enc_sized_fields(buf, cap, cmd, unitid, srctag, passpw, count, addr, data);
+	int n = enc_sized_check(cap, cmd, unitid, srctag, passpw, count, addr);
+	bool rd = (cmd & 0x30) == 0x10;
+	uint32_t w0;
+
+	if (n <= 0)
+		return n;
+	w0 = (uint32_t)cmd | (uint32_t)unitid << 8 | (uint32_t)passpw << 15 |
+	     (uint32_t)count << 22 | (uint32_t)((addr >> 2) & 0x3f) << 26;
+	if (!(cmd & CMD_POSTED))
+		w0 |= (uint32_t)srctag << 16;
+	wr32(buf, w0);
+	wr32(buf + 4, (uint32_t)(addr >> 8));
+	if (!rd)
+		ht_data_copy(buf + 8, data, (size_t)n - 8);
+	return n;
 }
 
 int ht_enc_sized_desc(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
 		      uint8_t passpw, uint8_t count, uint64_t addr, const uint8_t *data,
 		      struct ht_desc *d)
 {
-	int n = enc_sized_fields(buf, cap, cmd, unitid, srctag, passpw, count, addr, data);
-	bool rd = (cmd & 0x30) == 0x10;
+	int n = enc_sized_check(cap, cmd, unitid, srctag, passpw, count, addr);
 
 	if (n <= 0)
 		return n;
-	/* what ht_desc_parse gives for these bytes (tests/test_ht_model.c) */
-	d->pkt = buf;
-	d->len = (uint16_t)n;
-	d->data_off = rd ? 0 : 8;
-	d->data_len = rd ? 0 : (uint16_t)(n - 8);
-	d->ctl = 0;
-	d->cmd = cmd;
-	d->kind = rd ? HT_K_RDSIZED : HT_K_WRSIZED;
-	d->vc = kind_vc(d->kind, cmd);
-	d->unitid = unitid;
-	d->srctag = (cmd & CMD_POSTED) ? 0 : srctag;
-	d->passpw = passpw;
-	d->count = count;
-	d->rsp_err = 0;
-	d->addr = addr;
-	return n;
+	return ht_enc_sized_desc_legal(buf, cmd, unitid, srctag, passpw, count, addr, data, d);
 }
 
 int ht_enc_rsp(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t srctag,
@@ -1327,9 +1313,7 @@ int ht_enc_rsp(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t sr
 		return HT_E_BAD_FIELD;
 	if (cap < total)
 		return HT_E_NOSPACE;
-	wr32(buf, (uint32_t)cmd | (uint32_t)unitid << 8 | (uint32_t)bridge << 14 |
-		  (uint32_t)passpw << 15 | (uint32_t)srctag << 16 |
-		  (uint32_t)(err >> 1) << 21 | (uint32_t)count << 22 | (uint32_t)(err & 1) << 29);
+	ht_put_rsp_ctl(buf, cmd, unitid, srctag, passpw, bridge, err, count);
 	if (done)
 		return 4;
 	if (data)

@@ -270,6 +270,28 @@ int ht_enc_rsp(uint8_t *buf, size_t cap, uint8_t cmd, uint8_t unitid, uint8_t sr
 	       uint8_t passpw, uint8_t bridge, enum ht_rsp_err err, uint8_t count,
 	       const uint8_t *data);
 
+/* A dword of a packet in link order (little-endian), read or written with
+ * one load or store (byte by byte, gcc -O2 keeps four of each). Plain C11
+ * (an installed header: no <endian.h> names without _DEFAULT_SOURCE). */
+static inline uint32_t ht_rd_le32(const uint8_t *b)
+{
+	uint32_t v;
+
+	memcpy(&v, b, 4);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
+}
+
+static inline void ht_wr_le32(uint8_t *b, uint32_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	memcpy(b, &v, 4);
+}
+
 /* Copy n bytes of an HT packet or its data (a multiple of 4 in a well-formed
  * packet, any n works) in 16-, 8- and 4-byte moves: what the codec and the
  * bridge use for packets. A memcpy of a length the compiler knows is small
@@ -292,6 +314,61 @@ inline void ht_data_copy(uint8_t *restrict dst, const uint8_t *restrict src, siz
 	}
 	for (; i < n; i++) /* not reached for a well-formed HT packet */
 		dst[i] = src[i];
+}
+
+/* The control dword of a response (what ht_enc_rsp writes first), in link
+ * order, for fields already in range. */
+static inline void ht_put_rsp_ctl(uint8_t *buf, uint8_t cmd, uint8_t unitid, uint8_t srctag,
+				  uint8_t passpw, uint8_t bridge, enum ht_rsp_err err,
+				  uint8_t count)
+{
+	uint32_t w = (uint32_t)cmd | (uint32_t)unitid << 8 | (uint32_t)bridge << 14 |
+		     (uint32_t)passpw << 15 | (uint32_t)srctag << 16 |
+		     (uint32_t)(err >> 1) << 21 | (uint32_t)count << 22 |
+		     (uint32_t)(err & 1) << 29;
+
+	ht_wr_le32(buf, w);
+}
+
+/*
+ * ht_enc_sized_desc for fields its caller has made legal (the requester, from
+ * an op it checked and a tag it took): cmd a RdSized or a WrSized dword,
+ * unitid and srctag below 32, passpw 0 or 1, count below 16, addr below 2^40,
+ * 4-aligned, a dword access inside its 64-byte block, buf of HT_MAX_PKT_LEN
+ * bytes. Writes the packet and *d, checks nothing, returns the length.
+ */
+static inline int ht_enc_sized_desc_legal(uint8_t *buf, uint8_t cmd, uint8_t unitid,
+					  uint8_t srctag, uint8_t passpw, uint8_t count,
+					  uint64_t addr, const uint8_t *data, struct ht_desc *d)
+{
+	bool rd = (cmd & 0x30) == 0x10, posted = cmd & HT_CMD_BIT_POSTED;
+	unsigned total = rd ? 8 : 8 + 4u * (count + 1u);
+	uint32_t w0 = (uint32_t)cmd | (uint32_t)unitid << 8 | (uint32_t)passpw << 15 |
+		      (uint32_t)count << 22 | (uint32_t)((addr >> 2) & 0x3f) << 26;
+	uint32_t w1 = (uint32_t)(addr >> 8);
+
+	if (!posted)
+		w0 |= (uint32_t)srctag << 16;
+	ht_wr_le32(buf, w0);
+	ht_wr_le32(buf + 4, w1);
+	if (!rd)
+		ht_data_copy(buf + 8, data, total - 8);
+	/* what ht_desc_parse gives for these bytes (tests/test_ht_model.c) */
+	d->pkt = buf;
+	d->len = (uint16_t)total;
+	d->data_off = rd ? 0 : 8;
+	d->data_len = rd ? 0 : (uint16_t)(total - 8);
+	d->ctl = 0;
+	d->cmd = cmd;
+	d->kind = rd ? HT_K_RDSIZED : HT_K_WRSIZED;
+	d->vc = rd || !posted ? HT_VC_NP : HT_VC_P;
+	d->unitid = unitid;
+	d->srctag = posted ? 0 : srctag;
+	d->passpw = passpw;
+	d->count = count;
+	d->rsp_err = 0;
+	d->addr = addr;
+	return (int)total;
 }
 
 /* The table-driven codec: the general case behind ht_encode/ht_decode (which
@@ -430,8 +507,7 @@ static inline int ht_bytes_set_addr(uint8_t *pkt, size_t len, uint64_t addr)
 	if (!o && addr > HT_ADDR_MAX_40)
 		return -1;
 	pkt[o + 3] = (uint8_t)((pkt[o + 3] & 0x03u) | (((addr >> 2) & 0x3fu) << 2));
-	for (int i = 0; i < 4; i++)
-		pkt[o + 4 + i] = (uint8_t)(hi >> (8 * i));
+	ht_wr_le32(pkt + o + 4, hi);
 	if (o) {
 		pkt[1] = (uint8_t)(addr >> 40);
 		pkt[2] = (uint8_t)(addr >> 48);

@@ -138,40 +138,43 @@ int ht_req_init(struct ht_requester *r, const struct ht_req_cfg *cfg)
 	}
 	memset(r, 0, sizeof(*r));
 	r->cfg = *cfg;
+	memset(r->unit_ix, -1, sizeof(r->unit_ix));
+	for (unsigned i = 0; i < cfg->n_unitids; i++)
+		r->unit_ix[cfg->unitids[i]] = (int8_t)i;
 	return 0;
 }
 
 /* Allocate (unit index, tag); false when all are in use. Round-robin over
  * UnitIDs, and within a UnitID from the tag after the last one handed out, so
- * tags are not reused immediately (helps catch stale responses). */
+ * tags are not reused immediately (helps catch stale responses): the first
+ * free tag at or after next_tag, wrapping, is the lowest set bit of the free
+ * map rotated by next_tag. */
 static bool alloc_tag(struct ht_requester *r, unsigned *ui, unsigned *tag)
 {
 	unsigned nu = r->cfg.n_unitids;
 	/* no division: next_unit < nu */
 	for (unsigned k = 0, u = r->next_unit; k < nu; k++, u = u + 1 < nu ? u + 1 : 0) {
-		if (r->inuse[u] == UINT32_MAX)
+		uint32_t free = ~r->inuse[u];
+		unsigned from = r->next_tag[u], tg;
+
+		if (!free)
 			continue;
-		for (unsigned t = 0; t < HT_REQ_TAGS; t++) {
-			unsigned tg = (r->next_tag[u] + t) % HT_REQ_TAGS;
-			if (!(r->inuse[u] & (1u << tg))) {
-				r->inuse[u] |= 1u << tg;
-				r->next_tag[u] = (uint8_t)((tg + 1) % HT_REQ_TAGS);
-				r->next_unit = u + 1 < nu ? u + 1 : 0;
-				*ui = u;
-				*tag = tg;
-				return true;
-			}
-		}
+		/* rotate right by from (0..31) */
+		free = free >> from | (uint32_t)((uint64_t)free << (32 - from));
+		tg = (from + (unsigned)__builtin_ctz(free)) & (HT_REQ_TAGS - 1);
+		r->inuse[u] |= 1u << tg;
+		r->next_tag[u] = (uint8_t)((tg + 1) & (HT_REQ_TAGS - 1));
+		r->next_unit = u + 1 < nu ? u + 1 : 0;
+		*ui = u;
+		*tag = tg;
+		return true;
 	}
 	return false;
 }
 
 static int unit_index(const struct ht_requester *r, uint8_t unitid)
 {
-	for (unsigned i = 0; i < r->cfg.n_unitids; i++)
-		if (r->cfg.unitids[i] == unitid)
-			return (int)i;
-	return -1;
+	return unitid < HT_UNITIDS ? r->unit_ix[unitid] : -1;
 }
 
 /* Fill the sized-request fields common to reads and writes. */
@@ -273,27 +276,40 @@ static int build(const struct ht_op *op, struct ht_pkt *p, struct ht_req_entry *
 	return 0;
 }
 
+/* A tag for a non-posted request: its (UnitID, SrcTag) and its entry in the
+ * outstanding table, for the caller to fill; NULL when every tag is in use
+ * (counted). */
+static struct ht_req_entry *take_np(struct ht_requester *r, uint8_t *unitid, uint8_t *srctag)
+{
+	unsigned ui, tag;
+
+	if (!alloc_tag(r, &ui, &tag)) {
+		r->st.no_tag++;
+		return NULL;
+	}
+	*unitid = r->cfg.unitids[ui];
+	*srctag = (uint8_t)tag;
+	r->outstanding++;
+	return &r->tab[ui][tag];
+}
+
 /* Account for an op whose request is built: a posted op goes out with
  * unitids[0]; a non-posted one takes a tag and enters the outstanding table
  * with entry e. 0, or -EAGAIN (no tag, counted). */
 static int take_tag(struct ht_requester *r, const struct ht_req_entry *e, uint8_t *unitid,
 		    uint8_t *srctag)
 {
-	unsigned ui, tag;
+	struct ht_req_entry *slot;
 
 	if (!ht_op_nonposted((enum ht_op_type)e->type)) {
 		*unitid = r->cfg.unitids[0];
 		r->st.issued[e->type]++;
 		return 0;
 	}
-	if (!alloc_tag(r, &ui, &tag)) {
-		r->st.no_tag++;
+	slot = take_np(r, unitid, srctag);
+	if (!slot)
 		return -EAGAIN;
-	}
-	*unitid = r->cfg.unitids[ui];
-	*srctag = (uint8_t)tag;
-	r->tab[ui][tag] = *e;
-	r->outstanding++;
+	*slot = *e;
 	r->st.issued[e->type]++;
 	return 0;
 }
@@ -351,7 +367,7 @@ int ht_req_unissue_bytes(struct ht_requester *r, const uint8_t *pkt, size_t len)
 /* An op encoded straight from its fields: a read (ht_op_check's dword or
  * byte form) or a dword write, below 2^40 (where no read of at most 64 bytes
  * wraps past 2^64); *dw: the dword form. One pass of ht_op_check's tests. */
-static bool fast_op(const struct ht_op *op, bool *dw)
+static inline __attribute__((always_inline)) bool fast_op(const struct ht_op *op, bool *dw)
 {
 	if (op->addr > HT_ADDR_MAX_40)
 		return false;
@@ -377,40 +393,38 @@ int ht_req_issue_enc(struct ht_requester *r, const struct ht_op *op, uint64_t co
 }
 
 /* ht_req_issue_desc of an op fast_op accepted (dw: its dword form), what
- * build() + ht_encode give; buf holds HT_MAX_PKT_LEN bytes. */
+ * build() + ht_encode give; buf holds HT_MAX_PKT_LEN bytes. The tag's entry
+ * is written in place, and the fields fast_op and the tag made legal are
+ * encoded unchecked. */
 static int issue_fast(struct ht_requester *r, const struct ht_op *op, bool dw, uint64_t cookie,
 		      uint8_t *buf, struct ht_desc *d)
 {
-	struct ht_req_entry e;
-	uint8_t unitid, srctag = 0;
-	bool rd = op->type == HT_OP_READ;
+	uint8_t unitid, srctag = 0, type = op->type;
+	bool rd = type == HT_OP_READ;
 	uint32_t off = dw ? 0 : (uint32_t)(op->addr & 3);
 	/* dword: Count = dwords - 1; byte read: Count carries Mask[3:0] */
 	uint8_t count = (uint8_t)(dw ? op->len / 4 - 1 : ((1u << op->len) - 1) << off);
-	uint8_t cmd = rd ? HT_CMD_RD | (op->rsp_passpw ? 0x08 : 0) :
-		      op->type == HT_OP_WRITE_P ? HT_CMD_WR_P : HT_CMD_WR_NP;
-	int n;
+	uint8_t cmd = rd ? HT_CMD_RD | (op->rsp_passpw ? HT_CMD_BIT_RSPPW : 0) :
+		      type == HT_OP_WRITE_P ? HT_CMD_WR_P : HT_CMD_WR_NP;
 
-	memset(&e, 0, sizeof(e));
-	e.cookie = cookie;
-	e.addr = op->addr;
-	e.type = op->type;
-	if (rd) {
-		e.len = (uint8_t)op->len;
-		e.dword = dw;
-		e.count = dw ? count : 0;
+	if (type == HT_OP_WRITE_P) {
+		unitid = r->cfg.unitids[0];
+	} else {
+		struct ht_req_entry *e = take_np(r, &unitid, &srctag);
+
+		if (!e)
+			return -EAGAIN;
+		e->cookie = cookie;
+		e->addr = op->addr;
+		e->type = type;
+		e->len = rd ? (uint8_t)op->len : 0;
+		e->dword = rd && dw;
+		e->count = rd && dw ? count : 0;
 	}
-	n = take_tag(r, &e, &unitid, &srctag);
-	if (n < 0)
-		return n;
-	n = ht_enc_sized_desc(buf, HT_MAX_PKT_LEN, cmd | (dw ? 0x04 : 0) | 0x01 /* coherent */,
-			      unitid, srctag, op->passpw ? 1 : 0, count, op->addr - off, op->data, d);
-	if (n <= 0) { /* not expected for an op fast_op accepts */
-		unissue_tag(r, ht_op_nonposted((enum ht_op_type)op->type), unitid, srctag);
-		r->st.invalid++;
-		return -EINVAL;
-	}
-	return n;
+	r->st.issued[type]++;
+	return ht_enc_sized_desc_legal(buf, cmd | (dw ? HT_CMD_BIT_DWORD : 0) | 0x01 /* coherent */,
+				       unitid, srctag, op->passpw ? 1 : 0, count, op->addr - off,
+				       op->data, d);
 }
 
 int ht_req_issue_fast(struct ht_requester *r, const struct ht_op *op, uint64_t cookie,

@@ -122,6 +122,7 @@ struct ht_req_stats {
 
 struct ht_requester {
 	struct ht_req_cfg cfg;
+	int8_t   unit_ix[HT_UNITIDS];         /* UnitID -> its index in cfg.unitids, or -1 */
 	uint32_t inuse[HT_REQ_MAX_UNITIDS];   /* tag bitmap per UnitID */
 	uint8_t  next_tag[HT_REQ_MAX_UNITIDS];
 	unsigned next_unit;                   /* round-robin over the UnitIDs */

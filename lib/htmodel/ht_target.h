@@ -67,6 +67,9 @@ struct ht_tgt_stats {
 struct ht_target {
 	struct ht_target_cfg cfg;
 	unsigned faults;      /* bit i: cfg.fault[i] is set (none: no per-access walk) */
+	uint64_t last;        /* cfg.base + cfg.size - 1 */
+	bool     plain;       /* the region touches no reserved byte and no fault is set:
+	                       * an access inside it is ok, nothing more to check */
 	struct ht_tgt_stats st;
 };
 

@@ -58,6 +58,8 @@ int ht_wl_init(struct ht_workload *w, const struct ht_wl_cfg *cfg)
 	}
 	if (!w->cfg.max_inflight)
 		w->cfg.max_inflight = HT_WL_MAX_INFLIGHT;
+	w->gen_np = !w->cfg.weight[HT_OP_WRITE_P] && !w->cfg.weight[HT_OP_FENCE] &&
+		    !w->cfg.weight[HT_OP_CAS];
 	ht_rand_seed(&w->rng, cfg->seed);
 	memset(cfg->busy, 0, cfg->size / 64);
 	/* pop order 0, 1, 2, ... */
@@ -307,7 +309,7 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
 		case HT_OP_READ:
 			if (lost && c->len == sl->len) {
 				/* seeded from what it read: it matches */
-				memcpy(m, ht_completion_data(c), sl->len);
+				ht_data_copy(m, ht_completion_data(c), sl->len);
 				own(w, sl->addr, sl->len);
 				w->st.tainted_reads++;
 			} else {

@@ -115,6 +115,9 @@ struct ht_workload {
 	struct ht_rand rng;
 	uint64_t wsum;           /* sum of cfg.weight (set up once for the draws) */
 	int      only_type;      /* the one op type with a weight, else -1 (no draw) */
+	bool     gen_np;         /* every op it generates is non-posted, drawn from the
+	                          * generator alone (no posted write, Fence or CAS, whose
+	                          * compare value is read from the shadow) */
 	uint64_t generated;      /* random ops generated (incl. the pending one) */
 	uint64_t sweep_next;     /* next sweep block */
 	uint64_t seq;            /* ops committed */
@@ -149,6 +152,29 @@ int ht_wl_peek(struct ht_workload *w, struct ht_op *op);
  * (valid until the next ht_wl_peek_ref/ht_wl_peek/ht_wl_commit call). The
  * driver issues it straight from there (ht_req_issue_enc). */
 int ht_wl_peek_ref(struct ht_workload *w, const struct ht_op **op);
+
+/* ht_wl_peek_ref would change nothing and return 0 or -ENODATA: the
+ * pending op is non-posted and max_inflight ops are in flight, or no op is
+ * pending and none is left to draw. A driver's idle poll tests this
+ * instead of calling it. */
+static inline bool ht_wl_waiting(const struct ht_workload *w)
+{
+	if (w->have_pending)
+		return w->inflight >= w->cfg.max_inflight &&
+		       ht_op_nonposted((enum ht_op_type)w->pending.type);
+	return w->generated >= w->cfg.n_ops &&
+	       (!w->cfg.sweep || w->sweep_next >= w->cfg.size / 64);
+}
+
+/* No op can be issued before a completion: max_inflight ops are in flight
+ * and the next op, drawn or not, is non-posted. The draw of an op not drawn
+ * yet can wait: a driver may leave it to a later (idle) poll, the op is the
+ * same (gen_np). */
+static inline bool ht_wl_full(const struct ht_workload *w)
+{
+	return w->inflight >= w->cfg.max_inflight &&
+	       (w->have_pending ? ht_op_nonposted((enum ht_op_type)w->pending.type) : w->gen_np);
+}
 
 /* The op from the last successful ht_wl_peek was issued. Returns its seq. */
 uint64_t ht_wl_commit(struct ht_workload *w);
