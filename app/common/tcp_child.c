@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -82,15 +83,26 @@ int tcp_child_start(struct tcp_child *t, void (*serve)(int fd, void *arg), void 
 		return -1;
 	}
 	fflush(NULL);
+	/* SIGTERM is held until the child has the default action: a stop sent
+	 * at once (the connect below failed) would otherwise find the parent's
+	 * handler (htoe-dimm's: "stopping after the current run") and leave the
+	 * child in accept(), and tcp_child_stop waiting for it, for ever */
+	sigset_t term, old;
+
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &term, &old);
 	pid_t pid = fork();
 
 	if (pid < 0) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		snprintf(err, errlen, "tcp: fork: %s", strerror(errno));
 		close(ls);
 		return -1;
 	}
 	if (pid == 0) {
 		signal(SIGTERM, SIG_DFL); /* not the parent's handler: SIGTERM stops it */
+		pthread_sigmask(SIG_UNBLOCK, &term, NULL);
 		tcp_pin(1);
 		int c = accept(ls, NULL, NULL);
 
@@ -100,6 +112,7 @@ int tcp_child_start(struct tcp_child *t, void (*serve)(int fd, void *arg), void 
 		serve(c, arg);
 		_exit(0);
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	close(ls);
 	t->pid = pid;
 	t->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
