@@ -332,7 +332,7 @@ unsigned br_drv_rx(struct br_drv *d, uint64_t now)
 	unsigned moved = nb;
 
 	if (!nb && likely(!p->imp_rx))
-		return 0; /* an idle poll (nothing is left to free between calls) */
+		return 0; /* an idle poll (mbufs left to free go after the next TX burst) */
 	if (nb)
 		br_path_begin();
 	/* Each frame's header cache line and its first data line at once: a
