@@ -28,6 +28,9 @@
 #include "eal_hint.h"
 
 #define FWD_BURST 32
+/* The length of the frame a ping sends last over a link between two
+ * processes: the echo side stops on it (see ping_stop) */
+#define FWD_STOP_LEN 21
 #define FWD_DESC  1024
 
 struct fwd {
@@ -195,8 +198,13 @@ static int echo_lcore(void *arg)
 	while (!*e->stop && !sig_stop) {
 		uint16_t k = rte_eth_rx_burst(e->port, 0, m, FWD_BURST);
 
-		if (k)
-			e->echoed += macswap_back(e->port, m, k);
+		if (!k)
+			continue;
+		if (unlikely(m[k - 1]->data_len == FWD_STOP_LEN)) { /* the ping is done */
+			rte_pktmbuf_free_bulk(m, k);
+			break;
+		}
+		e->echoed += macswap_back(e->port, m, k);
 	}
 	return 0;
 }
@@ -358,6 +366,36 @@ static int mode_rx(uint16_t port, double secs)
 	return 0;
 }
 
+/* The ping's end over a link between two processes (memif): the echo side
+ * of memif is told to stop (a FWD_STOP_LEN-byte frame), and the link is given up to
+ * 2 s to go down before this side closes its port. A memif client owns the
+ * shared memory: had it left first, the server's RX burst would read memory
+ * its interrupt thread had just unmapped. */
+static void ping_stop(uint16_t port, struct rte_mempool *pool)
+{
+	struct rte_eth_dev_info info;
+	struct rte_mbuf *f;
+	uint64_t hz = rte_get_tsc_hz(), t0 = rte_rdtsc();
+	struct rte_eth_link l;
+
+	/* the other PMDs own their memory on each side (af_packet, af_xdp:
+	 * the echo side is stopped with SIGINT, as before) */
+	if (rte_eth_dev_info_get(port, &info) != 0 || !info.driver_name ||
+	    !strstr(info.driver_name, "memif"))
+		return;
+	if (!(f = ping_frame(pool, FWD_STOP_LEN, 0)))
+		return;
+	if (rte_eth_tx_burst(port, 0, &f, 1) != 1) {
+		rte_pktmbuf_free(f);
+		return;
+	}
+	do {
+		rte_delay_us_block(1000);
+		if (rte_eth_link_get_nowait(port, &l) == 0 && l.link_status == RTE_ETH_LINK_DOWN)
+			return;
+	} while (rte_rdtsc() - t0 < 2 * hz);
+}
+
 /* The one-port modes: echo, ping, tx, rx (see bench.h). */
 static int one_port_main(int argc, char **argv, struct rte_mempool *pool)
 {
@@ -389,6 +427,7 @@ static int one_port_main(int argc, char **argv, struct rte_mempool *pool)
 			rc = 4;
 		else
 			print_rtt(len, &h, lost);
+		ping_stop(port, pool);
 	} else if (!strcmp(mode, "tx") && argc >= 2) {
 		rc = mode_tx(port, pool, (unsigned)atoi(argv[1]));
 	} else if (!strcmp(mode, "rx") && argc >= 2) {
