@@ -640,6 +640,10 @@ static json_t *read_memif(unsigned size, double secs, const char *srv_set, char 
 /* The raw ping-pong of one frame_len-byte frame over a link (__fwd ping on
  * side 0, echo on side 1); NULL for net_ring: in one process. Its JSON
  * ({"frame_len","lost","rtt"}) or NULL (why). */
+/* Echo sides of two-process raw ping-pongs that did not exit 0 (a crash when
+ * the ping side left first: fig.raw_rtt_echo_unclean, 0 expected) */
+static unsigned echo_unclean;
+
 static json_t *raw_pingpong(const struct link2 *L, unsigned frame_len, double secs, char *why,
 			    size_t wlen)
 {
@@ -662,8 +666,14 @@ static json_t *raw_pingpong(const struct link2 *L, unsigned frame_len, double se
 	child_argf(&c, "%.3f", secs);
 	json_t *j = child_run(&c, secs + HANG_S, &rc, why, wlen);
 
-	if (L)
+	if (L) {
 		json_decref(link_unserve(&srv, L, &src));
+		if (src != 0) {
+			echo_unclean++;
+			fprintf(stderr, "htoe-bench: raw ping-pong: the echo side exited with status "
+				"%d (above 128: killed by signal %d)\n", src, src - 128);
+		}
+	}
 	return j;
 }
 
@@ -1278,6 +1288,7 @@ static void scen_rtt(json_t *fig)
 	json_object_set_new(fig, "read_vs_raw", vr);
 	json_object_set_new(vr, "ring", vring);
 	json_object_set_new(vr, "memif", vmem);
+	echo_unclean = 0;
 	for (unsigned k = 0; k < 2; k++) {
 		static struct lat_hist th;
 		struct link2 L;
@@ -1304,6 +1315,7 @@ static void scen_rtt(json_t *fig)
 			note_err(label, why);
 		}
 	}
+	json_object_set_new(fig, "raw_rtt_echo_unclean", json_integer(echo_unclean));
 }
 
 /* True if the file contains `s`. */

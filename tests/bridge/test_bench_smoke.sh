@@ -167,6 +167,9 @@ def median(v):
     v = sorted(v)
     return (v[len(v) // 2] + v[(len(v) - 1) // 2]) / 2
 
+# the memif echo side stops before the ping side leaves (else it crashes)
+need(f["raw_rtt_echo_unclean"] == 0,
+     "raw ping-pong: %s echo sides did not exit 0" % f.get("raw_rtt_echo_unclean"))
 for link in ("ring", "memif"):
     for size in ("8", "64"):
         raw = f["raw_rtt_" + link][size]
