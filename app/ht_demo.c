@@ -156,9 +156,10 @@ int ht_demo_main(int argc, char **argv)
 	struct ht_b2b *b = calloc(1, sizeof(*b));
 	struct ht_workload *w = calloc(1, sizeof(*w));
 	uint8_t *mem = malloc(o.size), *shadow = malloc(o.size), *busy = malloc(o.size / 64);
-	if (!b || !w || !mem || !shadow || !busy) {
+	uint64_t *taint = malloc(o.size / 64 * sizeof(*taint));
+	if (!b || !w || !mem || !shadow || !busy || !taint) {
 		fprintf(stderr, "htoe-ht demo: out of memory\n");
-		free(b); free(w); free(mem); free(shadow); free(busy);
+		free(b); free(w); free(mem); free(shadow); free(busy); free(taint);
 		return 1;
 	}
 	ht_wl_fill(o.seed, mem, o.size);
@@ -175,6 +176,7 @@ int ht_demo_main(int argc, char **argv)
 	wc.n_ops = o.ops;
 	wc.shadow = shadow;
 	wc.busy = busy;
+	wc.taint = taint;
 	wc.sweep = !o.no_sweep;
 	int rc = 1;
 	if (ht_b2b_init(b, &bc) < 0 || ht_wl_init(w, &wc) < 0) {
@@ -278,5 +280,6 @@ out:
 	free(mem);
 	free(shadow);
 	free(busy);
+	free(taint);
 	return rc;
 }

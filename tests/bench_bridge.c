@@ -197,11 +197,12 @@ static void bench_model(uint64_t n_ops, const char *label, bool reads_only)
 	struct ht_workload *wl = calloc(1, sizeof(*wl));
 	struct ht_workload *wls[2] = { NULL, wl };
 	uint8_t *mem = malloc(MEM_SIZE), *shadow = malloc(MEM_SIZE), *busy = calloc(1, MEM_SIZE / 64);
+	uint64_t *taint = calloc(MEM_SIZE / 64, sizeof(*taint));
 	struct ht_target_cfg tc;
 	struct ht_wl_cfg wc;
 	uint64_t now = 1000;
 
-	if (!wl || !mem || !shadow || !busy)
+	if (!wl || !mem || !shadow || !busy || !taint)
 		die("memory", "out of memory");
 	pump(p, 0, HTOE_TX_FLUSH);
 	for (unsigned i = 0; i < 2; i++) {
@@ -226,6 +227,7 @@ static void bench_model(uint64_t n_ops, const char *label, bool reads_only)
 	wc.n_ops = n_ops;
 	wc.shadow = shadow;
 	wc.busy = busy;
+	wc.taint = taint;
 	wc.sweep = false;
 	if (reads_only) {
 		memset(wc.weight, 0, sizeof(wc.weight));
@@ -257,6 +259,7 @@ static void bench_model(uint64_t n_ops, const char *label, bool reads_only)
 	free(mem);
 	free(shadow);
 	free(busy);
+	free(taint);
 }
 
 /* ---- 3. codec ---- */

@@ -978,9 +978,10 @@ static struct wl_run run_workload(uint64_t seed, uint64_t n_ops, unsigned credit
 				  uint64_t size, bool corrupt_mem)
 {
 	uint8_t *mem = malloc(size), *shadow = malloc(size), *busy = malloc(size / 64);
+	uint64_t *taint = malloc(size / 64 * sizeof(*taint));
 	struct ht_b2b *b = calloc(1, sizeof(*b));
 	struct ht_workload *w = calloc(1, sizeof(*w));
-	assert_true(mem && shadow && busy && b && w);
+	assert_true(mem && shadow && busy && taint && b && w);
 	ht_wl_fill(seed, mem, size);
 	memcpy(shadow, mem, size);
 	struct ht_b2b_cfg bc;
@@ -997,6 +998,7 @@ static struct wl_run run_workload(uint64_t seed, uint64_t n_ops, unsigned credit
 	wc.n_ops = n_ops;
 	wc.shadow = shadow;
 	wc.busy = busy;
+	wc.taint = taint;
 	assert_int_equal(ht_wl_init(w, &wc), 0);
 	uint64_t guard = 0;
 	bool corrupted = false;
@@ -1029,6 +1031,7 @@ static struct wl_run run_workload(uint64_t seed, uint64_t n_ops, unsigned credit
 	free(mem);
 	free(shadow);
 	free(busy);
+	free(taint);
 	free(b);
 	free(w);
 	return res;
@@ -1089,6 +1092,9 @@ static void test_determinism(void **state)
 	assert_int_not_equal(a.hash, d.hash);
 }
 
+/* The taint scratch of the tests' workloads of up to 4 KiB, one at a time. */
+static uint64_t wl_taint[4096 / 64];
+
 /* A workload of one op type only, no read-back sweep. */
 static void wl_cfg_single_op(struct ht_wl_cfg *wc, uint64_t seed, uint64_t base, uint64_t size,
 			     uint64_t n_ops, uint8_t *shadow, uint8_t *busy, enum ht_op_type type)
@@ -1100,6 +1106,8 @@ static void wl_cfg_single_op(struct ht_wl_cfg *wc, uint64_t seed, uint64_t base,
 	wc->n_ops = n_ops;
 	wc->shadow = shadow;
 	wc->busy = busy;
+	assert_true(size <= sizeof(wl_taint) / sizeof(wl_taint[0]) * 64);
+	wc->taint = wl_taint;
 	wc->sweep = false;
 	memset(wc->weight, 0, sizeof(wc->weight));
 	wc->weight[type] = 1;
@@ -1151,8 +1159,9 @@ static void test_workload_peek_commit_protocol(void **state)
 	assert_int_equal(ht_wl_init(&w, &wc), -EINVAL);
 }
 
-/* Complete the next read of workload w with every byte = v: its result. */
-static int wl_read_with(struct ht_workload *w, uint8_t v, uint64_t *addr)
+/* Complete the next read of workload w (window at 0x40) with what the
+ * image mem holds there: its result. */
+static int wl_read_image(struct ht_workload *w, const uint8_t *mem, uint64_t *addr)
 {
 	struct ht_op op;
 	struct ht_completion c;
@@ -1163,9 +1172,19 @@ static int wl_read_with(struct ht_workload *w, uint8_t v, uint64_t *addr)
 	c.cookie = op.cookie;
 	c.type = HT_OP_READ;
 	c.len = (uint16_t)op.len;
-	memset(c.data, v, op.len);
+	memcpy(c.data, mem + (op.addr - 0x40), op.len);
 	*addr = op.addr;
 	return ht_wl_complete(w, &c, NULL);
+}
+
+/* Complete the next read of workload w (a window of two blocks at 0x40)
+ * with every byte = v: its result. */
+static int wl_read_with(struct ht_workload *w, uint8_t v, uint64_t *addr)
+{
+	uint8_t mem[128];
+
+	memset(mem, v, sizeof(mem));
+	return wl_read_image(w, mem, addr);
 }
 
 /* A read-only workload of whole-block reads over two blocks at 0x40,
@@ -1201,13 +1220,14 @@ static void test_workload_image_taint(void **state)
 }
 
 /* Bytes reported lost (ht_wl_taint) read back with any value: accepted once
- * and the shadow seeded from it (a whole-block read owns the block again,
- * so a second, different value is a mismatch); bytes not reported lost
- * still fail on a wrong value. */
+ * and the shadow seeded from it (the read owns them again, so a second,
+ * different value is a mismatch); the bytes of the same block that were
+ * not reported lost, and those of other blocks, still fail on a wrong
+ * value. */
 static void test_workload_taint(void **state)
 {
 	(void)state;
-	uint8_t shadow[128], busy[2];
+	uint8_t shadow[128], busy[2], mem[128];
 	struct ht_workload w;
 	unsigned seen[2] = { 0, 0 };
 	uint64_t addr;
@@ -1220,8 +1240,11 @@ static void test_workload_taint(void **state)
 	assert_int_equal(ht_wl_taint(&w, 0x44, 4, false), 1);
 	assert_int_equal(ht_wl_stats(&w)->lost_reset, 1);
 	assert_int_equal(ht_wl_stats(&w)->lost_bytes, 4);
+	memset(mem, 0, sizeof(mem));
+	memset(mem + 4, 0xAA, 4); /* it may have been applied after all */
+	mem[64 + 1] = 0xAA;       /* no loss reported in block 1 */
 	while (seen[0] < 2 || seen[1] < 1) {
-		int rc = wl_read_with(&w, 0xAA, &addr);
+		int rc = wl_read_image(&w, mem, &addr);
 		unsigned blk = (unsigned)((addr - 0x40) / 64);
 
 		if (blk == 0)
@@ -1234,15 +1257,32 @@ static void test_workload_taint(void **state)
 	assert_int_equal(ht_wl_stats(&w)->verified, seen[0]);
 	assert_int_equal(ht_wl_stats(&w)->mismatches, seen[1]);
 	/* block 0 is owned again: another value there is a mismatch */
+	mem[4] = 0xBB;
 	do {
-		int rc = wl_read_with(&w, 0xBB, &addr);
+		int rc = wl_read_image(&w, mem, &addr);
+
+		assert_int_equal(rc, 1); /* block 1 still differs too */
+	} while (addr != 0x40);
+	/* a byte of block 0 the loss did not cover was never accepted */
+	assert_int_equal(ht_wl_taint(&w, 0x44, 4, false), 1);
+	mem[4] = 0xAA;
+	mem[9] = 0x11;
+	do {
+		int rc = wl_read_image(&w, mem, &addr);
 
 		assert_int_equal(rc, 1);
 	} while (addr != 0x40);
+	assert_int_equal(ht_wl_stats(&w)->tainted_reads, 2);
+	/* the image is compared outside the bytes still tainted only */
+	assert_int_equal(ht_wl_taint(&w, 0x49, 1, false), 1);
+	mem[64 + 1] = 0;
+	assert_int_equal(ht_wl_check_image(&w, mem), 0);
+	mem[10] = 0x22;
+	assert_int_equal(ht_wl_check_image(&w, mem), 1);
 	/* the node restarted: the whole window is lost, any value accepted once */
 	assert_int_equal(ht_wl_taint(&w, 0, 0x10000, true), 1);
 	assert_int_equal(ht_wl_stats(&w)->lost_restart, 1);
-	assert_int_equal(ht_wl_stats(&w)->lost_bytes, 4 + 128);
+	assert_int_equal(ht_wl_stats(&w)->lost_bytes, 4 + 4 + 1 + 128);
 	uint64_t mm = ht_wl_stats(&w)->mismatches;
 
 	seen[0] = seen[1] = 0;
@@ -1251,7 +1291,7 @@ static void test_workload_taint(void **state)
 		seen[(addr - 0x40) / 64]++;
 	}
 	assert_int_equal(ht_wl_stats(&w)->mismatches, mm);
-	assert_int_equal(ht_wl_stats(&w)->tainted_reads, 3);
+	assert_int_equal(ht_wl_stats(&w)->tainted_reads, 4);
 }
 
 /* Issue the next read of workload w: its op (cookie, address). */
@@ -1347,6 +1387,42 @@ static void test_workload_unown(void **state)
 	assert_int_equal(ht_wl_stats(&w)->lost_reset + ht_wl_stats(&w)->lost_restart, 0);
 	assert_int_equal(wl_read_with(&w, 0x5B, &addr), 1);
 	assert_int_equal(ht_wl_stats(&w)->mismatches, 1);
+}
+
+/* A window not owned yet, read 8 bytes at a time (the read round trip's
+ * benchmark): the first read of each block seeds those 8 bytes only; from
+ * then on a different value is a mismatch, and the memory image is compared
+ * on the bytes read (the other 56 of each block are still unknown). */
+static void test_workload_unown_partial(void **state)
+{
+	(void)state;
+	uint8_t shadow[128], busy[2], mem[128];
+	struct ht_workload w;
+	struct ht_wl_cfg wc;
+	unsigned seen[2] = { 0, 0 };
+	uint64_t addr;
+
+	memset(shadow, 0, sizeof(shadow));
+	wl_cfg_single_op(&wc, 9, 0x40, 128, 200, shadow, busy, HT_OP_READ);
+	wc.fixed_len = 8;
+	assert_int_equal(ht_wl_init(&w, &wc), 0);
+	ht_wl_unown(&w);
+	while (!seen[0] || !seen[1]) {
+		assert_int_equal(wl_read_with(&w, 0x5A, &addr), 0);
+		seen[(addr - 0x40) / 64]++;
+	}
+	assert_int_equal(ht_wl_stats(&w)->tainted_reads, 2);
+	assert_int_equal(wl_read_with(&w, 0x5A, &addr), 0);
+	assert_int_equal(ht_wl_stats(&w)->tainted_reads, 2);
+	assert_int_equal(wl_read_with(&w, 0x5B, &addr), 1);
+	assert_int_equal(ht_wl_stats(&w)->mismatches, 1);
+	assert_true(ht_wl_tainted(&w, 0)); /* bytes 8 to 63 still unknown */
+	memset(mem, 0x77, sizeof(mem));
+	memset(mem, 0x5A, 8);
+	memset(mem + 64, 0x5A, 8);
+	assert_int_equal(ht_wl_check_image(&w, mem), 0);
+	mem[64 + 3] = 0;
+	assert_int_equal(ht_wl_check_image(&w, mem), 1);
 }
 
 /* ht_rand_below: n <= 1 gives 0; every draw is below n, also for n near
@@ -1448,6 +1524,7 @@ static void test_workload_fixed_len_posted_writes(void **state)
 	wc.size = sizeof(shadow);
 	wc.shadow = shadow;
 	wc.busy = busy;
+	wc.taint = wl_taint;
 	wc.fixed_len = 6;
 	assert_int_equal(ht_wl_init(&w, &wc), -EINVAL);
 	wc.fixed_len = 68;
@@ -1892,6 +1969,7 @@ static void test_requester_bytes_match_pkt(void **state)
 }
 
 static uint8_t twin_sh[2][4096], twin_busy[2][64];
+static uint64_t twin_taint[2][64];
 
 /* Two workloads of config c (seed, n_ops, mix and limits from the caller),
  * each with its own shadow (zero) and scratch over 4 KiB at MEM_BASE. */
@@ -1907,6 +1985,7 @@ static void twin_workloads(struct ht_wl_cfg *c, struct ht_workload **a, struct h
 		c->size = sizeof(twin_sh[i]);
 		c->shadow = twin_sh[i];
 		c->busy = twin_busy[i];
+		c->taint = twin_taint[i];
 		assert_int_equal(ht_wl_init(*w[i], c), 0);
 	}
 }
@@ -2044,6 +2123,7 @@ int main(void)
 		cmocka_unit_test(test_workload_taint),
 		cmocka_unit_test(test_workload_image_taint),
 		cmocka_unit_test(test_workload_unown),
+		cmocka_unit_test(test_workload_unown_partial),
 		cmocka_unit_test(test_workload_poisoned_lost),
 		cmocka_unit_test(test_rand_below_uniform),
 		cmocka_unit_test(test_workload_fixed_len_posted_writes),

@@ -22,6 +22,7 @@
 static void test_peer_gone_counts(void **state)
 {
 	static uint8_t shadow[MEM], busy[MEM / 64];
+	static uint64_t taint[MEM / 64];
 	struct ht_workload wl, *wls[1] = { &wl };
 	struct ht_wl_cfg wc;
 	struct htnode nd;
@@ -33,6 +34,7 @@ static void test_peer_gone_counts(void **state)
 	wc.n_ops = 1000;
 	wc.shadow = shadow;
 	wc.busy = busy;
+	wc.taint = taint;
 	assert_int_equal(ht_wl_init(&wl, &wc), 0);
 	memset(&nd, 0, sizeof(nd));
 	nd.wl = wls;

@@ -25,6 +25,7 @@ static struct htoe_map map[3];
 static struct htoe *br[3];
 static struct peercheck pc[3];
 static uint8_t mem2[MEM], shadow[MEM], busy[MEM / 64];
+static uint64_t taint[MEM / 64];
 static struct ht_workload wl;
 static uint8_t fbuf[HTOE_FRAME_MAX];
 
@@ -63,6 +64,7 @@ static void setup_nodes(void)
 	wc.sweep = false;
 	wc.shadow = shadow;
 	wc.busy = busy;
+	wc.taint = taint;
 	assert_int_equal(ht_wl_init(&wl, &wc), 0);
 	assert_true(ht_wl_done(&wl));
 }

@@ -80,6 +80,7 @@ struct br_node {
 	struct ht_workload *wlp[1];
 	struct htinject *inj;               /* [workload] mode = inject, else NULL */
 	uint8_t *shadow, *busy;
+	uint64_t *taint;
 	unsigned n_vl;
 	uint16_t *vl_node;                  /* [n_vl], constant */
 	bool     finishing;                 /* n_ops cut (duration / stop) */

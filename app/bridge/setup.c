@@ -167,7 +167,8 @@ int br_node_setup(struct br_app *a, struct br_node *n, const struct br_node_cfg 
 		n->shadow = malloc(w->fill_offset + w->size);
 		n->busy = calloc(w->size / 64, 1);
 		n->wl = calloc(1, sizeof(*n->wl));
-		if (!n->shadow || !n->busy || !n->wl) {
+		n->taint = calloc(w->size / 64, sizeof(*n->taint));
+		if (!n->shadow || !n->busy || !n->taint || !n->wl) {
 			snprintf(err, errlen, "%s: cannot allocate the workload", w->where);
 			return -1;
 		}
@@ -184,6 +185,7 @@ int br_node_setup(struct br_app *a, struct br_node *n, const struct br_node_cfg 
 		wc.n_ops = w->ops;
 		wc.shadow = n->shadow;
 		wc.busy = n->busy;
+		wc.taint = n->taint;
 		wc.sweep = w->sweep && !w->mode;
 		wc.fixed_len = w->fixed_len;
 		if (ht_wl_init(n->wl, &wc)) {
@@ -223,11 +225,13 @@ void br_node_teardown(struct br_node *n)
 	free(n->mem);
 	free(n->shadow);
 	free(n->busy);
+	free(n->taint);
 	free(n->wl);
 	if (n->inj)
 		htinject_fini(n->inj);
 	free(n->inj);
 	n->inj = NULL;
 	n->mem = n->shadow = n->busy = NULL;
+	n->taint = NULL;
 	n->wl = NULL;
 }

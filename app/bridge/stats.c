@@ -209,8 +209,8 @@ static unsigned print_peercheck(FILE *f, const struct br_node *n)
 		fprintf(f, ", not again at the end of the run (node %u silent for "
 			"peer_dead_timeout: stopped before)", k->peer);
 	if (k->excluded || k->uncompared)
-		fprintf(f, "; left out: %" PRIu64 " bytes the workload does not own (reported "
-			"lost, or never written or read whole), %" PRIu64 " bytes beyond %u ranges",
+		fprintf(f, "; left out: %" PRIu64 " bytes the workload does not own (blocks with "
+			"a byte reported lost, or never written or read), %" PRIu64 " bytes beyond %u ranges",
 			k->excluded, k->uncompared, PC_MAX_RUNS);
 	fputc('\n', f);
 	for (unsigned i = 0; i < k->n_run; i++) {

@@ -81,8 +81,8 @@ int htnode_init(struct htnode *nd, struct htoe *b, uint8_t bridge_ubase, uint8_t
 	nd->wl = wl;
 	nd->n_wl = n_wl;
 	/* behind a bridge the workloads' memory belongs to a peer, which may
-	 * hold what an earlier life of this node wrote: each block is owned
-	 * (written, or read whole to seed the shadow) before it is verified */
+	 * hold what an earlier life of this node wrote: each byte is owned
+	 * (written, or read once to seed the shadow) before it is verified */
 	for (unsigned i = 0; b && i < n_wl; i++)
 		if (wl[i])
 			ht_wl_unown(wl[i]);

@@ -5,8 +5,8 @@
  *
  * Asker: once a verified workload on another process's node is done (the
  * read-back sweep verified, nothing in flight), its window's bytes it owns
- * (runs of 64-byte blocks not tainted: not reported lost, and written or read
- * whole since the start, ht_wl_tainted) are asked of the target
+ * (runs of 64-byte blocks not tainted: each byte written or read since the
+ * start, none reported lost since, ht_wl_tainted) are asked of the target
  * node, one run at a time, retried with backoff until answered. Each answer's
  * CRC32C is compared with the shadow's: a difference is a run that differs.
  * When the node's run ends the same runs are asked once more (pc_ask_again):

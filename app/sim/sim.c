@@ -94,6 +94,7 @@ struct fev {
 struct slice {
 	struct ht_workload wl;
 	uint8_t *shadow, *busy;
+	uint64_t *taint;
 	uint64_t gbase;        /* global address */
 	uint64_t lbase;        /* address at the destination node */
 	uint64_t *fifo;        /* posted-write hashes, issue order */
@@ -252,6 +253,7 @@ static int slice_init_wl(struct sim *s, unsigned src, unsigned dst, uint64_t ops
 	wc.n_ops = ops;
 	wc.shadow = sl->shadow;
 	wc.busy = sl->busy;
+	wc.taint = sl->taint;
 	wc.sweep = ops > 0 && !s->cfg->incast;
 	if (s->cfg->incast) { /* posted 64-byte writes only */
 		memset(wc.weight, 0, sizeof(wc.weight));
@@ -405,9 +407,10 @@ static int slices_init(struct sim *s)
 			sl->lbase = SIM_MEM_BASE + off;
 			sl->shadow = malloc(s->slice_size);
 			sl->busy = malloc(s->slice_size / 64);
+			sl->taint = malloc(s->slice_size / 64 * sizeof(*sl->taint));
 			sl->fifo = malloc(cap * sizeof(uint64_t));
 			sl->fifo_mask = cap - 1;
-			if (!sl->shadow || !sl->busy || !sl->fifo)
+			if (!sl->shadow || !sl->busy || !sl->taint || !sl->fifo)
 				return -1;
 			memcpy(sl->shadow, s->n[dst].mem + off, s->slice_size);
 			if (slice_init_wl(s, src, dst, slice_ops(s, src, dst),
@@ -1282,6 +1285,7 @@ out:
 				for (unsigned d = 0; d < cfg->nodes; d++) {
 					free(nd->sl[d].shadow);
 					free(nd->sl[d].busy);
+					free(nd->sl[d].taint);
 					free(nd->sl[d].fifo);
 				}
 			free(nd->sl);

@@ -316,6 +316,23 @@ inline void ht_data_copy(uint8_t *restrict dst, const uint8_t *restrict src, siz
 		dst[i] = src[i];
 }
 
+/* Whether n bytes at a and b are equal, compared as ht_data_copy copies
+ * (a read's data against the shadow: no call for a few bytes). */
+static inline bool ht_data_eq(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	uint64_t d = 0, x, y;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		d |= x ^ y;
+	}
+	for (; i < n; i++)
+		d |= (uint64_t)(a[i] ^ b[i]);
+	return d == 0;
+}
+
 /* The control dword of a response (what ht_enc_rsp writes first), in link
  * order, for fields already in range. */
 static inline void ht_put_rsp_ctl(uint8_t *buf, uint8_t cmd, uint8_t unitid, uint8_t srctag,

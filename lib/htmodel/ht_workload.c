@@ -38,7 +38,7 @@ void ht_wl_fill(uint64_t seed, uint8_t *buf, size_t len)
 
 int ht_wl_init(struct ht_workload *w, const struct ht_wl_cfg *cfg)
 {
-	if (!w || !cfg || !cfg->shadow || !cfg->busy || !cfg->size || (cfg->size & 63) ||
+	if (!w || !cfg || !cfg->shadow || !cfg->busy || !cfg->taint || !cfg->size || (cfg->size & 63) ||
 	    (cfg->base & 63) || cfg->base + (cfg->size - 1) < cfg->base || cfg->byte_pct > 100 ||
 	    cfg->max_inflight > HT_WL_MAX_INFLIGHT ||
 	    (cfg->fixed_len && (cfg->fixed_len > 64 || (cfg->fixed_len & 3))))
@@ -62,6 +62,7 @@ int ht_wl_init(struct ht_workload *w, const struct ht_wl_cfg *cfg)
 		    !w->cfg.weight[HT_OP_CAS];
 	ht_rand_seed(&w->rng, cfg->seed);
 	memset(cfg->busy, 0, cfg->size / 64);
+	memset(cfg->taint, 0, cfg->size / 64 * sizeof(*cfg->taint));
 	/* pop order 0, 1, 2, ... */
 	for (unsigned i = 0; i < HT_WL_MAX_INFLIGHT; i++)
 		w->free_list[i] = (uint16_t)(HT_WL_MAX_INFLIGHT - 1 - i);
@@ -84,23 +85,47 @@ static uint64_t block_of(const struct ht_workload *w, uint64_t addr)
 	return (addr - w->cfg.base) / 64;
 }
 
-/* busy[block]: a non-posted op is in flight on it; its bytes were reported
- * lost (ht_wl_taint) and are not yet owned again by a write or a read of the
- * whole block. */
+/* busy[block]: WL_BUSY, a non-posted op is in flight on it; WL_TAINTED,
+ * some of its bytes hold a value the shadow does not know (reported lost by
+ * ht_wl_taint, or never owned since ht_wl_unown): taint[block] has a bit for
+ * each (bit i: byte i) until an op owns it again (writes it, or reads it and
+ * seeds the shadow). Only the bytes read that are tainted are seeded; the
+ * others of the same read are compared. */
 #define WL_BUSY    1u
 #define WL_TAINTED 2u
 
-static bool tainted(const struct ht_workload *w, uint64_t addr)
+/* The bits of the bytes [addr, addr + len) in their block's taint word (an
+ * op stays inside one 64-byte block). */
+static uint64_t span_bits(uint64_t addr, uint32_t len)
 {
-	return w->cfg.busy[(addr - w->cfg.base) / 64] & WL_TAINTED;
+	return (len >= 64 ? ~0ull : (1ull << len) - 1) << (addr & 63);
+}
+
+/* Which of the len bytes at addr are tainted: bit i for byte addr + i. */
+static uint64_t tainted_bytes(const struct ht_workload *w, uint64_t addr, uint32_t len)
+{
+	uint64_t b = (addr - w->cfg.base) / 64;
+
+	if (!(w->cfg.busy[b] & WL_TAINTED))
+		return 0;
+	return (w->cfg.taint[b] & span_bits(addr, len)) >> (addr & 63);
 }
 
 /* An op of len bytes at addr owns them again (it wrote them, or read them
  * and seeded the shadow): a tainted block is clean once all of it is. */
 static void own(struct ht_workload *w, uint64_t addr, uint32_t len)
 {
-	if ((addr & 63) == 0 && len >= 64)
-		w->cfg.busy[(addr - w->cfg.base) / 64] &= (uint8_t)~WL_TAINTED;
+	uint64_t b = (addr - w->cfg.base) / 64;
+
+	if ((w->cfg.busy[b] & WL_TAINTED) && !(w->cfg.taint[b] &= ~span_bits(addr, len)))
+		w->cfg.busy[b] &= (uint8_t)~WL_TAINTED;
+}
+
+/* Every byte of block b unknown. */
+static void taint_block(struct ht_workload *w, uint64_t b)
+{
+	w->cfg.busy[b] |= WL_TAINTED;
+	w->cfg.taint[b] = ~0ull;
 }
 
 static uint8_t *shadow_at(const struct ht_workload *w, uint64_t addr)
@@ -282,6 +307,27 @@ uint64_t ht_wl_commit_at(struct ht_workload *w, uint64_t now)
 
 static void keep_err(struct ht_workload *w, const struct ht_wl_slot *sl);
 
+/* The tainted bytes (bit i: byte i) of len read into the shadow at m. */
+static void seed(uint8_t *m, const uint8_t *data, uint64_t tainted, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i++)
+		if (tainted >> i & 1)
+			m[i] = data[i];
+}
+
+/* An atomic's old value read bytes that were tainted: they seed the
+ * shadow, and the 8 bytes are owned (the shadow then follows the target). */
+static void seed_old(struct ht_workload *w, uint8_t *m, uint64_t old, uint64_t tainted,
+		     uint64_t addr)
+{
+	uint8_t b[8];
+
+	ht_put_le64(b, old);
+	seed(m, b, tainted, 8);
+	own(w, addr, 8);
+	w->st.tainted_reads++;
+}
+
 int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct ht_wl_result *res)
 {
 	if (!w || !c)
@@ -301,21 +347,20 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
 		keep_err(w, sl);
 	} else {
 		uint8_t *m = sl->type == HT_OP_FLUSH ? NULL : shadow_at(w, sl->addr);
+		uint32_t span = sl->type == HT_OP_FETCH_ADD || sl->type == HT_OP_CAS ? 8 : sl->len;
 		/* bytes reported lost hold any value: what the target says
-		 * they hold seeds the shadow */
-		bool lost = m && tainted(w, sl->addr);
+		 * they hold seeds the shadow (those bytes only: the others
+		 * of the op are compared) */
+		uint64_t lost = m ? tainted_bytes(w, sl->addr, span) : 0;
 
 		switch (sl->type) {
 		case HT_OP_READ:
 			if (lost && c->len == sl->len) {
-				/* seeded from what it read: it matches */
-				ht_data_copy(m, ht_completion_data(c), sl->len);
+				seed(m, ht_completion_data(c), lost, sl->len);
 				own(w, sl->addr, sl->len);
 				w->st.tainted_reads++;
-			} else {
-				match = c->len == sl->len &&
-					!memcmp(ht_completion_data(c), m, sl->len);
 			}
+			match = c->len == sl->len && ht_data_eq(ht_completion_data(c), m, sl->len);
 			break;
 		case HT_OP_WRITE_NP:
 			memcpy(m, sl->data, sl->len);
@@ -323,10 +368,8 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
 			break;
 		case HT_OP_FETCH_ADD: {
 			uint64_t old = ht_completion_u64(c);
-			if (lost && c->len == 8) {
-				ht_put_le64(m, old);
-				w->st.tainted_reads++;
-			}
+			if (lost && c->len == 8)
+				seed_old(w, m, old, lost, sl->addr);
 			match = c->len == 8 && old == ht_get_le64(m);
 			/* follow the target (resync after a mismatch) */
 			ht_put_le64(m, old + sl->operand[0]);
@@ -334,10 +377,8 @@ int ht_wl_complete(struct ht_workload *w, const struct ht_completion *c, struct 
 		}
 		case HT_OP_CAS: {
 			uint64_t old = ht_completion_u64(c);
-			if (lost && c->len == 8) {
-				ht_put_le64(m, old);
-				w->st.tainted_reads++;
-			}
+			if (lost && c->len == 8)
+				seed_old(w, m, old, lost, sl->addr);
 			match = c->len == 8 && old == ht_get_le64(m);
 			if (old == sl->operand[0]) {
 				ht_put_le64(m, sl->operand[1]);
@@ -436,7 +477,7 @@ void ht_wl_stop(struct ht_workload *w)
 void ht_wl_unown(struct ht_workload *w)
 {
 	for (uint64_t b = 0; b < nblocks(w); b++)
-		w->cfg.busy[b] |= WL_TAINTED;
+		taint_block(w, b);
 }
 
 int ht_wl_taint(struct ht_workload *w, uint64_t addr, uint64_t len, bool restart)
@@ -448,8 +489,15 @@ int ht_wl_taint(struct ht_workload *w, uint64_t addr, uint64_t len, bool restart
 	uint64_t lo = addr > w->cfg.base ? addr : w->cfg.base;
 	uint64_t hi = addr + len < end ? addr + len : end;
 
-	for (uint64_t b = (lo - w->cfg.base) / 64; b < (hi - w->cfg.base + 63) / 64; b++)
+	for (uint64_t a = lo; a < hi;) {
+		uint64_t b = (a - w->cfg.base) / 64, e = w->cfg.base + 64 * (b + 1);
+
+		if (e > hi)
+			e = hi;
 		w->cfg.busy[b] |= WL_TAINTED;
+		w->cfg.taint[b] |= span_bits(a, (uint32_t)(e - a));
+		a = e;
+	}
 	explain(w, lo, hi);
 	if (restart)
 		w->st.lost_restart++;
@@ -467,14 +515,14 @@ bool ht_wl_done(const struct ht_workload *w)
 
 bool ht_wl_tainted(const struct ht_workload *w, uint64_t off)
 {
-	return off < w->cfg.size && tainted(w, w->cfg.base + off);
+	return off < w->cfg.size && (w->cfg.busy[off / 64] & WL_TAINTED);
 }
 
 uint64_t ht_wl_check_image(const struct ht_workload *w, const uint8_t *mem)
 {
 	uint64_t diff = 0;
 	for (uint64_t i = 0; i < w->cfg.size; i++)
-		diff += w->cfg.shadow[i] != mem[i] && !(w->cfg.busy[i / 64] & WL_TAINTED);
+		diff += w->cfg.shadow[i] != mem[i] && !tainted_bytes(w, w->cfg.base + i, 1);
 	return diff;
 }
 

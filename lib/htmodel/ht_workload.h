@@ -43,6 +43,8 @@ struct ht_wl_cfg {
 	uint64_t n_ops;       /* random ops to generate (sweep reads come on top) */
 	uint8_t *shadow;      /* size bytes, caller-initialised to the target's content */
 	uint8_t *busy;        /* size/64 bytes of scratch (block reservation counts) */
+	uint64_t *taint;      /* size/64 words of scratch: the bytes of each block
+	                       * whose value is unknown (one bit per byte) */
 	unsigned weight[HT_OP__COUNT]; /* mix; all zero = defaults */
 	unsigned byte_pct;    /* % of reads/writes using the byte forms, 0..100 */
 	unsigned max_inflight;/* 1..HT_WL_MAX_INFLIGHT non-posted ops in flight (0 = max) */
@@ -54,7 +56,7 @@ struct ht_wl_cfg {
 
 /* Defaults: mix rd 35, wrp 25, wrn 10, fadd 10, cas 10, flush 5, fence 5;
  * byte_pct 30; max_inflight HT_WL_MAX_INFLIGHT; sweep on. The caller then
- * sets seed, base, size, n_ops, shadow and busy. */
+ * sets seed, base, size, n_ops, shadow, busy and taint. */
 void ht_wl_cfg_default(struct ht_wl_cfg *cfg);
 
 struct ht_wl_stats {
@@ -211,8 +213,9 @@ void ht_wl_stop(struct ht_workload *w);
 
 /* Every op generated, committed and completed. */
 bool ht_wl_done(const struct ht_workload *w);
-/* The 64-byte block at window offset off holds bytes reported lost and not
- * owned again (ht_wl_taint): its value is unknown, nothing to verify there. */
+/* The 64-byte block at window offset off holds bytes reported lost, or
+ * never owned since ht_wl_unown, and not owned again: some of its value is
+ * unknown (its CRC cannot be compared). */
 bool ht_wl_tainted(const struct ht_workload *w, uint64_t off);
 /* Bytes where mem (size bytes, the window) differs from the shadow, in the
  * blocks not tainted (a tainted block holds any value). */
