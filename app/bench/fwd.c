@@ -370,7 +370,12 @@ static int mode_rx(uint16_t port, double secs)
  * of memif is told to stop (a FWD_STOP_LEN-byte frame), and the link is given up to
  * 2 s to go down before this side closes its port. A memif client owns the
  * shared memory: had it left first, the server's RX burst would read memory
- * its interrupt thread had just unmapped. */
+ * its interrupt thread had just unmapped. The link goes down in this side's
+ * interrupt thread, which then still unregisters and frees the control
+ * channel (after its callback returns); a port closed meanwhile frees it
+ * too, and the interrupt thread crashed on it (a segfault in librte_eal
+ * after the figures were out). So the port stays open FWD_SETTLE_MS more. */
+#define FWD_SETTLE_MS 50
 static void ping_stop(uint16_t port, struct rte_mempool *pool)
 {
 	struct rte_eth_dev_info info;
@@ -391,8 +396,10 @@ static void ping_stop(uint16_t port, struct rte_mempool *pool)
 	}
 	do {
 		rte_delay_us_block(1000);
-		if (rte_eth_link_get_nowait(port, &l) == 0 && l.link_status == RTE_ETH_LINK_DOWN)
+		if (rte_eth_link_get_nowait(port, &l) == 0 && l.link_status == RTE_ETH_LINK_DOWN) {
+			rte_delay_us_sleep(FWD_SETTLE_MS * 1000);
 			return;
+		}
 	} while (rte_rdtsc() - t0 < 2 * hz);
 }
 
