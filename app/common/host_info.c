@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "host_info.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,4 +54,102 @@ void htoe_host_info(struct htoe_host_info *h)
 	}
 	h->git = HTOE_GIT_DESCRIBE;
 	h->version = HTOE_PROJECT_VERSION;
+}
+
+/* ------------------------------------------- a cache line between two CPUs */
+
+#define LINE_RTT_ROUNDS 4000 /* per batch */
+
+struct line_pp {
+	_Alignas(64) uint64_t ping; /* written by the CPU a thread */
+	_Alignas(64) uint64_t pong; /* written by the CPU b thread */
+	_Alignas(64) int cpu_b;
+	int ok;                     /* the CPU b thread runs there: 1, could not: -1 */
+	int stop;                   /* the CPU a thread could not run on its CPU */
+	uint64_t rounds;
+};
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *line_pong(void *arg)
+{
+	struct line_pp *pp = arg;
+
+	__atomic_store_n(&pp->ok, pin(pp->cpu_b) ? -1 : 1, __ATOMIC_RELEASE);
+	if (pp->ok < 0)
+		return NULL;
+	for (uint64_t i = 1; i <= pp->rounds; i++) {
+		while (__atomic_load_n(&pp->ping, __ATOMIC_ACQUIRE) != i)
+			if (__atomic_load_n(&pp->stop, __ATOMIC_RELAXED))
+				return NULL;
+		__atomic_store_n(&pp->pong, i, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double htoe_line_rtt_ns(int cpu_a, int cpu_b)
+{
+	struct line_pp *pp = aligned_alloc(64, sizeof(*pp));
+	double batch[HTOE_LINE_RTT_BATCHES], r = -1;
+	cpu_set_t old;
+	pthread_t t;
+
+	if (!pp)
+		return -1;
+	memset(pp, 0, sizeof(*pp));
+	pp->cpu_b = cpu_b;
+	/* a warm-up batch, then the measured ones */
+	pp->rounds = (uint64_t)LINE_RTT_ROUNDS * (HTOE_LINE_RTT_BATCHES + 1);
+	if (pthread_getaffinity_np(pthread_self(), sizeof(old), &old) ||
+	    pthread_create(&t, NULL, line_pong, pp)) {
+		free(pp);
+		return -1;
+	}
+	if (pin(cpu_a))
+		__atomic_store_n(&pp->stop, 1, __ATOMIC_RELAXED);
+	while (!__atomic_load_n(&pp->ok, __ATOMIC_ACQUIRE))
+		;
+	if (pp->ok > 0 && !pp->stop) {
+		uint64_t i = 1;
+
+		for (int b = -1; b < HTOE_LINE_RTT_BATCHES; b++) {
+			uint64_t t0 = mono_ns();
+
+			for (unsigned k = 0; k < LINE_RTT_ROUNDS; k++, i++) {
+				__atomic_store_n(&pp->ping, i, __ATOMIC_RELEASE);
+				while (__atomic_load_n(&pp->pong, __ATOMIC_ACQUIRE) != i)
+					;
+			}
+			if (b >= 0)
+				batch[b] = (double)(mono_ns() - t0) / LINE_RTT_ROUNDS;
+		}
+		qsort(batch, HTOE_LINE_RTT_BATCHES, sizeof(batch[0]), cmp_double);
+		r = batch[HTOE_LINE_RTT_BATCHES / 2];
+	}
+	pthread_join(t, NULL);
+	pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
+	free(pp);
+	return r;
 }
