@@ -137,6 +137,10 @@ def bench_tables(j):
     extra = (f"; {num(j.get('run_seconds'))} s in all, {num(j['durations']['throughput_s'])} s "
              f"per throughput run" if "durations" in j else "")
     out = measured_on(m, extra)
+    lr = m.get("line_rtt_ns")
+    if lr and len(lr) == 2:
+        out[-1:-1] = [f"A cache line's round trip between CPUs 0 and 1 took {num(lr[0])} ns at "
+                      f"the start, {num(lr[1])} ns at the end (`machine.line_rtt_ns`)."]
     if share is not None:
         out += [f"The scenario with the least CPU got {pct(share)} of its two lcores"
                 + (f"; under 50 %: {', '.join(starved)}" if starved else "")
@@ -185,8 +189,11 @@ def bench_tables(j):
     rows = [r for r in rows if r]
     f.pop("read_vs_raw", None)  # in the targets
     f.pop("memif_vs_tcp", None)
+    unclean = f.pop("raw_rtt_echo_unclean", None)
     if rows:
-        out += ["**Round trips** (closed loop, one outstanding; µs)", ""]
+        out += ["**Round trips** (closed loop, one outstanding; µs)"
+                + (f"; memif echo sides that did not exit cleanly: {unclean}"
+                   if unclean is not None else ""), ""]
         out += table(["path", "size", "p50", "p99", "p99.9", "mean", "min", "count"], rows)
 
     poll = f.pop("poll", None)

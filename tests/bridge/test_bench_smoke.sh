@@ -341,15 +341,20 @@ ok "JSON complete and consistent"
 # where and when it ran, and the tables scripts/bench_table.py makes from it
 # (docs/benchmarks.md's results are made the same way from a full run)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-python3 - "$TMP/bench.json" <<'PY' || fail "machine: no date, CPU model, CPU count or commit"
+python3 - "$TMP/bench.json" <<'PY' ||
 import json, sys
 m = json.load(open(sys.argv[1]))["machine"]
 assert m["date"].endswith("Z") and m["cpu_model"] and m["cpus"] >= 1, m
 assert m["git"] and m["version"] and "loadavg1" in m, m
+# the cache line's round trip between the lcores' CPUs, at the start and the end
+assert len(m["line_rtt_ns"]) == 2 and all(x > 0 for x in m["line_rtt_ns"]), m
 PY
+  fail "machine: no date, CPU model, CPU count, commit or line round trips"
 python3 "$SRC/scripts/bench_table.py" "$TMP/bench.json" >"$TMP/table.md" ||
   fail "scripts/bench_table.py failed on the JSON"
 grep -q '^Measured .* commit ' "$TMP/table.md" || fail "bench_table.py: no 'Measured' line"
+grep -q "^A cache line's round trip between CPUs 0 and 1 took " "$TMP/table.md" ||
+  fail "bench_table.py: no line round trip"
 grep -q '^| figure | measured | target | met |' "$TMP/table.md" ||
   fail "bench_table.py: no table of targets"
 ok "machine recorded; bench_table.py makes the tables"
