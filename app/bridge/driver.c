@@ -87,15 +87,31 @@ int br_drv_init(struct br_drv *d, struct htoe *b, struct br_port *port,
  * plain single-segment mbuf of the driver's pool that nothing else holds
  * any more, reset as the pool would hand it out. A received request's mbuf
  * thus carries its response (no pool round trip on a read's path: the
- * free, and the stash's refill, cost more than the reset). True if kept. */
+ * free, and the stash's refill, cost more than the reset). True if kept.
+ * The data lines of the frame it brought (the first two at most: a read's
+ * request or response fits in them) are written now: that frame was
+ * written on the sender's core, and the framing's first store to a line
+ * still shared with it waits for the sender's copy to be invalidated, with
+ * every store of the framing queued behind it on a round trip's path. */
 static inline bool recycle(struct br_drv *d, struct rte_mbuf *m)
 {
+	uint32_t len = rte_pktmbuf_data_len(m);
+	uint8_t *f;
+
 	if (d->n_stash >= d->burst || d->n_stash >= RTE_DIM(d->stash) || m->pool != d->pool ||
 	    m->nb_segs != 1 || !RTE_MBUF_DIRECT(m) || RTE_MBUF_HAS_EXTBUF(m))
 		return false;
 	if (!rte_pktmbuf_prefree_seg(m))
 		return true; /* still held elsewhere (an RX duplicate): its last holder frees it */
 	rte_pktmbuf_reset(m);
+	f = rte_pktmbuf_mtod(m, uint8_t *);
+	/* (atomic: stores to bytes the framing overwrites, kept all the same) */
+	if (len && rte_pktmbuf_tailroom(m) >= 2 * RTE_CACHE_LINE_SIZE) {
+		__atomic_store_n((uint64_t *)(void *)f, 0, __ATOMIC_RELAXED);
+		if (len > RTE_CACHE_LINE_SIZE)
+			__atomic_store_n((uint64_t *)(void *)(f + RTE_CACHE_LINE_SIZE), 0,
+					 __ATOMIC_RELAXED);
+	}
 	d->stash[d->n_stash++] = m;
 	return true;
 }
@@ -335,15 +351,19 @@ unsigned br_drv_rx(struct br_drv *d, uint64_t now)
 		return 0; /* an idle poll (mbufs left to free go after the next TX burst) */
 	if (nb)
 		br_path_begin();
-	/* Each frame's header cache line and its first data line at once: a
-	 * pool's mbuf keeps its frame a fixed distance after it (its headroom
-	 * past the header), so the data line need not wait for the header's
-	 * data_off. Both come from the sender's core; fetched one after the
-	 * other, the second waits for the first. A frame elsewhere (another
-	 * pool, an offset) is read where it is: the prefetch was only wasted. */
+	/* Each frame's header cache line and its first two data lines at once
+	 * (a read's response with 64 bytes of data is 118 bytes long): a pool's
+	 * mbuf keeps its frame a fixed distance after it (its headroom past the
+	 * header), so the data lines need not wait for the header's data_off.
+	 * All come from the sender's core; fetched one after the other, each
+	 * waits for the one before. A frame elsewhere (another pool, an offset)
+	 * is read where it is: the prefetches were only wasted. */
 	for (uint16_t i = 0; i < nb; i++) {
+		const uint8_t *f = (const uint8_t *)pkts[i] + d->data_at;
+
 		rte_prefetch0(pkts[i]);
-		rte_prefetch0((const uint8_t *)pkts[i] + d->data_at);
+		rte_prefetch0(f);
+		rte_prefetch0(f + RTE_CACHE_LINE_SIZE);
 	}
 	for (uint16_t i = 0; i < nb; i++)
 		rx_frame(d, pkts[i], now);
