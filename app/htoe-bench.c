@@ -1885,6 +1885,21 @@ static bool scenario_known(const char *name)
 	return false;
 }
 
+/* The cache line round trip between the lcores' CPUs, appended to `a` (null
+ * when the two CPUs cannot be used) and printed. */
+static void line_rtt_add(json_t *a, const char *when)
+{
+	double ns = htoe_line_rtt_ns(0, 1);
+
+	json_array_append_new(a, ns > 0 ? json_real(ns) : json_null());
+	if (ns > 0)
+		printf("htoe-bench: cache line round trip between CPUs 0 and 1: %.0f ns%s\n", ns,
+		       when);
+	else
+		printf("htoe-bench: cache line round trip between CPUs 0 and 1: not measured (a "
+		       "thread could not run on CPU 0 or 1)%s\n", when);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "__fwd"))
@@ -1909,26 +1924,21 @@ int main(int argc, char **argv)
 	htoe_host_info(&host);
 	/* the lcores' cache line round trip at the start and at the end: how
 	 * fast the host moved data between the two CPUs during the run */
-	json_t *line_rtt = json_array(), *machine;
+	json_t *line_rtt = json_array();
 
-	json_array_append_new(line_rtt, json_real(htoe_line_rtt_ns(0, 1)));
-	json_object_set_new(root, "machine", machine = json_pack(
+	line_rtt_add(line_rtt, "");
+	json_object_set_new(root, "machine", json_pack(
 		"{s:i, s:s, s:b, s:s, s:s, s:f, s:s, s:s, s:o}",
 		"cpus", (json_int_t)host.nproc, "eal",
 		"-l 0-1 --no-huge -m 512 --no-pci [--no-shconf]", "quick", O.quick, "date",
 		host.date, "cpu_model", host.cpu, "loadavg1", host.loadavg1, "git", host.git,
 		"version", host.version, "line_rtt_ns", line_rtt));
-	printf("htoe-bench: cache line round trip between CPUs 0 and 1: %.0f ns\n",
-	       json_real_value(json_array_get(line_rtt, 0)));
 	json_object_set_new(root, "durations", json_pack("{s:f, s:f}", "throughput_s", O.dur,
 							 "short_s", O.dur_short));
 	for (size_t i = 0; i < N_SCENARIOS; i++)
 		if (want(scenarios[i].name))
 			scenarios[i].run(fig);
-	json_array_append_new(line_rtt, json_real(htoe_line_rtt_ns(0, 1)));
-	printf("htoe-bench: cache line round trip between CPUs 0 and 1: %.0f ns at the end\n",
-	       json_real_value(json_array_get(line_rtt, 1)));
-	(void)machine;
+	line_rtt_add(line_rtt, " at the end");
 	set_targets(fig, crypto_fig);
 	json_object_set_new(root, "targets", targets_json());
 	json_object_set_new(root, "run_seconds", json_real((double)(bench_now_ns() - t_start) / 1e9));

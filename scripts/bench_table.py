@@ -139,8 +139,9 @@ def bench_tables(j):
     out = measured_on(m, extra)
     lr = m.get("line_rtt_ns")
     if lr and len(lr) == 2:
-        out[-1:-1] = [f"A cache line's round trip between CPUs 0 and 1 took {num(lr[0])} ns at "
-                      f"the start, {num(lr[1])} ns at the end (`machine.line_rtt_ns`)."]
+        at = [f"{num(x)} ns" if x else "not measured" for x in lr]
+        out[-1:-1] = [f"A cache line's round trip between CPUs 0 and 1 took {at[0]} at the "
+                      f"start, {at[1]} at the end (`machine.line_rtt_ns`)."]
     if share is not None:
         out += [f"The scenario with the least CPU got {pct(share)} of its two lcores"
                 + (f"; under 50 %: {', '.join(starved)}" if starved else "")

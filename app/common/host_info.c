@@ -58,7 +58,12 @@ void htoe_host_info(struct htoe_host_info *h)
 
 /* ------------------------------------------- a cache line between two CPUs */
 
-#define LINE_RTT_ROUNDS 4000 /* per batch */
+/* Timed in groups of LINE_RTT_GROUP round trips (a clock read costs about
+ * as much as one), the median group: a group in which a thread was
+ * preempted by other load is one of many. */
+#define LINE_RTT_GROUP  16
+#define LINE_RTT_GROUPS 1500
+#define LINE_RTT_WARMUP 100 /* groups not counted */
 
 struct line_pp {
 	_Alignas(64) uint64_t ping; /* written by the CPU a thread */
@@ -112,19 +117,22 @@ static int cmp_double(const void *a, const void *b)
 double htoe_line_rtt_ns(int cpu_a, int cpu_b)
 {
 	struct line_pp *pp = aligned_alloc(64, sizeof(*pp));
-	double batch[HTOE_LINE_RTT_BATCHES], r = -1;
+	double *group = malloc(LINE_RTT_GROUPS * sizeof(*group)), r = -1;
 	cpu_set_t old;
 	pthread_t t;
 
-	if (!pp)
+	if (!pp || !group) {
+		free(pp);
+		free(group);
 		return -1;
+	}
 	memset(pp, 0, sizeof(*pp));
 	pp->cpu_b = cpu_b;
-	/* a warm-up batch, then the measured ones */
-	pp->rounds = (uint64_t)LINE_RTT_ROUNDS * (HTOE_LINE_RTT_BATCHES + 1);
+	pp->rounds = (uint64_t)LINE_RTT_GROUP * (LINE_RTT_WARMUP + LINE_RTT_GROUPS);
 	if (pthread_getaffinity_np(pthread_self(), sizeof(old), &old) ||
 	    pthread_create(&t, NULL, line_pong, pp)) {
 		free(pp);
+		free(group);
 		return -1;
 	}
 	if (pin(cpu_a))
@@ -134,22 +142,23 @@ double htoe_line_rtt_ns(int cpu_a, int cpu_b)
 	if (pp->ok > 0 && !pp->stop) {
 		uint64_t i = 1;
 
-		for (int b = -1; b < HTOE_LINE_RTT_BATCHES; b++) {
+		for (int g = -LINE_RTT_WARMUP; g < LINE_RTT_GROUPS; g++) {
 			uint64_t t0 = mono_ns();
 
-			for (unsigned k = 0; k < LINE_RTT_ROUNDS; k++, i++) {
+			for (unsigned k = 0; k < LINE_RTT_GROUP; k++, i++) {
 				__atomic_store_n(&pp->ping, i, __ATOMIC_RELEASE);
 				while (__atomic_load_n(&pp->pong, __ATOMIC_ACQUIRE) != i)
 					;
 			}
-			if (b >= 0)
-				batch[b] = (double)(mono_ns() - t0) / LINE_RTT_ROUNDS;
+			if (g >= 0)
+				group[g] = (double)(mono_ns() - t0) / LINE_RTT_GROUP;
 		}
-		qsort(batch, HTOE_LINE_RTT_BATCHES, sizeof(batch[0]), cmp_double);
-		r = batch[HTOE_LINE_RTT_BATCHES / 2];
+		qsort(group, LINE_RTT_GROUPS, sizeof(group[0]), cmp_double);
+		r = group[LINE_RTT_GROUPS / 2];
 	}
 	pthread_join(t, NULL);
 	pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
 	free(pp);
+	free(group);
 	return r;
 }

@@ -20,12 +20,12 @@ struct htoe_host_info {
 void htoe_host_info(struct htoe_host_info *h);
 
 /* The round trip of one cache line between CPUs cpu_a and cpu_b, in ns: a
- * thread on each writes a line the other polls, in turns (the median of
- * HTOE_LINE_RTT_BATCHES batches, about 20 ms in all). On a shared host the
+ * thread on each writes a line the other polls, in turns (24 000 round
+ * trips, a few ms; the median of groups of 16, so that other load that
+ * preempts a thread now and then does not move it). On a shared host the
  * two CPUs may share a cache or not, and this figure moves with that: every
  * round trip between two lcores (a ping-pong, a read) pays a few of these.
  * -1 when the threads cannot run on those CPUs. */
-#define HTOE_LINE_RTT_BATCHES 5
 double htoe_line_rtt_ns(int cpu_a, int cpu_b);
 
 #endif
