@@ -1309,6 +1309,47 @@ static void init_checked(struct htoe_retry *r, int k)
 
 /* Each invariant htoe_retry_check() states can fail, though it walks only
  * the outstanding and held frames. */
+/* htoe_retry_tx_take, calls on the receiving side, then htoe_retry_tx_sent
+ * (the sender settles the second half after the frame has left) leave r as
+ * htoe_retry_tx_send before those calls does: the same timers, RTT samples,
+ * acks and scoreboard; and r is consistent between the halves. */
+static void test_take_sent_is_send(void **state)
+{
+	struct htoe_retry a, b;
+	uint64_t t = 0;
+
+	(void)state;
+	init_sel(&a, 0);
+	init_sel(&b, 1);
+	for (unsigned i = 0; i < 40; i++) {
+		uint16_t sa = 0, sb;
+
+		t += 700;
+		assert_int_equal(htoe_retry_tx_send(&a, t, &sa), 0);
+		sb = htoe_retry_tx_take(&b);
+		assert_int_equal(sb, sa);
+		assert_int_equal(b.stats.frames_sent, a.stats.frames_sent);
+		check_ok(&b);
+		/* the peer's frame i arrives before the bookkeeping */
+		assert_int_equal(htoe_retry_rx_frame(&b, (uint16_t)i, t + 50), HTOE_RX_ACCEPT);
+		assert_int_equal(htoe_retry_rx_frame(&a, (uint16_t)i, t + 50), HTOE_RX_ACCEPT);
+		assert_int_equal(htoe_retry_rx_ack_value(&b), htoe_retry_rx_ack_value(&a));
+		htoe_retry_tx_sent(&b, sb, t);
+		check_ok(&b);
+		if (i % 3 == 2) { /* the ack of all but the last frame */
+			t += 300;
+			assert_int_equal(htoe_retry_tx_ack(&a, sa, t), htoe_retry_tx_ack(&b, sb, t));
+		}
+		assert_int_equal(htoe_retry_next_deadline(&b), htoe_retry_next_deadline(&a));
+		assert_int_equal(htoe_retry_tx_outstanding(&b), htoe_retry_tx_outstanding(&a));
+		assert_int_equal(htoe_retry_srtt(&b), htoe_retry_srtt(&a));
+		assert_int_equal(htoe_retry_tx_rto(&b), htoe_retry_tx_rto(&a));
+	}
+	assert_true(htoe_retry_srtt(&a) > 0); /* the comparison covered RTT samples */
+	assert_true(htoe_retry_next_deadline(&a) != HTOE_RETRY_NEVER);
+	assert_memory_equal(g_sb[0], g_sb[1], sizeof(g_sb[0]));
+}
+
 static void test_sel_check_catches(void **state)
 {
 	struct htoe_retry r;
@@ -2374,6 +2415,7 @@ int main(void)
 		cmocka_unit_test(test_rob),
 		cmocka_unit_test(test_rob_check_catches),
 		cmocka_unit_test(test_sel_check_catches),
+		cmocka_unit_test(test_take_sent_is_send),
 		cmocka_unit_test(test_sel_lossy_channel),
 		cmocka_unit_test(test_sel_lossy_channel_heavy),
 	};

@@ -258,7 +258,12 @@ static int try_new_frame(struct htoe *b, struct htoe_vl *v, enum ht_vc vc, uint8
 	if (n <= 0)
 		return n;
 
-	htoe_retry_tx_send(&v->rt, now, &seq);
+	/* the retry's bookkeeping of the frame once it has left (the next
+	 * call on v settles it): on a read's round trip it was in the path at
+	 * both ends */
+	v->sent_seq = htoe_retry_tx_take(&v->rt);
+	v->sent_ns = now;
+	v->sent_wait = true;
 	htoe_credit_tx_take_n(&v->ctx, vc, npkts, need_data); /* counted within avail above */
 	q->framed += npkts;
 	if (vc == HT_VC_P)
@@ -422,6 +427,7 @@ static int vl_output(struct htoe *b, struct htoe_vl *v, uint8_t *buf, size_t cap
 	b->ctl_due &= ~v->active_bit; /* none: the reset handshake is over, no message waits */
 	if (flags & HTOE_TX_CTRL_ONLY)
 		return 0; /* an ack or credit update rides on the data to come */
+	htoe_encap_sent_settle(v); /* the frame before has left */
 	if (v->ack_wait && !data_may_go(v))
 		htoe_encap_ack_settle_slow(v);
 	if (htoe_retry_tx_in_goback(&v->rt) && /* a frame to resend (see try_retransmit) */
@@ -512,7 +518,8 @@ uint64_t htoe_encap_deadline(const struct htoe *b, const struct htoe_vl *v)
 		return 0;
 	if (v->state != HTOE_VL_UP)
 		return v->reset_next_ns;
-	if (v->ack_wait || v->credit_dirty || v->regrant_due || htoe_retry_tx_in_goback(&v->rt) ||
+	if (v->ack_wait || v->sent_wait || v->credit_dirty || v->regrant_due ||
+	    htoe_retry_tx_in_goback(&v->rt) ||
 	    v->ctrl_tx.head != v->ctrl_tx.tail)
 		return 0;
 	d = htoe_retry_next_deadline(&v->rt);

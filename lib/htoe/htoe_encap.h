@@ -82,9 +82,21 @@ static inline void htoe_encap_ack_hold(struct htoe_vl *v, const struct htoe_hdr 
 	v->ack_wait_ns = now;
 	v->ack_wait = true;
 }
+/* The retry bookkeeping of the last new DATA frame of v, held back while
+ * the frame leaves (try_new_frame): done before the next call reaches v's
+ * retry state — the next frame of v, an ack, a timer. */
+static inline void htoe_encap_sent_settle(struct htoe_vl *v)
+{
+	if (v->sent_wait) {
+		v->sent_wait = false;
+		htoe_retry_tx_sent(&v->rt, v->sent_seq, v->sent_ns);
+	}
+}
 void htoe_encap_ack_settle_slow(struct htoe_vl *v);
+/* (the frame sent before the ack first: the ack may name it) */
 static inline void htoe_encap_ack_settle(struct htoe_vl *v)
 {
+	htoe_encap_sent_settle(v);
 	if (v->ack_wait)
 		htoe_encap_ack_settle_slow(v);
 }

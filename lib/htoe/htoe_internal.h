@@ -112,6 +112,12 @@ struct htoe_vl {
 	bool     ack_wait;
 	uint64_t ack_wait_ns;        /* when that frame arrived */
 	struct htoe_hdr ack_hdr;
+	/* The last new DATA frame's retry bookkeeping (htoe_retry_tx_sent),
+	 * held back until the frame has left: done by htoe_encap_sent_settle
+	 * before anything else reaches v->rt. */
+	bool     sent_wait;
+	uint16_t sent_seq;
+	uint64_t sent_ns;            /* when that frame was framed */
 	bool     credit_dirty;       /* our grant changed since the peer last heard it */
 	bool     regrant_due;        /* buffers released since the last regrant: grant
 	                              * them again before the next frame (once per

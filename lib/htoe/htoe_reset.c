@@ -57,6 +57,7 @@ static void vl_cleanup(struct htoe *b, struct htoe_vl *v, bool cold)
 	htoe_vl_drop_queues(b, v, !cold);
 	htoe_retry_reset(&v->rt);
 	v->ack_wait = false; /* an ack of the old epoch */
+	v->sent_wait = false; /* (a frame of the old epoch) */
 	htoe_credit_tx_reset(&v->ctx);
 	htoe_lq_unpool_vl(b, v);
 	htoe_encap_drop_held(b, v);

@@ -19,6 +19,7 @@ extern inline uint16_t htoe_retry_tx_next_seq(const struct htoe_retry *r);
 extern inline uint16_t htoe_retry_tx_outstanding(const struct htoe_retry *r);
 extern inline bool htoe_retry_tx_in_goback(const struct htoe_retry *r);
 extern inline bool htoe_retry_tx_can_send(const struct htoe_retry *r);
+extern inline uint16_t htoe_retry_tx_take(struct htoe_retry *r);
 extern inline bool htoe_retry_rx_is_held(const struct htoe_retry *r, uint16_t seq);
 extern inline uint16_t htoe_retry_rx_held(const struct htoe_retry *r);
 extern inline uint16_t htoe_retry_rx_ack_value(const struct htoe_retry *r);
@@ -411,23 +412,25 @@ int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq)
 {
 	if (!htoe_retry_tx_can_send(r))
 		return -EAGAIN;
-	if (r->una == r->next_seq)
+	*seq = htoe_retry_tx_take(r);
+	htoe_retry_tx_sent(r, *seq, now);
+	return 0;
+}
+
+void htoe_retry_tx_sent(struct htoe_retry *r, uint16_t seq, uint64_t now)
+{
+	if (r->una == seq)
 		heard(r, now); /* the silence that counts starts now */
-	*seq = r->next_seq++;
-	if (r->next_seq == 0)
-		r->tx_lap++;
 	if (r->sel)
-		sb_sent(r, *seq, now, false);
+		sb_sent(r, seq, now, false);
 	if (!r->rtt_timing) {
 		r->rtt_timing = true;
-		r->rtt_seq = *seq;
+		r->rtt_seq = seq;
 		r->rtt_sent = now;
 	}
 	if (r->rto_deadline == HTOE_RETRY_NEVER)
 		r->rto_deadline = add_sat(now, r->rto_ns);
 	tlp_arm(r, now);
-	r->stats.frames_sent++;
-	return 0;
 }
 
 /* Selective: a tail loss probe 2 SRTT + ack_delay after the last

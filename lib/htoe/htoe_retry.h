@@ -461,6 +461,24 @@ inline bool htoe_retry_tx_can_send(const struct htoe_retry *r)
  * changes).
  */
 int htoe_retry_tx_send(struct htoe_retry *r, uint64_t now, uint16_t *seq);
+/*
+ * htoe_retry_tx_send in two halves, for a sender that lets the frame leave
+ * before the bookkeeping: htoe_retry_tx_take assigns the seq (the caller has
+ * checked htoe_retry_tx_can_send) and counts the frame; htoe_retry_tx_sent
+ * (seq, and the `now` of the take) does the rest — the scoreboard, the RTT
+ * sample, the RTO and the tail probe — before any other call on r's sending
+ * side (an ack, a timer, the next frame) comes.
+ */
+inline uint16_t htoe_retry_tx_take(struct htoe_retry *r)
+{
+	uint16_t seq = r->next_seq++;
+
+	if (r->next_seq == 0)
+		r->tx_lap++;
+	r->stats.frames_sent++;
+	return seq;
+}
+void htoe_retry_tx_sent(struct htoe_retry *r, uint16_t seq, uint64_t now);
 
 /*
  * A cumulative ack `ack` (the peer's next expected seq) arrived, piggybacked
