@@ -182,9 +182,9 @@ void br_idle_init(struct br_idle *s, enum br_poll_mode mode, const uint16_t *por
  * Adaptive: once idle for BR_IDLE_SPIN_NS it sleeps until `wake`, at most
  * as long as br_idle_sleep_ns() (idle.h) says; the first frame or local
  * work ends the idle state. Returns the TSC to start the next iteration
- * with: `tsc`, or the time after a sleep. A TSC read costs about 12 ns on
- * the VM of docs/benchmarks.md; br_lcore_loop reads it once per node poll
- * with this, where it read it three times per iteration. */
+ * with: `tsc`, or the time after a sleep. A TSC read costs about 11 ns on
+ * the VM of docs/benchmarks.md: br_lcore_loop reads it once per busy node
+ * poll and once per four idle ones, and passes it here. */
 uint64_t br_idle_after_adaptive(struct br_idle *s, bool worked, uint64_t now, uint64_t wake,
 				uint64_t t);
 /* (inline: a busy lcore's idle iteration only counts here) */
