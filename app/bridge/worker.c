@@ -208,7 +208,9 @@ static void node_peercheck(struct br_app *a, struct br_node *n, uint64_t now)
 }
 
 /* How long each VL's peer has been silent is followed all along (from the
- * time its received-frame count last moved). In the drain (after --duration
+ * last frame of any kind that came from it: its bytes count moved; its
+ * DATA frames alone would leave out the standalone acks that answer our
+ * retransmissions, and the LEAVE). In the drain (after --duration
  * or a signal) a peer that was heard from and then sends nothing for
  * `dead_ns` ([global] peer_dead_timeout) while the node still waits on it
  * (its VL is down, or times out against it, or the workload uses its memory)
@@ -232,8 +234,8 @@ static void drain_gone(struct br_node *n, uint64_t now, bool finishing, uint64_t
 			    (!ht_wl_done(n->wl) ||
 			     (pc_asking(&n->pc.ask) && !pc_asking_again(&n->pc.ask)));
 
-		if (!n->silent[i].since || v->rx_frames != n->silent[i].rx) {
-			n->silent[i].rx = v->rx_frames;
+		if (!n->silent[i].since || v->rx_bytes != n->silent[i].rx) {
+			n->silent[i].rx = v->rx_bytes;
 			n->silent[i].timeouts = v->timeouts;
 			n->silent[i].since = now;
 			continue;
