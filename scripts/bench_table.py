@@ -129,6 +129,9 @@ def lat_row(name, size, h):
             us(h.get("mean_ns")), us(h.get("min_ns")), h.get("count", "—")]
 
 
+LINE_RTT_FAR_NS = 350
+
+
 def bench_tables(j):
     f = dict(j.get("figures", {}))
     m = j.get("machine", {})
@@ -140,8 +143,16 @@ def bench_tables(j):
     lr = m.get("line_rtt_ns")
     if lr and len(lr) == 2:
         at = [f"{num(x)} ns" if x else "not measured" for x in lr]
+        # (about 150 ns with the vCPUs close together, 550-700 ns far apart)
+        far = [x >= LINE_RTT_FAR_NS for x in lr if x]
+        where = ("" if len(far) != 2 else
+                 " The CPUs were far apart throughout: every figure that crosses between "
+                 "the lcores (round trips, frame rates) is slower than with them close, and "
+                 "a ratio against the raw ping-pong smaller." if all(far) else
+                 " The CPUs were close together throughout." if not any(far) else
+                 " The host moved them during the run: compare only figures taken in turns.")
         out[-1:-1] = [f"A cache line's round trip between CPUs 0 and 1 took {at[0]} at the "
-                      f"start, {at[1]} at the end (`machine.line_rtt_ns`)."]
+                      f"start, {at[1]} at the end (`machine.line_rtt_ns`).{where}"]
     if share is not None:
         out += [f"The scenario with the least CPU got {pct(share)} of its two lcores"
                 + (f"; under 50 %: {', '.join(starved)}" if starved else "")

@@ -355,6 +355,8 @@ python3 "$SRC/scripts/bench_table.py" "$TMP/bench.json" >"$TMP/table.md" ||
 grep -q '^Measured .* commit ' "$TMP/table.md" || fail "bench_table.py: no 'Measured' line"
 grep -q "^A cache line's round trip between CPUs 0 and 1 took " "$TMP/table.md" ||
   fail "bench_table.py: no line round trip"
+grep -Eq "^A cache line's round trip .*(The CPUs were (far apart|close together) throughout|The host moved them during the run)" \
+  "$TMP/table.md" || fail "bench_table.py: no word on where the CPUs were"
 grep -q '^| figure | measured | target | met |' "$TMP/table.md" ||
   fail "bench_table.py: no table of targets"
 ok "machine recorded; bench_table.py makes the tables"
