@@ -1307,8 +1307,6 @@ static void init_checked(struct htoe_retry *r, int k)
 	check_ok(r);
 }
 
-/* Each invariant htoe_retry_check() states can fail, though it walks only
- * the outstanding and held frames. */
 /* htoe_retry_tx_take, calls on the receiving side, then htoe_retry_tx_sent
  * (the sender settles the second half after the frame has left) leave r as
  * htoe_retry_tx_send before those calls does: the same timers, RTT samples,
@@ -1350,6 +1348,8 @@ static void test_take_sent_is_send(void **state)
 	assert_memory_equal(g_sb[0], g_sb[1], sizeof(g_sb[0]));
 }
 
+/* Each invariant htoe_retry_check() states can fail, though it walks only
+ * the outstanding and held frames. */
 static void test_sel_check_catches(void **state)
 {
 	struct htoe_retry r;
